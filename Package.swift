@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+// studio: a live production and ingest server for a studio PC with several cameras.
+// Data flow: Capture -> Switcher -> Encoding -> Output, with Control and EventStore beside the pipeline.
+import PackageDescription
+
+let package = Package(
+    name: "studio",
+    products: [
+        .executable(name: "studio", targets: ["studio"]),
+    ],
+    targets: [
+        // C libraries from Debian packages. Each module map pulls in one library plus a small shim
+        // header for what Swift cannot import (macros, variadic calls); every shim symbol is prefixed.
+        .systemLibrary(
+            name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavcodec",
+            providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+
+        // Value types shared by every stage. No C.
+        .target(name: "StudioCore"),
+        // Threads, bounded queues, the monotonic clock and the one EINTR-retrying syscall wrapper.
+        .target(name: "StudioSystem", dependencies: ["StudioCore", "CSystem"]),
+        // glibc calls that need _GNU_SOURCE or are variadic.
+        .target(name: "CSystem"),
+
+        // The pipeline stages (adapters). They depend inward only, never on each other.
+        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem"]),
+        .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg"]),
+        .target(name: "Encoding", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg"]),
+        .target(name: "Output", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg"]),
+
+        // Beside the pipeline.
+        .target(name: "EventStore", dependencies: ["StudioCore", "StudioSystem", "CSQLite"]),
+        .target(name: "Control", dependencies: ["StudioCore", "StudioSystem"]),
+        .target(name: "StudioConfig", dependencies: ["StudioCore", "CYAML"]),
+
+        // Wiring and the executable.
+        .target(name: "StudioServer", dependencies: [
+            "StudioCore", "StudioSystem", "Capture", "Switcher", "Encoding", "Output",
+            "EventStore", "Control", "StudioConfig",
+        ]),
+        .executableTarget(name: "studio", dependencies: ["StudioServer", "Control", "EventStore", "StudioConfig", "StudioCore", "StudioSystem"]),
+
+        .testTarget(name: "StudioCoreTests", dependencies: ["StudioCore"]),
+        .testTarget(name: "StudioSystemTests", dependencies: ["StudioSystem"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "SwitcherTests", dependencies: ["Switcher", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "EncodingTests", dependencies: ["Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
+        .testTarget(name: "OutputTests", dependencies: ["Output", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore"]),
+        .testTarget(name: "ControlTests", dependencies: ["Control", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore"]),
+        .testTarget(name: "StudioServerTests", dependencies: ["StudioServer", "StudioCore", "StudioSystem"]),
+    ]
+)

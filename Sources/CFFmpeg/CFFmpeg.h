@@ -1,0 +1,34 @@
+// FFmpeg 5.1 (Debian 12) for Swift. Shims are `static inline`, prefixed `cff_`, and each says why it exists.
+#ifndef STUDIO_CFFMPEG_H
+#define STUDIO_CFFMPEG_H
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/error.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/opt.h>
+#include <libavutil/hwcontext.h>
+#include <libavutil/log.h>
+#include <libswscale/swscale.h>
+#include <libswresample/swresample.h>
+
+// AVERROR(e) and AVERROR_EOF are macros built from MKTAG/negation: Swift cannot import them.
+static inline int cff_averror(int posixError) { return AVERROR(posixError); }
+static inline int cff_averror_eof(void) { return AVERROR_EOF; }
+static inline int cff_averror_external(void) { return AVERROR_EXTERNAL; }
+
+// av_err2str is a macro around a compound literal; this copies the message into a caller buffer.
+static inline void cff_strerror(int code, char *buffer, size_t size) { av_strerror(code, buffer, size); }
+
+// AV_NOPTS_VALUE is a macro with a cast (INT64_C(0x8000000000000000)): Swift sees no constant.
+static inline int64_t cff_nopts_value(void) { return AV_NOPTS_VALUE; }
+
+// AV_CH_LAYOUT_STEREO is a macro of OR-ed macros; AVChannelLayout initialisers are macros too.
+static inline void cff_channel_layout_default(AVChannelLayout *layout, int channels) { av_channel_layout_default(layout, channels); }
+
+// av_log_set_callback takes a variadic va_list callback that Swift cannot implement; keep FFmpeg quiet
+// unless asked, by level only.
+static inline void cff_set_log_level(int level) { av_log_set_level(level); }
+
+#endif

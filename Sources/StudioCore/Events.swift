@@ -1,0 +1,65 @@
+import Foundation
+
+/// The kind of a studio event, as stored in SQLite and shown by `studio log`.
+public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public static let sessionStarted = EventKind(rawValue: "session_started")
+    public static let sessionEnded = EventKind(rawValue: "session_ended")
+    public static let cameraAdded = EventKind(rawValue: "camera_added")
+    public static let cameraLost = EventKind(rawValue: "camera_lost")
+    public static let cameraReturned = EventKind(rawValue: "camera_returned")
+    public static let switchProgram = EventKind(rawValue: "switch")
+    public static let sceneChanged = EventKind(rawValue: "scene_changed")
+    public static let outputConnected = EventKind(rawValue: "output_connected")
+    public static let outputDisconnected = EventKind(rawValue: "output_disconnected")
+    public static let outputReconnectAttempt = EventKind(rawValue: "output_reconnect_attempt")
+    public static let outputReconnected = EventKind(rawValue: "output_reconnected")
+    public static let recordingStarted = EventKind(rawValue: "recording_started")
+    public static let recordingStopped = EventKind(rawValue: "recording_stopped")
+    public static let encoderChosen = EventKind(rawValue: "encoder_chosen")
+    public static let encoderFallback = EventKind(rawValue: "encoder_fallback")
+    public static let framesDropped = EventKind(rawValue: "frames_dropped")
+    public static let error = EventKind(rawValue: "error")
+
+    public init(from decoder: Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// Something that happened, for the event store and for control clients watching the server.
+public struct StudioEvent: Sendable, Codable, Equatable {
+    public var kind: EventKind
+    public var camera: CameraID?
+    /// Wall-clock time when it happened.
+    public var wallTime: Date
+    /// Program time it applies to, where it has one (for a switch: the pts of the first frame of the
+    /// new camera, the same clock as the FLV timestamps).
+    public var programTime: MediaTime?
+    /// Free-form details (output name, reason, error text). Never contains a stream key.
+    public var details: [String: String]
+
+    public init(kind: EventKind, camera: CameraID? = nil, wallTime: Date = Date(), programTime: MediaTime? = nil,
+                details: [String: String] = [:]) {
+        self.kind = kind
+        self.camera = camera
+        self.wallTime = wallTime
+        self.programTime = programTime
+        self.details = details
+    }
+}
+
+/// Where stages report events. Implementations must not block: they copy and enqueue.
+public protocol EventSink: Sendable {
+    func emit(_ event: StudioEvent)
+}
+
+/// Drops every event (tests and tools that do not record).
+public struct DiscardingEventSink: EventSink {
+    public init() {}
+    public func emit(_ event: StudioEvent) {}
+}

@@ -1,0 +1,76 @@
+/// Kind of an elementary stream in the program.
+public enum MediaKind: String, Sendable, Codable {
+    case video
+    case audio
+}
+
+public enum CodecKind: String, Sendable, Codable {
+    case h264
+    case aac
+}
+
+/// What a muxer needs to set up one stream. An encoder announces one before its first packet, and
+/// again when its parameters change (for example after a fallback to another encoder): the output
+/// then sends a new sequence header.
+public struct StreamDescription: Hashable, Sendable {
+    public var kind: MediaKind
+    public var codec: CodecKind
+    public var width: Int
+    public var height: Int
+    public var frameRate: Rational
+    public var sampleRate: Int
+    public var channels: Int
+    public var bitRate: Int
+    /// avcC (H.264) or AudioSpecificConfig (AAC), as libavcodec produced it with a global header.
+    public var extradata: [UInt8]
+    /// Name of the encoder that produced the stream (`libx264`, `h264_vaapi`, `aac`).
+    public var encoderName: String
+    /// Increases each time the stream's parameters change.
+    public var generation: Int
+
+    public init(kind: MediaKind, codec: CodecKind, width: Int = 0, height: Int = 0, frameRate: Rational = Rational(30),
+                sampleRate: Int = 0, channels: Int = 0, bitRate: Int, extradata: [UInt8], encoderName: String,
+                generation: Int = 0) {
+        self.kind = kind
+        self.codec = codec
+        self.width = width
+        self.height = height
+        self.frameRate = frameRate
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.bitRate = bitRate
+        self.extradata = extradata
+        self.encoderName = encoderName
+        self.generation = generation
+    }
+}
+
+/// One encoded access unit, timestamped on the program timeline.
+public struct EncodedPacket: Sendable {
+    public var kind: MediaKind
+    public var data: [UInt8]
+    public var pts: MediaTime
+    public var dts: MediaTime
+    public var duration: MediaTime
+    public var isKeyframe: Bool
+    /// The `StreamDescription.generation` this packet belongs to.
+    public var generation: Int
+
+    public init(kind: MediaKind, data: [UInt8], pts: MediaTime, dts: MediaTime, duration: MediaTime,
+                isKeyframe: Bool, generation: Int = 0) {
+        self.kind = kind
+        self.data = data
+        self.pts = pts
+        self.dts = dts
+        self.duration = duration
+        self.isKeyframe = isKeyframe
+        self.generation = generation
+    }
+}
+
+/// What flows from the encoders to each output, through bounded queues.
+public enum MediaItem: Sendable {
+    case format(StreamDescription)
+    case packet(EncodedPacket)
+    case endOfStream
+}

@@ -1,0 +1,48 @@
+import Testing
+import StudioSystem
+
+@Suite struct QueueTests {
+    @Test func boundedQueueRefusesWhenFullAndCarriesEndOfStream() {
+        let queue = BoundedQueue<Int>(capacity: 2)
+        #expect(queue.offer(1))
+        #expect(queue.offer(2))
+        #expect(!queue.offer(3))
+        queue.close()
+        #expect(!queue.offer(4))
+        guard case .item(1) = queue.pop(timeoutSeconds: 0) else { Issue.record("expected 1"); return }
+        guard case .item(2) = queue.pop(timeoutSeconds: 0) else { Issue.record("expected 2"); return }
+        guard case .endOfStream = queue.pop(timeoutSeconds: 0) else { Issue.record("expected end"); return }
+    }
+
+    @Test func popTimesOutAndWakesOnOffer() {
+        let queue = BoundedQueue<Int>(capacity: 4)
+        guard case .timedOut = queue.pop(timeoutSeconds: 0.01) else { Issue.record("expected timeout"); return }
+        let thread = NamedThread.start(name: "test.producer") {
+            MonotonicClock.sleep(seconds: 0.02)
+            queue.offer(7)
+        }
+        guard case .item(7) = queue.pop(timeoutSeconds: 5) else { Issue.record("expected 7"); return }
+        #expect(thread.join(timeoutSeconds: 5))
+    }
+
+    @Test func latestValueKeepsOnlyTheNewest() {
+        let slot = LatestValue<Int>()
+        #expect(slot.latest().version == 0)
+        slot.publish(1)
+        slot.publish(2)
+        let (value, version) = slot.latest()
+        #expect(value == 2 && version == 2)
+        let waited = slot.waitForNewer(than: 2, timeoutSeconds: 0.01)
+        #expect(waited.version == 2)
+    }
+
+    @Test func syscallThrowsWithTheCallName() {
+        #expect(throws: SystemError.self) {
+            try syscall("close") { close(-1) }
+        }
+        do { try syscall("close") { close(-1) } } catch { #expect(error.call == "close" && error.errno == EBADF) }
+    }
+}
+#if canImport(Glibc)
+import Glibc
+#endif
