@@ -42,15 +42,18 @@ let package = Package(
         ]),
         .executableTarget(name: "studio", dependencies: ["StudioServer", "Control", "EventStore", "StudioConfig", "StudioCore", "StudioSystem"]),
 
+        // Helpers for tests only: a private nginx-rtmp, child processes, ffprobe.
+        .target(name: "TestSupport", dependencies: ["StudioSystem"]),
+
         .testTarget(name: "StudioCoreTests", dependencies: ["StudioCore"]),
         .testTarget(name: "StudioSystemTests", dependencies: ["StudioSystem"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "StudioCore", "StudioSystem"]),
         .testTarget(name: "SwitcherTests", dependencies: ["Switcher", "StudioCore", "StudioSystem"]),
-        .testTarget(name: "EncodingTests", dependencies: ["Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
-        .testTarget(name: "OutputTests", dependencies: ["Output", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
+        .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
+        .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore"]),
-        .testTarget(name: "StudioServerTests", dependencies: ["StudioServer", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "StudioCore", "StudioSystem"]),
     ]
 )
