@@ -1,0 +1,24 @@
+import Foundation
+import StudioCore
+import EventStore
+import Control
+
+/// Fans each event out to the store (queued for its own thread), to control clients that subscribed,
+/// and to the server log. Every path enqueues; none blocks the stage that emitted.
+final class ServerEventSink: EventSink {
+    private let store: EventStore
+    private let control: ControlServer
+    private let log: ServerLog
+
+    init(store: EventStore, control: ControlServer, log: ServerLog) {
+        self.store = store
+        self.control = control
+        self.log = log
+    }
+
+    func emit(_ event: StudioEvent) {
+        store.record(event)
+        control.broadcast(Views.event(event))
+        log.info(Views.describe(event))
+    }
+}

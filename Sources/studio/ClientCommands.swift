@@ -1,0 +1,122 @@
+import Foundation
+import StudioCore
+import StudioServer
+import EventStore
+import Control
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct ClientFailure: Error {
+    let message: String
+    let exitCode: Int32
+    init(_ message: String, exitCode: Int32 = 1) {
+        self.message = message
+        self.exitCode = exitCode
+    }
+}
+
+/// The operator's commands: each sends one request over the control socket and prints the reply,
+/// as a table for people or as JSON (`--json`) for scripts.
+enum ClientCommands {
+    static func run(_ command: String, _ words: [String], environment: [String: String]) throws -> Int32 {
+        let valued: Set<String> = command == "sessions" ? ["socket", "db", "limit"] : command == "log" ? ["socket", "db"] : ["socket"]
+        let arguments = try Arguments(words, command: command, valued: valued, switches: command == "switch" ? [] : ["json"])
+        let json = arguments.flag("json")
+        let socket = ControlSocketPath.resolve(flag: arguments.value("socket"), environment: environment, uid: getuid())
+
+        switch command {
+        case "switch":
+            guard arguments.positionals.count == 1 else {
+                throw Arguments.Failure(message: "studio switch: expected one camera name, e.g. `studio switch cam2`")
+            }
+            let name = arguments.positionals[0]
+            let result = try request(socket, "switch", ["camera": .string(name)])
+            let at = result["program_ms"]?.intValue.map { " at program time \(Format.programTime(Int64($0)))" } ?? ""
+            print("program: \(result["camera"]?.stringValue ?? name)\(at)")
+        case "cameras":
+            try noPositionals(arguments, command)
+            let result = try request(socket, "cameras", [:])
+            if json { print(result.jsonText) } else { print(Format.cameras(result)) }
+        case "status":
+            try noPositionals(arguments, command)
+            let result = try request(socket, "status", [:])
+            if json { print(result.jsonText) } else { print(Format.status(result)) }
+        case "sessions":
+            try noPositionals(arguments, command)
+            var limit: Int?
+            if let text = arguments.value("limit") {
+                guard let value = Int(text), value > 0 else { throw Arguments.Failure(message: "studio sessions: --limit expects a positive number") }
+                limit = value
+            }
+            let result = try requestOrReadDatabase(socket, arguments, environment, "sessions",
+                                                   limit.map { ["limit": .number(Double($0))] } ?? [:]) { store in
+                Views.sessions(try store.sessions(limit: limit))
+            }
+            if json { print(result.jsonText) } else { print(Format.sessions(result)) }
+        case "log":
+            guard arguments.positionals.count <= 1 else { throw Arguments.Failure(message: "studio log: expected at most one session id") }
+            var session: Int64?
+            if let text = arguments.positionals.first {
+                guard let value = Int64(text), value > 0 else { throw Arguments.Failure(message: "studio log: \(text) is not a session id (see `studio sessions`)") }
+                session = value
+            }
+            let result = try requestOrReadDatabase(socket, arguments, environment, "log",
+                                                   session.map { ["session": .number(Double($0))] } ?? [:]) { store in
+                guard let record = try store.session(id: session) else {
+                    throw ClientFailure(session.map { "no session \($0) in the database" } ?? "the database has no sessions yet")
+                }
+                return Views.log(session: record, events: try store.events(sessionID: record.id))
+            }
+            if json { print(result.jsonText) } else { print(Format.log(result)) }
+        case "watch":
+            try noPositionals(arguments, command)
+            let client = try connect(socket)
+            try client.subscribe { event in
+                print(json ? event.compactJSONText : Format.eventLine(event))
+            }
+        default:
+            break
+        }
+        return 0
+    }
+
+    static func noPositionals(_ arguments: Arguments, _ command: String) throws {
+        if let extra = arguments.positionals.first {
+            throw Arguments.Failure(message: "studio \(command): unexpected argument \(extra) (see `studio \(command) --help`)")
+        }
+    }
+
+    static func connect(_ socket: String) throws -> ControlClient {
+        do { return try ControlClient(socketPath: socket) } catch {
+            throw ClientFailure("\(error)")
+        }
+    }
+
+    static func request(_ socket: String, _ command: String, _ arguments: [String: JSONValue]) throws -> JSONValue {
+        let client = try connect(socket)
+        do { return try client.request(command, arguments: arguments, timeoutSeconds: 10) } catch let error as ControlError {
+            throw ClientFailure(error.message)
+        } catch {
+            throw ClientFailure("\(error)")
+        }
+    }
+
+    /// `sessions` and `log` ask the server when one runs, else read the database directly.
+    static func requestOrReadDatabase(_ socket: String, _ arguments: Arguments, _ environment: [String: String],
+                                      _ command: String, _ requestArguments: [String: JSONValue],
+                                      offline: (EventStore) throws -> JSONValue) throws -> JSONValue {
+        if arguments.value("db") == nil, let client = try? ControlClient(socketPath: socket) {
+            do { return try client.request(command, arguments: requestArguments, timeoutSeconds: 10) } catch let error as ControlError {
+                throw ClientFailure(error.message)
+            }
+        }
+        let path = DatabasePath.resolve(flag: arguments.value("db"), environment: environment)
+        let store: EventStore
+        do { store = try EventStore.openReadOnly(path: path) } catch {
+            throw ClientFailure("no server answered on \(socket), and the database \(path) could not be read: \(error)")
+        }
+        defer { store.close() }
+        return try offline(store)
+    }
+}

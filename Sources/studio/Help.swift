@@ -1,0 +1,113 @@
+enum Help {
+    static let overview = """
+    studio — a live production and ingest server for a studio PC with several cameras.
+
+    USAGE
+      studio serve [options]          run the server in the foreground (Ctrl-C stops it cleanly)
+      studio cameras [--json]         list cameras: name, backend, state, format
+      studio switch NAME              cut the program to camera NAME (e.g. cam2)
+      studio status [--json]          session, uptime, program source and fps, encoder, outputs
+      studio sessions [--json]        past and current sessions
+      studio log [SESSION] [--json]   events of a session (default: the current or latest one)
+      studio watch [--json]           follow events as they happen
+
+    Client commands find the server through --socket, then $STUDIO_SOCKET, then
+    $XDG_RUNTIME_DIR/studio/studio.sock (/run/studio/studio.sock as root).
+    `sessions` and `log` read the database directly when no server runs
+    (--db, then $STUDIO_DB, then the default path).
+
+    Run `studio COMMAND --help` for a command's options.
+    """
+
+    static let serve = """
+    studio serve — run the studio server in the foreground.
+
+    USAGE
+      studio serve [--config FILE] [--demo] [--rtmp URL]... [--record DIR] [--db FILE]
+                   [--socket PATH] [--program WxH@FPS] [--preset NAME] [--bitrate RATE]
+                   [--cameras N] [--audio tone|silence]
+
+    OPTIONS
+      --config FILE       YAML config (see deploy/studio.yaml); flags override it
+      --demo              add test-pattern cameras (3 unless --cameras says otherwise)
+      --cameras N         number of test-pattern cameras (implies --demo; 0 allowed)
+      --rtmp URL          push the program over RTMP to URL; repeat for several destinations
+      --record DIR        also record the program to DIR/session-ID-program.mkv
+      --db FILE           SQLite event store (default: $STUDIO_DB, or the config, or
+                          $XDG_DATA_HOME/studio/studio.db; /var/lib/studio/studio.db as root)
+      --socket PATH       control socket (default: see `studio --help`)
+      --program WxH@FPS   program format (default 1280x720@30)
+      --preset NAME       x264 preset (default veryfast)
+      --bitrate RATE      video bitrate, e.g. 4500k or 4.5M (default 4500k)
+      --audio KIND        demo audio: tone (default) or silence
+
+    SIGINT or SIGTERM stop the server cleanly: outputs drained, recordings finalised, session closed.
+    """
+
+    static let cameras = """
+    studio cameras — list the server's cameras.
+
+    USAGE
+      studio cameras [--json] [--socket PATH]
+    """
+
+    static let switchCommand = """
+    studio switch — cut the program feed to a camera.
+
+    USAGE
+      studio switch NAME [--socket PATH]
+
+    Exits 0 once the server has put the camera on program, and prints the program time of the cut.
+    An unknown NAME exits 1 and lists the cameras that exist.
+    """
+
+    static let status = """
+    studio status — what the server is doing now.
+
+    USAGE
+      studio status [--json] [--socket PATH]
+    """
+
+    static let sessions = """
+    studio sessions — past and current sessions.
+
+    USAGE
+      studio sessions [--json] [--limit N] [--socket PATH] [--db FILE]
+
+    Asks the running server; with none running, reads the database directly.
+    """
+
+    static let log = """
+    studio log — the events of a session, in order.
+
+    USAGE
+      studio log [SESSION] [--json] [--socket PATH] [--db FILE]
+
+    SESSION defaults to the current session, or the latest one. In JSON each event has
+    `kind`, `camera`, `wall_time` (ISO 8601), `program_ms` (program time in milliseconds,
+    the clock of the FLV timestamps) and `details`.
+    """
+
+    static let watch = """
+    studio watch — print events as the server emits them, until interrupted.
+
+    USAGE
+      studio watch [--json] [--socket PATH]
+    """
+}
+
+extension Help {
+    static func text(for command: String) -> String? {
+        switch command {
+        case "serve": serve
+        case "cameras": cameras
+        case "switch": switchCommand
+        case "status": status
+        case "sessions": sessions
+        case "log": log
+        case "watch": watch
+        case "": overview
+        default: nil
+        }
+    }
+}

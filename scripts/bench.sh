@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Benchmark: our program pipeline against the ffmpeg CLI doing the same job, side by side in one run.
+#
+# The job: one synthetic 1280x720@30 source -> H.264 (libx264 veryfast, zerolatency, no B-frames,
+# keyframe every 2 s, 4500k CBR-like) + AAC 128k 48 kHz stereo tone -> FLV over RTMP to the same
+# private nginx-rtmp on loopback, in real time. For each run it reports CPU seconds per second of
+# output (user+system, all threads) and peak RSS, then the ratio studio/ffmpeg.
+# Also measured: the demo (three test cameras, switching every few seconds) for reference.
+#
+# Usage: scripts/bench.sh [SECONDS per run, default 20] [ROUNDS, default 2]
+# Results: printed, and appended as a Markdown table to bench-results/latest.md (copy into docs/benchmarks.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"
+seconds=${1:-20}
+rounds=${2:-2}
+scripts/setup.sh
+swift build -c release --product studio 2>&1 | tail -n 1
+bin=$(swift build -c release --show-bin-path)/studio
+
+work=$(mktemp -d /tmp/studio-bench.XXXXXX)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+nginx_pid=$(scripts/nginx-rtmp.sh "$work/nginx" "$port")
+cleanup() { kill "$nginx_pid" 2>/dev/null || true; }
+trap cleanup EXIT
+for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+url="rtmp://127.0.0.1:$port/live"
+ticks=$(getconf CLK_TCK)
+
+# measure NAME SECONDS CMD...: runs CMD for SECONDS, samples its CPU time and peak RSS just before
+# stopping it with SIGINT, and prints "NAME cpu_per_s peak_rss_mib".
+measure() {
+  local name=$1 duration=$2
+  shift 2
+  "$@" >"$work/$name.out" 2>&1 &
+  local pid=$!
+  sleep 2   # start-up (connect, encoder open) is not part of the steady state
+  local start_stat; start_stat=$(cut -d' ' -f14,15 "/proc/$pid/stat")
+  local start_time; start_time=$(date +%s.%N)
+  sleep "$duration"
+  local end_stat; end_stat=$(cut -d' ' -f14,15 "/proc/$pid/stat")
+  local end_time; end_time=$(date +%s.%N)
+  local rss; rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+  kill -INT "$pid"
+  wait "$pid" || true
+  python3 - "$name" "$start_stat" "$end_stat" "$start_time" "$end_time" "$rss" "$ticks" <<'PY'
+import sys
+name, s, e, t0, t1, rss, ticks = sys.argv[1:]
+s = sum(map(int, s.split())); e = sum(map(int, e.split()))
+cpu = (e - s) / int(ticks); wall = float(t1) - float(t0)
+print(f"{name} {cpu / wall:.3f} {int(rss) / 1024:.1f}")
+PY
+}
+
+ffmpeg_job() {
+  exec ffmpeg -hide_banner -loglevel error -nostdin -re \
+    -f lavfi -i "testsrc2=size=1280x720:rate=30" -f lavfi -i "sine=frequency=1000:sample_rate=48000" \
+    -c:v libx264 -preset veryfast -tune zerolatency -bf 0 -g 60 -keyint_min 60 -sc_threshold 0 \
+    -b:v 4500k -maxrate 4500k -bufsize 4500k -pix_fmt yuv420p \
+    -c:a aac -b:a 128k -ac 2 -ar 48000 -f flv "$url/ffmpeg"
+}
+
+results=()
+for round in $(seq "$rounds"); do
+  results+=("$(measure "studio-1cam" "$seconds" "$bin" serve --cameras 1 --rtmp "$url/studio" \
+      --program 1280x720@30 --preset veryfast --bitrate 4500k \
+      --db "$work/bench.db" --socket "$work/studio.sock")")
+  results+=("$(measure "ffmpeg-cli" "$seconds" ffmpeg_job)")
+done
+results+=("$(measure "studio-demo-3cam" "$seconds" "$bin" serve --demo --rtmp "$url/demo" \
+    --db "$work/bench.db" --socket "$work/studio.sock")")
+
+mkdir -p bench-results
+python3 - "$seconds" "$rounds" "${results[@]}" <<'PY' | tee -a bench-results/latest.md
+import sys, statistics, platform, subprocess, datetime
+seconds, rounds, *rows = sys.argv[1:]
+by = {}
+for row in rows:
+    name, cpu, rss = row.split()
+    by.setdefault(name, []).append((float(cpu), float(rss)))
+cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+print(f"\n### {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC — {seconds} s per run, {rounds} round(s), {cpu_model}, {subprocess.getoutput('nproc')} cores\n")
+print("| run | CPU s per s of output (median) | peak RSS MiB (max) |")
+print("|---|---|---|")
+for name, values in by.items():
+    print(f"| {name} | {statistics.median(v[0] for v in values):.3f} | {max(v[1] for v in values):.1f} |")
+ours = statistics.median(v[0] for v in by["studio-1cam"]); theirs = statistics.median(v[0] for v in by["ffmpeg-cli"])
+rss_ours = max(v[1] for v in by["studio-1cam"]); rss_theirs = max(v[1] for v in by["ffmpeg-cli"])
+print(f"\nCPU ratio studio/ffmpeg (same job): **{ours / theirs:.2f}**; peak RSS ratio: **{rss_ours / rss_theirs:.2f}**")
+PY

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The demo studio: installs what is missing, builds, starts a private nginx-rtmp on loopback and runs
+# `studio serve --demo` pushing to it. Ctrl-C stops the server cleanly, then the nginx this started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"
+scripts/setup.sh
+swift build -c release --product studio 2>&1 | tail -n 3
+bin=$(swift build -c release --show-bin-path)/studio
+
+port=${STUDIO_DEMO_PORT:-1935}
+if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+fi
+prefix=$(mktemp -d /tmp/studio-demo-nginx.XXXXXX)
+nginx_pid=$(scripts/nginx-rtmp.sh "$prefix" "$port")
+trap 'kill "$nginx_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+
+url="rtmp://127.0.0.1:$port/live/demo"
+echo "demo: nginx-rtmp on 127.0.0.1:$port (pid $nginx_pid), recordings in $prefix/recordings"
+echo "demo: watch with:  ffplay -fflags nobuffer $url"
+echo "demo: operate from another terminal:  $bin cameras | switch cam2 | status | sessions | log"
+"$bin" serve --demo --rtmp "$url" "$@"

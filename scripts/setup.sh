@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what building, running and testing studio need on Debian 12, idempotently: packages already
+# present are not touched, and apt-get runs only when something is missing.
+set -euo pipefail
+
+packages=(
+  # build: FFmpeg 5.1, SQLite, libyaml through SwiftPM system-library targets
+  pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
+  libsqlite3-dev libyaml-dev
+  # run and test: the ffmpeg/ffprobe CLI (tests decode what nginx received; the benchmark compares),
+  # and a private nginx with the RTMP module for the demo and the tests
+  ffmpeg nginx-light libnginx-mod-rtmp
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then missing+=("$p"); fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Debian enables the packaged nginx service on install; studio runs its own private nginx instead.
+  if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+    $sudo systemctl disable --now nginx >/dev/null 2>&1 || true
+  fi
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+  if [ -x /opt/swift/usr/bin/swift ]; then
+    echo "setup: swift is at /opt/swift/usr/bin; add it to PATH" >&2
+  else
+    echo "setup: a Swift 6 toolchain is needed (swift.org); none found on PATH" >&2
+    exit 1
+  fi
+fi
