@@ -70,7 +70,15 @@ public final class ControlClient {
         nextID += 1
         let deadline = MonotonicClock.now() + UInt64(max(0, timeoutSeconds) * 1e9)
         let request = ControlRequest(id: .int(id), command: command, arguments: arguments)
-        try send(Array((request.line + "\n").utf8), deadline: deadline)
+        do {
+            try send(Array((request.line + "\n").utf8), deadline: deadline)
+        } catch {
+            // The server may have said why before closing (`busy`): report that rather than EPIPE.
+            if let message = try? receiveMessage(deadline: MonotonicClock.now()), message["ok"]?.boolValue == false {
+                return try Self.result(of: message)
+            }
+            throw error
+        }
         while true {
             let message = try receiveMessage(deadline: deadline)
             if let event = message["event"], message["id"] == nil {
@@ -169,13 +177,20 @@ public final class ControlClient {
         }
     }
 
+    /// Waits until the socket is ready for `events`. Past the deadline it still checks once without
+    /// waiting, so data already there is never reported as a timeout.
     private func wait(for events: Int16, deadline: UInt64?) throws(ControlError) {
         while true {
             var timeout: Int32 = -1
+            var expired = false
             if let deadline {
                 let now = MonotonicClock.now()
-                guard now < deadline else { throw ControlError(.timeout, "no reply from the studio server at \(socketPath) in time") }
-                timeout = Int32(min((deadline - now + 999_999) / 1_000_000, UInt64(Int32.max)))
+                if now >= deadline {
+                    timeout = 0
+                    expired = true
+                } else {
+                    timeout = Int32(min((deadline - now + 999_999) / 1_000_000, UInt64(Int32.max)))
+                }
             }
             var descriptor = pollfd(fd: fd, events: events, revents: 0)
             let ready: Int32
@@ -185,6 +200,7 @@ public final class ControlClient {
                 throw ControlError(.connectionFailed, "waiting for \(socketPath): \(error)")
             }
             if ready > 0 { return }
+            if expired { throw ControlError(.timeout, "no reply from the studio server at \(socketPath) in time") }
         }
     }
 }

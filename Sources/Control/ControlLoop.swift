@@ -87,7 +87,7 @@ final class ControlLoop: @unchecked Sendable {
             for (index, connection) in order.enumerated() {
                 let revents = Int32(descriptors[index + 2].revents)
                 if revents == 0 || connection.shouldClose { continue }
-                if revents & Int32(POLLIN) != 0 { read(connection) }
+                if revents & Int32(POLLIN) != 0 { readAvailable(from: connection) }
                 if revents & Int32(POLLOUT) != 0 { flush(connection) }
                 if revents & (Int32(POLLHUP) | Int32(POLLERR) | Int32(POLLNVAL)) != 0 && revents & Int32(POLLIN) == 0 {
                     // The peer is gone (with nothing left to read).
@@ -106,7 +106,7 @@ final class ControlLoop: @unchecked Sendable {
 
     // MARK: Reading
 
-    private func read(_ connection: Connection) {
+    private func readAvailable(from connection: Connection) {
         let count: Int
         do {
             guard let read = try UnixSocket.readSome(connection.fd, into: &readBuffer) else { return }
@@ -126,7 +126,7 @@ final class ControlLoop: @unchecked Sendable {
             switch piece {
             case .tooLarge:
                 let error = ControlError(.tooLarge, "the message exceeds \(limits.maxMessageBytes) bytes; discarded up to the next newline")
-                send(ControlReply.line(id: .null, outcome: .failure(error)), to: connection)
+                queueLine(ControlReply.line(id: .null, outcome: .failure(error)), to: connection)
             case .line(let line):
                 dispatch(line, from: connection)
             }
@@ -138,18 +138,18 @@ final class ControlLoop: @unchecked Sendable {
         let request: ControlRequest
         switch parsed {
         case .failure(let error):
-            send(ControlReply.line(id: id, outcome: .failure(error)), to: connection)
+            queueLine(ControlReply.line(id: id, outcome: .failure(error)), to: connection)
             return
         case .success(let value):
             request = value
         }
         switch request.command {
         case "subscribe":
-            send(ControlReply.line(id: id, outcome: .success(["subscribed": true])), to: connection)
+            queueLine(ControlReply.line(id: id, outcome: .success(["subscribed": true])), to: connection)
             connection.isSubscribed = true
         case "unsubscribe":
             connection.isSubscribed = false
-            send(ControlReply.line(id: id, outcome: .success(["subscribed": false])), to: connection)
+            queueLine(ControlReply.line(id: id, outcome: .success(["subscribed": false])), to: connection)
         default:
             connection.pendingReplies += 1
             let slot = ReplySlot(shared: shared, connection: connection.id, requestID: id, command: request.command)
@@ -159,7 +159,7 @@ final class ControlLoop: @unchecked Sendable {
 
     // MARK: Writing
 
-    private func send(_ line: String, to connection: Connection) {
+    private func queueLine(_ line: String, to connection: Connection) {
         append(Array((line + "\n").utf8), to: connection)
     }
 

@@ -95,7 +95,7 @@ public final class ControlServer: Sendable {
         do {
             (listener, identity) = try Self.bindListener(at: socketPath)
         } catch {
-            shared.markStopped()
+            shared.resetAfterFailedStart()
             throw error
         }
         do {
@@ -103,7 +103,7 @@ public final class ControlServer: Sendable {
         } catch {
             UnixSocket.close(listener)
             Self.unlinkIfOurs(socketPath, identity: identity)
-            shared.markStopped()
+            shared.resetAfterFailedStart()
             throw .system(path: socketPath, error)
         }
         shared.setWakeDescriptor(wake.write)
@@ -329,7 +329,8 @@ final class ServerShared: @unchecked Sendable {
         lock.withLock { loopThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     }
 
-    func markStopped() { lock.withLock { phase = .stopped } }
+    /// A start that failed leaves the server as new, so it can be started again once the cause is fixed.
+    func resetAfterFailedStart() { lock.withLock { if phase == .running { phase = .idle } } }
 
     var isRunning: Bool { lock.withLock { phase == .running } }
     var isStopRequested: Bool { lock.withLock { phase == .stopping || phase == .stopped } }

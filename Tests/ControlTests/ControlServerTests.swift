@@ -313,10 +313,15 @@ import Glibc
         let second = ControlServer(socketPath: directory.socketPath, handler: makeTestRouter())
         #expect(throws: ControlServerError.alreadyRunning(path: directory.socketPath)) { try second.start() }
         #expect(ControlServerError.alreadyRunning(path: "/x.sock").description.contains("/x.sock"))
-        second.stop()
         // The first server is untouched (its socket file too).
         let client = try ControlClient(socketPath: directory.socketPath)
         #expect(try client.request("echo", arguments: ["first": true]) == ["first": true])
+        // Once the first one stops, the refused server can start after all.
+        first.stop()
+        try second.start()
+        defer { second.stop() }
+        let again = try ControlClient(socketPath: directory.socketPath)
+        #expect(try again.request("echo", arguments: ["second": true]) == ["second": true])
     }
 
     @Test func staleSocketFileIsReplacedAndOtherFilesAreNot() throws {
