@@ -94,14 +94,18 @@ public final class ControlClient {
 
     /// Subscribes to server events and calls `onEvent` with each, until it returns false (then this
     /// returns) or the server closes the connection (then this throws `connection_closed`).
-    public func subscribe(timeoutSeconds: Double = 10, onEvent: (JSONValue) -> Bool) throws(ControlError) {
+    /// `timeoutSeconds` bounds the wait for the subscription's confirmation; `eventTimeoutSeconds`,
+    /// when given, the wait for each event (then this throws `timeout`).
+    public func subscribe(timeoutSeconds: Double = 10, eventTimeoutSeconds: Double? = nil,
+                          onEvent: (JSONValue) -> Bool) throws(ControlError) {
         try request("subscribe", timeoutSeconds: timeoutSeconds)
         while true {
             let event: JSONValue
             if !pendingEvents.isEmpty {
                 event = pendingEvents.removeFirst()
             } else {
-                let message = try receiveMessage(deadline: nil)
+                let deadline = eventTimeoutSeconds.map { MonotonicClock.now() + UInt64(max(0, $0) * 1e9) }
+                let message = try receiveMessage(deadline: deadline)
                 guard let carried = message["event"] else { continue }
                 event = carried
             }

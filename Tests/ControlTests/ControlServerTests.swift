@@ -210,7 +210,7 @@ import Glibc
         server.broadcast(StudioEvent(kind: .cameraLost, camera: "cam2"))
 
         var events: [JSONValue] = []
-        try watcher.subscribe { event in
+        try watcher.subscribe(eventTimeoutSeconds: 5) { event in
             events.append(event)
             return events.count < 3
         }
