@@ -1,0 +1,275 @@
+import StudioSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One client connection, owned by the control loop.
+final class Connection {
+    let id: UInt64
+    let fd: Int32
+    var framer: LineFramer
+    /// Unsent output starts at `outputStart`.
+    var output: [UInt8] = []
+    var outputStart = 0
+    var isSubscribed = false
+    /// The client shut down its sending side: read no more, but finish the replies it waits for.
+    var isReadClosed = false
+    /// Requests handed to the handler whose reply has not come yet.
+    var pendingReplies = 0
+    var shouldClose = false
+
+    init(id: UInt64, fd: Int32, messageLimit: Int) {
+        self.id = id
+        self.fd = fd
+        self.framer = LineFramer(limit: messageLimit)
+    }
+
+    var pendingOutput: Int { output.count - outputStart }
+
+    /// Done once nothing more can be read, nothing is owed, and nothing is left to send.
+    var isFinished: Bool { isReadClosed && pendingReplies == 0 && pendingOutput == 0 && !isSubscribed }
+}
+
+/// The poll() loop of the control thread.
+///
+/// `@unchecked Sendable`: created by `ControlServer.start()` and then used only by the control thread
+/// (handed over once through `NamedThread.start`); the only state it shares is `ServerShared`.
+final class ControlLoop: @unchecked Sendable {
+    private let socketPath: String
+    private let socketIdentity: (device: UInt64, inode: UInt64)
+    private let listener: Int32
+    private let wakeRead: Int32
+    private let handler: any ControlHandler
+    private let limits: ControlServer.Limits
+    private let shared: ServerShared
+
+    private var connections: [UInt64: Connection] = [:]
+    private var nextConnectionID: UInt64 = 1
+    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+    init(socketPath: String, socketIdentity: (device: UInt64, inode: UInt64), listener: Int32, wakeRead: Int32,
+         handler: any ControlHandler, limits: ControlServer.Limits, shared: ServerShared) {
+        self.socketPath = socketPath
+        self.socketIdentity = socketIdentity
+        self.listener = listener
+        self.wakeRead = wakeRead
+        self.handler = handler
+        self.limits = limits
+        self.shared = shared
+    }
+
+    func run() {
+        shared.registerControlThread()
+        var descriptors: [pollfd] = []
+        var order: [Connection] = []
+        while !shared.isStopRequested {
+            descriptors.removeAll(keepingCapacity: true)
+            order.removeAll(keepingCapacity: true)
+            descriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
+            for connection in connections.values {
+                var events: Int32 = 0
+                if !connection.isReadClosed { events |= Int32(POLLIN) }
+                if connection.pendingOutput > 0 { events |= Int32(POLLOUT) }
+                descriptors.append(pollfd(fd: connection.fd, events: Int16(events), revents: 0))
+                order.append(connection)
+            }
+            do {
+                try syscall("poll") { poll(&descriptors, nfds_t(descriptors.count), -1) }
+            } catch {
+                // Only EINVAL/ENOMEM are possible here; back off instead of spinning.
+                MonotonicClock.sleep(seconds: 0.01)
+                continue
+            }
+            if descriptors[0].revents != 0 { drainWakePipe() }
+            if shared.isStopRequested { break }
+
+            for (index, connection) in order.enumerated() {
+                let revents = Int32(descriptors[index + 2].revents)
+                if revents == 0 || connection.shouldClose { continue }
+                if revents & Int32(POLLIN) != 0 { readAvailable(from: connection) }
+                if revents & Int32(POLLOUT) != 0 { flush(connection) }
+                if revents & (Int32(POLLHUP) | Int32(POLLERR) | Int32(POLLNVAL)) != 0 && revents & Int32(POLLIN) == 0 {
+                    // The peer is gone (with nothing left to read).
+                    connection.shouldClose = true
+                }
+            }
+            if descriptors[1].revents != 0 { acceptClients() }
+            deliverOutbox()
+            for connection in connections.values where connection.pendingOutput > 0 && !connection.shouldClose {
+                flush(connection)
+            }
+            closeFinishedConnections()
+        }
+        shutdown()
+    }
+
+    // MARK: Reading
+
+    private func readAvailable(from connection: Connection) {
+        let count: Int
+        do {
+            guard let read = try UnixSocket.readSome(connection.fd, into: &readBuffer) else { return }
+            count = read
+        } catch {
+            connection.shouldClose = true
+            return
+        }
+        if count == 0 {
+            // End of stream. A message cut off mid-way is discarded: it was never complete.
+            connection.isReadClosed = true
+            return
+        }
+        let pieces = readBuffer.withUnsafeBytes { connection.framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        for piece in pieces {
+            if connection.shouldClose { return }
+            switch piece {
+            case .tooLarge:
+                let error = ControlError(.tooLarge, "the message exceeds \(limits.maxMessageBytes) bytes; discarded up to the next newline")
+                queueLine(ControlReply.line(id: .null, outcome: .failure(error)), to: connection)
+            case .line(let line):
+                dispatch(line, from: connection)
+            }
+        }
+    }
+
+    private func dispatch(_ line: [UInt8], from connection: Connection) {
+        let (id, parsed) = ControlRequest.parse(line)
+        let request: ControlRequest
+        switch parsed {
+        case .failure(let error):
+            queueLine(ControlReply.line(id: id, outcome: .failure(error)), to: connection)
+            return
+        case .success(let value):
+            request = value
+        }
+        switch request.command {
+        case "subscribe":
+            queueLine(ControlReply.line(id: id, outcome: .success(["subscribed": true])), to: connection)
+            connection.isSubscribed = true
+        case "unsubscribe":
+            connection.isSubscribed = false
+            queueLine(ControlReply.line(id: id, outcome: .success(["subscribed": false])), to: connection)
+        default:
+            connection.pendingReplies += 1
+            let slot = ReplySlot(shared: shared, connection: connection.id, requestID: id, command: request.command)
+            handler.handle(request) { reply in slot.deliver(reply) }
+        }
+    }
+
+    // MARK: Writing
+
+    private func queueLine(_ line: String, to connection: Connection) {
+        append(Array((line + "\n").utf8), to: connection)
+    }
+
+    /// Queues bytes for a client. A client whose unsent output would pass the limit is dropped (one
+    /// message larger than the limit is still accepted into an empty buffer).
+    private func append(_ bytes: [UInt8], to connection: Connection) {
+        guard !connection.shouldClose else { return }
+        if connection.pendingOutput > 0 && connection.pendingOutput + bytes.count > limits.maxWriteBufferBytes {
+            connection.shouldClose = true
+            shared.countDroppedClient()
+            return
+        }
+        if connection.outputStart > 0 && connection.outputStart * 2 >= connection.output.count {
+            connection.output.removeFirst(connection.outputStart)
+            connection.outputStart = 0
+        }
+        connection.output.append(contentsOf: bytes)
+    }
+
+    private func flush(_ connection: Connection) {
+        while connection.pendingOutput > 0 {
+            let written: Int
+            do {
+                written = try UnixSocket.sendSome(connection.fd, connection.output, from: connection.outputStart)
+            } catch {
+                // EPIPE / ECONNRESET: the client went away.
+                connection.shouldClose = true
+                return
+            }
+            if written == 0 { return }
+            connection.outputStart += written
+        }
+        connection.output.removeAll(keepingCapacity: connection.output.count <= 64 * 1024)
+        connection.outputStart = 0
+    }
+
+    private func deliverOutbox() {
+        for item in shared.takeOutbox() {
+            switch item {
+            case .reply(let id, let line, let event):
+                if let connection = connections[id] {
+                    connection.pendingReplies -= 1
+                    append(line, to: connection)
+                }
+                if let event { broadcast(event) }
+            case .event(let line):
+                broadcast(line)
+            }
+        }
+    }
+
+    private func broadcast(_ line: [UInt8]) {
+        for connection in connections.values where connection.isSubscribed {
+            append(line, to: connection)
+        }
+    }
+
+    // MARK: Connections
+
+    private func acceptClients() {
+        while true {
+            let fd: Int32
+            do {
+                fd = try syscall("accept") { accept(listener, nil, nil) }
+            } catch {
+                // EAGAIN: no more pending. ECONNABORTED, EMFILE...: try again on the next readiness.
+                return
+            }
+            do {
+                try UnixSocket.setNonBlocking(fd)
+                try UnixSocket.setCloseOnExec(fd)
+            } catch {
+                UnixSocket.close(fd)
+                continue
+            }
+            if connections.count >= limits.maxClients {
+                let error = ControlError(.busy, "the server already has \(limits.maxClients) control clients")
+                let line = Array((ControlReply.line(id: .null, outcome: .failure(error)) + "\n").utf8)
+                _ = line.withUnsafeBytes { try? UnixSocket.sendSome(fd, $0) }
+                UnixSocket.close(fd)
+                continue
+            }
+            let connection = Connection(id: nextConnectionID, fd: fd, messageLimit: limits.maxMessageBytes)
+            nextConnectionID += 1
+            connections[connection.id] = connection
+        }
+    }
+
+    private func closeFinishedConnections() {
+        let finished = connections.values.filter { $0.shouldClose || $0.isFinished }
+        for connection in finished {
+            UnixSocket.close(connection.fd)
+            connections[connection.id] = nil
+        }
+        shared.setClientCount(connections.count)
+    }
+
+    private func drainWakePipe() {
+        var scratch = [UInt8](repeating: 0, count: 256)
+        while true {
+            guard let count = try? UnixSocket.readSome(wakeRead, into: &scratch), count == scratch.count else { return }
+        }
+    }
+
+    private func shutdown() {
+        for connection in connections.values { UnixSocket.close(connection.fd) }
+        connections.removeAll()
+        UnixSocket.close(listener)
+        ControlServer.unlinkIfOurs(socketPath, identity: socketIdentity)
+        shared.finish()
+        UnixSocket.close(wakeRead)
+    }
+}

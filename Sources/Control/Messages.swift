@@ -1,0 +1,202 @@
+/// The code of a control error, as sent on the wire (`"code": "unknown_camera"`).
+public struct ControlErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible,
+    ExpressibleByStringLiteral {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
+    public var description: String { rawValue }
+
+    // Sent by the server.
+    /// The line was not a JSON object, or `id`/`command`/`arguments` were missing or of the wrong type.
+    public static let badRequest = ControlErrorCode(rawValue: "bad_request")
+    /// No handler knows the command.
+    public static let unknownCommand = ControlErrorCode(rawValue: "unknown_command")
+    /// An argument is missing or has the wrong type or value.
+    public static let invalidArgument = ControlErrorCode(rawValue: "invalid_argument")
+    /// The message exceeded the size limit (64 KiB); it was discarded up to the next newline.
+    public static let tooLarge = ControlErrorCode(rawValue: "too_large")
+    /// A `camera` argument names no known camera.
+    public static let unknownCamera = ControlErrorCode(rawValue: "unknown_camera")
+    /// Something named by the request (a session, an output) does not exist.
+    public static let notFound = ControlErrorCode(rawValue: "not_found")
+    /// The server cannot do it now (for example it is starting or stopping).
+    public static let unavailable = ControlErrorCode(rawValue: "unavailable")
+    /// The server already has as many clients as it accepts.
+    public static let busy = ControlErrorCode(rawValue: "busy")
+    /// The handler failed in an unexpected way.
+    public static let `internal` = ControlErrorCode(rawValue: "internal")
+
+    // Raised by the client only (never on the wire).
+    /// No server listens on the socket path.
+    public static let noServer = ControlErrorCode(rawValue: "no_server")
+    /// Connecting, writing or reading the socket failed for another reason.
+    public static let connectionFailed = ControlErrorCode(rawValue: "connection_failed")
+    /// The server closed the connection.
+    public static let connectionClosed = ControlErrorCode(rawValue: "connection_closed")
+    /// No reply arrived in time.
+    public static let timeout = ControlErrorCode(rawValue: "timeout")
+}
+
+/// An error reply (or a client-side failure): a machine-readable code and a message for people.
+public struct ControlError: Error, Sendable, Equatable, Codable, CustomStringConvertible {
+    public var code: ControlErrorCode
+    public var message: String
+    public init(_ code: ControlErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+    public var description: String { "\(message) (\(code.rawValue))" }
+
+    var json: JSONValue { ["code": .string(code.rawValue), "message": .string(message)] }
+}
+
+/// One request from a client: `{"id": 1, "command": "switch", "arguments": {"camera": "cam2"}}`.
+public struct ControlRequest: Sendable, Equatable {
+    /// Echoed in the reply. A number or a string, chosen by the client.
+    public var id: JSONValue
+    public var command: String
+    public var arguments: [String: JSONValue]
+
+    public init(id: JSONValue, command: String, arguments: [String: JSONValue] = [:]) {
+        self.id = id
+        self.command = command
+        self.arguments = arguments
+    }
+
+    /// A required string argument; throws `invalid_argument` naming it otherwise.
+    public func string(_ name: String) throws(ControlError) -> String {
+        guard let value = arguments[name] else {
+            throw ControlError(.invalidArgument, "\(command): missing argument \"\(name)\"")
+        }
+        guard let text = value.stringValue else {
+            throw ControlError(.invalidArgument, "\(command): argument \"\(name)\" must be a string, got \(value.typeName)")
+        }
+        return text
+    }
+
+    /// An optional string argument (absent or null gives nil); throws if present with another type.
+    public func optionalString(_ name: String) throws(ControlError) -> String? {
+        guard let value = arguments[name], !value.isNull else { return nil }
+        return try string(name)
+    }
+
+    /// A required integer argument.
+    public func int(_ name: String) throws(ControlError) -> Int {
+        guard let value = arguments[name] else {
+            throw ControlError(.invalidArgument, "\(command): missing argument \"\(name)\"")
+        }
+        guard let number = value.intValue else {
+            throw ControlError(.invalidArgument, "\(command): argument \"\(name)\" must be an integer, got \(value.typeName)")
+        }
+        return number
+    }
+
+    /// An optional integer argument (absent or null gives nil).
+    public func optionalInt(_ name: String) throws(ControlError) -> Int? {
+        guard let value = arguments[name], !value.isNull else { return nil }
+        return try int(name)
+    }
+
+    /// Parses one line of the protocol. The id is returned even when the rest is bad, so the error
+    /// reply can carry it.
+    static func parse(_ line: some Collection<UInt8>) -> (id: JSONValue, result: Result<ControlRequest, ControlError>) {
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: line)
+        } catch {
+            return (.null, .failure(ControlError(.badRequest, error.description)))
+        }
+        guard case .object(let members) = value else {
+            return (.null, .failure(ControlError(.badRequest, "a request must be a JSON object, got \(value.typeName)")))
+        }
+        let id = members["id"] ?? .null
+        switch id {
+        case .int, .number, .string: break
+        case .null:
+            return (.null, .failure(ControlError(.badRequest, "the request has no \"id\" (a number or a string)")))
+        default:
+            return (.null, .failure(ControlError(.badRequest, "\"id\" must be a number or a string, got \(id.typeName)")))
+        }
+        guard let commandValue = members["command"] else {
+            return (id, .failure(ControlError(.badRequest, "the request has no \"command\"")))
+        }
+        guard let command = commandValue.stringValue, !command.isEmpty else {
+            return (id, .failure(ControlError(.badRequest, "\"command\" must be a non-empty string, got \(commandValue.typeName)")))
+        }
+        var arguments: [String: JSONValue] = [:]
+        if let argumentsValue = members["arguments"], !argumentsValue.isNull {
+            guard let object = argumentsValue.objectValue else {
+                return (id, .failure(ControlError(.badRequest, "\"arguments\" must be an object, got \(argumentsValue.typeName)")))
+            }
+            arguments = object
+        }
+        return (id, .success(ControlRequest(id: id, command: command, arguments: arguments)))
+    }
+
+    /// The request as one line of JSON (without the newline).
+    var line: String {
+        var members: [String: JSONValue] = ["id": id, "command": .string(command)]
+        if !arguments.isEmpty { members["arguments"] = .object(arguments) }
+        return JSONValue.object(members).jsonText
+    }
+}
+
+/// A handler's answer to one request: a result or an error, and optionally an event that the server
+/// broadcasts to subscribed clients right after sending the reply (Voctomix-style notifications,
+/// for example "the program switched to cam2").
+public struct ControlReply: Sendable, Equatable {
+    public var outcome: Result<JSONValue, ControlError>
+    public var event: JSONValue?
+
+    public init(outcome: Result<JSONValue, ControlError>, event: JSONValue? = nil) {
+        self.outcome = outcome
+        self.event = event
+    }
+
+    public static func success(_ result: JSONValue = [:], event: JSONValue? = nil) -> ControlReply {
+        ControlReply(outcome: .success(result), event: event)
+    }
+
+    public static func failure(_ error: ControlError) -> ControlReply {
+        ControlReply(outcome: .failure(error))
+    }
+
+    public static func failure(_ code: ControlErrorCode, _ message: String) -> ControlReply {
+        ControlReply(outcome: .failure(ControlError(code, message)))
+    }
+
+    /// The reply line for request `id` (without the newline).
+    static func line(id: JSONValue, outcome: Result<JSONValue, ControlError>) -> String {
+        switch outcome {
+        case .success(let result): return JSONValue.object(["id": id, "ok": true, "result": result]).jsonText
+        case .failure(let error): return JSONValue.object(["id": id, "ok": false, "error": error.json]).jsonText
+        }
+    }
+
+    /// The line pushed to subscribers (without the newline).
+    static func eventLine(_ event: JSONValue) -> String {
+        JSONValue.object(["event": event]).jsonText
+    }
+}
+
+/// Answers control requests. `handle` is called on the control thread and must not block it: do quick
+/// work inline, and hand anything slow (a cut that completes on the next program frame, a database
+/// query) to another thread, calling `reply` from there when done. `reply` may be called from any
+/// thread, exactly once; further calls are ignored, and a reply closure released without being called
+/// sends an `internal` error so the client is not left waiting.
+public protocol ControlHandler: Sendable {
+    func handle(_ request: ControlRequest, reply: @escaping @Sendable (ControlReply) -> Void)
+}
+
+/// A handler made of one closure.
+public struct ClosureControlHandler: ControlHandler {
+    private let body: @Sendable (ControlRequest, @escaping @Sendable (ControlReply) -> Void) -> Void
+
+    public init(_ body: @escaping @Sendable (ControlRequest, @escaping @Sendable (ControlReply) -> Void) -> Void) {
+        self.body = body
+    }
+
+    public func handle(_ request: ControlRequest, reply: @escaping @Sendable (ControlReply) -> Void) {
+        body(request, reply)
+    }
+}

@@ -1,0 +1,104 @@
+import Testing
+@testable import StudioConfig
+
+/// One bad input and where its error must point.
+struct BadConfig: Sendable, CustomTestStringConvertible {
+    var yaml: String
+    var line: Int?
+    var keyPath: String?
+    var fragment: String
+    var testDescription: String { "\(keyPath ?? "-"): \(fragment)" }
+}
+
+@Suite struct ConfigErrorTests {
+    static let cases: [BadConfig] = [
+        // Unknown keys (typos), with a suggestion.
+        BadConfig(yaml: "vidoe:\n  preset: fast\n", line: 1, keyPath: "vidoe", fragment: "unknown key (did you mean video?)"),
+        BadConfig(yaml: "video:\n  preset: fast\n  bitrat: 4500k\n", line: 3, keyPath: "video.bitrat", fragment: "did you mean bitrate?"),
+        BadConfig(yaml: "cameras:\n  pins:\n    - match: x\n      nmae: cam1\n", line: 4, keyPath: "cameras.pins[0].nmae", fragment: "unknown key"),
+        BadConfig(yaml: "outputs:\n  - url: rtmp://h/a/k\n    key: abc\n", line: 3, keyPath: "outputs[0].key", fragment: "unknown key"),
+        // Wrong types.
+        BadConfig(yaml: "video:\n  encoder: x264\n  preset:\n    - fast\n", line: 3, keyPath: "video.preset",
+                  fragment: "expected a string, got a sequence"),
+        BadConfig(yaml: "video: fast\n", line: 1, keyPath: "video", fragment: "expected a mapping"),
+        BadConfig(yaml: "outputs:\n  url: rtmp://h/a/k\n", line: 1, keyPath: "outputs", fragment: "expected a sequence"),
+        BadConfig(yaml: "record:\n  dir: /x\n", line: 1, keyPath: "record", fragment: "expected a path, got a mapping"),
+        BadConfig(yaml: "- video\n- audio\n", line: 1, keyPath: nil, fragment: "the top level must be a mapping"),
+        BadConfig(yaml: "cameras:\n  pins:\n    - cam1\n", line: 3, keyPath: "cameras.pins[0]", fragment: "expected a mapping with match and name"),
+        // Wrong values.
+        BadConfig(yaml: "video:\n  encoder: nvenc\n", line: 2, keyPath: "video.encoder", fragment: "expected one of auto, vaapi, x264"),
+        BadConfig(yaml: "video:\n  preset: quick\n", line: 2, keyPath: "video.preset", fragment: "expected an x264 preset"),
+        BadConfig(yaml: "video:\n  bitrate: 4500kb\n", line: 2, keyPath: "video.bitrate", fragment: "expected a bit rate"),
+        BadConfig(yaml: "video:\n  bitrate: 10\n", line: 2, keyPath: "video.bitrate", fragment: "10 bit/s is outside the range 100k to 100M"),
+        BadConfig(yaml: "video:\n  keyframe_interval: soon\n", line: 2, keyPath: "video.keyframe_interval", fragment: "seconds"),
+        BadConfig(yaml: "audio:\n  source: mic\n", line: 2, keyPath: "audio.source", fragment: "expected tone, silence or pipewire:<node name>"),
+        BadConfig(yaml: "audio:\n  bitrate: 5M\n", line: 2, keyPath: "audio.bitrate", fragment: "outside"),
+        BadConfig(yaml: "program:\n  size: 1281x720\n", line: 2, keyPath: "program.size", fragment: "expected WIDTHxHEIGHT"),
+        BadConfig(yaml: "program:\n  fps: 500\n", line: 2, keyPath: "program.fps", fragment: "from 1 to 240"),
+        BadConfig(yaml: "program:\n  format: 1280x720@abc\n", line: 2, keyPath: "program.format", fragment: "WIDTHxHEIGHT@FPS"),
+        BadConfig(yaml: "program:\n  size: 1280x720\n  format: 1920x1080@30\n", line: 3, keyPath: "program.format", fragment: "conflicts with program.size"),
+        BadConfig(yaml: "program:\n  format: 1920x1080@30\n  fps: 25\n", line: 3, keyPath: "program.fps", fragment: "conflicts with program.format"),
+        BadConfig(yaml: "outputs:\n  - name: youtube\n", line: 2, keyPath: "outputs[0].url", fragment: "missing"),
+        BadConfig(yaml: "outputs:\n  - url: rtmp://h/a/k1\n    name: a\n  - url: rtmp://h/a/k2\n    name: a\n", line: 5,
+                  keyPath: "outputs[1].name", fragment: "already used by the output on line 3"),
+        BadConfig(yaml: "cameras:\n  demo: many\n", line: 2, keyPath: "cameras.demo", fragment: "from 0 to 16"),
+        BadConfig(yaml: "cameras:\n  pins:\n    - {match: a, name: cam1}\n    - {match: b, name: cam1}\n", line: 4,
+                  keyPath: "cameras.pins[1].name", fragment: "already given on line 3"),
+        BadConfig(yaml: "cameras:\n  pins:\n    - {match: a, name: \"cam 1\"}\n", line: 3, keyPath: "cameras.pins[0].name", fragment: "letters, digits"),
+        BadConfig(yaml: "socket: run/studio.sock\n", line: 1, keyPath: "socket", fragment: "must be absolute"),
+        // YAML structure.
+        BadConfig(yaml: "video:\n  preset: fast\n  preset: slow\n", line: 3, keyPath: "video.preset", fragment: "duplicate key (first given on line 2)"),
+        BadConfig(yaml: "video: &v\n  preset: fast\naudio: *v\n", line: 3, keyPath: "audio", fragment: "aliases (*v) are not supported"),
+        BadConfig(yaml: "video:\n  preset: [fast\naudio: {}\n", line: 3, keyPath: nil, fragment: "invalid YAML"),
+        BadConfig(yaml: "video:\n\tpreset: fast\n", line: 2, keyPath: nil, fragment: "tabs"),
+        BadConfig(yaml: "video: {}\n---\naudio: {}\n", line: 2, keyPath: nil, fragment: "only one YAML document"),
+        BadConfig(yaml: "? [a, b]\n: c\n", line: 1, keyPath: nil, fragment: "a mapping key must be a plain value"),
+    ]
+
+    @Test(arguments: cases)
+    func errorPointsAtLineAndKey(_ bad: BadConfig) {
+        do {
+            let config = try StudioConfiguration.parse(yaml: bad.yaml, source: "studio.yaml")
+            Issue.record("expected an error, got \(config)")
+        } catch {
+            #expect(error.source == "studio.yaml")
+            #expect(error.line == bad.line)
+            #expect(error.keyPath == bad.keyPath)
+            #expect(error.message.contains(bad.fragment), "\(error)")
+            var prefix = "studio.yaml"
+            if let line = bad.line { prefix += ":\(line)" }
+            prefix += ": "
+            if let keyPath = bad.keyPath { prefix += keyPath + ": " }
+            #expect(error.description.hasPrefix(prefix), "\(error)")
+        }
+    }
+
+    @Test func messageReadsAsInTheBrief() {
+        #expect(throws: ConfigError.self) {
+            try StudioConfiguration.parse(yaml: "video:\n  encoder: x264\n  preset:\n    - fast\n", source: "studio.yaml")
+        }
+        do {
+            _ = try StudioConfiguration.parse(yaml: "video:\n  encoder: x264\n  preset:\n    - fast\n", source: "studio.yaml")
+        } catch {
+            #expect(error.description == "studio.yaml:3: video.preset: expected a string, got a sequence")
+        }
+    }
+
+    @Test func errorsNeverShowAStreamKey() {
+        let inputs = [
+            "outputs:\n  - url: http://example.com/live/SECRETKEY\n",
+            "outputs:\n  - url: rtmp://hostonly-SECRETKEY\n",
+            "outputs: rtmp://example.com/live/SECRETKEY\n",
+            "outputs:\n  - url:\n      - rtmp://example.com/live/SECRETKEY\n",
+            "video:\n  preset: rtmp://example.com/live/SECRETKEY\n",
+        ]
+        for yaml in inputs {
+            do {
+                _ = try StudioConfiguration.parse(yaml: yaml, source: "studio.yaml")
+                Issue.record("expected an error for \(yaml)")
+            } catch {
+                #expect(!error.description.contains("SECRETKEY"), "\(error)")
+            }
+        }
+    }
+}

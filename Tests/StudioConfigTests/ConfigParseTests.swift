@@ -1,0 +1,180 @@
+import Foundation
+import StudioCore
+import Testing
+@testable import StudioConfig
+
+@Suite struct ConfigParseTests {
+    @Test(arguments: ["", "\n", "# only a comment\n", "---\n", "---\n...\n", "~\n"])
+    func emptyInputGivesDefaults(_ yaml: String) throws {
+        let config = try StudioConfiguration.parse(yaml: yaml, source: "studio.yaml")
+        #expect(config == StudioConfiguration())
+        #expect(config.program == ProgramFormat(width: 1280, height: 720, frameRate: Rational(30)))
+        #expect(config.video.encoder == .auto)
+        #expect(config.video.preset == "veryfast")
+        #expect(config.video.bitRate == 4_500_000)
+        #expect(config.video.keyframeIntervalSeconds == 2)
+        #expect(config.audio.source == .tone)
+        #expect(config.audio.bitRate == 128_000)
+        #expect(config.outputs.isEmpty)
+        #expect(config.recordDirectory == nil && config.databasePath == nil && config.socketPath == nil)
+        #expect(config.cameras.demoCount == 3 && config.cameras.pins.isEmpty)
+    }
+
+    @Test func sectionsLeftEmptyKeepTheirDefaults() throws {
+        let config = try StudioConfiguration.parse(yaml: "program:\nvideo:\n  preset:\noutputs:\nrecord: ~\n", source: "s.yaml")
+        #expect(config == StudioConfiguration())
+    }
+
+    @Test func fullExampleParses() throws {
+        let yaml = """
+        program:
+          size: 1920x1080
+          fps: 29.97
+        video:
+          encoder: x264
+          preset: fast
+          bitrate: 6M
+          keyframe_interval: 1.5
+        audio:
+          source: "pipewire:alsa_input.usb-mic"
+          bitrate: 160k
+        outputs:
+          - url: rtmp://a.rtmp.youtube.com/live2/abcd-efgh
+            name: youtube
+          - url: rtmps://live.example.com:443/app/key2
+          - rtmp://127.0.0.1/live/third
+        record: /var/lib/studio/recordings
+        database: /var/lib/studio/studio.db
+        socket: /run/studio/studio.sock
+        cameras:
+          demo: 2
+          pins:
+            - match: "usb-Logitech_C920_ABC123"
+              name: cam1
+            - {match: usb-Elgato_0005, name: wide}
+        """
+        let config = try StudioConfiguration.parse(yaml: yaml, source: "studio.yaml")
+        #expect(config.program == ProgramFormat(width: 1920, height: 1080, frameRate: Rational(30000, 1001)))
+        #expect(config.video.encoder == .x264)
+        #expect(config.video.preset == "fast")
+        #expect(config.video.bitRate == 6_000_000)
+        #expect(config.video.keyframeIntervalSeconds == 1.5)
+        #expect(config.audio.source == .pipewire(node: "alsa_input.usb-mic"))
+        #expect(config.audio.bitRate == 160_000)
+        #expect(config.outputs == [
+            OutputTarget(name: "youtube", url: "rtmp://a.rtmp.youtube.com/live2/abcd-efgh"),
+            OutputTarget(name: "output2", url: "rtmps://live.example.com:443/app/key2"),
+            OutputTarget(name: "output3", url: "rtmp://127.0.0.1/live/third"),
+        ])
+        #expect(config.recordDirectory == "/var/lib/studio/recordings")
+        #expect(config.databasePath == "/var/lib/studio/studio.db")
+        #expect(config.socketPath == "/run/studio/studio.sock")
+        #expect(config.cameras.demoCount == 2)
+        #expect(config.cameras.pins == [CameraPin(match: "usb-Logitech_C920_ABC123", name: "cam1"),
+                                        CameraPin(match: "usb-Elgato_0005", name: "wide")])
+    }
+
+    @Test func formatGivesSizeAndRateAtOnce() throws {
+        let config = try StudioConfiguration.parse(yaml: "program:\n  format: 1280x720@60\n", source: "s.yaml")
+        #expect(config.program == ProgramFormat(width: 1280, height: 720, frameRate: Rational(60)))
+        let sizeOnly = try StudioConfiguration.parse(yaml: "program:\n  size: 640x360\n", source: "s.yaml")
+        #expect(sizeOnly.program == ProgramFormat(width: 640, height: 360, frameRate: Rational(30)))
+    }
+
+    @Test func shippedExampleConfigParses() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("deploy/studio.yaml").path
+        let config = try StudioConfiguration.load(path: path)
+        #expect(config.program == .default)
+        #expect(config.outputs.count == 1)
+        #expect(config.outputs.first?.name == "local")
+        #expect(config.cameras.pins.count == 1)
+        #expect(config.socketPath == "/run/studio/studio.sock")
+    }
+
+    @Test(arguments: [
+        ("4500000", 4_500_000), ("4500k", 4_500_000), ("4.5M", 4_500_000), ("4500K", 4_500_000),
+        ("4.5m", 4_500_000), ("128k", 128_000), ("0.5M", 500_000), (" 2500k ", 2_500_000),
+    ])
+    func bitRateForms(_ text: String, _ expected: Int) throws {
+        #expect(BitRate.parse(text) == expected)
+        let config = try StudioConfiguration.parse(yaml: "video:\n  bitrate: \(text.trimmingCharacters(in: .whitespaces))\n", source: "s.yaml")
+        #expect(config.video.bitRate == expected)
+    }
+
+    @Test(arguments: ["", "k", "M", "4.5.1M", "-5k", "1e6", "4500kb", "0", "0k", "fast", ".5M", "5.M", "inf", "4,500k"])
+    func invalidBitRates(_ text: String) {
+        #expect(BitRate.parse(text) == nil)
+    }
+
+    @Test func bitRateDescriptions() {
+        #expect(BitRate.describe(4_500_000) == "4500k")
+        #expect(BitRate.describe(6_000_000) == "6M")
+        #expect(BitRate.describe(1234) == "1234")
+    }
+
+    @Test func snapshotMasksTheStreamKey() throws {
+        let yaml = """
+        outputs:
+          - url: rtmp://a.rtmp.youtube.com/live2/abcd-efgh-SECRET
+            name: youtube
+        video:
+          bitrate: 3M
+        """
+        let config = try StudioConfiguration.parse(yaml: yaml, source: "s.yaml")
+        let snapshot = config.jsonSnapshot()
+        #expect(!snapshot.contains("SECRET"))
+        #expect(snapshot.contains("rtmp://a.rtmp.youtube.com/live2/****"))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(snapshot.utf8)) as? [String: Any])
+        let outputs = try #require(object["outputs"] as? [[String: Any]])
+        #expect(outputs.first?["name"] as? String == "youtube")
+        #expect((object["video"] as? [String: Any])?["bitrate"] as? Int == 3_000_000)
+        #expect((object["program"] as? [String: Any])?["format"] as? String == "1280x720@30")
+        #expect(object["record"] is NSNull)
+        #expect(Set(object.keys) == ["program", "video", "audio", "outputs", "record", "database", "socket", "cameras"])
+        // Stable: the same configuration gives the same text.
+        #expect(config.jsonSnapshot() == snapshot)
+    }
+
+    @Test func nodeTreeKeepsLinesAndQuoting() throws {
+        let root = try #require(try ConfigNode.parse(yaml: "a: 1\nb:\n  - \"null\"\n  - null\n", source: "t.yaml"))
+        guard case .mapping(let entries) = root.value else { Issue.record("expected a mapping"); return }
+        #expect(entries.map(\.key) == ["a", "b"])
+        #expect(entries.map(\.keyLine) == [1, 2])
+        guard case .sequence(let items) = entries[1].value.value else { Issue.record("expected a sequence"); return }
+        #expect(items.map(\.line) == [3, 4])
+        #expect(items[0].value == .scalar("null", isPlain: false) && !items[0].isNull)
+        #expect(items[1].isNull)
+    }
+
+    @Test func missingFileErrorNamesThePath() throws {
+        let path = "/nonexistent-studio-dir/studio.yaml"
+        do {
+            _ = try StudioConfiguration.load(path: path)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.source == path)
+            #expect(error.description == "\(path): cannot read the config file: no such file")
+        }
+        #expect(try StudioConfiguration.loadIfPresent(path: path) == StudioConfiguration())
+    }
+
+    @Test func fileErrorsCarryTheFilePathAndLine() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-config-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("studio.yaml").path
+        try "video:\n  preset: fast\n  bitrate: lots\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(throws: ConfigError(source: path, line: 3, keyPath: "video.bitrate",
+                                    message: "expected a bit rate like 4500k, 4.5M or 4500000, got \"lots\"")) {
+            try StudioConfiguration.load(path: path)
+        }
+        // A directory is not a config file.
+        do {
+            _ = try StudioConfiguration.load(path: directory.path)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.description.hasPrefix(directory.path + ": cannot read the config file"))
+        }
+    }
+}
