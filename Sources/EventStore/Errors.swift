@@ -12,6 +12,8 @@ public enum EventStoreError: Error, Sendable, CustomStringConvertible {
     case notWritable(path: String, reason: String)
     /// `openReadOnly` on a file that does not exist.
     case databaseMissing(path: String)
+    /// `openReadOnly` on a file that cannot be looked at (permissions, a path component not a directory).
+    case cannotRead(path: String, reason: String)
     /// The file is a SQLite database but has no `schema_migrations` table.
     case notAnEventDatabase(path: String)
     /// A migration recorded as applied differs from the one in this binary (a landed migration was edited).
@@ -47,6 +49,8 @@ public enum EventStoreError: Error, Sendable, CustomStringConvertible {
             return "the event database \(path) is not writable: \(reason)"
         case .databaseMissing(let path):
             return "no event database at \(path) (the server creates it on its first start)"
+        case .cannotRead(let path, let reason):
+            return "cannot read the event database \(path): \(reason)"
         case .notAnEventDatabase(let path):
             return "\(path) is not a studio event database (it has no schema_migrations table)"
         case .migrationChanged(let version, let appliedName, let appliedChecksum, let embeddedName, let embeddedChecksum, let path):

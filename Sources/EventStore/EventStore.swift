@@ -43,7 +43,7 @@ public final class EventStore: Sendable {
             try syscall("stat") { stat(path, &info) }
         } catch {
             if error.errno == ENOENT { throw EventStoreError.databaseMissing(path: path) }
-            throw EventStoreError.notWritable(path: path, reason: "\(error)")
+            throw EventStoreError.cannotRead(path: path, reason: "\(error)")
         }
         return try EventStore(opening: path, readOnly: true, queueCapacity: 64)
     }

@@ -45,10 +45,11 @@ struct ProcessIdentity: Sendable, Equatable {
         return Int64(fields[19])
     }
 
-    /// Whether the process that wrote a session is certainly still running. A different boot (or an
-    /// unreadable one) or a different start time for the pid means the writer is gone.
+    /// Whether the process that wrote a session is still running: same boot (where both are known), the pid
+    /// exists and is no zombie, and it started when the recorded one did (where known). A pid reused by
+    /// another process or a reboot since means the writer is gone.
     static func isAlive(pid: Int32, bootID: String?, startTicks recordedStart: Int64?) -> Bool {
-        guard let bootID, bootID == currentBootID() else { return false }
+        if let bootID, let current = currentBootID(), bootID != current { return false }
         guard let liveStart = startTicks(of: pid) else { return false }
         if let recordedStart { return liveStart == recordedStart }
         return true
