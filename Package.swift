@@ -31,7 +31,12 @@ let package = Package(
         .target(name: "Output", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg"]),
 
         // Beside the pipeline.
-        .target(name: "EventStore", dependencies: ["StudioCore", "StudioSystem", "CSQLite"]),
+        .target(name: "EventStore", dependencies: ["StudioCore", "StudioSystem", "CSQLite"], plugins: ["EmbedMigrations"]),
+        // Build time: compiles migrations/*.sql (package root) into EventStore as a generated Swift file.
+        .executableTarget(name: "embed-migrations"),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
+        // Test helper for EventStoreTests: records events in a loop until it is SIGKILLed.
+        .executableTarget(name: "eventstore-writer", dependencies: ["EventStore", "StudioCore"]),
         .target(name: "Control", dependencies: ["StudioCore", "StudioSystem"]),
         .target(name: "StudioConfig", dependencies: ["StudioCore", "CYAML"]),
 
@@ -51,7 +56,7 @@ let package = Package(
         .testTarget(name: "SwitcherTests", dependencies: ["Switcher", "StudioCore", "StudioSystem"]),
         .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore"]),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore", "StudioSystem"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore"]),
         .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "StudioCore", "StudioSystem"]),

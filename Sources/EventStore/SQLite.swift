@@ -1,0 +1,247 @@
+import CSQLite
+
+/// A SQLite result code (primary or extended), as returned by the C API.
+public struct SQLiteResult: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    public static let ok = SQLiteResult(rawValue: SQLITE_OK)
+    public static let error = SQLiteResult(rawValue: SQLITE_ERROR)
+    public static let permission = SQLiteResult(rawValue: SQLITE_PERM)
+    public static let busy = SQLiteResult(rawValue: SQLITE_BUSY)
+    public static let locked = SQLiteResult(rawValue: SQLITE_LOCKED)
+    public static let readOnly = SQLiteResult(rawValue: SQLITE_READONLY)
+    public static let ioError = SQLiteResult(rawValue: SQLITE_IOERR)
+    public static let corrupt = SQLiteResult(rawValue: SQLITE_CORRUPT)
+    public static let full = SQLiteResult(rawValue: SQLITE_FULL)
+    public static let cannotOpen = SQLiteResult(rawValue: SQLITE_CANTOPEN)
+    public static let constraint = SQLiteResult(rawValue: SQLITE_CONSTRAINT)
+    public static let misuse = SQLiteResult(rawValue: SQLITE_MISUSE)
+    public static let notADatabase = SQLiteResult(rawValue: SQLITE_NOTADB)
+    public static let row = SQLiteResult(rawValue: SQLITE_ROW)
+    public static let done = SQLiteResult(rawValue: SQLITE_DONE)
+
+    /// The primary code of an extended one (`SQLITE_IOERR_WRITE` -> `ioError`).
+    public var primary: SQLiteResult { SQLiteResult(rawValue: rawValue & 0xff) }
+    public var isSuccess: Bool { self == .ok || self == .row || self == .done }
+    public var description: String { "\(String(cString: sqlite3_errstr(rawValue))) (\(rawValue))" }
+}
+
+/// A failed SQLite call: its result code, `sqlite3_errmsg` at the time, and what was being done (with the SQL).
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    public let code: SQLiteResult
+    public let message: String
+    public let context: String
+    public init(code: SQLiteResult, message: String, context: String) {
+        self.code = code
+        self.message = message
+        self.context = context
+    }
+    public var description: String { "\(context): \(message) [SQLite \(code.rawValue)]" }
+}
+
+/// A value bound to a statement parameter.
+enum SQLiteValue {
+    case integer(Int64)
+    case text(String)
+    case null
+
+    static func optional(_ value: Int64?) -> SQLiteValue { value.map { .integer($0) } ?? .null }
+    static func optional(_ value: String?) -> SQLiteValue { value.map { .text($0) } ?? .null }
+}
+
+/// Owns one `sqlite3*`. Not thread-safe: the event store confines each connection to its own thread
+/// (opened with SQLITE_OPEN_NOMUTEX for that reason). Closed by `close()` or `deinit`.
+final class SQLiteConnection {
+    let path: String
+    let isReadOnly: Bool
+    private var handle: OpaquePointer?
+    private var statements: [String: SQLiteStatement] = [:]
+
+    init(path: String, readOnly: Bool) throws(SQLiteError) {
+        self.path = path
+        self.isReadOnly = readOnly
+        var db: OpaquePointer?
+        let access = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let flags = access | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let result = sqlite3_open_v2(path, &db, flags, nil)
+        if result != SQLITE_OK {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(result))
+            sqlite3_close_v2(db)
+            throw SQLiteError(code: SQLiteResult(rawValue: result), message: message,
+                              context: "opening \(readOnly ? "read-only " : "")database \(path)")
+        }
+        handle = db
+    }
+
+    deinit { close() }
+
+    /// Finalizes the cached statements and closes the handle. Idempotent.
+    func close() {
+        for statement in statements.values { statement.finalize() }
+        statements.removeAll()
+        if let handle {
+            sqlite3_close_v2(handle)
+            self.handle = nil
+        }
+    }
+
+    var isOpen: Bool { handle != nil }
+
+    /// How long a statement waits for another connection's lock before failing with SQLITE_BUSY.
+    func setBusyTimeout(milliseconds: Int32) throws(SQLiteError) {
+        let db = try openHandle("setting busy_timeout")
+        let result = sqlite3_busy_timeout(db, milliseconds)
+        if result != SQLITE_OK { throw error(result, "setting busy_timeout") }
+    }
+
+    func error(_ result: Int32, _ context: @autoclosure () -> String) -> SQLiteError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "connection closed"
+        return SQLiteError(code: SQLiteResult(rawValue: result), message: message, context: context())
+    }
+
+    private func openHandle(_ context: @autoclosure () -> String) throws(SQLiteError) -> OpaquePointer {
+        guard let handle else { throw SQLiteError(code: .misuse, message: "connection closed", context: context()) }
+        return handle
+    }
+
+    /// Runs one or more statements without results (`sqlite3_exec`): pragmas, DDL, migrations.
+    func execute(_ sql: String, what: String? = nil) throws(SQLiteError) {
+        let db = try openHandle(what ?? sql)
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let result = sqlite3_exec(db, sql, nil, nil, &errorMessage)
+        if result != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(db))
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: SQLiteResult(rawValue: result), message: message, context: what ?? "executing \(sql)")
+        }
+    }
+
+    /// A prepared statement for `sql`, cached for the life of the connection and reset for reuse.
+    func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        let db = try openHandle("preparing \(sql)")
+        var raw: OpaquePointer?
+        let result = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        guard result == SQLITE_OK, let raw else {
+            sqlite3_finalize(raw)
+            throw error(result, "preparing \(sql)")
+        }
+        let statement = SQLiteStatement(handle: raw, sql: sql, connection: self)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs a statement that returns no rows.
+    func run(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) {
+        let statement = try self.statement(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        while try statement.step() {}
+    }
+
+    /// Runs a query and maps each row.
+    func query<T>(_ sql: String, _ values: [SQLiteValue] = [], _ row: (SQLiteStatement) throws -> T) throws -> [T] {
+        let statement = try self.statement(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        var rows: [T] = []
+        while try statement.step() { rows.append(try row(statement)) }
+        return rows
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE` ... `COMMIT` (rolled back if it throws). IMMEDIATE takes the write
+    /// lock up front, so a busy database waits out `busy_timeout` here instead of failing mid-transaction.
+    func transaction<T>(_ what: String, _ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE", what: "\(what): BEGIN IMMEDIATE")
+        do {
+            let value = try body()
+            try execute("COMMIT", what: "\(what): COMMIT")
+            return value
+        } catch {
+            if !isAutocommit { try? execute("ROLLBACK", what: "\(what): ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// True outside an explicit transaction.
+    var isAutocommit: Bool { handle.map { sqlite3_get_autocommit($0) != 0 } ?? true }
+    var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+    var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
+}
+
+/// Owns one `sqlite3_stmt*`, finalized by its connection's `close()`, `finalize()` or `deinit`.
+final class SQLiteStatement {
+    let sql: String
+    private var handle: OpaquePointer?
+    private unowned let connection: SQLiteConnection
+
+    fileprivate init(handle: OpaquePointer, sql: String, connection: SQLiteConnection) {
+        self.handle = handle
+        self.sql = sql
+        self.connection = connection
+    }
+
+    deinit { finalize() }
+
+    func finalize() {
+        if let handle {
+            sqlite3_finalize(handle)
+            self.handle = nil
+        }
+    }
+
+    func reset() {
+        guard let handle else { return }
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    private func live() throws(SQLiteError) -> OpaquePointer {
+        guard let handle else { throw SQLiteError(code: .misuse, message: "statement finalized", context: sql) }
+        return handle
+    }
+
+    func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
+        let statement = try live()
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let result: Int32
+            switch value {
+            case .integer(let number):
+                result = sqlite3_bind_int64(statement, index, number)
+            case .text(let text):
+                // withCString never hands out nil, so an empty string binds '' rather than NULL.
+                result = text.withCString { csqlite_bind_text(statement, index, $0, Int32(text.utf8.count)) }
+            case .null:
+                result = sqlite3_bind_null(statement, index)
+            }
+            if result != SQLITE_OK { throw connection.error(result, "binding parameter \(index) of \(sql)") }
+        }
+    }
+
+    /// Steps once: true when a row is available, false when done.
+    func step() throws(SQLiteError) -> Bool {
+        let result = sqlite3_step(try live())
+        switch result {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw connection.error(result, "running \(sql)")
+        }
+    }
+
+    func isNull(_ column: Int32) -> Bool { handle.map { sqlite3_column_type($0, column) == SQLITE_NULL } ?? true }
+
+    func int64(_ column: Int32) -> Int64 { handle.map { sqlite3_column_int64($0, column) } ?? 0 }
+    func optionalInt64(_ column: Int32) -> Int64? { isNull(column) ? nil : int64(column) }
+
+    func text(_ column: Int32) -> String { optionalText(column) ?? "" }
+    func optionalText(_ column: Int32) -> String? {
+        guard let handle, let bytes = sqlite3_column_text(handle, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+}

@@ -1,0 +1,359 @@
+import Foundation
+import StudioSystem
+import Synchronization
+
+/// What the store thread is fed through its bounded queue, in FIFO order.
+enum StoreCommand: Sendable {
+    /// From `record`: batched with its neighbours into one transaction.
+    case event(StudioEvent)
+    /// A synchronous call: runs on the store thread after everything enqueued before it is committed.
+    case job(@Sendable (StoreWorker) -> Void)
+}
+
+/// Counters and the current session id, written by the store thread and read by callers.
+final class SharedState: Sendable {
+    struct Values: Sendable {
+        var statistics = EventStoreStatistics()
+        var currentSessionID: Int64?
+    }
+    let values = Mutex(Values())
+}
+
+/// The store thread's side: owns the connection (so it is only ever used on that thread) and the current
+/// session. Created on the store thread and never leaves it.
+final class StoreWorker {
+    let connection: SQLiteConnection
+    let isReadOnly: Bool
+    let shared: SharedState
+    let process = ProcessIdentity.current()
+    private(set) var currentSessionID: Int64? {
+        didSet {
+            let id = currentSessionID
+            shared.values.withLock { $0.currentSessionID = id }
+        }
+    }
+
+    static let busyTimeoutMilliseconds: Int32 = 5000
+
+    /// Opens the database, sets the pragmas and applies (or, read-only, checks) the migrations.
+    init(path: String, readOnly: Bool, shared: SharedState) throws {
+        self.isReadOnly = readOnly
+        self.shared = shared
+        connection = try SQLiteConnection(path: path, readOnly: readOnly)
+        try connection.setBusyTimeout(milliseconds: Self.busyTimeoutMilliseconds)
+        try connection.execute("PRAGMA foreign_keys = ON", what: "enabling foreign keys on \(path)")
+        if readOnly {
+            try Migrator.requireCurrent(connection)
+        } else {
+            // WAL: readers (the CLI) never block the writer; with synchronous=NORMAL a commit survives the
+            // process being killed (only a power loss may lose the last commits), and the file stays intact.
+            let mode = try connection.query("PRAGMA journal_mode = WAL") { $0.text(0) }.first ?? ""
+            if mode.lowercased() != "wal" {
+                throw EventStoreError.sqlite(SQLiteError(code: .error, message: "journal_mode is \(mode), expected wal",
+                                                         context: "switching \(path) to WAL"))
+            }
+            try connection.execute("PRAGMA synchronous = NORMAL", what: "setting synchronous=NORMAL on \(path)")
+            try Migrator.migrate(connection)
+        }
+    }
+
+    /// The thread's loop: one wake-up takes everything queued; consecutive events share a transaction, a
+    /// job first commits the events queued before it. Returns at end of stream, closing the connection.
+    func run(_ queue: BoundedQueue<StoreCommand>) {
+        defer { connection.close() }
+        while true {
+            switch queue.pop() {
+            case .endOfStream:
+                return
+            case .timedOut:
+                continue
+            case .item(let first):
+                var pending: [StudioEvent] = []
+                for command in [first] + queue.drain() {
+                    switch command {
+                    case .event(let event):
+                        pending.append(event)
+                    case .job(let job):
+                        write(pending)
+                        pending.removeAll(keepingCapacity: true)
+                        job(self)
+                    }
+                }
+                write(pending)
+            }
+        }
+    }
+
+    // MARK: Writing events
+
+    private static let insertEventSQL =
+        "INSERT INTO events (session_id, wall_time, program_ms, kind, camera, details) VALUES (?, ?, ?, ?, ?, ?)"
+
+    private func write(_ events: [StudioEvent]) {
+        guard !events.isEmpty else { return }
+        if isReadOnly {
+            shared.values.withLock { $0.statistics.eventsDropped += events.count }
+            return
+        }
+        guard let sessionID = currentSessionID else {
+            shared.values.withLock { $0.statistics.eventsWithoutSession += events.count }
+            return
+        }
+        do {
+            try connection.transaction("writing \(events.count) event(s)") {
+                for event in events { try insert(event, sessionID: sessionID) }
+            }
+            shared.values.withLock { $0.statistics.eventsWritten += events.count }
+        } catch {
+            let message = "\(error)"
+            shared.values.withLock {
+                $0.statistics.eventsFailed += events.count
+                $0.statistics.lastWriteError = message
+            }
+        }
+    }
+
+    @discardableResult
+    private func insert(_ event: StudioEvent, sessionID: Int64) throws -> Int64 {
+        try connection.run(Self.insertEventSQL, [
+            .integer(sessionID), .integer(event.wallTime.unixMilliseconds), .optional(event.programTime?.milliseconds),
+            .text(event.kind.rawValue), .optional(event.camera?.name), .text(Self.encodeDetails(event.details)),
+        ])
+        return connection.lastInsertRowID
+    }
+
+    static func encodeDetails(_ details: [String: String]) -> String {
+        guard !details.isEmpty else { return "{}" }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding [String: String] cannot fail.
+        return (try? String(decoding: encoder.encode(details), as: UTF8.self)) ?? "{}"
+    }
+
+    /// Lenient: a non-string value (from a hand-edited row) is shown as its JSON text.
+    static func decodeDetails(_ text: String) -> [String: String] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return [:] }
+        var details: [String: String] = [:]
+        for (key, value) in object {
+            if let string = value as? String {
+                details[key] = string
+            } else if let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]) {
+                details[key] = String(decoding: data, as: UTF8.self)
+            }
+        }
+        return details
+    }
+
+    private func requireWritable(_ operation: String) throws {
+        if isReadOnly { throw EventStoreError.readOnly(operation: operation) }
+    }
+
+    // MARK: Sessions
+
+    func startSession(configSnapshot: String) throws -> Int64 {
+        try requireWritable("startSession")
+        if let currentSessionID { throw EventStoreError.sessionAlreadyOpen(id: currentSessionID) }
+        let valid = try connection.query("SELECT json_valid(?)", [.text(configSnapshot)]) { $0.int64(0) }.first ?? 0
+        if valid != 1 {
+            throw EventStoreError.invalidConfigSnapshot(reason: "json_valid() rejects it (\(configSnapshot.prefix(40))...)")
+        }
+        let now = Date()
+        let id = try connection.transaction("starting a session") { () throws -> Int64 in
+            try connection.run(
+                "INSERT INTO sessions (started_at, config_snapshot, hostname, pid, boot_id, process_start) VALUES (?, ?, ?, ?, ?, ?)",
+                [.integer(now.unixMilliseconds), .text(configSnapshot), .text(process.hostname),
+                 .integer(Int64(process.pid)), .optional(process.bootID), .optional(process.startTicks)])
+            let id = connection.lastInsertRowID
+            try insert(StudioEvent(kind: .sessionStarted, wallTime: now,
+                                   details: ["pid": "\(process.pid)", "hostname": process.hostname]),
+                       sessionID: id)
+            return id
+        }
+        currentSessionID = id
+        return id
+    }
+
+    func endSession(reason: String) throws {
+        try requireWritable("endSession")
+        guard let sessionID = currentSessionID else { throw EventStoreError.noCurrentSession(operation: "endSession") }
+        guard !reason.isEmpty else { throw EventStoreError.invalidArgument("endSession: the reason must not be empty") }
+        let now = Date()
+        try connection.transaction("ending session \(sessionID)") {
+            try insert(StudioEvent(kind: .sessionEnded, wallTime: now, details: ["reason": reason]), sessionID: sessionID)
+            try connection.run("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?",
+                               [.integer(now.unixMilliseconds), .text(reason), .integer(sessionID)])
+        }
+        currentSessionID = nil
+    }
+
+    func recoverOrphanedSessions() throws -> [Int64] {
+        try requireWritable("recoverOrphanedSessions")
+        struct OpenSession { var id: Int64; var startedAt: Int64; var pid: Int32; var bootID: String?; var start: Int64? }
+        let open = try connection.query(
+            "SELECT id, started_at, pid, boot_id, process_start FROM sessions WHERE ended_at IS NULL ORDER BY id"
+        ) { OpenSession(id: $0.int64(0), startedAt: $0.int64(1), pid: Int32(truncatingIfNeeded: $0.int64(2)),
+                        bootID: $0.optionalText(3), start: $0.optionalInt64(4)) }
+        var recovered: [Int64] = []
+        for session in open where session.id != currentSessionID {
+            if ProcessIdentity.isAlive(pid: session.pid, bootID: session.bootID, startTicks: session.start) { continue }
+            let done = try connection.transaction("marking session \(session.id) crashed") { () throws -> Bool in
+                let lastEvent = try connection.query("SELECT max(wall_time) FROM events WHERE session_id = ?",
+                                                     [.integer(session.id)]) { $0.optionalInt64(0) }.first ?? nil
+                let endedAt = max(lastEvent ?? session.startedAt, session.startedAt)
+                try connection.run("UPDATE sessions SET ended_at = ?, end_reason = 'crashed' WHERE id = ? AND ended_at IS NULL",
+                                   [.integer(endedAt), .integer(session.id)])
+                // Another process may have recovered it meanwhile.
+                guard connection.changes == 1 else { return false }
+                try insert(StudioEvent(kind: .sessionEnded, wallTime: Date(unixMilliseconds: endedAt),
+                                       details: ["reason": "crashed"]), sessionID: session.id)
+                return true
+            }
+            if done { recovered.append(session.id) }
+        }
+        return recovered
+    }
+
+    private static let sessionSelect = """
+        SELECT s.id, s.started_at, s.ended_at, s.end_reason, s.config_snapshot, s.hostname, s.pid,
+               (SELECT count(*) FROM events e WHERE e.session_id = s.id AND e.kind = 'switch'),
+               (SELECT count(*) FROM events e WHERE e.session_id = s.id)
+        FROM sessions s
+        """
+
+    private static func sessionRecord(_ row: SQLiteStatement) -> SessionRecord {
+        SessionRecord(id: row.int64(0), startedAt: Date(unixMilliseconds: row.int64(1)),
+                      endedAt: row.optionalInt64(2).map(Date.init(unixMilliseconds:)), endReason: row.optionalText(3),
+                      switchCount: Int(row.int64(7)), eventCount: Int(row.int64(8)), configSnapshot: row.text(4),
+                      hostname: row.text(5), pid: Int32(truncatingIfNeeded: row.int64(6)))
+    }
+
+    func sessions(limit: Int?) throws -> [SessionRecord] {
+        try connection.query(Self.sessionSelect + " ORDER BY s.id DESC LIMIT ?", [.integer(Int64(limit ?? -1))],
+                             Self.sessionRecord)
+    }
+
+    func session(id: Int64?) throws -> SessionRecord? {
+        if let id = id ?? currentSessionID {
+            return try connection.query(Self.sessionSelect + " WHERE s.id = ?", [.integer(id)], Self.sessionRecord).first
+        }
+        // The newest open session (a running server's, seen from the CLI), else the newest.
+        return try connection.query(Self.sessionSelect + " ORDER BY s.ended_at IS NULL DESC, s.id DESC LIMIT 1", [],
+                                    Self.sessionRecord).first
+    }
+
+    func events(sessionID: Int64) throws -> [EventRecord] {
+        try connection.query(
+            "SELECT id, session_id, kind, camera, wall_time, program_ms, details FROM events WHERE session_id = ? ORDER BY id",
+            [.integer(sessionID)]
+        ) { row in
+            EventRecord(id: row.int64(0), sessionID: row.int64(1), kind: EventKind(rawValue: row.text(2)),
+                        camera: row.optionalText(3).map { CameraID($0) }, wallTime: Date(unixMilliseconds: row.int64(4)),
+                        programMilliseconds: row.optionalInt64(5), details: Self.decodeDetails(row.text(6)))
+        }
+    }
+
+    // MARK: Cameras
+
+    func cameraName(identity: String, backend: CameraBackend, displayName: String, pinnedName: CameraID?) throws -> CameraID {
+        try requireWritable("cameraName")
+        guard !identity.isEmpty else { throw EventStoreError.invalidArgument("cameraName: the camera identity is empty") }
+        if let pinnedName, pinnedName.name.isEmpty {
+            throw EventStoreError.invalidArgument("cameraName: the pinned name for \(identity) is empty")
+        }
+        let now = Date().unixMilliseconds
+        return try connection.transaction("naming camera \(identity)") { () throws -> CameraID in
+            let existing = try connection.query("SELECT id, name FROM cameras WHERE identity = ?", [.text(identity)]) {
+                (id: $0.int64(0), name: $0.text(1))
+            }.first
+            let name: String
+            var displaced: Int64?
+            if let pinned = pinnedName?.name {
+                name = pinned
+                if existing?.name != pinned {
+                    // The pinned name belongs to another device: that one moves to the lowest free camN below,
+                    // after this one has released its own old name.
+                    displaced = try connection.query("SELECT id FROM cameras WHERE name = ?", [.text(pinned)]) {
+                        $0.int64(0)
+                    }.first
+                    if let displaced {
+                        try connection.run("UPDATE cameras SET name = ? WHERE id = ?",
+                                           [.text("\u{1}reassigning-\(displaced)"), .integer(displaced)])
+                    }
+                }
+            } else if let existing {
+                name = existing.name
+            } else {
+                name = try lowestFreeCameraName()
+            }
+            if let existing {
+                try connection.run("UPDATE cameras SET name = ?, backend = ?, display_name = ?, last_seen = ? WHERE id = ?",
+                                   [.text(name), .text(backend.rawValue), .text(displayName), .integer(now), .integer(existing.id)])
+            } else {
+                try connection.run(
+                    "INSERT INTO cameras (identity, name, backend, display_name, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)",
+                    [.text(identity), .text(name), .text(backend.rawValue), .text(displayName), .integer(now), .integer(now)])
+            }
+            if let displaced {
+                try connection.run("UPDATE cameras SET name = ? WHERE id = ?", [.text(try lowestFreeCameraName()), .integer(displaced)])
+            }
+            return CameraID(name)
+        }
+    }
+
+    /// `camN` with the smallest N >= 1 no camera has.
+    private func lowestFreeCameraName() throws -> String {
+        let used = Set(try connection.query("SELECT name FROM cameras WHERE name GLOB 'cam[1-9]*'") { Int($0.text(0).dropFirst(3)) }
+            .compactMap { $0 })
+        var number = 1
+        while used.contains(number) { number += 1 }
+        return "cam\(number)"
+    }
+
+    func cameras() throws -> [CameraRecord] {
+        try connection.query("SELECT identity, name, backend, display_name, first_seen, last_seen FROM cameras") { row in
+            CameraRecord(identity: row.text(0), name: CameraID(row.text(1)), backend: row.text(2), displayName: row.text(3),
+                         firstSeen: Date(unixMilliseconds: row.int64(4)), lastSeen: Date(unixMilliseconds: row.int64(5)))
+        }.sorted { $0.name < $1.name }
+    }
+
+    // MARK: Recordings
+
+    func addRecording(camera: CameraID?, path: String) throws -> Int64 {
+        try requireWritable("addRecording")
+        guard let sessionID = currentSessionID else { throw EventStoreError.noCurrentSession(operation: "addRecording") }
+        try connection.run("INSERT INTO recordings (session_id, camera, path, started_at) VALUES (?, ?, ?, ?)",
+                           [.integer(sessionID), .optional(camera?.name), .text(path), .integer(Date().unixMilliseconds)])
+        return connection.lastInsertRowID
+    }
+
+    func finishRecording(id: Int64) throws {
+        try requireWritable("finishRecording")
+        try connection.run("UPDATE recordings SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
+                           [.integer(Date().unixMilliseconds), .integer(id)])
+        if connection.changes == 0 {
+            let exists = try !connection.query("SELECT 1 FROM recordings WHERE id = ?", [.integer(id)]) { _ in true }.isEmpty
+            if !exists { throw EventStoreError.unknownRecording(id: id) }
+        }
+    }
+
+    func recordings(sessionID: Int64) throws -> [RecordingRecord] {
+        try connection.query(
+            "SELECT id, session_id, camera, path, started_at, ended_at FROM recordings WHERE session_id = ? ORDER BY id",
+            [.integer(sessionID)]
+        ) { row in
+            RecordingRecord(id: row.int64(0), sessionID: row.int64(1), camera: row.optionalText(2).map { CameraID($0) },
+                            path: row.text(3), startedAt: Date(unixMilliseconds: row.int64(4)),
+                            endedAt: row.optionalInt64(5).map(Date.init(unixMilliseconds:)))
+        }
+    }
+
+    // MARK: Maintenance
+
+    func integrityCheck() throws -> String {
+        try connection.query("PRAGMA integrity_check") { $0.text(0) }.joined(separator: "\n")
+    }
+
+    func appliedMigrations() throws -> [AppliedMigration] {
+        try Migrator.appliedMigrations(connection)
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import StudioSystem
+import Testing
+@testable import EventStore
+
+@Suite struct MigrationTests {
+    @Test func migrationsApplyOnceAndAreRecorded() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("studio.db")
+        let store = try EventStore(path: path)
+        let applied = try store.appliedMigrations()
+        store.close()
+
+        #expect(!Migration.all.isEmpty)
+        #expect(Migration.all.map(\.version) == Array(1...Migration.all.count))
+        #expect(applied.map(\.version) == Migration.all.map(\.version))
+        #expect(applied.map(\.name) == Migration.all.map(\.name))
+        #expect(applied.map(\.checksum) == Migration.all.map(\.checksum))
+        #expect(applied.first?.name == "0001_initial")
+        #expect(applied.allSatisfy { abs($0.appliedAt.timeIntervalSinceNow) < 600 })
+
+        let connection = try SQLiteConnection(path: path, readOnly: true)
+        let tables = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.text(0) })
+        #expect(tables.isSuperset(of: ["schema_migrations", "sessions", "cameras", "events", "recordings"]))
+        let indexes = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'") { $0.text(0) })
+        #expect(indexes.contains("events_by_session"))
+        #expect(try connection.query("PRAGMA journal_mode") { $0.text(0) } == ["wal"])
+    }
+
+    @Test func reopeningIsANoOp() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("studio.db")
+        let first = try EventStore(path: path)
+        let before = try first.appliedMigrations()
+        first.close()
+        // Applied times are in ms: wait past one so a re-application would show.
+        MonotonicClock.sleep(seconds: 0.01)
+
+        let second = try EventStore(path: path)
+        let after = try second.appliedMigrations()
+        second.close()
+        #expect(after == before)
+
+        let connection = try SQLiteConnection(path: path, readOnly: false)
+        #expect(try Migrator.migrate(connection) == [])
+    }
+
+    @Test func changedMigrationIsRefusedClearly() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("studio.db")
+        try EventStore(path: path).close()
+        do {
+            let connection = try SQLiteConnection(path: path, readOnly: false)
+            try connection.run("UPDATE schema_migrations SET checksum = 'deadbeef' WHERE version = 1")
+            #expect(connection.changes == 1)
+        }
+
+        let error = #expect(throws: EventStoreError.self) { try EventStore(path: path) }
+        guard case .migrationChanged(let version, let name, let stored, _, let embedded, let errorPath)? = error else {
+            Issue.record("expected migrationChanged, got \(String(describing: error))")
+            return
+        }
+        #expect(version == 1 && name == "0001_initial" && stored == "deadbeef" && errorPath == path)
+        #expect(embedded == Migration.all[0].checksum)
+        let text = error?.description ?? ""
+        #expect(text.contains("0001_initial") && text.contains(path) && text.contains("never edited"))
+
+        // The CLI's read-only open refuses it too.
+        #expect(throws: EventStoreError.self) { try EventStore.openReadOnly(path: path) }
+    }
+
+    @Test func eachMigrationIsAtomicWithItsBookkeepingRow() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try SQLiteConnection(path: directory.file("m.db"), readOnly: false)
+        let first = EmbeddedMigration(version: 1, name: "0001_a", sql: "CREATE TABLE a (x INTEGER);")
+        let broken = EmbeddedMigration(version: 2, name: "0002_b", sql: "CREATE TABLE b (x INTEGER); INSERT INTO nowhere VALUES (1);")
+        #expect(try Migrator.migrate(connection, known: [first]) == [1])
+
+        #expect(throws: SQLiteError.self) { try Migrator.migrate(connection, known: [first, broken]) }
+        let tables = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.text(0) })
+        #expect(tables.contains("a"))
+        #expect(!tables.contains("b"), "the failed migration's first statement must be rolled back")
+        #expect(try Migrator.appliedMigrations(connection).map(\.version) == [1])
+
+        let fixed = EmbeddedMigration(version: 2, name: "0002_b", sql: "CREATE TABLE b (x INTEGER);")
+        #expect(try Migrator.migrate(connection, known: [first, fixed]) == [2])
+        #expect(try Migrator.migrate(connection, known: [first, fixed]) == [])
+
+        // A binary that knows only migration 1 refuses a database migrated further.
+        let error = #expect(throws: EventStoreError.self) { try Migrator.migrate(connection, known: [first]) }
+        guard case .migrationUnknown(2, "0002_b", _, 1)? = error else {
+            Issue.record("expected migrationUnknown, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func aMigrationMayNotEndItsTransaction() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try SQLiteConnection(path: directory.file("m.db"), readOnly: false)
+        let sneaky = EmbeddedMigration(version: 1, name: "0001_sneaky", sql: "CREATE TABLE a (x INTEGER); COMMIT;")
+        let error = #expect(throws: EventStoreError.self) { try Migrator.migrate(connection, known: [sneaky]) }
+        guard case .migrationEndedTransaction("0001_sneaky")? = error else {
+            Issue.record("expected migrationEndedTransaction, got \(String(describing: error))")
+            return
+        }
+        #expect(try Migrator.appliedMigrations(connection).isEmpty)
+    }
+
+    @Test func checksumIsSHA256() {
+        // FIPS 180-2 examples.
+        #expect(SHA256.hexDigest("".utf8) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hexDigest("abc".utf8) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hexDigest("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+    }
+}
