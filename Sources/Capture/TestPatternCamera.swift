@@ -139,7 +139,7 @@ extension TestPatternCamera {
                     continue
                 }
                 let frame = picture.render(tick: tick, captureTime: now)
-                frames.publish(frame)
+                // Statistics first, so whoever sees the frame also sees it counted.
                 shared.withLock {
                     $0.statistics.framesCaptured += 1
                     $0.statistics.framesDropped += UInt64(missed)
@@ -147,6 +147,7 @@ extension TestPatternCamera {
                     $0.currentFormat = format
                     if !$0.paused { $0.state = .live }
                 }
+                frames.publish(frame)
                 tick += 1
             }
         }

@@ -223,6 +223,9 @@ extension ProgramSwitcher {
                                 }
                             }
                         }
+                    } else if let source, source.latest().version == 0 {
+                        // Never delivered a frame yet (just started or plugged in): not a loss.
+                        slate = ["WAITING FOR", selected.name]
                     } else {
                         slate = ["CAMERA LOST", selected.name]
                     }

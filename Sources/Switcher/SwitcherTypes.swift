@@ -43,8 +43,9 @@ public struct SwitcherStatus: Sendable, Codable, Hashable {
     public var programSource: CameraID?
     /// Every source the switcher can cut to, in order.
     public var sources: [CameraID] = []
-    /// The slate on program now (`"CAMERA LOST cam2"`, `"NO CAMERA"`, `"CAMERA ERROR cam2"`), nil while
-    /// a camera's picture is shown.
+    /// The slate on program now, nil while a camera's picture is shown: `"CAMERA LOST cam2"` (its newest
+    /// frame is older than the loss timeout, or it was removed), `"WAITING FOR cam2"` (it has not delivered
+    /// a frame yet), `"NO CAMERA"` (none selected), `"CAMERA ERROR cam2"` (its frames cannot be converted).
     public var slate: String?
     public var framesDelivered: Int64 = 0
     /// Frames delivered per second, measured over the last ~2 seconds.
