@@ -28,15 +28,20 @@ public final class TestToneSource: Sendable {
     public let format: AudioFormat
     /// How often the thread wakes up to deliver what is due (10 ms by default).
     public let chunkDuration: Double
+    /// The origin given at init, if any.
+    public let origin: UInt64?
     /// No chunk carries more than this many seconds (after a stall the backlog comes in several chunks).
     public static let maximumChunkDuration = 0.1
     private let core: Core
 
     /// - Parameters:
     ///   - deliver: called on the source's thread with each chunk; must not block.
+    ///   - origin: the program clock's origin (monotonic ns of sample 0), used by `start()` when it is
+    ///     given no origin of its own.
     public init(signal: Signal = .standard, format: AudioFormat = .program, chunkDuration: Double = 0.01,
-                threadName: String = "cap.tone", deliver: @escaping @Sendable (AudioChunk) -> Void) {
+                origin: UInt64? = nil, threadName: String = "cap.tone", deliver: @escaping @Sendable (AudioChunk) -> Void) {
         self.signal = signal
+        self.origin = origin
         self.format = format
         self.chunkDuration = min(max(chunkDuration, 0.001), Self.maximumChunkDuration)
         core = Core(signal: signal, format: format, interval: UInt64(self.chunkDuration * 1e9), threadName: threadName, deliver: deliver)
@@ -44,10 +49,10 @@ public final class TestToneSource: Sendable {
 
     deinit { core.requestStop() }
 
-    /// Starts delivering. `origin` is the monotonic time of program sample 0. If it is already past,
-    /// the first chunk starts at the sample due now (nothing is back-filled); if it is in the future,
-    /// delivery starts then, at sample 0.
-    public func start(origin: UInt64 = MonotonicClock.now()) { core.start(origin: origin) }
+    /// Starts delivering. `origin` is the monotonic time of program sample 0 (default: the origin given
+    /// at init, else now). If it is already past, the first chunk starts at the sample due now (nothing
+    /// is back-filled); if it is in the future, delivery starts then, at sample 0.
+    public func start(origin: UInt64? = nil) { core.start(origin: origin ?? self.origin ?? MonotonicClock.now()) }
 
     /// Stops and joins the thread.
     public func stop() { core.stop() }

@@ -69,13 +69,14 @@ extension ProgramSwitcher {
         /// A source whose newest frame is older than this is shown as a "CAMERA LOST" slate. Nil: the
         /// larger of 3 program frame intervals and 300 ms.
         public var lossTimeout: Double?
-        /// Emit `.cameraLost` / `.cameraReturned` when the camera on program goes to a slate and comes back
-        /// (details `scope: program`).
-        public var emitsLossEvents = true
+        /// Emit `.cameraLost` / `.cameraReturned` (details `scope: program`, with the program time) when the
+        /// camera on program goes to a "CAMERA LOST" slate and comes back. Off by default: the server's
+        /// camera watch reports losses of every camera, and these would duplicate them.
+        public var emitsLossEvents = false
         /// The program clock thread's name.
         public var threadName = "studio.program"
 
-        public init(lossTimeout: Double? = nil, emitsLossEvents: Bool = true, threadName: String = "studio.program") {
+        public init(lossTimeout: Double? = nil, emitsLossEvents: Bool = false, threadName: String = "studio.program") {
             self.lossTimeout = lossTimeout
             self.emitsLossEvents = emitsLossEvents
             self.threadName = threadName

@@ -55,9 +55,9 @@ private func expectContiguous(_ chunks: [AudioChunk], from firstSample: Int64) {
 
     @Test func startsAtTheSampleDueWhenTheOriginIsPast() throws {
         let log = ChunkLog()
-        let source = TestToneSource(signal: .silence, deliver: { log.append($0) })
         let origin = MonotonicClock.now() - 2_000_000_000  // program started 2 s ago
-        source.start(origin: origin)
+        let source = TestToneSource(signal: .silence, origin: origin, deliver: { log.append($0) })
+        source.start()
         MonotonicClock.sleep(seconds: 0.1)
         source.stop()
         let chunks = log.all

@@ -235,7 +235,7 @@ private final class Box<Value: Sendable>: Sendable {
         let events = EventLog()
         let log = DeliveryLog(candidates: ["cam1"])
         let timeout = 0.2
-        let switcher = ProgramSwitcher(format: small, configuration: .init(lossTimeout: timeout), events: events) { log.record($0, $1) }
+        let switcher = ProgramSwitcher(format: small, configuration: .init(lossTimeout: timeout, emitsLossEvents: true), events: events) { log.record($0, $1) }
         switcher.addSource("cam1", frames: cam.frames)
         switcher.start()
         #expect(log.wait { $0.count >= 5 })
@@ -276,7 +276,9 @@ private final class Box<Value: Sendable>: Sendable {
     @Test func silentNewSourceWaitsAndRemovedProgramSourceIsLost() throws {
         let events = EventLog()
         let log = DeliveryLog(candidates: ["cam1", "cam2"])
-        let switcher = ProgramSwitcher(format: small, events: events) { log.record($0, $1) }
+        let switcher = ProgramSwitcher(format: small, configuration: .init(emitsLossEvents: true), events: events) {
+            log.record($0, $1)
+        }
         let silent = LatestValue<VideoFrame>()
         switcher.addSource("cam1", frames: silent)
         switcher.start()
