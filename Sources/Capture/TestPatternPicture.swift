@@ -95,19 +95,19 @@ final class TestPatternPicture {
         background.fill(TestPatternCamera.identRegion.pixelRect(width: w, height: h), with: TestPatternCamera.identColor(for: camera))
         let bars = TestPatternCamera.barsRegion.pixelRect(width: w, height: h)
         for (index, color) in Self.barColors.enumerated() {
-            let x0 = bars.x + bars.width * index / Self.barColors.count & ~1
-            let x1 = index == Self.barColors.count - 1 ? bars.maxX : bars.x + bars.width * (index + 1) / Self.barColors.count & ~1
+            let x0 = bars.x + ((bars.width * index / Self.barColors.count) & ~1)
+            let x1 = index == Self.barColors.count - 1 ? bars.maxX : bars.x + ((bars.width * (index + 1) / Self.barColors.count) & ~1)
             background.fill(PixelRect(x: x0, y: bars.y, width: x1 - x0, height: bars.height), with: color)
         }
         sweep = TestPatternCamera.sweepRegion.pixelRect(width: w, height: h)
         background.fill(sweep, with: Self.stripColor)
-        boxWidth = max(2, sweep.width / 12 & ~1)
+        boxWidth = max(2, (sweep.width / 12) & ~1)
 
         let label = camera.name.uppercased()
         let nameRect = TestPatternCamera.nameRegion.pixelRect(width: w, height: h)
         let nameScale = BitmapFont.largestScale(for: label, fittingWidth: nameRect.width * 9 / 10, height: nameRect.height * 8 / 10)
         let nameHeight = BitmapFont.height(scale: nameScale)
-        background.drawText(label, x: nameRect.x + max(2, nameRect.width / 20) & ~1,
+        background.drawText(label, x: nameRect.x + (max(2, nameRect.width / 20) & ~1),
                             y: nameRect.y + (nameRect.height - nameHeight) / 2, scale: nameScale, color: Self.textColor)
         self.background = background
 
@@ -116,7 +116,7 @@ final class TestPatternPicture {
         let sample = TestPatternCamera.timecode(frame: 0, framesPerSecond: framesPerSecond)
         let timecodeRect = TestPatternCamera.timecodeRegion.pixelRect(width: w, height: h)
         timecodeScale = BitmapFont.largestScale(for: sample, fittingWidth: timecodeRect.width * 9 / 10, height: timecodeRect.height * 8 / 10)
-        timecodeOrigin = (timecodeRect.x + max(2, timecodeRect.width / 20) & ~1,
+        timecodeOrigin = (timecodeRect.x + (max(2, timecodeRect.width / 20) & ~1),
                           timecodeRect.y + (timecodeRect.height - BitmapFont.height(scale: timecodeScale)) / 2)
     }
 
@@ -126,7 +126,7 @@ final class TestPatternPicture {
                                         pool: pool, captureTime: captureTime, sequence: UInt64(tick))
         frame.copyPixels(from: background)
         let travel = max(0, sweep.width - boxWidth)
-        let x = sweep.x + Int(Int64(travel) * (tick % sweepFrames) / max(1, sweepFrames - 1)) & ~1
+        let x = sweep.x + (Int(Int64(travel) * (tick % sweepFrames) / max(1, sweepFrames - 1)) & ~1)
         frame.fill(PixelRect(x: x, y: sweep.y, width: boxWidth, height: sweep.height), with: Self.boxColor)
         frame.drawText(TestPatternCamera.timecode(frame: tick, framesPerSecond: framesPerSecond),
                        x: timecodeOrigin.x, y: timecodeOrigin.y, scale: timecodeScale, color: Self.textColor)
