@@ -24,9 +24,12 @@ let package = Package(
         // glibc calls that need _GNU_SOURCE or are variadic.
         .target(name: "CSystem"),
 
+        // Bitmap font, fills and text on I420/NV12 frames: test-pattern pictures (Capture) and slates (Switcher).
+        .target(name: "FrameDrawing", dependencies: ["StudioCore"]),
+
         // The pipeline stages (adapters). They depend inward only, never on each other.
-        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem"]),
-        .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg"]),
+        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing"]),
+        .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CFFmpeg"]),
         .target(name: "Encoding", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg"]),
         .target(name: "Output", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg"]),
 
@@ -52,8 +55,9 @@ let package = Package(
 
         .testTarget(name: "StudioCoreTests", dependencies: ["StudioCore"]),
         .testTarget(name: "StudioSystemTests", dependencies: ["StudioSystem"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "StudioCore", "StudioSystem"]),
-        .testTarget(name: "SwitcherTests", dependencies: ["Switcher", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
+        // Switcher tests drive the switcher with real test-pattern cameras (Capture); the modules themselves never meet.
+        .testTarget(name: "SwitcherTests", dependencies: ["Switcher", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
         .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore", "StudioSystem"]),

@@ -1,0 +1,100 @@
+import StudioCore
+import StudioSystem
+
+/// What a camera actually delivers.
+public struct CameraFormat: Sendable, Codable, Hashable, CustomStringConvertible {
+    public var pixelFormat: PixelFormat
+    public var width: Int
+    public var height: Int
+    public var frameRate: Rational
+
+    public init(pixelFormat: PixelFormat, width: Int, height: Int, frameRate: Rational) {
+        self.pixelFormat = pixelFormat
+        self.width = width
+        self.height = height
+        self.frameRate = frameRate
+    }
+
+    public var description: String { "\(pixelFormat.rawValue) \(width)x\(height)@\(frameRate)" }
+}
+
+/// Counters of one camera since it was started. A snapshot, cheap to take from any thread.
+public struct CaptureStatistics: Sendable, Codable, Hashable {
+    /// Frames published to `Camera.frames`.
+    public var framesCaptured: UInt64
+    /// Frames the camera should have delivered but did not (capture thread too late, device skipped).
+    public var framesDropped: UInt64
+    /// Frames the device delivered damaged (short or flagged buffers); not published.
+    public var framesCorrupt: UInt64
+    /// CLOCK_MONOTONIC nanoseconds of the newest published frame, nil before the first.
+    public var lastFrameTime: UInt64?
+
+    public init(framesCaptured: UInt64 = 0, framesDropped: UInt64 = 0, framesCorrupt: UInt64 = 0, lastFrameTime: UInt64? = nil) {
+        self.framesCaptured = framesCaptured
+        self.framesDropped = framesDropped
+        self.framesCorrupt = framesCorrupt
+        self.lastFrameTime = lastFrameTime
+    }
+}
+
+/// One video source. Each camera captures on its own named thread and publishes only its newest frame
+/// to `frames`; the program clock takes whatever is newest on its tick, so a slow or stuck camera never
+/// holds up the program.
+public protocol Camera: AnyObject, Sendable {
+    /// Operator-facing name (`cam1`...).
+    var id: CameraID { get }
+    var backend: CameraBackend { get }
+    /// Stable identity of the device that survives replugging and restarts (for example a USB serial or
+    /// bus path), used to give a returning camera its old `id`.
+    var identity: String { get }
+    /// Human-readable description (device product name).
+    var displayName: String { get }
+    /// The newest frame only.
+    var frames: LatestValue<VideoFrame> { get }
+    var state: CameraState { get }
+    /// Pixel format, size and rate actually delivered; nil until known.
+    var currentFormat: CameraFormat? { get }
+    var statistics: CaptureStatistics { get }
+    /// Starts the capture thread. Calling it while running does nothing.
+    func start()
+    /// Stops capturing and joins the capture thread. The last frame stays in `frames`.
+    func stop()
+}
+
+/// Finds cameras and reports them coming and going (hot-plug).
+///
+/// A discovery hands out cameras not yet started: whoever receives `onAdded` decides whether to start
+/// them. Backends that find devices by identity take the naming (identity -> `CameraID`, kept in the
+/// event store) in their initialiser, so every camera they report already has its stable `id`.
+public protocol CameraDiscovery: AnyObject, Sendable {
+    /// Reports the cameras present now (before returning, on the caller's thread) and later arrivals and
+    /// departures (on the discovery's own thread). `onRemoved` gets a camera already stopped.
+    func start(onAdded: @escaping @Sendable (any Camera) -> Void, onRemoved: @escaping @Sendable (any Camera) -> Void)
+    /// Stops watching. Cameras already reported are left as they are.
+    func stop()
+}
+
+/// A camera or discovery that cannot be set up as asked.
+public struct CaptureError: Error, Equatable, CustomStringConvertible {
+    public var camera: CameraID?
+    public var message: String
+    public init(camera: CameraID?, message: String) {
+        self.camera = camera
+        self.message = message
+    }
+    public var description: String { camera.map { "\($0): \(message)" } ?? message }
+}
+
+/// Absolute deadlines on a rate grid: tick `n` is due at `origin + n / rate`, computed from `n` so no
+/// error accumulates (128-bit intermediate: no overflow for years of ticks).
+enum TickGrid {
+    static func time(ofTick tick: Int64, origin: UInt64, rate: Rational) -> UInt64 {
+        origin + UInt64(UInt128(tick) * UInt128(rate.denominator) * 1_000_000_000 / UInt128(rate.numerator))
+    }
+
+    /// The newest tick due at `now` (0 before the origin).
+    static func tick(at now: UInt64, origin: UInt64, rate: Rational) -> Int64 {
+        guard now > origin else { return 0 }
+        return Int64(UInt128(now - origin) * UInt128(rate.numerator) / (UInt128(rate.denominator) * 1_000_000_000))
+    }
+}

@@ -1,0 +1,191 @@
+import Synchronization
+import StudioCore
+import StudioSystem
+
+/// A synthetic camera: colour bars, an ident block in the camera's own colour, a moving box, the
+/// camera's name and a running timecode (see `identRegion` and the other regions for the layout).
+///
+/// Runs on its own thread (`cap.<id>`), paced by absolute deadlines on its own frame-rate grid; frames
+/// come from a `FramePool`, so steady state allocates nothing. `pause()`/`resume()` simulate a camera
+/// that stops delivering and comes back.
+public final class TestPatternCamera: Camera {
+    /// 1280x720@30 I420: the program's default format, so the program passes it through unscaled.
+    public static let defaultFormat = CameraFormat(pixelFormat: .i420, width: 1280, height: 720, frameRate: Rational(30))
+
+    public let id: CameraID
+    public var backend: CameraBackend { .testPattern }
+    public let identity: String
+    public let displayName: String
+    public let frames = LatestValue<VideoFrame>()
+    /// The format this camera renders (also reported by `currentFormat` once it runs).
+    public let format: CameraFormat
+    private let core: Core
+
+    /// - Throws: `CaptureError` unless the format is I420 or NV12 with an even size of at least 16x16 and
+    ///   a frame rate between 1 and 240.
+    public init(id: CameraID, format: CameraFormat = TestPatternCamera.defaultFormat, identity: String? = nil,
+                displayName: String? = nil) throws(CaptureError) {
+        guard format.pixelFormat == .i420 || format.pixelFormat == .nv12 else {
+            throw CaptureError(camera: id, message: "test pattern renders i420 or nv12, not \(format.pixelFormat.rawValue)")
+        }
+        guard format.width >= 16, format.height >= 16, format.width % 2 == 0, format.height % 2 == 0,
+              format.width <= 7680, format.height <= 4320 else {
+            throw CaptureError(camera: id, message: "test pattern size \(format.width)x\(format.height) must be even, 16x16...7680x4320")
+        }
+        guard format.frameRate.numerator > 0, format.frameRate.denominator > 0,
+              (1.0...240.0).contains(format.frameRate.doubleValue) else {
+            throw CaptureError(camera: id, message: "test pattern frame rate \(format.frameRate) must be 1...240")
+        }
+        self.id = id
+        self.format = format
+        self.identity = identity ?? "test-pattern:\(id.name)"
+        self.displayName = displayName ?? "Test pattern \(id.name)"
+        core = Core(id: id, format: format, frames: frames)
+    }
+
+    deinit { core.requestStop() }
+
+    public var state: CameraState { core.snapshot.state }
+    public var currentFormat: CameraFormat? { core.snapshot.currentFormat }
+    public var statistics: CaptureStatistics { core.snapshot.statistics }
+
+    public func start() { core.start() }
+    public func stop() { core.stop() }
+
+    /// Test hook: stop publishing frames (the thread keeps its clock) until `resume()`. State becomes `.lost`.
+    public func pause() { core.setPaused(true) }
+    /// Test hook: publish frames again from the next tick on.
+    public func resume() { core.setPaused(false) }
+    public var isPaused: Bool { core.snapshot.paused }
+}
+
+extension TestPatternCamera {
+    struct Snapshot: Sendable {
+        var state = CameraState.stopped
+        var currentFormat: CameraFormat?
+        var statistics = CaptureStatistics()
+        var paused = false
+    }
+
+    /// The state the capture thread shares with the camera object. Held by the thread, so the camera
+    /// object can go away (its deinit asks the thread to stop).
+    final class Core: Sendable {
+        let id: CameraID
+        let format: CameraFormat
+        let frames: LatestValue<VideoFrame>
+        private let shared = Mutex(Snapshot())
+        private let thread = Mutex<NamedThread?>(nil)
+        private let stopRequested = Atomic<Bool>(false)
+
+        init(id: CameraID, format: CameraFormat, frames: LatestValue<VideoFrame>) {
+            self.id = id
+            self.format = format
+            self.frames = frames
+        }
+
+        var snapshot: Snapshot { shared.withLock { $0 } }
+
+        func setPaused(_ paused: Bool) {
+            shared.withLock {
+                $0.paused = paused
+                if paused, $0.state == .live || $0.state == .starting { $0.state = .lost }
+            }
+        }
+
+        func start() {
+            thread.withLock { thread in
+                if let existing = thread, !existing.isFinished { return }
+                stopRequested.store(false, ordering: .sequentiallyConsistent)
+                shared.withLock { $0.state = $0.paused ? .lost : .starting }
+                thread = NamedThread.start(name: "cap.\(id.name)") { [self] in run() }
+            }
+        }
+
+        func requestStop() { stopRequested.store(true, ordering: .sequentiallyConsistent) }
+
+        func stop() {
+            requestStop()
+            let running = thread.withLock { thread -> NamedThread? in
+                defer { thread = nil }
+                return thread
+            }
+            running?.join()
+            shared.withLock { $0.state = .stopped }
+        }
+
+        private var stopping: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
+
+        private func run() {
+            let picture = TestPatternPicture(camera: id, format: format)
+            let rate = format.frameRate
+            let origin = MonotonicClock.now()
+            var tick: Int64 = 0
+            while !stopping {
+                let deadline = TickGrid.time(ofTick: tick, origin: origin, rate: rate)
+                // Absolute deadline, in slices of at most 50 ms so that stop() is prompt at low rates.
+                while !stopping {
+                    let now = MonotonicClock.now()
+                    if now >= deadline { break }
+                    MonotonicClock.sleep(until: min(deadline, now + 50_000_000))
+                }
+                if stopping { break }
+                let now = MonotonicClock.now()
+                // Too late for one or more ticks: skip them (counted as dropped), keep the grid.
+                let due = TickGrid.tick(at: now, origin: origin, rate: rate)
+                let missed = due > tick ? due - tick : 0
+                tick += missed
+                if shared.withLock({ $0.paused }) {
+                    tick += 1
+                    continue
+                }
+                let frame = picture.render(tick: tick, captureTime: now)
+                // Statistics first, so whoever sees the frame also sees it counted.
+                shared.withLock {
+                    $0.statistics.framesCaptured += 1
+                    $0.statistics.framesDropped += UInt64(missed)
+                    $0.statistics.lastFrameTime = now
+                    $0.currentFormat = format
+                    if !$0.paused { $0.state = .live }
+                }
+                frames.publish(frame)
+                tick += 1
+            }
+        }
+    }
+}
+
+/// A "discovery" that yields `count` test-pattern cameras named `cam1`...`camN` at once, plus hooks to
+/// simulate unplugging and replugging one.
+public final class TestPatternDiscovery: CameraDiscovery {
+    public let cameras: [TestPatternCamera]
+    private let callbacks = Mutex<(added: @Sendable (any Camera) -> Void, removed: @Sendable (any Camera) -> Void)?>(nil)
+
+    /// - Throws: `CaptureError` for a format `TestPatternCamera` cannot render.
+    public init(count: Int, format: CameraFormat = TestPatternCamera.defaultFormat) throws(CaptureError) {
+        var cameras: [TestPatternCamera] = []
+        for index in 0..<max(0, count) {
+            cameras.append(try TestPatternCamera(id: CameraID("cam\(index + 1)"), format: format))
+        }
+        self.cameras = cameras
+    }
+
+    public func start(onAdded: @escaping @Sendable (any Camera) -> Void, onRemoved: @escaping @Sendable (any Camera) -> Void) {
+        callbacks.withLock { $0 = (onAdded, onRemoved) }
+        for camera in cameras { onAdded(camera) }
+    }
+
+    public func stop() { callbacks.withLock { $0 = nil } }
+
+    /// Test hook: stops the camera and reports it removed (on the caller's thread).
+    public func simulateUnplug(_ id: CameraID) {
+        guard let camera = cameras.first(where: { $0.id == id }), let removed = callbacks.withLock({ $0?.removed }) else { return }
+        camera.stop()
+        removed(camera)
+    }
+
+    /// Test hook: reports the camera added again (not started, like any discovered camera).
+    public func simulatePlug(_ id: CameraID) {
+        guard let camera = cameras.first(where: { $0.id == id }), let added = callbacks.withLock({ $0?.added }) else { return }
+        added(camera)
+    }
+}

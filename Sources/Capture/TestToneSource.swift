@@ -1,0 +1,174 @@
+import Synchronization
+import StudioCore
+import StudioSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The demo "microphone": interleaved float audio at the program's audio format, on its own thread.
+///
+/// Pacing has no drift by construction: every `chunkDuration` it computes the index of the sample due
+/// now from the monotonic clock (`(now - origin) * rate / 1e9`) and delivers exactly the samples from
+/// the last one delivered up to that index, with `pts = MediaTime(count: firstSample, rate: rate)`.
+/// `origin` is the program clock's origin, so audio sample k and video frame n share one timeline.
+public final class TestToneSource: Sendable {
+    public enum Signal: Sendable, Hashable {
+        /// A continuous sine; `level` is its peak in dBFS (-20 dBFS: peak 0.1, RMS 0.0707).
+        case tone(frequency: Double, level: Double)
+        /// The sine only during the first `duration` seconds of each second of program time (a beep
+        /// on every whole second, handy to check A/V sync), silence otherwise.
+        case beeps(frequency: Double, level: Double, duration: Double)
+        case silence
+
+        /// A quiet 1 kHz tone at -20 dBFS.
+        public static let standard = Signal.tone(frequency: 1000, level: -20)
+    }
+
+    public let signal: Signal
+    public let format: AudioFormat
+    /// How often the thread wakes up to deliver what is due (10 ms by default).
+    public let chunkDuration: Double
+    /// The origin given at init, if any.
+    public let origin: UInt64?
+    /// No chunk carries more than this many seconds (after a stall the backlog comes in several chunks).
+    public static let maximumChunkDuration = 0.1
+    private let core: Core
+
+    /// - Parameters:
+    ///   - deliver: called on the source's thread with each chunk; must not block.
+    ///   - origin: the program clock's origin (monotonic ns of sample 0), used by `start()` when it is
+    ///     given no origin of its own.
+    public init(signal: Signal = .standard, format: AudioFormat = .program, chunkDuration: Double = 0.01,
+                origin: UInt64? = nil, threadName: String = "cap.tone", deliver: @escaping @Sendable (AudioChunk) -> Void) {
+        self.signal = signal
+        self.origin = origin
+        self.format = format
+        self.chunkDuration = min(max(chunkDuration, 0.001), Self.maximumChunkDuration)
+        core = Core(signal: signal, format: format, interval: UInt64(self.chunkDuration * 1e9), threadName: threadName, deliver: deliver)
+    }
+
+    deinit { core.requestStop() }
+
+    /// Starts delivering. `origin` is the monotonic time of program sample 0 (default: the origin given
+    /// at init, else now). If it is already past, the first chunk starts at the sample due now (nothing
+    /// is back-filled); if it is in the future, delivery starts then, at sample 0.
+    public func start(origin: UInt64? = nil) { core.start(origin: origin ?? self.origin ?? MonotonicClock.now()) }
+
+    /// Stops and joins the thread.
+    public func stop() { core.stop() }
+
+    /// Samples per channel delivered since `start`.
+    public var framesDelivered: Int64 { core.counters.withLock { $0.delivered } }
+    /// Index of the next sample to be delivered on the program timeline.
+    public var nextSample: Int64 { core.counters.withLock { $0.next } }
+
+    /// The value of sample `index` (same on every channel) for `signal` at `sampleRate`. The phase is
+    /// computed from the index, so a chunk boundary never causes a click.
+    public static func sampleValue(at index: Int64, signal: Signal, sampleRate: Int) -> Float {
+        func sine(_ frequency: Double, _ level: Double) -> Float {
+            let amplitude = pow(10, level / 20)
+            // Reduce the index within one second first: exact phase for integer frequencies.
+            let position = Double(index % Int64(sampleRate)) * frequency / Double(sampleRate)
+            return Float(amplitude * sin(2 * Double.pi * (position - position.rounded(.down))))
+        }
+        switch signal {
+        case .silence:
+            return 0
+        case let .tone(frequency, level):
+            return sine(frequency, level)
+        case let .beeps(frequency, level, duration):
+            let withinSecond = Double(index % Int64(sampleRate)) / Double(sampleRate)
+            return withinSecond < duration ? sine(frequency, level) : 0
+        }
+    }
+}
+
+extension TestToneSource {
+    struct Counters: Sendable {
+        var delivered: Int64 = 0
+        var next: Int64 = 0
+    }
+
+    final class Core: Sendable {
+        let signal: Signal
+        let format: AudioFormat
+        let interval: UInt64
+        let threadName: String
+        let deliver: @Sendable (AudioChunk) -> Void
+        let counters = Mutex(Counters())
+        private let thread = Mutex<NamedThread?>(nil)
+        private let stopRequested = Atomic<Bool>(false)
+
+        init(signal: Signal, format: AudioFormat, interval: UInt64, threadName: String, deliver: @escaping @Sendable (AudioChunk) -> Void) {
+            self.signal = signal
+            self.format = format
+            self.interval = max(interval, 1_000_000)
+            self.threadName = threadName
+            self.deliver = deliver
+        }
+
+        func start(origin: UInt64) {
+            thread.withLock { thread in
+                if let existing = thread, !existing.isFinished { return }
+                stopRequested.store(false, ordering: .sequentiallyConsistent)
+                thread = NamedThread.start(name: threadName) { [self] in run(origin: origin) }
+            }
+        }
+
+        func requestStop() { stopRequested.store(true, ordering: .sequentiallyConsistent) }
+
+        func stop() {
+            requestStop()
+            let running = thread.withLock { thread -> NamedThread? in
+                defer { thread = nil }
+                return thread
+            }
+            running?.join()
+        }
+
+        private var stopping: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
+
+        private func sampleDue(at now: UInt64, origin: UInt64) -> Int64 {
+            guard now > origin else { return 0 }
+            return Int64(UInt128(now - origin) * UInt128(format.sampleRate) / 1_000_000_000)
+        }
+
+        private func run(origin: UInt64) {
+            let rate = format.sampleRate, channels = max(1, format.channels)
+            let maximumFrames = Int64(Double(rate) * TestToneSource.maximumChunkDuration)
+            var next = sampleDue(at: MonotonicClock.now(), origin: origin)
+            counters.withLock { $0 = Counters(delivered: 0, next: next) }
+            // Wake-ups on a grid from the origin (or from now, when the origin is past).
+            let start = max(origin, MonotonicClock.now())
+            var wake: UInt64 = 1
+            while !stopping {
+                MonotonicClock.sleep(until: start + wake * interval)
+                if stopping { break }
+                let now = MonotonicClock.now()
+                // Next wake-up: the next grid point after now (skips wake-ups missed in a stall).
+                wake = max(wake + 1, (now - start) / interval + 1)
+                let due = sampleDue(at: now, origin: origin)
+                while next < due {
+                    let count = min(due - next, maximumFrames)
+                    var samples = [Float](repeating: 0, count: Int(count) * channels)
+                    if signal != .silence {
+                        samples.withUnsafeMutableBufferPointer { buffer in
+                            for frame in 0..<Int(count) {
+                                let value = TestToneSource.sampleValue(at: next + Int64(frame), signal: signal, sampleRate: rate)
+                                for channel in 0..<channels { buffer[frame * channels + channel] = value }
+                            }
+                        }
+                    }
+                    let chunk = AudioChunk(format: format, samples: samples, pts: MediaTime(count: next, rate: Rational(Int32(rate))),
+                                           firstSample: next)
+                    next += count
+                    counters.withLock {
+                        $0.delivered += count
+                        $0.next = next
+                    }
+                    deliver(chunk)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import Testing
+import Synchronization
+import Capture
+import FrameDrawing
+import StudioCore
+import StudioSystem
+
+private func smallFormat(_ pixelFormat: PixelFormat = .i420, width: Int = 320, height: Int = 180, rate: Int32 = 30) -> CameraFormat {
+    CameraFormat(pixelFormat: pixelFormat, width: width, height: height, frameRate: Rational(rate))
+}
+
+/// Sum of the luma bytes in a region: changes when anything drawn there changes.
+private func lumaChecksum(_ frame: VideoFrame, _ region: RelativeRect) -> Int {
+    let rect = region.pixelRect(width: frame.width, height: frame.height)
+    let base = frame.plane(0).assumingMemoryBound(to: UInt8.self)
+    var sum = 0
+    for row in rect.y..<rect.maxY {
+        for column in rect.x..<rect.maxX { sum = sum &* 31 &+ Int(base[row * frame.planes[0].stride + column]) }
+    }
+    return sum
+}
+
+/// Waits for a frame newer than `version`.
+private func nextFrame(_ camera: TestPatternCamera, after version: UInt64 = 0, timeout: Double = 2) throws -> (VideoFrame, UInt64) {
+    let result = camera.frames.waitForNewer(than: version, timeoutSeconds: timeout)
+    let frame = try #require(result.value, "no frame from \(camera.id) within \(timeout) s")
+    try #require(result.version > version, "no new frame from \(camera.id) within \(timeout) s")
+    return (frame, result.version)
+}
+
+@Suite(.serialized) struct TestPatternCameraTests {
+    @Test(arguments: [Int32(15), Int32(30)])
+    func producesFramesAtItsOwnRate(rate: Int32) throws {
+        let format = smallFormat(rate: rate)
+        let camera = try TestPatternCamera(id: "cam1", format: format)
+        #expect(camera.state == .stopped)
+        camera.start()
+        defer { camera.stop() }
+        let (first, _) = try nextFrame(camera)
+        let start = MonotonicClock.now()
+        let before = camera.statistics
+        MonotonicClock.sleep(seconds: 1.0)
+        let after = camera.statistics
+        let elapsed = Double(MonotonicClock.now() - start) / 1e9
+        let latest = try #require(camera.frames.latest().value)
+
+        // Every tick of the camera's own grid is either a captured frame or a counted drop.
+        let ticks = Double((after.framesCaptured + after.framesDropped) - (before.framesCaptured + before.framesDropped))
+        let expected = elapsed * Double(rate)
+        #expect(abs(ticks - expected) <= 2.5, "ticks \(ticks), expected \(expected)")
+        #expect(Double(after.framesCaptured - before.framesCaptured) >= expected * 0.8)
+        // The sequence counts ticks since start: the newest frame's number matches the clock.
+        #expect(abs(Double(latest.sequence - first.sequence) - expected) <= 3)
+        #expect(camera.state == .live)
+        #expect(camera.currentFormat == format)
+        let last = try #require(after.lastFrameTime)
+        #expect(last >= start && last <= MonotonicClock.now())
+    }
+
+    @Test(arguments: [PixelFormat.i420, .nv12])
+    func framesHaveTheConfiguredSizeAndFormat(pixelFormat: PixelFormat) throws {
+        let format = smallFormat(pixelFormat, width: 640, height: 360)
+        let camera = try TestPatternCamera(id: "cam2", format: format)
+        camera.start()
+        defer { camera.stop() }
+        let (frame, _) = try nextFrame(camera)
+        #expect(frame.format == pixelFormat)
+        #expect(frame.width == 640 && frame.height == 360)
+        #expect(frame.planes == pixelFormat.planeLayouts(width: 640, height: 360))
+        #expect(frame.planes.count == (pixelFormat == .i420 ? 3 : 2))
+        #expect(camera.currentFormat == format)
+        #expect(camera.backend == .testPattern)
+        #expect(camera.identity == "test-pattern:cam2")
+    }
+
+    @Test func defaultFormatIsTheProgramFormat() throws {
+        let camera = try TestPatternCamera(id: "cam1")
+        #expect(camera.format.pixelFormat == .i420)
+        #expect(camera.format.width == ProgramFormat.default.width && camera.format.height == ProgramFormat.default.height)
+        #expect(camera.format.frameRate == ProgramFormat.default.frameRate)
+    }
+
+    @Test func rejectsFormatsItCannotRender() {
+        #expect(throws: CaptureError.self) { try TestPatternCamera(id: "cam1", format: smallFormat(.yuyv)) }
+        #expect(throws: CaptureError.self) { try TestPatternCamera(id: "cam1", format: smallFormat(width: 321)) }
+        #expect(throws: CaptureError.self) { try TestPatternCamera(id: "cam1", format: smallFormat(rate: 0)) }
+        do {
+            _ = try TestPatternCamera(id: "cam7", format: smallFormat(.bgra))
+            Issue.record("bgra accepted")
+        } catch {
+            #expect(error.description.contains("cam7") && error.description.contains("bgra"))
+        }
+    }
+
+    @Test(arguments: [PixelFormat.i420, .nv12])
+    func identBlockShowsTheCamerasColour(pixelFormat: PixelFormat) throws {
+        // Expected colours stated independently of the palette: red, green, blue, yellow.
+        let expected: [(CameraID, (Int, Int, Int))] = [("cam1", (255, 0, 0)), ("cam2", (0, 255, 0)), ("cam3", (0, 0, 255)), ("cam4", (255, 255, 0))]
+        let cameras = try expected.map { try TestPatternCamera(id: $0.0, format: smallFormat(pixelFormat)) }
+        cameras.forEach { $0.start() }
+        defer { cameras.forEach { $0.stop() } }
+        for (camera, (id, rgb)) in zip(cameras, expected) {
+            let (frame, _) = try nextFrame(camera)
+            let color = try #require(frame.averageColor(in: TestPatternCamera.identRegion.centre(0.9)))
+            let actual = color.rgb
+            #expect(abs(actual.red - rgb.0) <= 6 && abs(actual.green - rgb.1) <= 6 && abs(actual.blue - rgb.2) <= 6,
+                    "\(id): ident block is \(color), expected RGB \(rgb)")
+            #expect(TestPatternCamera.camera(in: frame, among: expected.map(\.0)) == id)
+            // The rest of the picture is not the ident colour (the block is where it is documented).
+            let bars = try #require(frame.averageColor(in: TestPatternCamera.barsRegion))
+            #expect(bars.distance(to: TestPatternCamera.identColor(for: id)) > 60)
+        }
+    }
+
+    @Test func identColoursAreDistinctForTwelveCameras() {
+        let colors = (1...12).map { TestPatternCamera.identColor(for: CameraID("cam\($0)")) }
+        for i in colors.indices {
+            for j in colors.indices where j > i {
+                #expect(colors[i].distance(to: colors[j]) > 100, "cam\(i + 1) and cam\(j + 1) look alike")
+            }
+            // Never close to a neutral grey (slates).
+            let rgb = colors[i].rgb
+            #expect(max(rgb.red, rgb.green, rgb.blue) - min(rgb.red, rgb.green, rgb.blue) > 100)
+        }
+        #expect(TestPatternCamera.camera(showing: .grey(48), among: (1...12).map { CameraID("cam\($0)") }) == nil)
+    }
+
+    @Test func timecodeAndBoxMoveWhileTheNameStays() throws {
+        let camera = try TestPatternCamera(id: "cam1", format: smallFormat())
+        camera.start()
+        defer { camera.stop() }
+        let (first, version) = try nextFrame(camera)
+        var (second, secondVersion) = try nextFrame(camera, after: version)
+        while second.sequence < first.sequence + 2 { (second, secondVersion) = try nextFrame(camera, after: secondVersion) }
+        #expect(lumaChecksum(first, TestPatternCamera.timecodeRegion) != lumaChecksum(second, TestPatternCamera.timecodeRegion))
+        #expect(lumaChecksum(first, TestPatternCamera.sweepRegion) != lumaChecksum(second, TestPatternCamera.sweepRegion))
+        #expect(lumaChecksum(first, TestPatternCamera.nameRegion) == lumaChecksum(second, TestPatternCamera.nameRegion))
+        #expect(lumaChecksum(first, TestPatternCamera.barsRegion) == lumaChecksum(second, TestPatternCamera.barsRegion))
+        // The name is drawn: white ink in the black name band.
+        let name = try #require(first.averageColor(in: TestPatternCamera.nameRegion))
+        #expect(name.y > YUVColor.black.y + 5)
+    }
+
+    @Test func timecodeText() {
+        #expect(TestPatternCamera.timecode(frame: 0, framesPerSecond: 30) == "00:00:00:00")
+        #expect(TestPatternCamera.timecode(frame: 29, framesPerSecond: 30) == "00:00:00:29")
+        #expect(TestPatternCamera.timecode(frame: (3600 + 60 + 1) * 30 + 5, framesPerSecond: 30) == "01:01:01:05")
+        #expect(TestPatternCamera.timecode(frame: 25 * 59, framesPerSecond: 25) == "00:00:59:00")
+    }
+
+    @Test func pauseStopsFramesAndResumeRestartsThem() throws {
+        let camera = try TestPatternCamera(id: "cam1", format: smallFormat())
+        camera.start()
+        defer { camera.stop() }
+        _ = try nextFrame(camera)
+        camera.pause()
+        #expect(camera.state == .lost)
+        MonotonicClock.sleep(seconds: 0.1)  // a frame being rendered at pause() may still land
+        let paused = camera.frames.latest()
+        let capturedWhilePaused = camera.statistics.framesCaptured
+        MonotonicClock.sleep(seconds: 0.3)
+        #expect(camera.frames.latest().version == paused.version)
+        #expect(camera.statistics.framesCaptured == capturedWhilePaused)
+        #expect(camera.state == .lost)
+
+        camera.resume()
+        let (frame, _) = try nextFrame(camera, after: paused.version, timeout: 1)
+        #expect(frame.captureTime > (paused.value?.captureTime ?? 0))
+        // The camera's clock kept running while paused: its frame numbers skipped the paused ticks.
+        #expect(frame.sequence >= (paused.value?.sequence ?? 0) + 9)
+        #expect(camera.state == .live)
+    }
+
+    @Test func stopJoinsTheThreadAndKeepsTheLastFrame() throws {
+        let camera = try TestPatternCamera(id: "cam1", format: smallFormat())
+        camera.start()
+        _ = try nextFrame(camera)
+        camera.stop()
+        #expect(camera.state == .stopped)
+        let version = camera.frames.latest().version
+        MonotonicClock.sleep(seconds: 0.15)
+        #expect(camera.frames.latest().version == version)
+        #expect(camera.frames.latest().value != nil)
+        // And it can start again.
+        camera.start()
+        _ = try nextFrame(camera, after: version)
+        camera.stop()
+    }
+
+    @Test func discoveryYieldsNumberedCamerasAndSimulatesUnplug() throws {
+        let discovery = try TestPatternDiscovery(count: 3, format: smallFormat())
+        let added = Mutex<[CameraID]>([]), removed = Mutex<[CameraID]>([])
+        discovery.start(onAdded: { camera in added.withLock { $0.append(camera.id) } },
+                        onRemoved: { camera in removed.withLock { $0.append(camera.id) } })
+        #expect(added.withLock { $0 } == ["cam1", "cam2", "cam3"])
+        #expect(discovery.cameras.allSatisfy { $0.backend == .testPattern && $0.state == .stopped })
+        discovery.cameras[1].start()
+        discovery.simulateUnplug("cam2")
+        #expect(removed.withLock { $0 } == ["cam2"])
+        #expect(discovery.cameras[1].state == .stopped)
+        discovery.simulatePlug("cam2")
+        #expect(added.withLock { $0 } == ["cam1", "cam2", "cam3", "cam2"])
+        discovery.stop()
+        discovery.simulateUnplug("cam1")
+        #expect(removed.withLock { $0 } == ["cam2"])
+    }
+}
