@@ -42,3 +42,11 @@ func bytes(_ pointer: UnsafePointer<UInt8>?, count: Int32) -> [UInt8] {
     guard let pointer, count > 0 else { return [] }
     return Array(UnsafeBufferPointer(start: pointer, count: Int(count)))
 }
+
+/// libav* logging goes to stderr; the server and tests turn it down to errors only.
+public enum FFmpegLogging {
+    /// `AV_LOG_ERROR` when `verbose` is false, `AV_LOG_INFO` otherwise.
+    public static func configure(verbose: Bool) {
+        cff_set_log_level(verbose ? AV_LOG_INFO : AV_LOG_ERROR)
+    }
+}

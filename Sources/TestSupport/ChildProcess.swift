@@ -113,17 +113,29 @@ public final class ChildProcess: @unchecked Sendable {
         lock.withLock {
             if let exitStatus { return exitStatus }
             var status: Int32 = 0
-            let reaped = (try? syscall("waitpid") { waitpid(pid, &status, WNOHANG) }) ?? -1
+            var reaped = (try? syscall("waitpid") { waitpid(pid, &status, WNOHANG) }) ?? -1
+            if reaped == 0, Self.isZombieOrGone(pid) {
+                // It ended between the two looks: a zombie is reapable now, so this does not block.
+                reaped = (try? syscall("waitpid") { waitpid(pid, &status, WNOHANG) }) ?? -1
+                if reaped == 0 { MonotonicClock.sleep(seconds: 0.001) }
+                if reaped == 0 { reaped = (try? syscall("waitpid") { waitpid(pid, &status, WNOHANG) }) ?? -1 }
+            }
             if reaped == pid {
                 // WIFEXITED / WEXITSTATUS / WTERMSIG are macros; decode the status word by hand.
                 let signal = status & 0x7f
                 exitStatus = signal == 0 ? .exited((status >> 8) & 0xff) : .signalled(signal)
-            } else if reaped == -1 || Self.isZombieOrGone(pid) {
-                // Not our child any more (reaped elsewhere) or a zombie nobody reaps: it has ended.
+            } else if reaped == -1 || (reaped == 0 && Self.isZombieOrGone(pid) && !Self.isZombie(pid)) {
+                // Not our child any more (reaped elsewhere): it has ended, status unknown.
                 exitStatus = .signalled(0)
             }
             return exitStatus
         }
+    }
+
+    static func isZombie(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first == "Z"
     }
 
     /// Reads the state field of /proc/PID/stat: `Z` (zombie) or `X` (dead), or the file is gone.

@@ -139,7 +139,7 @@ public final class NginxRTMP: @unchecked Sendable {
     static func freePort() throws -> Int {
         let fd = try syscall("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }
         defer { close(fd) }
-        var address = loopback(port: 0)
+        var address = loopbackAddress(port: 0)
         _ = try withUnsafePointer(to: &address) { pointer in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 try syscall("bind") { bind(fd, socketAddress, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -159,7 +159,7 @@ public final class NginxRTMP: @unchecked Sendable {
     public static func accepts(port: Int) -> Bool {
         guard let fd = try? syscall("socket", { socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }) else { return false }
         defer { close(fd) }
-        var address = loopback(port: port)
+        var address = loopbackAddress(port: port)
         let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 (try? syscall("connect") { connect(fd, socketAddress, socklen_t(MemoryLayout<sockaddr_in>.size)) }) != nil
@@ -168,7 +168,7 @@ public final class NginxRTMP: @unchecked Sendable {
         return connected
     }
 
-    static func loopback(port: Int) -> sockaddr_in {
+    public static func loopbackAddress(port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
