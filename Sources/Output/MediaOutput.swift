@@ -141,6 +141,7 @@ private struct OutputLoop {
     var keyframeRequestedAt: UInt64 = 0
     var firstKeyframe: MediaTime?
     var heldAudio: [EncodedPacket] = []
+    var early: [EncodedPacket] = []
     /// Extradata to send in-band with the next packet of each kind (FLV), after a format change.
     var pendingVideoExtradata: [UInt8]?
     var pendingAudioExtradata: [UInt8]?
@@ -221,6 +222,11 @@ private struct OutputLoop {
         output.update { $0.currentFile = destination.isNetwork ? nil : url }
         keyframeRequestedAt = MonotonicClock.now()
         output.askForKeyframe()
+        let waiting = early
+        early.removeAll()
+        for packet in waiting where muxer != nil {
+            if packet.kind == .video { writeVideo(packet) } else { writeAudio(packet) }
+        }
     }
 
     /// The file path for the current file generation: `NAME.mkv`, then `NAME-g1.mkv`...
@@ -252,10 +258,21 @@ private struct OutputLoop {
             accept(description)
         case .item(.packet(let packet)):
             guard muxer != nil else {
-                queue.countDrop(video: packet.kind == .video ? 1 : 0, audio: packet.kind == .audio ? 1 : 0)
+                holdUntilConnected(packet)
                 return
             }
             if packet.kind == .video { writeVideo(packet) } else { writeAudio(packet) }
+        }
+    }
+
+    /// Packets that arrive before both descriptions are known (one encoder announced itself later than
+    /// the other) wait here, bounded like the queue, and go out once the muxer is open.
+    mutating func holdUntilConnected(_ packet: EncodedPacket) {
+        early.append(packet)
+        let limit = Int64(policy.queueLimits.maxAudioSeconds * 1e6)
+        while let first = early.first, packet.dts.microseconds - first.dts.microseconds > limit {
+            early.removeFirst()
+            queue.countDrop(video: first.kind == .video ? 1 : 0, audio: first.kind == .audio ? 1 : 0)
         }
     }
 
@@ -386,7 +403,9 @@ private struct OutputLoop {
     mutating func closeMuxer(writeTrailer: Bool, reason: String) {
         guard let muxer else { return }
         muxer.close(writeTrailer: writeTrailer)
-        bytesBefore += muxer.bytesWritten
+        bytesBefore += muxer.bytesWritten  // as counted when the connection closed
+        let total = bytesBefore
+        output.update { $0.bytesSent = total }
         self.muxer = nil
         if !destination.isNetwork, firstKeyframe != nil {
             emit(.recordingStopped, ["path": fileURL(), "reason": reason])

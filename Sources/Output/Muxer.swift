@@ -179,8 +179,12 @@ final class Muxer {
         avio_flush(pb)
     }
 
-    /// Bytes handed to the protocol so far.
-    var bytesWritten: Int64 { context?.pointee.pb?.pointee.bytes_written ?? 0 }
+    /// Bytes handed to the protocol so far (kept after close).
+    var bytesWritten: Int64 {
+        if let pb = context?.pointee.pb { finalBytes = pb.pointee.bytes_written }
+        return finalBytes
+    }
+    private var finalBytes: Int64 = 0
 
     /// Writes the trailer (if asked and the header went out), closes the connection/file and frees the
     /// context. Bounded by the I/O timeout on networks. Safe to call twice.
@@ -189,7 +193,11 @@ final class Muxer {
         interrupt.startOperation(seconds: ioTimeout)
         defer { interrupt.endOperation() }
         if writeTrailer && headerWritten { av_write_trailer(context) }
-        if context.pointee.pb != nil { avio_closep(&context.pointee.pb) }
+        if let pb = context.pointee.pb {
+            avio_flush(pb)
+            finalBytes = pb.pointee.bytes_written
+            avio_closep(&context.pointee.pb)
+        }
         avformat_free_context(context)
         self.context = nil
     }

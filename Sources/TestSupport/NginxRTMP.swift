@@ -60,7 +60,8 @@ public final class NginxRTMP: @unchecked Sendable {
         let child = try lock.withLock { () throws -> ChildProcess in
             if let process, !process.hasExited { return process }
             let child = try ChildProcess(executable: Self.executable,
-                                         arguments: ["-p", prefix.path + "/", "-c", configurationFile.path],
+                                         arguments: ["-p", prefix.path + "/", "-c", configurationFile.path,
+                                                     "-e", errorLog.path],
                                          outputDirectory: prefix.appendingPathComponent("logs"))
             process = child
             return child
