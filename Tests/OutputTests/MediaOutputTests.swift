@@ -319,4 +319,29 @@ private func ms(_ value: Double?) -> Int64 { Int64((value ?? -1).rounded()) }
         #expect(try MediaProbe.decodeCheck(path).clean)
         #expect(try MediaProbe.decodeCheck(second).clean)
     }
+
+    @Test func fanOutEndsOutputsOnlyAfterEveryProducerEnded() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fanOut = OutputFanOut(expectedEndOfStreams: 2)
+        let feed = try ProgramFeed(fanOut: fanOut)
+        feed.run(seconds: 0.3)
+        #expect(fanOut.latestFormats.video?.codec == .h264 && fanOut.latestFormats.audio?.codec == .aac)
+        let output = MediaOutput(destination: OutputDestination(name: "rec", url: directory.appendingPathComponent("late.flv").path),
+                                 events: DiscardingEventSink(), requestKeyframe: { feed.video.requestKeyframe() })
+        fanOut.add(output)  // late: gets both formats from the fan-out before any packet
+        #expect(fanOut.outputs.count == 1)
+        output.start()
+        feed.run(seconds: 1)
+        #expect(output.statistics.state == .connected)
+        feed.audio.finish()
+        MonotonicClock.sleep(seconds: 0.3)
+        #expect(output.statistics.state == .connected, "one producer ending is not the end of the program")
+        feed.video.finish()
+        #expect(waitUntil(timeout: 5) { output.statistics.state == .stopped })
+        #expect(fanOut.remove(output) && fanOut.outputs.isEmpty)
+        let probe = try MediaProbe.probe(directory.appendingPathComponent("late.flv"))
+        #expect(probe.formatName == "flv" && probe.video != nil && probe.audio != nil)
+        #expect(probe.packets.first?.isKeyframe == true && probe.packets.first?.codecType == "video")
+    }
 }
