@@ -31,4 +31,14 @@ static inline void cff_channel_layout_default(AVChannelLayout *layout, int chann
 // unless asked, by level only.
 static inline void cff_set_log_level(int level) { av_log_set_level(level); }
 
+// AVFrame.data/linesize/buf are fixed-size C arrays that Swift imports as tuples, which cannot be
+// indexed by a runtime plane number; these read and write one plane.
+static inline void cff_frame_set_plane(AVFrame *frame, int plane, uint8_t *data, int linesize) {
+    frame->data[plane] = data;
+    frame->linesize[plane] = linesize;
+}
+static inline uint8_t *cff_frame_plane(const AVFrame *frame, int plane) { return frame->data[plane]; }
+static inline int cff_frame_linesize(const AVFrame *frame, int plane) { return frame->linesize[plane]; }
+static inline void cff_frame_set_buffer(AVFrame *frame, int index, AVBufferRef *buffer) { frame->buf[index] = buffer; }
+
 #endif

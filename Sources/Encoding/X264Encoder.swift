@@ -1,0 +1,177 @@
+import CFFmpeg
+import StudioCore
+
+/// H.264 through libavcodec's libx264 wrapper: yuv420p, zerolatency (one packet per frame, no
+/// lookahead), no B-frames, fixed GOP (no scene-cut keyframes), CBR-like rate control and a global
+/// header, so the extradata exists as soon as the encoder is open. x264's Annex B output is turned into
+/// the MP4 form here (avcC extradata, 4-byte length-prefixed packets), which FLV and Matroska carry as is.
+///
+/// Frames are not copied on the way in: the AVFrame's buffer is the `VideoFrame`'s storage, retained
+/// until libavcodec releases it (x264 copies the picture into its own frame during encode).
+public final class X264Encoder: VideoEncoder {
+    public let name = "libx264"
+    public let settings: VideoEncoderSettings
+    public let streamDescription: StreamDescription
+
+    // Owned here, freed in deinit.
+    private let context: UnsafeMutablePointer<AVCodecContext>
+    private let frame: UnsafeMutablePointer<AVFrame>
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private var lastTicks = Int64.min
+    private var flushed = false
+
+    public init(settings: VideoEncoderSettings) throws {
+        guard settings.width > 0, settings.height > 0, settings.width % 2 == 0, settings.height % 2 == 0 else {
+            throw CodecError(call: "X264Encoder", message: "frame size \(settings.width)x\(settings.height) must be even and positive")
+        }
+        guard settings.frameRate.numerator > 0, settings.frameRate.denominator > 0, settings.bitRate > 0 else {
+            throw CodecError(call: "X264Encoder", message: "frame rate \(settings.frameRate) and bit rate \(settings.bitRate) must be positive")
+        }
+        guard let codec = avcodec_find_encoder_by_name("libx264") else {
+            throw CodecError(call: "avcodec_find_encoder_by_name", message: "libx264 is not available in this libavcodec")
+        }
+        guard let context = avcodec_alloc_context3(codec) else {
+            throw CodecError(call: "avcodec_alloc_context3", code: cff_averror(ENOMEM))
+        }
+        var frame = av_frame_alloc()
+        var packet = av_packet_alloc()
+        func release() {
+            var optionalContext: UnsafeMutablePointer<AVCodecContext>? = context
+            avcodec_free_context(&optionalContext)
+            av_frame_free(&frame)
+            av_packet_free(&packet)
+        }
+        guard let frame, let packet else {
+            release()
+            throw CodecError(call: "av_frame_alloc", code: cff_averror(ENOMEM))
+        }
+        let rate = settings.frameRate
+        let keyint = settings.keyframeIntervalFrames
+        context.pointee.width = Int32(settings.width)
+        context.pointee.height = Int32(settings.height)
+        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        // One tick per frame: pts counts frames, so packets map back to MediaTime exactly.
+        context.pointee.time_base = AVRational(num: rate.denominator, den: rate.numerator)
+        context.pointee.framerate = AVRational(num: rate.numerator, den: rate.denominator)
+        context.pointee.gop_size = Int32(keyint)
+        context.pointee.keyint_min = Int32(keyint)
+        context.pointee.max_b_frames = 0
+        context.pointee.bit_rate = Int64(settings.bitRate)
+        context.pointee.rc_max_rate = Int64(settings.bitRate)
+        context.pointee.rc_buffer_size = Int32(clamping: settings.bitRate)
+        context.pointee.thread_count = 0
+        context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
+        let options: [(String, String)] = [
+            ("preset", settings.preset), ("tune", "zerolatency"), ("forced-idr", "1"), ("sc_threshold", "0"),
+        ]
+        do {
+            for (key, value) in options {
+                try check("av_opt_set(\(key)=\(value))", av_opt_set(context.pointee.priv_data, key, value, 0))
+            }
+            try check("avcodec_open2(libx264, preset \(settings.preset))", avcodec_open2(context, codec, nil))
+        } catch {
+            release()
+            throw error
+        }
+        self.settings = settings
+        self.context = context
+        self.frame = frame
+        self.packet = packet
+        let headers = bytes(context.pointee.extradata, count: context.pointee.extradata_size)
+        guard let avcC = AVCFormat.avcC(fromAnnexB: headers) else {
+            var optionalContext: UnsafeMutablePointer<AVCodecContext>? = context
+            avcodec_free_context(&optionalContext)
+            var optionalFrame: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&optionalFrame)
+            var optionalPacket: UnsafeMutablePointer<AVPacket>? = packet
+            av_packet_free(&optionalPacket)
+            throw CodecError(call: "X264Encoder", message: "libx264 produced no SPS/PPS global header (\(headers.count) bytes)")
+        }
+        streamDescription = StreamDescription(
+            kind: .video, codec: .h264, width: settings.width, height: settings.height, frameRate: rate,
+            bitRate: settings.bitRate, extradata: avcC, encoderName: "libx264")
+    }
+
+    deinit {
+        var optionalContext: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&optionalContext)
+        var optionalFrame: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&optionalFrame)
+        var optionalPacket: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&optionalPacket)
+    }
+
+    public func encode(_ input: VideoFrame, pts: MediaTime, forceKeyframe: Bool) throws -> [EncodedPacket] {
+        guard !flushed else { throw CodecError(call: "X264Encoder.encode", message: "encoder already flushed") }
+        guard input.format == .i420, input.width == settings.width, input.height == settings.height,
+              input.planes.count == 3 else {
+            throw CodecError(call: "X264Encoder.encode",
+                             message: "frame \(input.width)x\(input.height) \(input.format) does not match encoder \(settings.width)x\(settings.height) i420")
+        }
+        let ticks = Self.ticks(pts, rate: settings.frameRate)
+        // A repeated or backwards timestamp would corrupt the stream; such a frame is skipped.
+        guard ticks > lastTicks else { return [] }
+        lastTicks = ticks
+
+        av_frame_unref(frame)
+        frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        frame.pointee.width = Int32(input.width)
+        frame.pointee.height = Int32(input.height)
+        for plane in 0..<3 {
+            cff_frame_set_plane(frame, Int32(plane), input.plane(plane).assumingMemoryBound(to: UInt8.self),
+                                Int32(input.planes[plane].stride))
+        }
+        let storage = Unmanaged.passRetained(input.storage)
+        guard let buffer = av_buffer_create(input.storage.bytes.assumingMemoryBound(to: UInt8.self), input.storage.capacity,
+                                            releaseFrameStorage, storage.toOpaque(), Int32(AV_BUFFER_FLAG_READONLY)) else {
+            storage.release()
+            throw CodecError(call: "av_buffer_create", code: cff_averror(ENOMEM))
+        }
+        cff_frame_set_buffer(frame, 0, buffer)
+        frame.pointee.pts = ticks
+        frame.pointee.pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
+        defer { av_frame_unref(frame) }
+        try check("avcodec_send_frame", avcodec_send_frame(context, frame))
+        return try receivePackets()
+    }
+
+    public func flush() throws -> [EncodedPacket] {
+        guard !flushed else { return [] }
+        flushed = true
+        try check("avcodec_send_frame(flush)", avcodec_send_frame(context, nil))
+        return try receivePackets()
+    }
+
+    private func receivePackets() throws -> [EncodedPacket] {
+        var packets: [EncodedPacket] = []
+        while true {
+            let result = avcodec_receive_packet(context, packet)
+            if result == CodecError.tryAgain || result == CodecError.endOfFile { break }
+            try check("avcodec_receive_packet", result)
+            defer { av_packet_unref(packet) }
+            let rate = settings.frameRate
+            let pts = packet.pointee.pts
+            let dts = packet.pointee.dts == cff_nopts_value() ? pts : packet.pointee.dts
+            packets.append(EncodedPacket(
+                kind: .video, data: AVCFormat.lengthPrefixed(annexB: bytes(packet.pointee.data, count: packet.pointee.size)),
+                pts: MediaTime(count: pts, rate: rate), dts: MediaTime(count: dts, rate: rate),
+                duration: MediaTime(count: 1, rate: rate),
+                isKeyframe: packet.pointee.flags & AV_PKT_FLAG_KEY != 0, generation: streamDescription.generation))
+        }
+        return packets
+    }
+
+    /// The frame index nearest to `time` at `rate` (program frames sit exactly on that grid).
+    static func ticks(_ time: MediaTime, rate: Rational) -> Int64 {
+        let numerator = time.microseconds * Int64(rate.numerator)
+        let denominator = Int64(rate.denominator) * 1_000_000
+        return numerator >= 0 ? (numerator + denominator / 2) / denominator : -((-numerator + denominator / 2) / denominator)
+    }
+}
+
+/// Called by libavcodec (on the encoding thread) when the last reference to a frame buffer goes:
+/// gives back the retain taken on the `FrameStorage`.
+private let releaseFrameStorage: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?) -> Void = { opaque, _ in
+    guard let opaque else { return }
+    Unmanaged<FrameStorage>.fromOpaque(opaque).release()
+}

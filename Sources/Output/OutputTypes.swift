@@ -1,0 +1,133 @@
+import Foundation
+import CFFmpeg
+import StudioCore
+
+/// A failed libavformat call: the call's name, its AVERROR code and av_strerror's text. Never contains
+/// a URL (stream keys stay out of errors).
+public struct MuxerError: Error, Equatable, CustomStringConvertible, Sendable {
+    public let call: String
+    public let code: Int32
+    public let message: String
+
+    public init(call: String, code: Int32) {
+        self.call = call
+        self.code = code
+        var buffer = [CChar](repeating: 0, count: 128)
+        cff_strerror(code, &buffer, buffer.count)
+        message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    public init(call: String, message: String) {
+        self.call = call
+        code = cff_averror_external()
+        self.message = message
+    }
+
+    public var description: String { "\(call): \(message)" }
+}
+
+@discardableResult
+func check(_ call: String, _ result: Int32) throws(MuxerError) -> Int32 {
+    if result < 0 { throw MuxerError(call: call, code: result) }
+    return result
+}
+
+/// Where one output goes: an RTMP URL (FLV over libavformat's rtmp protocol) or a recording file
+/// (Matroska unless the path ends in `.flv`).
+public struct OutputDestination: Sendable, Hashable {
+    public var name: String
+    public var url: String
+    /// True for `scheme://` URLs other than `file:`; network outputs reconnect, files do not.
+    public var isNetwork: Bool
+    /// libavformat muxer name: `flv` for network and `.flv` files, `matroska` otherwise.
+    public var containerFormat: String
+
+    public init(name: String, url: String) {
+        self.name = name
+        self.url = url
+        let lower = url.lowercased()
+        isNetwork = lower.contains("://") && !lower.hasPrefix("file:")
+        containerFormat = isNetwork || lower.hasSuffix(".flv") ? "flv" : "matroska"
+    }
+
+    /// The URL with its stream key (and any credentials or query) masked; file paths as they are.
+    public var maskedURL: String { isNetwork ? SecretMasking.maskURL(url) : url }
+
+    /// Removes the URL and its stream key from free text (error messages from lower layers).
+    public func redact(_ text: String) -> String {
+        guard isNetwork else { return text }
+        var result = text.replacingOccurrences(of: url, with: maskedURL)
+        let withoutQuery = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+        if let key = withoutQuery.split(separator: "/").last, key.count >= 4, !withoutQuery.hasSuffix("/"),
+           withoutQuery.split(separator: "/").count >= 4 {
+            result = result.replacingOccurrences(of: String(key), with: "****")
+        }
+        return result
+    }
+}
+
+/// How an output behaves under congestion and failure.
+public struct OutputPolicy: Sendable, Hashable {
+    public var queueLimits: OutputQueue.Limits
+    /// A network read/write that makes no progress for this long fails (libavformat `rw_timeout`, and
+    /// the interrupt callback's per-operation deadline).
+    public var ioTimeoutSeconds: Double
+    /// Connecting (TCP + RTMP handshake + publish) may take this long.
+    public var connectTimeoutSeconds: Double
+    /// Reconnect backoff: first delay, doubling up to `maxBackoffSeconds`, forever until stopped.
+    public var initialBackoffSeconds: Double
+    public var maxBackoffSeconds: Double
+    /// While waiting for the first keyframe of a connection, ask the encoder again this often.
+    public var keyframeRequestIntervalSeconds: Double
+
+    public init(queueLimits: OutputQueue.Limits = .init(), ioTimeoutSeconds: Double = 1, connectTimeoutSeconds: Double = 5,
+                initialBackoffSeconds: Double = 1, maxBackoffSeconds: Double = 15, keyframeRequestIntervalSeconds: Double = 2) {
+        self.queueLimits = queueLimits
+        self.ioTimeoutSeconds = ioTimeoutSeconds
+        self.connectTimeoutSeconds = connectTimeoutSeconds
+        self.initialBackoffSeconds = initialBackoffSeconds
+        self.maxBackoffSeconds = maxBackoffSeconds
+        self.keyframeRequestIntervalSeconds = keyframeRequestIntervalSeconds
+    }
+
+    /// Delay before reconnect attempt `attempt` (1-based): initial * 2^(attempt-1), capped.
+    public func backoff(attempt: Int) -> Double {
+        min(maxBackoffSeconds, initialBackoffSeconds * pow(2, Double(max(0, min(attempt - 1, 30)))))
+    }
+}
+
+public enum OutputState: String, Sendable, Codable {
+    case connecting
+    case connected
+    case reconnecting
+    case stopped
+    case failed
+}
+
+/// What an output has done so far. URLs and errors in here are masked.
+public struct OutputStatistics: Sendable, Equatable {
+    public var name: String
+    public var maskedURL: String
+    public var state: OutputState = .connecting
+    /// Bytes handed to the protocol (socket or file) over all connections.
+    public var bytesSent: Int64 = 0
+    public var packetsSent: Int = 0
+    public var droppedVideo: Int = 0
+    public var droppedAudio: Int = 0
+    /// Successful reconnections (the first connection is not one).
+    public var reconnectCount: Int = 0
+    public var reconnectAttempts: Int = 0
+    public var lastError: String?
+    public var connectedSince: Date?
+    /// Program time (ms) of the first video keyframe sent on the current connection.
+    public var firstProgramMillisecondsOfConnection: Int64?
+    /// Program time (ms) of the last packet written.
+    public var lastProgramMilliseconds: Int64?
+    /// The file being written (recordings; changes when the video format changes mid-stream).
+    public var currentFile: String?
+
+    public init(name: String, maskedURL: String) {
+        self.name = name
+        self.maskedURL = maskedURL
+    }
+}
