@@ -27,5 +27,5 @@ rtmp {
     }
 }
 CONF
-nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" &
+nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" >"$prefix/logs/nginx.out" 2>&1 </dev/null &
 echo $!

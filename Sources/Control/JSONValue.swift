@@ -288,23 +288,21 @@ extension JSONValue {
         self = try JSONDecoder().decode(JSONValue.self, from: data)
     }
 
-    /// A studio event as control clients see it:
-    /// `{"kind":"switch","camera":"cam2","time":"2024-05-01T12:00:00.123Z","program_time_ms":1234,"details":{}}`.
-    /// `camera` and `program_time_ms` are present only when the event has them.
+    /// A studio event as control clients see it, the same shape as `studio log --json`:
+    /// `{"kind":"switch","camera":"cam2","wall_time":"2024-05-01T12:00:00.123Z","program_ms":1234,"details":{}}`.
+    /// `camera` and `program_ms` are null when the event has none.
     public init(_ event: StudioEvent) {
-        var members: [String: JSONValue] = [
+        self = .object([
             "kind": .string(event.kind.rawValue),
-            "time": .string(Self.isoTime(event.wallTime)),
+            "camera": event.camera.map { .string($0.name) } ?? .null,
+            "wall_time": .string(Self.isoTime(event.wallTime)),
+            "program_ms": event.programTime.map { .int(Int($0.milliseconds)) } ?? .null,
             "details": JSONValue(event.details),
-        ]
-        if let camera = event.camera { members["camera"] = .string(camera.name) }
-        if let programTime = event.programTime { members["program_time_ms"] = .int(Int(programTime.milliseconds)) }
-        self = .object(members)
+        ])
     }
 
-    private static func isoTime(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+    /// ISO 8601 in UTC with milliseconds, as everywhere in studio's output.
+    public static func isoTime(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 }

@@ -13,8 +13,11 @@ import Control
 /// server owns the control server.
 final class WeakServerBox: Sendable {
     private let reference = Mutex<StudioServerReference>(StudioServerReference())
-    init(_ server: StudioServer? = nil) { reference.withLock { $0.server = server } }
-    var server: StudioServer? { reference.withLock { $0.server } }
+    init() {}
+    var server: StudioServer? {
+        get { reference.withLock { $0.server } }
+        set { reference.withLock { $0.server = newValue } }
+    }
 }
 
 struct StudioServerReference: ~Copyable {
@@ -22,131 +25,129 @@ struct StudioServerReference: ~Copyable {
 }
 
 /// The control commands, Voctomix style: each is a small function from a request to a reply (or, for
-/// `switch`, a reply once the program has applied the cut).
-final class CommandRouter: ControlHandler {
-    private let box = Mutex<WeakServerBox?>(nil)
-    var server: WeakServerBox? {
-        get { box.withLock { $0 } }
-        set { box.withLock { $0 = newValue } }
-    }
-
-    func handle(_ request: ControlRequest, reply: @escaping @Sendable (ControlReply) -> Void) {
-        guard let server = server?.server else {
-            reply(.failure(id: request.id, code: .unavailable, message: "the server is starting or stopping"))
-            return
+/// `switch`, a reply once the program has applied the cut). Store queries run on the store's thread;
+/// the control thread waits for them, which is fine for the control plane (never the media path).
+enum ServerCommands {
+    static func makeRouter(_ box: WeakServerBox) -> ControlRouter {
+        let router = ControlRouter()
+        @Sendable func server() throws(ControlError) -> StudioServer {
+            guard let server = box.server else { throw ControlError(.unavailable, "the server is starting or stopping") }
+            return server
         }
-        do {
-            switch request.command {
-            case "ping": reply(.success(id: request.id, result: .object(["pong": .bool(true)])))
-            case "cameras": reply(.success(id: request.id, result: server.camerasView()))
-            case "status": reply(.success(id: request.id, result: server.statusView()))
-            case "sessions":
-                let limit = request.arguments["limit"]?.intValue
-                reply(.success(id: request.id, result: Views.sessions(try server.store.sessions(limit: limit))))
-            case "log":
-                reply(.success(id: request.id, result: try server.logView(session: request.arguments["session"]?.intValue.map(Int64.init))))
-            case "switch":
-                guard let name = request.arguments["camera"]?.stringValue, !name.isEmpty else {
-                    reply(.failure(id: request.id, code: .badRequest, message: "switch needs a camera name, e.g. {\"camera\": \"cam2\"}"))
-                    return
+        router.add("ping") { _ in .success(["pong": true]) }
+        router.add("cameras") { _ in .success(try server().camerasView()) }
+        router.add("status") { _ in .success(try server().statusView()) }
+        router.add("sessions") { request in
+            let limit = try request.optionalInt("limit")
+            return .success(Views.sessions(try server().store.sessions(limit: limit)))
+        }
+        router.add("log") { request in
+            let session = try request.optionalInt("session").map(Int64.init)
+            return .success(try server().logView(session: session))
+        }
+        router.addDeferred("switch") { request, reply in
+            let name = try request.string("camera")
+            try server().switcher.switchProgram(to: CameraID(name)) { result in
+                switch result {
+                case .success(let outcome):
+                    reply(.success([
+                        "camera": .string(outcome.camera.name),
+                        "previous": outcome.previous.map { .string($0.name) } ?? .null,
+                        "program_ms": .int(Int(outcome.programTime.milliseconds)),
+                        "frame": .int(Int(outcome.frameNumber)),
+                    ]))
+                case .failure(let error):
+                    reply(.failure(.unknownCamera, error.description))
                 }
-                let id = request.id
-                server.switcher.switchProgram(to: CameraID(name)) { result in
-                    switch result {
-                    case .success(let outcome):
-                        reply(.success(id: id, result: .object([
-                            "camera": .string(outcome.camera.name),
-                            "previous": outcome.previous.map { .string($0.name) } ?? .null,
-                            "program_ms": .number(Double(outcome.programTime.milliseconds)),
-                            "frame": .number(Double(outcome.frameNumber)),
-                        ])))
-                    case .failure(let error):
-                        reply(.failure(id: id, code: .unknownCamera, message: error.description))
-                    }
-                }
-            default:
-                reply(.failure(id: request.id, code: .unknownCommand,
-                               message: "unknown command \"\(request.command)\"; commands: cameras, switch, status, sessions, log, subscribe, ping"))
             }
-        } catch {
-            reply(.failure(id: request.id, code: .internal, message: "\(error)"))
         }
+        return router
     }
 }
 
 extension StudioServer {
     func camerasView() -> JSONValue {
         let program = switcher.status.programSource
-        return .object(["cameras": .array(cameras.all.map { camera in
-            let format: JSONValue = camera.currentFormat.map { format in
-                .object([
-                    "pixel_format": .string(format.pixelFormat.rawValue),
-                    "width": .number(Double(format.width)),
-                    "height": .number(Double(format.height)),
-                    "fps": .number(format.frameRate.doubleValue),
+        let list: [JSONValue] = cameras.all.map { camera in
+            var format = JSONValue.null
+            if let current = camera.currentFormat {
+                format = .object([
+                    "pixel_format": .string(current.pixelFormat.rawValue),
+                    "width": .int(current.width),
+                    "height": .int(current.height),
+                    "fps": .number(current.frameRate.doubleValue),
                 ])
-            } ?? .null
-            let statistics = camera.statistics
-            return .object([
-                "name": .string(camera.id.name),
-                "backend": .string(camera.backend.rawValue),
-                "identity": .string(camera.identity),
-                "display_name": .string(camera.displayName),
-                "state": .string(watch.isLost(camera.id) ? CameraState.lost.rawValue : camera.state.rawValue),
-                "format": format,
-                "on_program": .bool(camera.id == program),
-                "frames": .number(Double(statistics.framesCaptured)),
-            ])
-        })])
+            }
+            let state = watch.isLost(camera.id) ? CameraState.lost : camera.state
+            var members: [String: JSONValue] = [:]
+            members["name"] = .string(camera.id.name)
+            members["backend"] = .string(camera.backend.rawValue)
+            members["identity"] = .string(camera.identity)
+            members["display_name"] = .string(camera.displayName)
+            members["state"] = .string(state.rawValue)
+            members["format"] = format
+            members["on_program"] = .bool(camera.id == program)
+            members["frames"] = .int(Int(camera.statistics.framesCaptured))
+            return .object(members)
+        }
+        return .object(["cameras": .array(list)])
     }
 
     func statusView() -> JSONValue {
         let program = switcher.status
         let video = videoStage.statistics
         let audio = audioStage.statistics
-        return .object([
-            "session": .number(Double(sessionID)),
-            "started_at": .string(Views.timestamp(startedAt)),
-            "uptime_s": .number((uptimeSeconds * 10).rounded() / 10),
-            "program": .object([
-                "source": program.programSource.map { .string($0.name) } ?? .null,
-                "format": .string(options.program.description),
-                "fps": .number((program.deliveredFPS * 10).rounded() / 10),
-                "frames": .number(Double(program.framesDelivered)),
-                "slate_frames": .number(Double(program.slateFrames)),
-                "late_ticks": .number(Double(program.lateTicks)),
-                "program_ms": .number(Double(MediaTime(count: program.frameNumber, rate: options.program.frameRate).milliseconds)),
-            ]),
-            "encoder": .object([
-                "video": .string(video.encoderName),
-                "preset": .string(options.preset),
-                "bitrate": .number(Double(options.videoBitRate)),
-                "frames_encoded": .number(Double(video.framesEncoded)),
-                "frames_dropped": .number(Double(video.framesDropped)),
-                "audio": .string(audio.encoderName),
-            ]),
-            "outputs": .array(outputs.map { output in
-                let s = output.statistics
-                return .object([
-                    "name": .string(output.destination.name),
-                    "url": .string(output.destination.maskedURL),
-                    "state": .string(s.state.rawValue),
-                    "bytes_sent": .number(Double(s.bytesSent)),
-                    "dropped_video": .number(Double(s.droppedVideo)),
-                    "dropped_audio": .number(Double(s.droppedAudio)),
-                    "reconnects": .number(Double(s.reconnectCount)),
-                    "last_error": s.lastError.map { .string($0) } ?? .null,
-                ])
-            }),
-            "cameras": .number(Double(cameras.all.count)),
-            "database": .string(options.databasePath),
-        ])
+        let programTime = MediaTime(count: max(program.frameNumber, 0), rate: options.program.frameRate)
+
+        var programView: [String: JSONValue] = [:]
+        programView["source"] = Views.optional(program.programSource?.name)
+        programView["slate"] = Views.optional(program.slate)
+        programView["format"] = .string(options.program.description)
+        programView["fps"] = .number((program.deliveredFPS * 10).rounded() / 10)
+        programView["frames"] = .int(Int(program.framesDelivered))
+        programView["slate_frames"] = .int(Int(program.slateFrames))
+        programView["late_ticks"] = .int(Int(program.lateTicks))
+        programView["program_ms"] = .int(Int(programTime.milliseconds))
+
+        var encoderView: [String: JSONValue] = [:]
+        encoderView["video"] = .string(video.encoderName)
+        encoderView["preset"] = .string(options.configuration.video.preset)
+        encoderView["bitrate"] = .int(options.configuration.video.bitRate)
+        encoderView["frames_encoded"] = .int(video.framesIn - video.framesDropped)
+        encoderView["frames_dropped"] = .int(video.framesDropped)
+        encoderView["encode_errors"] = .int(video.encodeErrors)
+        encoderView["audio"] = .string(audio.encoderName)
+
+        let outputViews: [JSONValue] = outputs.map { output in
+            let s = output.statistics
+            var members: [String: JSONValue] = [:]
+            members["name"] = .string(s.name)
+            members["url"] = .string(s.maskedURL)
+            members["state"] = .string(s.state.rawValue)
+            members["bytes_sent"] = .int(Int(s.bytesSent))
+            members["packets_sent"] = .int(s.packetsSent)
+            members["dropped_video"] = .int(s.droppedVideo)
+            members["dropped_audio"] = .int(s.droppedAudio)
+            members["reconnects"] = .int(s.reconnectCount)
+            members["last_error"] = Views.optional(s.lastError)
+            return .object(members)
+        }
+
+        var members: [String: JSONValue] = [:]
+        members["session"] = .int(Int(sessionID))
+        members["started_at"] = .string(Views.timestamp(startedAt))
+        members["uptime_s"] = .number((uptimeSeconds * 10).rounded() / 10)
+        members["program"] = .object(programView)
+        members["encoder"] = .object(encoderView)
+        members["outputs"] = .array(outputViews)
+        members["cameras"] = .int(cameras.all.count)
+        members["database"] = .string(options.databasePath)
+        return .object(members)
     }
 
     func logView(session: Int64?) throws -> JSONValue {
-        store.flush()
         guard let record = try store.session(id: session ?? sessionID) else {
-            throw ServerError("no session \(session.map(String.init) ?? "")")
+            throw ControlError(.notFound, "no session \(session.map(String.init) ?? "") in the database")
         }
         return Views.log(session: record, events: try store.events(sessionID: record.id))
     }

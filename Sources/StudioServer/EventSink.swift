@@ -18,7 +18,7 @@ final class ServerEventSink: EventSink {
 
     func emit(_ event: StudioEvent) {
         store.record(event)
-        control.broadcast(Views.event(event))
+        control.broadcast(event)
         log.info(Views.describe(event))
     }
 }

@@ -1,29 +1,27 @@
 import StudioCore
+import StudioConfig
 
-/// What `studio serve` runs with: the config file's values with the command line's flags on top.
+/// What `studio serve` runs with: the config file's values with the command line's flags applied on
+/// top (`configuration` is that effective result, and is what the session's snapshot records).
 public struct ServerOptions: Sendable {
-    public enum AudioSource: String, Sendable { case tone, silence }
-
-    public var program: ProgramFormat = .default
+    public var configuration: StudioConfiguration
+    /// Test-pattern cameras to run (`--demo`, `--cameras N`).
     public var testCameraCount = 0
-    public var rtmpURLs: [String] = []
-    public var recordDirectory: String?
     public var databasePath: String
     public var socketPath: String
-    public var preset = "veryfast"
-    public var videoBitRate = 4_500_000
-    public var keyframeIntervalSeconds = 2.0
-    public var audioBitRate = 128_000
-    public var audio: AudioSource = .tone
-    /// Stable names pinned in the config: camera identity -> name.
-    public var pinnedNames: [String: CameraID] = [:]
-    /// The config as JSON with stream keys masked, stored with the session.
-    public var configSnapshot = "{}"
-    /// How long a camera may go without a frame before it counts as lost (slate on program).
+    /// How long a camera may go without a frame before it counts as lost (slate on program, event).
     public var cameraLossTimeoutSeconds = 0.5
 
-    public init(databasePath: String, socketPath: String) {
+    public init(configuration: StudioConfiguration, databasePath: String, socketPath: String) {
+        self.configuration = configuration
         self.databasePath = databasePath
         self.socketPath = socketPath
+    }
+
+    public var program: ProgramFormat { configuration.program }
+
+    /// Stable names pinned in the config: camera identity -> name.
+    var pinnedNames: [String: CameraID] {
+        Dictionary(configuration.cameras.pins.map { ($0.match, $0.name) }, uniquingKeysWith: { _, last in last })
     }
 }

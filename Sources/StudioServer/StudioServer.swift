@@ -30,113 +30,120 @@ public final class StudioServer: Sendable {
     let startedMonotonic: UInt64
 
     /// Opens the store, starts the session and every stage. Throws with a clear message when the
-    /// database, recording directory, encoder or socket cannot be set up; nothing is left running then.
+    /// database, recording directory, encoder or socket cannot be set up; nothing is left running then
+    /// (and no empty session is left behind).
     public init(options: ServerOptions) throws {
         self.options = options
+        let configuration = options.configuration
         Signals.ignoreSIGPIPE()
+        FFmpegLogging.configure(verbose: false)
         let log = ServerLog()
         self.log = log
+        var undo: [() -> Void] = [{ log.close() }]
+        func unwind() { for step in undo.reversed() { step() } }
 
-        let store: EventStore
-        do { store = try EventStore(path: options.databasePath) } catch {
-            log.close()
-            throw ServerError("cannot open the database \(options.databasePath): \(error)")
-        }
-        let crashed = (try? store.recoverOrphanedSessions()) ?? []
-        for id in crashed { log.info("session \(id) had not been closed: marked as crashed") }
-
-        if let directory = options.recordDirectory {
-            do { try RecordingDirectory.prepare(directory) } catch {
-                store.close(); log.close()
-                throw error
+        do {
+            let store: EventStore
+            do { store = try EventStore(path: options.databasePath) } catch {
+                throw ServerError("cannot open the database \(options.databasePath): \(error)")
             }
+            self.store = store
+            undo.append { store.close() }
+            for id in try store.recoverOrphanedSessions() {
+                log.info("session \(id) had not been closed (the server was killed): marked as crashed")
+            }
+            if case .pipewire(let node) = configuration.audio.source {
+                throw ServerError("audio.source pipewire:\(node): PipeWire microphones are not supported by this build yet; use tone or silence")
+            }
+            if let directory = configuration.recordDirectory { try RecordingDirectory.prepare(directory) }
+
+            // Everything that can fail on bad settings is made before anything starts.
+            let videoEncoder = try makeEncoder(for: VideoEncoderSettings(
+                format: configuration.program, bitRate: configuration.video.bitRate, preset: configuration.video.preset,
+                keyframeIntervalSeconds: configuration.video.keyframeIntervalSeconds))
+            let audioEncoder = try AACEncoder(format: .program, bitRate: configuration.audio.bitRate)
+            let cameras = CameraSet()
+            for index in stride(from: 1, through: options.testCameraCount, by: 1) {
+                let identity = "test-pattern:\(index)"
+                let name = try store.cameraName(forIdentity: identity, backend: .testPattern,
+                                                displayName: "Test pattern \(index)", pinnedName: options.pinnedNames[identity])
+                cameras.add(try TestPatternCamera(id: name, identity: identity, displayName: "Test pattern \(index)"))
+            }
+            self.cameras = cameras
+
+            // The control socket is claimed before the session starts, so a second server on the same
+            // socket fails without leaving an empty session behind.
+            let serverBox = WeakServerBox()
+            let control = ControlServer(socketPath: options.socketPath, handler: ServerCommands.makeRouter(serverBox))
+            do { try control.start() } catch {
+                throw ServerError("cannot listen on \(options.socketPath): \(error)")
+            }
+            self.control = control
+            undo.append { control.stop() }
+
+            sessionID = try store.startSession(configSnapshot: configuration.jsonSnapshot())
+            let events = ServerEventSink(store: store, control: control, log: log)
+            self.events = events
+
+            // Encoders feed the outputs through the fan-out; the switcher and the audio source feed
+            // the encoders. Stages are built downstream first, then started upstream last.
+            let fanOut = OutputFanOut()
+            self.fanOut = fanOut
+            let videoStage = VideoEncodingStage(encoder: videoEncoder, events: events, deliver: { fanOut.deliver($0) })
+            let audioStage = AudioEncodingStage(encoder: audioEncoder, events: events, deliver: { fanOut.deliver($0) })
+            self.videoStage = videoStage
+            self.audioStage = audioStage
+
+            var outputs: [MediaOutput] = []
+            for target in configuration.outputs {
+                outputs.append(MediaOutput(destination: OutputDestination(name: target.name, url: target.url), events: events,
+                                           requestKeyframe: { videoStage.requestKeyframe() }))
+            }
+            if let directory = configuration.recordDirectory {
+                let path = RecordingDirectory.programPath(in: directory, session: sessionID)
+                outputs.append(MediaOutput(destination: OutputDestination(name: "recording", url: path), events: events,
+                                           requestKeyframe: { videoStage.requestKeyframe() }))
+                _ = try? store.addRecording(cameraID: nil, path: path)
+            }
+            self.outputs = outputs
+            for output in outputs {
+                fanOut.add(output)
+                output.start()
+            }
+
+            switcher = ProgramSwitcher(format: configuration.program,
+                                       configuration: .init(lossTimeout: options.cameraLossTimeoutSeconds),
+                                       events: events,
+                                       deliver: { frame, pts in _ = videoStage.submit(frame, pts: pts) })
+            startedAt = Date()
+            startedMonotonic = MonotonicClock.now()
+            let origin = startedMonotonic
+            audioSource = TestToneSource(signal: configuration.audio.source == .tone ? .standard : .silence, origin: origin,
+                                         deliver: { chunk in _ = audioStage.submit(chunk) })
+            watch = CameraWatch(cameras: cameras, events: events, lossTimeoutSeconds: options.cameraLossTimeoutSeconds)
+
+            for camera in cameras.all {
+                camera.start()
+                switcher.addSource(camera.id, frames: camera.frames)
+                events.emit(StudioEvent(kind: .cameraAdded, camera: camera.id,
+                                        details: ["backend": camera.backend.rawValue, "identity": camera.identity]))
+            }
+            switcher.start(origin: origin)
+            audioSource.start(origin: origin)
+            watch.start()
+            serverBox.server = self
+        } catch {
+            unwind()
+            throw error
         }
-
-        // The control socket is claimed before the session starts, so a second server on the same
-        // socket fails without leaving an empty session behind.
-        let router = CommandRouter()
-        let control: ControlServer
-        do { control = try ControlServer(socketPath: options.socketPath, handler: router) } catch {
-            store.close(); log.close()
-            throw ServerError("cannot listen on \(options.socketPath): \(error)")
-        }
-        self.control = control
-
-        sessionID = try store.startSession(configSnapshot: options.configSnapshot)
-        self.store = store
-        let events = ServerEventSink(store: store, control: control, log: log)
-        self.events = events
-
-        // Encoders first: the switcher and the audio source feed them.
-        let fanOut = OutputFanOut()
-        self.fanOut = fanOut
-        let settings = VideoEncoderSettings(width: options.program.width, height: options.program.height,
-                                            frameRate: options.program.frameRate, bitRate: options.videoBitRate,
-                                            preset: options.preset, keyframeIntervalSeconds: options.keyframeIntervalSeconds)
-        let videoEncoder = try makeEncoder(for: settings)
-        videoStage = VideoEncodingStage(encoder: videoEncoder, events: events, deliver: { fanOut.deliver($0) })
-        audioStage = AudioEncodingStage(encoder: try AACEncoder(format: .program, bitRate: options.audioBitRate),
-                                        events: events, deliver: { fanOut.deliver($0) })
-
-        var outputs: [MediaOutput] = []
-        let videoStage = self.videoStage
-        for (index, url) in options.rtmpURLs.enumerated() {
-            let destination = OutputDestination(name: "rtmp\(index + 1)", url: url)
-            outputs.append(MediaOutput(destination: destination, events: events, requestKeyframe: { videoStage.requestKeyframe() }))
-        }
-        if let directory = options.recordDirectory {
-            let path = RecordingDirectory.programPath(in: directory, session: sessionID)
-            outputs.append(MediaOutput(destination: OutputDestination(name: "recording", url: path),
-                                       events: events, requestKeyframe: { videoStage.requestKeyframe() }))
-            _ = try? store.addRecording(cameraID: nil, path: path)
-        }
-        self.outputs = outputs
-        for output in outputs {
-            fanOut.add(output)
-            output.start()
-        }
-
-        switcher = ProgramSwitcher(format: options.program, events: events,
-                                   deliver: { frame, pts in _ = videoStage.submit(frame, pts: pts) })
-        router.server = WeakServerBox()
-
-        cameras = CameraSet()
-        for index in 0..<options.testCameraCount {
-            let identity = "test-pattern:\(index + 1)"
-            let name = try store.cameraName(forIdentity: identity, backend: .testPattern,
-                                            displayName: "Test pattern \(index + 1)",
-                                            pinnedName: options.pinnedNames[identity])
-            let camera = TestPatternCamera(id: name, identity: identity, index: index)
-            cameras.add(camera)
-        }
-
-        startedAt = Date()
-        startedMonotonic = MonotonicClock.now()
-        let origin = startedMonotonic
-        let audioStage = self.audioStage
-        audioSource = TestToneSource(kind: options.audio == .tone ? .tone : .silence, origin: origin,
-                                     deliver: { chunk in _ = audioStage.submit(chunk) })
-        watch = CameraWatch(cameras: cameras, events: events, lossTimeoutSeconds: options.cameraLossTimeoutSeconds)
-
-        for camera in cameras.all {
-            camera.start()
-            switcher.addSource(camera.id, frames: camera.frames)
-            events.emit(StudioEvent(kind: .cameraAdded, camera: camera.id,
-                                    details: ["backend": camera.backend.rawValue, "identity": camera.identity]))
-        }
-        switcher.start(origin: origin)
-        audioSource.start()
-        watch.start()
-        router.server = WeakServerBox(self)
-        control.start()
-        log.info("session \(sessionID) started: program \(options.program), \(cameras.all.count) camera(s), control socket \(options.socketPath)")
+        log.info("session \(sessionID) started: program \(configuration.program), \(cameras.all.count) camera(s), control socket \(options.socketPath)")
         for output in outputs { log.info("output \(output.destination.name): \(output.destination.maskedURL)") }
     }
 
     /// Stops every stage in data-flow order so nothing is lost: sources, switcher, encoders (flushed,
     /// end-of-stream), outputs (drained, trailers written), then the session is closed in the store.
-    public func shutdown(reason: String = "stopped") {
-        log.info("stopping (\(reason))")
+    public func shutdown(reason: String = "stopped", signal: String? = nil) {
+        log.info("stopping" + (signal.map { " on \($0)" } ?? ""))
         watch.stop()
         audioSource.stop()
         switcher.stop()

@@ -3,48 +3,36 @@ import StudioCore
 import EventStore
 import Control
 
-/// JSON shapes shared by the server's replies and the CLI's offline path, so `studio log --json`
-/// prints the same thing whether a server answered or the database was read directly.
+/// JSON shapes shared by the server's replies, `studio watch` and the CLI's offline path, so
+/// `studio log --json` prints the same thing whether a server answered or the database was read.
 public enum Views {
-    static let timeFormatter: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }()
+    public static func timestamp(_ date: Date) -> String { JSONValue.isoTime(date) }
 
-    public static func timestamp(_ date: Date) -> String { timeFormatter.string(from: date) }
-
-    public static func event(_ event: StudioEvent) -> JSONValue {
-        .object([
-            "kind": .string(event.kind.rawValue),
-            "camera": event.camera.map { .string($0.name) } ?? .null,
-            "wall_time": .string(timestamp(event.wallTime)),
-            "program_ms": event.programTime.map { .number(Double($0.milliseconds)) } ?? .null,
-            "details": .object(event.details.mapValues { .string($0) }),
-        ])
-    }
+    static func optional(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+    static func optional(_ value: Int64?) -> JSONValue { value.map { JSONValue.int(Int($0)) } ?? .null }
+    static func optional(_ value: Date?) -> JSONValue { value.map { JSONValue.string(timestamp($0)) } ?? .null }
 
     public static func event(_ record: EventRecord) -> JSONValue {
-        .object([
-            "id": .number(Double(record.id)),
-            "session": .number(Double(record.sessionID)),
-            "kind": .string(record.kind.rawValue),
-            "camera": record.camera.map { .string($0.name) } ?? .null,
-            "wall_time": .string(timestamp(record.wallTime)),
-            "program_ms": record.programMilliseconds.map { .number(Double($0)) } ?? .null,
-            "details": .object(record.details.mapValues { .string($0) }),
-        ])
+        var members: [String: JSONValue] = [:]
+        members["id"] = .int(Int(record.id))
+        members["session"] = .int(Int(record.sessionID))
+        members["kind"] = .string(record.kind.rawValue)
+        members["camera"] = optional(record.camera?.name)
+        members["wall_time"] = .string(timestamp(record.wallTime))
+        members["program_ms"] = optional(record.programMilliseconds)
+        members["details"] = JSONValue(record.details)
+        return .object(members)
     }
 
     public static func session(_ record: SessionRecord) -> JSONValue {
-        .object([
-            "id": .number(Double(record.id)),
-            "started_at": .string(timestamp(record.startedAt)),
-            "ended_at": record.endedAt.map { .string(timestamp($0)) } ?? .null,
-            "end_reason": record.endReason.map { .string($0) } ?? .null,
-            "switch_count": .number(Double(record.switchCount)),
-            "event_count": .number(Double(record.eventCount)),
-        ])
+        var members: [String: JSONValue] = [:]
+        members["id"] = .int(Int(record.id))
+        members["started_at"] = .string(timestamp(record.startedAt))
+        members["ended_at"] = optional(record.endedAt)
+        members["end_reason"] = optional(record.endReason)
+        members["switch_count"] = .int(record.switchCount)
+        members["event_count"] = .int(record.eventCount)
+        return .object(members)
     }
 
     public static func sessions(_ records: [SessionRecord]) -> JSONValue {

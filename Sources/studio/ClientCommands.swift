@@ -23,7 +23,7 @@ enum ClientCommands {
         let valued: Set<String> = command == "sessions" ? ["socket", "db", "limit"] : command == "log" ? ["socket", "db"] : ["socket"]
         let arguments = try Arguments(words, command: command, valued: valued, switches: command == "switch" ? [] : ["json"])
         let json = arguments.flag("json")
-        let socket = ControlSocketPath.resolve(flag: arguments.value("socket"), environment: environment, uid: getuid())
+        let socket = ControlSocketPath.resolve(flag: arguments.value("socket"), configured: nil, environment: environment, uid: getuid())
 
         switch command {
         case "switch":
@@ -73,7 +73,9 @@ enum ClientCommands {
             try noPositionals(arguments, command)
             let client = try connect(socket)
             try client.subscribe { event in
-                print(json ? event.compactJSONText : Format.eventLine(event))
+                let line = (json ? event.jsonText : Format.eventLine(event)) + "\n"
+                FileHandle.standardOutput.write(Data(line.utf8))
+                return true
             }
         default:
             break
@@ -95,10 +97,8 @@ enum ClientCommands {
 
     static func request(_ socket: String, _ command: String, _ arguments: [String: JSONValue]) throws -> JSONValue {
         let client = try connect(socket)
-        do { return try client.request(command, arguments: arguments, timeoutSeconds: 10) } catch let error as ControlError {
+        do { return try client.request(command, arguments: arguments, timeoutSeconds: 10) } catch {
             throw ClientFailure(error.message)
-        } catch {
-            throw ClientFailure("\(error)")
         }
     }
 
@@ -107,7 +107,7 @@ enum ClientCommands {
                                       _ command: String, _ requestArguments: [String: JSONValue],
                                       offline: (EventStore) throws -> JSONValue) throws -> JSONValue {
         if arguments.value("db") == nil, let client = try? ControlClient(socketPath: socket) {
-            do { return try client.request(command, arguments: requestArguments, timeoutSeconds: 10) } catch let error as ControlError {
+            do { return try client.request(command, arguments: requestArguments, timeoutSeconds: 10) } catch {
                 throw ClientFailure(error.message)
             }
         }

@@ -27,7 +27,7 @@ enum Format {
             if let i = v.intValue { return String(i) }
             if let d = v.doubleValue { return String(d) }
             if let b = v.boolValue { return b ? "yes" : "no" }
-            return v.compactJSONText
+            return v.jsonText
         }
     }
 

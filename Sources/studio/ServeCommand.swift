@@ -30,13 +30,12 @@ enum ServeCommand {
         do { server = try StudioServer(options: options) } catch {
             throw ClientFailure("\(error)", exitCode: 2)
         }
-        for url in options.rtmpURLs where url.hasPrefix("rtmp://127.") || url.hasPrefix("rtmp://localhost") {
-            print("studio: watch the program with: ffplay -fflags nobuffer \(url)")
-        }
-        print("studio: serving; control socket \(options.socketPath); stop with Ctrl-C")
+        var banner = options.configuration.outputs.map { "studio: pushing the program to \($0.maskedURL)\n" }.joined()
+        banner += "studio: serving; control socket \(options.socketPath); stop with Ctrl-C\n"
+        FileHandle.standardOutput.write(Data(banner.utf8))
         var received: Int32 = 0
         while sigwait(&stopSignals, &received) != 0 {}
-        server.shutdown(reason: received == SIGINT ? "stopped" : "stopped")
+        server.shutdown(reason: "stopped", signal: received == SIGINT ? "SIGINT" : "SIGTERM")
         return 0
     }
 
@@ -47,50 +46,53 @@ enum ServeCommand {
                 throw ClientFailure("\(error)", exitCode: 2)
             }
         }
-        let socket = ControlSocketPath.resolve(flag: arguments.value("socket") ?? configuration.socket, environment: environment, uid: getuid())
-        let database = DatabasePath.resolve(flag: arguments.value("db"), configured: configuration.database, environment: environment)
-        var options = ServerOptions(databasePath: database, socketPath: socket)
-        options.apply(configuration)
-
         if let text = arguments.value("program") {
             guard let format = ProgramFormat(parsing: text) else {
                 throw Arguments.Failure(message: "studio serve: --program \(text): expected WxH@FPS with even sizes, e.g. 1280x720@30")
             }
-            options.program = format
+            configuration.program = format
         }
         if let preset = arguments.value("preset") {
-            let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
-            guard presets.contains(preset) else {
-                throw Arguments.Failure(message: "studio serve: --preset \(preset): expected one of \(presets.joined(separator: ", "))")
+            guard VideoSettings.presets.contains(preset) else {
+                throw Arguments.Failure(message: "studio serve: --preset \(preset): expected one of \(VideoSettings.presets.joined(separator: ", "))")
             }
-            options.preset = preset
+            configuration.video.preset = preset
         }
         if let text = arguments.value("bitrate") {
-            guard let rate = StudioConfiguration.parseBitRate(text), rate >= 100_000 else {
+            guard let rate = BitRate.parse(text), rate >= 100_000 else {
                 throw Arguments.Failure(message: "studio serve: --bitrate \(text): expected a rate like 4500k or 4.5M (at least 100k)")
             }
-            options.videoBitRate = rate
+            configuration.video.bitRate = rate
         }
-        if arguments.flag("demo") && options.testCameraCount == 0 { options.testCameraCount = 3 }
+        if let text = arguments.value("audio") {
+            switch text {
+            case "tone": configuration.audio.source = .tone
+            case "silence": configuration.audio.source = .silence
+            default: throw Arguments.Failure(message: "studio serve: --audio \(text): expected tone or silence")
+            }
+        }
+        let urls = arguments.values("rtmp")
+        for url in urls where !(url.hasPrefix("rtmp://") || url.hasPrefix("rtmps://")) {
+            throw Arguments.Failure(message: "studio serve: --rtmp \(SecretMasking.maskURL(url)): expected an rtmp:// or rtmps:// URL")
+        }
+        if !urls.isEmpty {
+            configuration.outputs = urls.enumerated().map { OutputTarget(name: "rtmp\($0.offset + 1)", url: $0.element) }
+        }
+        if let directory = arguments.value("record") { configuration.recordDirectory = directory }
+        if let path = arguments.value("db") { configuration.databasePath = path }
+        if let path = arguments.value("socket") { configuration.socketPath = path }
+
+        let socket = ControlSocketPath.resolve(flag: arguments.value("socket"), configured: configuration.socketPath,
+                                               environment: environment, uid: getuid())
+        let database = DatabasePath.resolve(flag: arguments.value("db"), configured: configuration.databasePath, environment: environment)
+        var options = ServerOptions(configuration: configuration, databasePath: database, socketPath: socket)
+        if arguments.flag("demo") { options.testCameraCount = configuration.cameras.demoCount }
         if let text = arguments.value("cameras") {
             guard let count = Int(text), (0...16).contains(count) else {
                 throw Arguments.Failure(message: "studio serve: --cameras \(text): expected a number from 0 to 16")
             }
             options.testCameraCount = count
         }
-        if let text = arguments.value("audio") {
-            guard let audio = ServerOptions.AudioSource(rawValue: text) else {
-                throw Arguments.Failure(message: "studio serve: --audio \(text): expected tone or silence")
-            }
-            options.audio = audio
-        }
-        let urls = arguments.values("rtmp")
-        for url in urls where !(url.hasPrefix("rtmp://") || url.hasPrefix("rtmps://")) {
-            throw Arguments.Failure(message: "studio serve: --rtmp \(SecretMasking.maskURL(url)): expected an rtmp:// URL")
-        }
-        if !urls.isEmpty { options.rtmpURLs = urls }
-        if let directory = arguments.value("record") { options.recordDirectory = directory }
-        options.configSnapshot = configuration.jsonSnapshot()
         return options
     }
 }

@@ -10,7 +10,6 @@ import Glibc
 #endif
 
 /// `studio`: the server (`studio serve`) and the operator's CLI that talks to it over the control socket.
-setvbuf(stdout, nil, _IOLBF, 0)
 let words = Array(CommandLine.arguments.dropFirst())
 let environment = ProcessInfo.processInfo.environment
 

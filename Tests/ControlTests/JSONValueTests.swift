@@ -69,11 +69,11 @@ import Testing
         let value = JSONValue(event)
         #expect(value["kind"] == "switch")
         #expect(value["camera"] == "cam2")
-        #expect(value["program_time_ms"] == 1234)
+        #expect(value["program_ms"] == 1234)
         #expect(value["details"]?["from"] == "cam1")
-        #expect(value["time"]?.stringValue == "2023-11-14T22:13:20.250Z")
+        #expect(value["wall_time"]?.stringValue == "2023-11-14T22:13:20.250Z")
         let bare = JSONValue(StudioEvent(kind: .sessionStarted))
-        #expect(bare["camera"] == nil && bare["program_time_ms"] == nil)
+        #expect(bare["camera"] == .null && bare["program_ms"] == .null)
     }
 
     @Test func encodingConvertsCodableValues() throws {
