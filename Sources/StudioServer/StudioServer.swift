@@ -115,19 +115,28 @@ public final class StudioServer: Sendable {
                                        configuration: .init(lossTimeout: options.cameraLossTimeoutSeconds),
                                        events: events,
                                        deliver: { frame, pts in _ = videoStage.submit(frame, pts: pts) })
-            startedAt = Date()
-            startedMonotonic = MonotonicClock.now()
-            let origin = startedMonotonic
-            audioSource = TestToneSource(signal: configuration.audio.source == .tone ? .standard : .silence, origin: origin,
-                                         deliver: { chunk in _ = audioStage.submit(chunk) })
-            watch = CameraWatch(cameras: cameras, events: events, lossTimeoutSeconds: options.cameraLossTimeoutSeconds)
-
             for camera in cameras.all {
                 camera.start()
                 switcher.addSource(camera.id, frames: camera.frames)
                 events.emit(StudioEvent(kind: .cameraAdded, camera: camera.id,
                                         details: ["backend": camera.backend.rawValue, "identity": camera.identity]))
             }
+            // Give the cameras up to a second to deliver their first frame, so the program opens on a
+            // picture rather than on a "waiting" slate; a camera slower than that starts on the slate.
+            let firstFrameDeadline = MonotonicClock.now() + 1_000_000_000
+            for camera in cameras.all {
+                let now = MonotonicClock.now()
+                guard now < firstFrameDeadline else { break }
+                _ = camera.frames.waitForNewer(than: 0, timeoutSeconds: Double(firstFrameDeadline - now) / 1e9)
+            }
+
+            // The program's origin: video frame n and audio sample k are timed from here.
+            startedAt = Date()
+            startedMonotonic = MonotonicClock.now()
+            let origin = startedMonotonic
+            audioSource = TestToneSource(signal: configuration.audio.source == .tone ? .standard : .silence, origin: origin,
+                                         deliver: { chunk in _ = audioStage.submit(chunk) })
+            watch = CameraWatch(cameras: cameras, events: events, lossTimeoutSeconds: options.cameraLossTimeoutSeconds)
             switcher.start(origin: origin)
             audioSource.start(origin: origin)
             watch.start()
