@@ -50,6 +50,9 @@ let package = Package(
         ]),
         .executableTarget(name: "studio", dependencies: ["StudioServer", "Control", "EventStore", "StudioConfig", "StudioCore", "StudioSystem"]),
 
+        // Benchmark tool: writes a test camera's frames as Y4M so the ffmpeg CLI can encode the same pictures.
+        .executableTarget(name: "pattern-y4m", dependencies: ["Capture", "StudioCore"], path: "Benchmarks/pattern-y4m"),
+
         // Helpers for tests only: a private nginx-rtmp, child processes, ffprobe.
         .target(name: "TestSupport", dependencies: ["StudioSystem"]),
 

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Benchmark: our program pipeline against the ffmpeg CLI doing the same job, side by side in one run.
 #
-# The job: one synthetic 1280x720@30 source -> H.264 (libx264 veryfast, zerolatency, no B-frames,
+# The job: one synthetic 1280x720@30 source (the test-pattern camera's pictures: studio renders them live,
+# the ffmpeg CLI reads the very same frames from a Y4M file made by Benchmarks/pattern-y4m, so both encode
+# equal content) -> H.264 (libx264 veryfast, zerolatency, no B-frames,
 # keyframe every 2 s, 4500k CBR-like) + AAC 128k 48 kHz stereo tone -> FLV over RTMP to the same
 # private nginx-rtmp on loopback, in real time. For each run it reports CPU seconds per second of
 # output (user+system, all threads) and peak RSS, then the ratio studio/ffmpeg.
-# Also measured: the demo (three test cameras, switching every few seconds) for reference.
+# Also measured, for reference: ffmpeg on its own testsrc2 pattern (busier content), and the demo
+# (three test cameras).
 #
 # Usage: scripts/bench.sh [SECONDS per run, default 20] [ROUNDS, default 2]
 # Results: printed, and appended as a Markdown table to bench-results/latest.md (copy into docs/benchmarks.md).
@@ -16,16 +19,19 @@ seconds=${1:-20}
 rounds=${2:-2}
 scripts/setup.sh
 swift build -c release --product studio 2>&1 | tail -n 1
+swift build -c release --product pattern-y4m 2>&1 | tail -n 1
 bin=$(swift build -c release --show-bin-path)/studio
 
 work=$(mktemp -d /tmp/studio-bench.XXXXXX)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 nginx_pid=$(scripts/nginx-rtmp.sh "$work/nginx" "$port")
-cleanup() { kill "$nginx_pid" 2>/dev/null || true; }
+cleanup() { kill "$nginx_pid" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
 url="rtmp://127.0.0.1:$port/live"
 ticks=$(getconf CLK_TCK)
+# Ten seconds of cam1's pattern, looped by ffmpeg (the timecode jumps back every 10 s; nothing else changes).
+"$(swift build -c release --show-bin-path)/pattern-y4m" "$work/pattern.y4m" 300 1280x720@30 cam1
 
 # measure NAME SECONDS CMD...: runs CMD for SECONDS, samples its CPU time and peak RSS just before
 # stopping it with SIGINT, and prints "NAME cpu_per_s peak_rss_mib".
@@ -52,12 +58,16 @@ print(f"{name} {cpu / wall:.3f} {int(rss) / 1024:.1f}")
 PY
 }
 
+x264_and_aac=(-c:v libx264 -preset veryfast -tune zerolatency -bf 0 -g 60 -keyint_min 60 -sc_threshold 0
+  -b:v 4500k -maxrate 4500k -bufsize 4500k -pix_fmt yuv420p -c:a aac -b:a 128k -ac 2 -ar 48000)
 ffmpeg_job() {
+  exec ffmpeg -hide_banner -loglevel error -nostdin -re -stream_loop -1 -i "$work/pattern.y4m" \
+    -f lavfi -i "sine=frequency=1000:sample_rate=48000:samples_per_frame=1024" "${x264_and_aac[@]}" -f flv "$url/ffmpeg"
+}
+ffmpeg_testsrc2_job() {
   exec ffmpeg -hide_banner -loglevel error -nostdin -re \
     -f lavfi -i "testsrc2=size=1280x720:rate=30" -f lavfi -i "sine=frequency=1000:sample_rate=48000" \
-    -c:v libx264 -preset veryfast -tune zerolatency -bf 0 -g 60 -keyint_min 60 -sc_threshold 0 \
-    -b:v 4500k -maxrate 4500k -bufsize 4500k -pix_fmt yuv420p \
-    -c:a aac -b:a 128k -ac 2 -ar 48000 -f flv "$url/ffmpeg"
+    "${x264_and_aac[@]}" -f flv "$url/ffmpeg-testsrc2"
 }
 
 results=()
@@ -67,6 +77,7 @@ for round in $(seq "$rounds"); do
       --db "$work/bench.db" --socket "$work/studio.sock")")
   results+=("$(measure "ffmpeg-cli" "$seconds" ffmpeg_job)")
 done
+results+=("$(measure "ffmpeg-cli-testsrc2" "$seconds" ffmpeg_testsrc2_job)")
 results+=("$(measure "studio-demo-3cam" "$seconds" "$bin" serve --demo --rtmp "$url/demo" \
     --db "$work/bench.db" --socket "$work/studio.sock")")
 

@@ -18,18 +18,26 @@ static inline int cff_averror(int posixError) { return AVERROR(posixError); }
 static inline int cff_averror_eof(void) { return AVERROR_EOF; }
 static inline int cff_averror_external(void) { return AVERROR_EXTERNAL; }
 
-// av_err2str is a macro around a compound literal; this copies the message into a caller buffer.
+// (to be removed: av_strerror and av_channel_layout_default import directly; kept until callers move)
 static inline void cff_strerror(int code, char *buffer, size_t size) { av_strerror(code, buffer, size); }
+static inline void cff_channel_layout_default(AVChannelLayout *layout, int channels) { av_channel_layout_default(layout, channels); }
 
 // AV_NOPTS_VALUE is a macro with a cast (INT64_C(0x8000000000000000)): Swift sees no constant.
 static inline int64_t cff_nopts_value(void) { return AV_NOPTS_VALUE; }
 
-// AV_CH_LAYOUT_STEREO is a macro of OR-ed macros; AVChannelLayout initialisers are macros too.
-static inline void cff_channel_layout_default(AVChannelLayout *layout, int channels) { av_channel_layout_default(layout, channels); }
-
-// av_log_set_callback takes a variadic va_list callback that Swift cannot implement; keep FFmpeg quiet
-// unless asked, by level only.
-static inline void cff_set_log_level(int level) { av_log_set_level(level); }
+// av_log_set_callback wants a callback taking a va_list, which Swift cannot implement. This one formats
+// the line (av_log_format_line2) and hands it to `studio_ffmpeg_log_line`, a plain C-callable function
+// that the Encoding module implements in Swift (@_cdecl) and that only enqueues the text: libav* then
+// never writes to stderr itself from a media thread.
+void studio_ffmpeg_log_line(int level, const char *line);
+static inline void cff_log_forward(void *context, int level, const char *format, va_list arguments) {
+    if (level > av_log_get_level()) return;
+    char line[1024];
+    int printPrefix = 1;
+    av_log_format_line2(context, level, format, arguments, line, sizeof line, &printPrefix);
+    studio_ffmpeg_log_line(level, line);
+}
+static inline void cff_install_log_forwarding(void) { av_log_set_callback(cff_log_forward); }
 
 // AVFrame.data/linesize/buf are fixed-size C arrays that Swift imports as tuples, which cannot be
 // indexed by a runtime plane number; these read and write one plane.

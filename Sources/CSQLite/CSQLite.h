@@ -4,11 +4,8 @@
 #include <sqlite3.h>
 
 // SQLITE_TRANSIENT is a macro casting -1 to a function pointer: Swift cannot import it, and without it
-// sqlite3_bind_text/blob would keep a pointer to Swift memory that does not outlive the call.
+// sqlite3_bind_text would keep a pointer to Swift memory that does not outlive the call.
 static inline int csqlite_bind_text(sqlite3_stmt *statement, int index, const char *text, int length) {
     return sqlite3_bind_text(statement, index, text, length, SQLITE_TRANSIENT);
-}
-static inline int csqlite_bind_blob(sqlite3_stmt *statement, int index, const void *bytes, int length) {
-    return sqlite3_bind_blob(statement, index, bytes, length, SQLITE_TRANSIENT);
 }
 #endif

@@ -189,3 +189,13 @@ public final class TestPatternDiscovery: CameraDiscovery {
         added(camera)
     }
 }
+
+extension TestPatternCamera {
+    /// Renders frames `0..<count` of camera `id`'s pattern without pacing, for tools that need the very
+    /// same pictures offline (the benchmark feeds them to the ffmpeg CLI so both sides encode equal content).
+    public static func renderFrames(of id: CameraID, format: CameraFormat = TestPatternCamera.defaultFormat, count: Int,
+                                    _ body: (VideoFrame) throws -> Void) rethrows {
+        let picture = TestPatternPicture(camera: id, format: format)
+        for tick in 0..<Int64(count) { try body(picture.render(tick: tick, captureTime: 0)) }
+    }
+}

@@ -18,7 +18,7 @@ struct ConfigDecoder {
     func decode(_ root: ConfigNode) throws(ConfigError) -> StudioConfiguration {
         var config = StudioConfiguration()
         guard case .mapping(let entries) = root.value else {
-            throw fail(root.line, nil, "the top level must be a mapping of keys (\(Self.topKeys.joined(separator: ", "))), got \(root.kindDescription)")
+            throw fail(root.line, nil, "the top level must be a mapping of keys (\(Self.topKeys.joined(separator: ", "))), got \(describe(root))")
         }
         for entry in entries {
             let path = entry.key

@@ -13,7 +13,9 @@ public enum SecretMasking {
         }
         var parts = rest.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         if let at = parts[0].lastIndex(of: "@") { parts[0] = "****@" + parts[0][parts[0].index(after: at)...] }
-        if parts.count >= 3, !parts[parts.count - 1].isEmpty { parts[parts.count - 1] = "****" }
+        // The stream key is the last non-empty path component (`rtmp://host/app/KEY`, also with a
+        // trailing slash). With a single component it may be the key too: mask it, safety first.
+        if let last = parts.indices.dropFirst().last(where: { !parts[$0].isEmpty }) { parts[last] = "****" }
         return "\(scheme)://" + parts.joined(separator: "/") + query
     }
 }

@@ -15,10 +15,13 @@ public struct MediaTime: Hashable, Comparable, Sendable, Codable, CustomStringCo
 
     /// The time of `count` units of `1/rate` seconds, computed from the count so no error accumulates.
     public init(count: Int64, rate: Rational) {
-        // count * den / num seconds, in microseconds, rounded to nearest.
-        let numerator = count * Int64(rate.denominator) * 1_000_000
+        // count * den / num seconds, in microseconds, rounded to nearest; the product is taken in 128
+        // bits so that no frame or sample count of a show that runs for weeks can overflow it.
         let denominator = Int64(rate.numerator)
-        microseconds = (numerator + denominator / 2) / denominator
+        let product = count.multipliedFullWidth(by: Int64(rate.denominator) * 1_000_000)
+        let rounded = product.low.addingReportingOverflow(UInt64(denominator / 2))
+        let high = product.high + (rounded.overflow ? 1 : 0)
+        microseconds = denominator.dividingFullWidth((high: high, low: rounded.partialValue)).quotient
     }
 
     public static func < (lhs: MediaTime, rhs: MediaTime) -> Bool { lhs.microseconds < rhs.microseconds }

@@ -30,14 +30,19 @@ public struct ProgramFormat: Hashable, Sendable, Codable, CustomStringConvertibl
 
 extension Rational {
     /// Parses `30`, `30000/1001` or `29.97` (decimal rates map to their NTSC fraction where one exists).
+    /// Rates above 1000 and fractions with terms above 1,000,000 are refused (they are typos, and
+    /// they would make timestamp arithmetic overflow).
     public init?(parsingRate text: String) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         if parts.count == 2 {
-            guard let n = Int32(parts[0]), let d = Int32(parts[1]), n > 0, d > 0 else { return nil }
-            self.init(n, d)
-        } else if let n = Int32(text), n > 0 {
+            guard let n = Int32(parts[0]), let d = Int32(parts[1]), (1...1_000_000).contains(n), (1...1_000_000).contains(d),
+                  Double(n) / Double(d) <= 1000 else { return nil }
+            var (a, b) = (n, d)
+            while b != 0 { (a, b) = (b, a % b) }
+            self.init(n / a, d / a)
+        } else if let n = Int32(text), (1...1000).contains(n) {
             self.init(n)
-        } else if let value = Double(text), value > 0, value.isFinite {
+        } else if let value = Double(text), value > 0, value <= 1000, value.isFinite {
             for ntsc: Int32 in [24, 30, 60, 120] where abs(Double(ntsc) * 1000 / 1001 - value) < 0.01 {
                 self.init(ntsc * 1000, 1001)
                 return

@@ -82,8 +82,9 @@ public final class FrameStorage: @unchecked Sendable {
 public final class FramePool: Sendable {
     public let capacity: Int
     private let limit: Int
-    private let idle = Mutex<[UnsafeMutableRawPointer]>([])
-    // Pointers kept in `idle` are owned by the pool alone; Mutex makes access exclusive.
+    /// Idle buffers, kept as addresses (a plain Sendable value): the pool alone owns them, and the
+    /// Mutex makes handing one out exclusive.
+    private let idle = Mutex<[UInt]>([])
 
     public init(capacity: Int, limit: Int = 8) {
         self.capacity = capacity
@@ -91,7 +92,7 @@ public final class FramePool: Sendable {
     }
 
     public func makeStorage() -> FrameStorage {
-        let reused = idle.withLock { $0.popLast() }
+        let reused = idle.withLock { $0.popLast() }.flatMap(UnsafeMutableRawPointer.init(bitPattern:))
         let bytes = reused ?? UnsafeMutableRawPointer.allocate(byteCount: max(capacity, 1), alignment: 64)
         return FrameStorage(bytes: bytes, capacity: capacity, pool: self)
     }
@@ -99,16 +100,15 @@ public final class FramePool: Sendable {
     fileprivate func recycle(_ bytes: UnsafeMutableRawPointer, capacity: Int) {
         let kept = idle.withLock { list -> Bool in
             guard list.count < limit else { return false }
-            list.append(bytes)
+            list.append(UInt(bitPattern: bytes))
             return true
         }
         if !kept { bytes.deallocate() }
     }
 
-    deinit { idle.withLock { $0.forEach { $0.deallocate() } } }
+    deinit { idle.withLock { $0.forEach { UnsafeMutableRawPointer(bitPattern: $0)?.deallocate() } } }
 }
 
-extension UnsafeMutableRawPointer: @retroactive @unchecked Sendable {}
 
 /// One picture from a camera or from the program compositor.
 public struct VideoFrame: Sendable {

@@ -28,7 +28,7 @@ struct StudioServerReference: ~Copyable {
 /// `switch`, a reply once the program has applied the cut). Store queries run on the store's thread;
 /// the control thread waits for them, which is fine for the control plane (never the media path).
 enum ServerCommands {
-    static func makeRouter(_ box: WeakServerBox) -> ControlRouter {
+    static func makeRouter(_ box: WeakServerBox, queries: QueryWorker) -> ControlRouter {
         let router = ControlRouter()
         @Sendable func server() throws(ControlError) -> StudioServer {
             guard let server = box.server else { throw ControlError(.unavailable, "the server is starting or stopping") }
@@ -37,13 +37,27 @@ enum ServerCommands {
         router.add("ping") { _ in .success(["pong": true]) }
         router.add("cameras") { _ in .success(try server().camerasView()) }
         router.add("status") { _ in .success(try server().statusView()) }
-        router.add("sessions") { request in
-            let limit = try request.optionalInt("limit")
-            return .success(Views.sessions(try server().store.sessions(limit: limit)))
+        /// Runs `query` on the query worker and replies from there.
+        @Sendable func deferred(_ reply: @escaping @Sendable (ControlReply) -> Void,
+                                _ query: @escaping @Sendable () throws -> JSONValue) throws {
+            let accepted = queries.submit {
+                do { reply(.success(try query())) } catch let error as ControlError {
+                    reply(.failure(error))
+                } catch {
+                    reply(.failure(.internal, "\(error)"))
+                }
+            }
+            if !accepted { throw ControlError(.busy, "too many queries waiting; try again") }
         }
-        router.add("log") { request in
+        router.addDeferred("sessions") { request, reply in
+            let limit = try request.optionalInt("limit")
+            let server = try server()
+            try deferred(reply) { Views.sessions(try server.store.sessions(limit: limit)) }
+        }
+        router.addDeferred("log") { request, reply in
             let session = try request.optionalInt("session").map(Int64.init)
-            return .success(try server().logView(session: session))
+            let server = try server()
+            try deferred(reply) { try server.logView(session: session) }
         }
         router.addDeferred("switch") { request, reply in
             let name = try request.string("camera")
@@ -113,7 +127,7 @@ extension StudioServer {
         encoderView["video"] = .string(video.encoderName)
         encoderView["preset"] = .string(options.configuration.video.preset)
         encoderView["bitrate"] = .int(options.configuration.video.bitRate)
-        encoderView["frames_encoded"] = .int(video.framesIn - video.framesDropped)
+        encoderView["frames_encoded"] = .int(video.framesIn)
         encoderView["frames_dropped"] = .int(video.framesDropped)
         encoderView["encode_errors"] = .int(video.encodeErrors)
         encoderView["audio"] = .string(audio.encoderName)

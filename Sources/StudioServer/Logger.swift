@@ -1,3 +1,4 @@
+import Synchronization
 import StudioSystem
 #if canImport(Glibc)
 import Glibc
@@ -6,23 +7,47 @@ import Glibc
 /// Server log lines to stderr, written by their own thread so that a stalled terminal or journal pipe
 /// never stalls a pipeline stage. Lines beyond the queue's capacity are counted and dropped.
 public final class ServerLog: Sendable {
-    private let queue = BoundedQueue<String>(capacity: 1024)
+    private final class Lines: Sendable {
+        let queue = BoundedQueue<String>(capacity: 1024)
+        let dropped = Atomic<Int>(0)
+    }
+    private let lines = Lines()
     private let thread: NamedThread
 
     public init() {
-        let queue = self.queue
+        let lines = self.lines
         thread = NamedThread.start(name: "studio.log") {
-            while case .item(let line) = queue.pop() {
-                let text = line + "\n"
-                _ = text.withCString { pointer in try? syscall("write") { write(2, pointer, strlen(pointer)) } }
+            while case .item(let line) = lines.queue.pop() {
+                let lost = lines.dropped.exchange(0, ordering: .relaxed)
+                if lost > 0 { writeStandardError("studio: (\(lost) log lines dropped: stderr was not keeping up)\n") }
+                writeStandardError(line + "\n")
             }
         }
     }
 
-    public func info(_ message: String) { queue.offer("studio: " + message) }
+    public func info(_ message: String) {
+        if !lines.queue.offer("studio: " + message) { lines.dropped.add(1, ordering: .relaxed) }
+    }
 
     public func close() {
-        queue.close()
+        lines.queue.close()
         thread.join(timeoutSeconds: 2)
     }
+}
+
+/// Writes to stderr, ignoring failures (a closed or broken stderr must not take the server down).
+public func writeStandardError(_ text: String) { writeIgnoringErrors(2, text) }
+
+/// Writes all of `text` to `descriptor` through the syscall wrapper; errors (EPIPE...) are ignored.
+public func writeIgnoringErrors(_ descriptor: Int32, _ text: String) { _ = writeAll(descriptor, text) }
+
+/// Writes all of `text` to `descriptor`; false if the descriptor failed (closed pipe, full disk...).
+public func writeAll(_ descriptor: Int32, _ text: String) -> Bool {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { buffer in try? syscall("write") { write(descriptor, buffer.baseAddress, buffer.count) } }
+        guard let written, written > 0 else { return false }
+        bytes = bytes.dropFirst(written)
+    }
+    return true
 }

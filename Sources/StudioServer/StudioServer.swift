@@ -26,6 +26,9 @@ public final class StudioServer: Sendable {
     let audioSource: TestToneSource
     let control: ControlServer
     let watch: CameraWatch
+    let queries: QueryWorker
+    /// The program recording's row in the store, closed at shutdown.
+    let programRecording: Int64?
     let startedAt: Date
     let startedMonotonic: UInt64
 
@@ -36,9 +39,9 @@ public final class StudioServer: Sendable {
         self.options = options
         let configuration = options.configuration
         Signals.ignoreSIGPIPE()
-        FFmpegLogging.configure(verbose: false)
         let log = ServerLog()
         self.log = log
+        FFmpegLogging.configure(verbose: false, sink: { _, line in log.info("ffmpeg: " + line) })
         var undo: [() -> Void] = [{ log.close() }]
         func unwind() { for step in undo.reversed() { step() } }
 
@@ -58,6 +61,9 @@ public final class StudioServer: Sendable {
             if let directory = configuration.recordDirectory { try RecordingDirectory.prepare(directory) }
 
             // Everything that can fail on bad settings is made before anything starts.
+            if configuration.video.encoder == .vaapi {
+                throw ServerError("video.encoder vaapi: VAAPI hardware encoding is not in this build yet; use auto or x264")
+            }
             let videoEncoder = try makeEncoder(for: VideoEncoderSettings(
                 format: configuration.program, bitRate: configuration.video.bitRate, preset: configuration.video.preset,
                 keyframeIntervalSeconds: configuration.video.keyframeIntervalSeconds))
@@ -74,7 +80,10 @@ public final class StudioServer: Sendable {
             // The control socket is claimed before the session starts, so a second server on the same
             // socket fails without leaving an empty session behind.
             let serverBox = WeakServerBox()
-            let control = ControlServer(socketPath: options.socketPath, handler: ServerCommands.makeRouter(serverBox))
+            let queries = QueryWorker()
+            self.queries = queries
+            undo.append { queries.stop() }
+            let control = ControlServer(socketPath: options.socketPath, handler: ServerCommands.makeRouter(serverBox, queries: queries))
             do { try control.start() } catch {
                 throw ServerError("cannot listen on \(options.socketPath): \(error)")
             }
@@ -95,6 +104,7 @@ public final class StudioServer: Sendable {
             self.audioStage = audioStage
 
             var outputs: [MediaOutput] = []
+            var programRecording: Int64?
             for target in configuration.outputs {
                 outputs.append(MediaOutput(destination: OutputDestination(name: target.name, url: target.url), events: events,
                                            requestKeyframe: { videoStage.requestKeyframe() }))
@@ -103,9 +113,10 @@ public final class StudioServer: Sendable {
                 let path = RecordingDirectory.programPath(in: directory, session: sessionID)
                 outputs.append(MediaOutput(destination: OutputDestination(name: "recording", url: path), events: events,
                                            requestKeyframe: { videoStage.requestKeyframe() }))
-                _ = try? store.addRecording(cameraID: nil, path: path)
+                programRecording = try store.addRecording(cameraID: nil, path: path)
             }
             self.outputs = outputs
+            self.programRecording = programRecording
             for output in outputs {
                 fanOut.add(output)
                 output.start()
@@ -150,7 +161,8 @@ public final class StudioServer: Sendable {
     }
 
     /// Stops every stage in data-flow order so nothing is lost: sources, switcher, encoders (flushed,
-    /// end-of-stream), outputs (drained, trailers written), then the session is closed in the store.
+    /// end-of-stream), outputs (drained, trailers written; all at once, so the whole stop is bounded by
+    /// one output's budget), then the session is closed in the store.
     public func shutdown(reason: String = "stopped", signal: String? = nil) {
         log.info("stopping" + (signal.map { " on \($0)" } ?? ""))
         watch.stop()
@@ -159,8 +171,13 @@ public final class StudioServer: Sendable {
         for camera in cameras.all { camera.stop() }
         videoStage.finish()
         audioStage.finish()
-        for output in outputs { output.stop(timeoutSeconds: 5) }
+        let stopping = outputs.map { output in
+            NamedThread.start(name: "stop.\(output.destination.name)") { output.stop(timeoutSeconds: 5) }
+        }
+        for thread in stopping { thread.join(timeoutSeconds: 6) }
         control.stop()
+        queries.stop()
+        if let programRecording { try? store.finishRecording(id: programRecording) }
         do { try store.endSession(reason: reason) } catch { log.info("could not close the session: \(error)") }
         store.close()
         log.info("session \(sessionID) ended")

@@ -12,33 +12,39 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
 
     public let capacity: Int
     private let lock = ConditionLock()
-    private var items: [Element] = []
+    /// Pending items in order. Popped elements are released at once (a queue of frames must not keep
+    /// frames alive after the consumer took them), hence the ring of optionals.
+    private var ring: [Element?]
     private var head = 0
+    private var count_ = 0
     private var closed = false
 
     public init(capacity: Int) {
         precondition(capacity > 0)
         self.capacity = capacity
+        ring = Array(repeating: nil, count: min(capacity, 64))
     }
 
     /// Appends unless full or closed. Never blocks.
     @discardableResult
     public func offer(_ element: Element) -> Bool {
         let accepted = lock.withLock { () -> Bool in
-            guard !closed, items.count - head < capacity else { return false }
-            items.append(element)
+            guard !closed, count_ < capacity else { return false }
+            append(element)
             return true
         }
         if accepted { lock.signal() }
         return accepted
     }
 
-    /// Runs `body` on the pending items under the lock, so a producer can apply its own drop policy
-    /// (for example drop the oldest non-key video first) and then append. Returns `body`'s result.
+    /// Runs `body` on the pending items (oldest first) under the lock, so a producer can apply its own
+    /// drop policy (for example drop the oldest non-key video first) and then append. Returns `body`'s result.
     public func modify<T>(_ body: (inout [Element]) -> T) -> T {
         let result = lock.withLock { () -> T in
-            compact()
-            return body(&items)
+            var items = takeAll()
+            let result = body(&items)
+            for item in items { append(item) }
+            return result
         }
         lock.broadcast()
         return result
@@ -48,28 +54,25 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
     public func pop(timeoutSeconds: Double? = nil) -> PopResult {
         let deadline = timeoutSeconds.map { MonotonicClock.now() + UInt64(max(0, $0) * 1e9) }
         return lock.withLock {
-            while head == items.count {
+            while count_ == 0 {
                 if closed { return .endOfStream }
                 if let deadline {
-                    if !lock.wait(untilMonotonic: deadline), head == items.count { return closed ? .endOfStream : .timedOut }
+                    if !lock.wait(untilMonotonic: deadline), count_ == 0 { return closed ? .endOfStream : .timedOut }
                 } else {
                     lock.wait()
                 }
             }
-            let element = items[head]
-            head += 1
-            if head > 64 && head * 2 > items.count { compact() }
+            let element = ring[head]!
+            ring[head] = nil
+            head = (head + 1) % ring.count
+            count_ -= 1
             return .item(element)
         }
     }
 
     /// Takes every pending item without waiting.
     public func drain() -> [Element] {
-        lock.withLock {
-            compact()
-            defer { items.removeAll(keepingCapacity: true) }
-            return items
-        }
+        lock.withLock { takeAll() }
     }
 
     /// End of stream: consumers drain what is pending, then get `.endOfStream`; offers are refused.
@@ -79,13 +82,33 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
     }
 
     public var isClosed: Bool { lock.withLock { closed } }
-    public var count: Int { lock.withLock { items.count - head } }
+    public var count: Int { lock.withLock { count_ } }
 
-    private func compact() {
-        if head > 0 {
-            items.removeFirst(head)
+    // Must hold the lock.
+    private func append(_ element: Element) {
+        if count_ == ring.count {
+            // Grow (up to what the items need; `modify` may hold more than `capacity`), keeping order.
+            var grown: [Element?] = Array(repeating: nil, count: max(ring.count * 2, 1))
+            for i in 0..<count_ { grown[i] = ring[(head + i) % ring.count] }
+            ring = grown
             head = 0
         }
+        ring[(head + count_) % ring.count] = element
+        count_ += 1
+    }
+
+    // Must hold the lock.
+    private func takeAll() -> [Element] {
+        var items: [Element] = []
+        items.reserveCapacity(count_)
+        for i in 0..<count_ {
+            let index = (head + i) % ring.count
+            items.append(ring[index]!)
+            ring[index] = nil
+        }
+        head = 0
+        count_ = 0
+        return items
     }
 }
 

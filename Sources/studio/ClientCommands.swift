@@ -23,7 +23,7 @@ enum ClientCommands {
         let valued: Set<String> = command == "sessions" ? ["socket", "db", "limit"] : command == "log" ? ["socket", "db"] : ["socket"]
         let arguments = try Arguments(words, command: command, valued: valued, switches: command == "switch" ? [] : ["json"])
         let json = arguments.flag("json")
-        let socket = ControlSocketPath.resolve(flag: arguments.value("socket"), configured: nil, environment: environment, uid: getuid())
+        let socket = clientSocketPath(flag: arguments.value("socket"), environment: environment)
 
         switch command {
         case "switch":
@@ -73,14 +73,27 @@ enum ClientCommands {
             try noPositionals(arguments, command)
             let client = try connect(socket)
             try client.subscribe { event in
-                let line = (json ? event.jsonText : Format.eventLine(event)) + "\n"
-                FileHandle.standardOutput.write(Data(line.utf8))
-                return true
+                // Line by line, so `studio watch | grep switch` shows each event as it happens; stop
+                // when the reader goes away.
+                writeAll(1, (json ? event.jsonText : Format.eventLine(event)) + "\n")
             }
         default:
             break
         }
         return 0
+    }
+
+    /// Where the server listens: `--socket`, `$STUDIO_SOCKET`, the per-user default; and when that
+    /// socket does not exist but the system service's (`/run/studio/studio.sock`) does, that one, so an
+    /// operator can reach the systemd-run server without flags.
+    static func clientSocketPath(flag: String?, environment: [String: String]) -> String {
+        let resolved = ControlSocketPath.resolve(flag: flag, configured: nil, environment: environment, uid: getuid())
+        let explicit = flag != nil || !(environment["STUDIO_SOCKET"] ?? "").isEmpty
+        let system = "/run/studio/studio.sock"
+        if !explicit, !FileManager.default.fileExists(atPath: resolved), FileManager.default.fileExists(atPath: system) {
+            return system
+        }
+        return resolved
     }
 
     static func noPositionals(_ arguments: Arguments, _ command: String) throws {

@@ -18,13 +18,14 @@ enum ServeCommand {
         }
         let options = try makeOptions(arguments, environment: environment)
 
-        // Block the stop signals in every thread (threads inherit the mask), and take them with
-        // sigwait below: no async-signal-safety puzzles, and a clean, ordered shutdown.
+        // Block the stop signals in every thread (threads inherit the mask) and take them with sigwait
+        // here: no async-signal-safety puzzles, and a clean, ordered shutdown. A second signal during
+        // shutdown ends the process at once (the next start then marks the session crashed).
         var stopSignals = sigset_t()
         sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGINT)
-        sigaddset(&stopSignals, SIGTERM)
-        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&stopSignals, signal) }
+        let maskResult = pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+        guard maskResult == 0 else { throw ClientFailure("pthread_sigmask: \(String(cString: strerror(maskResult)))", exitCode: 2) }
 
         let server: StudioServer
         do { server = try StudioServer(options: options) } catch {
@@ -32,11 +33,26 @@ enum ServeCommand {
         }
         var banner = options.configuration.outputs.map { "studio: pushing the program to \($0.maskedURL)\n" }.joined()
         banner += "studio: serving; control socket \(options.socketPath); stop with Ctrl-C\n"
-        FileHandle.standardOutput.write(Data(banner.utf8))
-        var received: Int32 = 0
-        while sigwait(&stopSignals, &received) != 0 {}
-        server.shutdown(reason: "stopped", signal: received == SIGINT ? "SIGINT" : "SIGTERM")
+        writeIgnoringErrors(1, banner)
+
+        let received = waitForSignal(stopSignals)
+        let name = received == SIGINT ? "SIGINT" : received == SIGTERM ? "SIGTERM" : "SIGHUP"
+        let signals = stopSignals
+        NamedThread.start(name: "studio.signal") {
+            let again = waitForSignal(signals)
+            writeStandardError("studio: second signal (\(again)) during shutdown: exiting now\n")
+            _exit(128 + again)
+        }
+        server.shutdown(reason: "stopped", signal: name)
         return 0
+    }
+
+    /// Waits for one of `signals` (blocked in every thread) and returns it.
+    static func waitForSignal(_ signals: sigset_t) -> Int32 {
+        var set = signals
+        var received: Int32 = 0
+        while sigwait(&set, &received) != 0 {}
+        return received
     }
 
     static func makeOptions(_ arguments: Arguments, environment: [String: String]) throws -> ServerOptions {

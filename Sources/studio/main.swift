@@ -14,7 +14,7 @@ let words = Array(CommandLine.arguments.dropFirst())
 let environment = ProcessInfo.processInfo.environment
 
 func fail(_ message: String, code: Int32 = 1) -> Never {
-    FileHandle.standardError.write(Data(("studio: " + message + "\n").utf8))
+    writeStandardError("studio: " + message + "\n")
     exit(code)
 }
 

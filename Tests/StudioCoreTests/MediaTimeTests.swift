@@ -31,5 +31,27 @@ import StudioCore
         #expect(SecretMasking.maskURL("rtmp://a.rtmp.youtube.com/live2/abcd-efgh-1234") == "rtmp://a.rtmp.youtube.com/live2/****")
         #expect(SecretMasking.maskURL("rtmp://user:pw@host:1935/app/key?token=x") == "rtmp://****@host:1935/app/****?****")
         #expect(!SecretMasking.maskURL("rtmp://127.0.0.1:1935/live/secretkey").contains("secretkey"))
+        #expect(SecretMasking.maskURL("rtmp://host/app/KEY/") == "rtmp://host/app/****/")
+        #expect(SecretMasking.maskURL("rtmp://host/KEY") == "rtmp://host/****")
+        #expect(SecretMasking.maskURL("rtmp://host") == "rtmp://host")
+    }
+}
+
+@Suite struct RateLimitsTests {
+    @Test func absurdRatesAreRefusedNotTrapped() {
+        for bad in ["3000000000", "3e9", "2147483.648", "2000000000/66666667", "30/0", "0/1", "1001/1", "5000"] {
+            #expect(Rational(parsingRate: bad) == nil, "\(bad)")
+            #expect(ProgramFormat(parsing: "1280x720@\(bad)") == nil, "\(bad)")
+        }
+        #expect(Rational(parsingRate: "60000/2002") == Rational(30000, 1001))
+    }
+
+    @Test func timestampsDoNotOverflowOnLongShows() {
+        // A month at 1000 fps with a large denominator: far beyond 64-bit intermediate products.
+        let rate = Rational(1_000_000, 999_999)
+        let count: Int64 = 30 * 24 * 3600 * 1000
+        let t = MediaTime(count: count, rate: rate)
+        let exact = Double(count) * 999_999 / 1_000_000
+        #expect(abs(t.seconds - exact) < 1e-5)
     }
 }

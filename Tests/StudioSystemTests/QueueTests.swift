@@ -46,3 +46,38 @@ import StudioSystem
 #if canImport(Glibc)
 import Glibc
 #endif
+
+@Suite struct QueueReleaseTests {
+    final class Token: Sendable {
+        let released: LatestValue<Bool>
+        init(_ released: LatestValue<Bool>) { self.released = released }
+        deinit { released.publish(true) }
+    }
+
+    @Test func poppedItemsAreReleasedAtOnce() {
+        let queue = BoundedQueue<Token>(capacity: 8)
+        let released = LatestValue<Bool>()
+        queue.offer(Token(released))
+        queue.offer(Token(LatestValue<Bool>()))
+        guard case .item = queue.pop(timeoutSeconds: 0) else { Issue.record("expected an item"); return }
+        // The queue must not keep the popped token alive (it would keep video frames alive too).
+        #expect(released.latest().value == true)
+        #expect(queue.count == 1)
+    }
+
+    @Test func ringKeepsOrderAcrossWrapAndModify() {
+        let queue = BoundedQueue<Int>(capacity: 100)
+        var expected: [Int] = []
+        var next = 0
+        for round in 0..<50 {
+            for _ in 0..<(round % 7 + 1) { queue.offer(next); expected.append(next); next += 1 }
+            if round % 5 == 0 { queue.modify { items in items.removeAll { $0 % 3 == 0 } }; expected.removeAll { $0 % 3 == 0 } }
+            for _ in 0..<(round % 4) {
+                guard case .item(let value) = queue.pop(timeoutSeconds: 0) else { break }
+                #expect(value == expected.removeFirst())
+            }
+        }
+        #expect(queue.drain() == expected)
+        #expect(queue.count == 0)
+    }
+}
