@@ -75,6 +75,7 @@ final class TestPatternPicture {
     private let framesPerSecond: Int
     private let timecodeOrigin: (x: Int, y: Int)
     private let timecodeScale: Int
+    private let timecodeRows: Range<Int>
 
     static let barColors: [YUVColor] = [
         YUVColor(red: 191, green: 191, blue: 191), YUVColor(red: 191, green: 191, blue: 0),
@@ -118,13 +119,21 @@ final class TestPatternPicture {
         timecodeScale = BitmapFont.largestScale(for: sample, fittingWidth: timecodeRect.width * 9 / 10, height: timecodeRect.height * 8 / 10)
         timecodeOrigin = (timecodeRect.x + (max(2, timecodeRect.width / 20) & ~1),
                           timecodeRect.y + (timecodeRect.height - BitmapFont.height(scale: timecodeScale)) / 2)
+        timecodeRows = timecodeRect.y..<timecodeRect.maxY
     }
 
     /// Frame number `tick` since the camera started.
     func render(tick: Int64, captureTime: UInt64) -> VideoFrame {
         let frame = VideoFrame.allocate(format: format.pixelFormat, width: format.width, height: format.height,
                                         pool: pool, captureTime: captureTime, sequence: UInt64(tick))
-        frame.copyPixels(from: background)
+        // A recycled buffer already holds an earlier picture of this camera: only the strip the box
+        // sweeps and the timecode change, so only those rows are restored from the background.
+        if frame.storage.isRecycled {
+            frame.copyRows(sweep.y..<sweep.maxY, from: background)
+            frame.copyRows(timecodeRows, from: background)
+        } else {
+            frame.copyPixels(from: background)
+        }
         let travel = max(0, sweep.width - boxWidth)
         let x = sweep.x + (Int(Int64(travel) * (tick % sweepFrames) / max(1, sweepFrames - 1)) & ~1)
         frame.fill(PixelRect(x: x, y: sweep.y, width: boxWidth, height: sweep.height), with: Self.boxColor)

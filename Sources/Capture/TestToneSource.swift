@@ -136,6 +136,11 @@ extension TestToneSource {
         private func run(origin: UInt64) {
             let rate = format.sampleRate, channels = max(1, format.channels)
             let maximumFrames = Int64(Double(rate) * TestToneSource.maximumChunkDuration)
+            // Every signal is a function of the sample index within its second (see sampleValue), so one
+            // second is computed once and played from a table.
+            let oneSecond: [Float] = signal == .silence ? [] : (0..<Int64(rate)).map {
+                TestToneSource.sampleValue(at: $0, signal: signal, sampleRate: rate)
+            }
             var next = sampleDue(at: MonotonicClock.now(), origin: origin)
             counters.withLock { $0 = Counters(delivered: 0, next: next) }
             // Wake-ups on a grid from the origin (or from now, when the origin is past).
@@ -154,7 +159,7 @@ extension TestToneSource {
                     if signal != .silence {
                         samples.withUnsafeMutableBufferPointer { buffer in
                             for frame in 0..<Int(count) {
-                                let value = TestToneSource.sampleValue(at: next + Int64(frame), signal: signal, sampleRate: rate)
+                                let value = oneSecond[Int((next + Int64(frame)) % Int64(rate))]
                                 for channel in 0..<channels { buffer[frame * channels + channel] = value }
                             }
                         }

@@ -103,6 +103,23 @@ extension VideoFrame {
         return true
     }
 
+    /// Copies the horizontal band of luma rows `rows` (and the chroma rows under it) from `source`,
+    /// which must have the same format, size and plane layout. False when it cannot.
+    @discardableResult
+    public func copyRows(_ rows: Range<Int>, from source: VideoFrame) -> Bool {
+        guard isDrawable, source.format == format, source.width == width, source.height == height,
+              source.planes == planes else { return false }
+        for index in planes.indices {
+            let subsampling = index == 0 ? 1 : 2
+            let first = max(0, rows.lowerBound / subsampling)
+            let last = min(planes[index].rows, (rows.upperBound + subsampling - 1) / subsampling)
+            guard first < last else { continue }
+            let stride = planes[index].stride
+            memcpy(plane(index) + first * stride, source.plane(index) + first * stride, (last - first) * stride)
+        }
+        return true
+    }
+
     /// The mean colour of `rect` (clipped), or nil for an empty rectangle or undrawable format.
     public func averageColor(in rect: PixelRect) -> YUVColor? {
         guard isDrawable else { return nil }

@@ -57,6 +57,9 @@ public struct PlaneLayout: Hashable, Sendable {
 public final class FrameStorage: @unchecked Sendable {
     public let bytes: UnsafeMutableRawPointer
     public let capacity: Int
+    /// True when the memory came back from the pool: it still holds a picture its producer made
+    /// earlier, so a producer that redraws only what changed may skip the rest.
+    public let isRecycled: Bool
     private let pool: FramePool?
 
     /// Fresh, unpooled storage.
@@ -64,12 +67,14 @@ public final class FrameStorage: @unchecked Sendable {
         self.capacity = capacity
         self.bytes = UnsafeMutableRawPointer.allocate(byteCount: max(capacity, 1), alignment: 64)
         self.pool = nil
+        self.isRecycled = false
     }
 
-    fileprivate init(bytes: UnsafeMutableRawPointer, capacity: Int, pool: FramePool) {
+    fileprivate init(bytes: UnsafeMutableRawPointer, capacity: Int, pool: FramePool, isRecycled: Bool) {
         self.bytes = bytes
         self.capacity = capacity
         self.pool = pool
+        self.isRecycled = isRecycled
     }
 
     deinit {
@@ -92,9 +97,11 @@ public final class FramePool: Sendable {
     }
 
     public func makeStorage() -> FrameStorage {
-        let reused = idle.withLock { $0.popLast() }.flatMap(UnsafeMutableRawPointer.init(bitPattern:))
-        let bytes = reused ?? UnsafeMutableRawPointer.allocate(byteCount: max(capacity, 1), alignment: 64)
-        return FrameStorage(bytes: bytes, capacity: capacity, pool: self)
+        if let reused = idle.withLock({ $0.popLast() }).flatMap(UnsafeMutableRawPointer.init(bitPattern:)) {
+            return FrameStorage(bytes: reused, capacity: capacity, pool: self, isRecycled: true)
+        }
+        let bytes = UnsafeMutableRawPointer.allocate(byteCount: max(capacity, 1), alignment: 64)
+        return FrameStorage(bytes: bytes, capacity: capacity, pool: self, isRecycled: false)
     }
 
     fileprivate func recycle(_ bytes: UnsafeMutableRawPointer, capacity: Int) {

@@ -205,3 +205,39 @@ private func nextFrame(_ camera: TestPatternCamera, after version: UInt64 = 0, t
         #expect(removed.withLock { $0 } == ["cam2"])
     }
 }
+
+@Suite struct TestPatternRedrawTests {
+    static func checksum(_ frame: VideoFrame) -> [UInt64] {
+        frame.planes.indices.map { index in
+            let plane = frame.planes[index]
+            let rowBytes = index == 0 ? frame.width : (frame.width + 1) / 2
+            var hash: UInt64 = 14_695_981_039_346_656_037
+            for row in 0..<plane.rows {
+                let bytes = UnsafeRawBufferPointer(start: frame.plane(index) + row * plane.stride, count: rowBytes)
+                for byte in bytes { hash = (hash ^ UInt64(byte)) &* 1_099_511_628_211 }
+            }
+            return hash
+        }
+    }
+
+    /// Recycled buffers are only partly redrawn; every picture must still equal a full redraw.
+    @Test func partialRedrawOfRecycledBuffersEqualsAFullRender() {
+        let format = CameraFormat(pixelFormat: .i420, width: 320, height: 180, frameRate: Rational(30))
+        var full: [[UInt64]] = []
+        var kept: [VideoFrame] = []   // keeping every frame alive forces fresh buffers
+        TestPatternCamera.renderFrames(of: "cam2", format: format, count: 75) { frame in
+            #expect(!frame.storage.isRecycled)
+            kept.append(frame)
+            full.append(Self.checksum(frame))
+        }
+        var recycled: [[UInt64]] = []
+        var sawRecycled = false
+        TestPatternCamera.renderFrames(of: "cam2", format: format, count: 75) { frame in
+            sawRecycled = sawRecycled || frame.storage.isRecycled
+            recycled.append(Self.checksum(frame))
+        }
+        #expect(sawRecycled)
+        #expect(recycled == full)
+        #expect(Set(full).count > 30, "the pictures move")
+    }
+}
