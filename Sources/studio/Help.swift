@@ -12,7 +12,9 @@ enum Help {
       studio watch [--json]           follow events as they happen
 
     Client commands find the server through --socket, then $STUDIO_SOCKET, then
-    $XDG_RUNTIME_DIR/studio/studio.sock (/run/studio/studio.sock as root).
+    $XDG_RUNTIME_DIR/studio/studio.sock (/run/studio/studio.sock as root,
+    /tmp/studio-UID/studio.sock without XDG_RUNTIME_DIR), then /run/studio/studio.sock
+    if that exists (the systemd service's socket).
     `sessions` and `log` read the database directly when no server runs
     (--db, then $STUDIO_DB, then the default path).
 
