@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 scripts/setup.sh
-swift build -c release --product studio 2>&1 | tail -n 3
+echo "demo: building studio (release; the first build takes a few minutes)"
+swift build -c release --product studio
 bin=$(swift build -c release --show-bin-path)/studio
 
 port=${STUDIO_DEMO_PORT:-1935}

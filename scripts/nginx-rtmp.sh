@@ -27,5 +27,7 @@ rtmp {
     }
 }
 CONF
-nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" >"$prefix/logs/nginx.out" 2>&1 </dev/null &
+# setsid: its own session, so a Ctrl-C meant for studio does not stop nginx before studio has closed
+# its stream; whoever started it ends it by PID.
+setsid nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" >"$prefix/logs/nginx.out" 2>&1 </dev/null &
 echo $!
