@@ -30,6 +30,56 @@ final class Connection {
     var isFinished: Bool { isReadClosed && pendingReplies == 0 && pendingOutput == 0 && !isSubscribed }
 }
 
+/// When the control loop polls its listener. An `accept` that fails for lack of resources (EMFILE,
+/// ENFILE: no descriptor left; ENOBUFS, ENOMEM) leaves the connection pending in the backlog, so the
+/// listener stays readable and polling it again at once would spin at 100% CPU. After such an error (or
+/// any unexpected one) the listener is left out of poll for `pauseNanoseconds`: pending clients wait in
+/// the backlog meanwhile, connected clients are served as usual.
+struct AcceptBackoff {
+    static let pauseNanoseconds: UInt64 = 100_000_000
+    /// CLOCK_MONOTONIC ns when the listener is polled again; nil while it is polled.
+    private(set) var resumeAt: UInt64?
+
+    enum Next: Equatable {
+        /// Nothing more is pending (EAGAIN): wait for the next readiness.
+        case waitForReadiness
+        /// That connection failed and is gone (ECONNABORTED, EPROTO, EPERM...): accept the next one.
+        case acceptNext
+        /// Out of resources (or an unexpected error): the listener is paused.
+        case paused
+    }
+
+    /// Records a failed accept at `now` and says what the loop does next.
+    mutating func acceptFailed(errno: Int32, now: UInt64) -> Next {
+        switch errno {
+        case EAGAIN, EWOULDBLOCK:
+            return .waitForReadiness
+        case ECONNABORTED, EPROTO, EPERM, ENETDOWN, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH, EOPNOTSUPP, ENETUNREACH:
+            return .acceptNext
+        default:
+            resumeAt = now + Self.pauseNanoseconds
+            return .paused
+        }
+    }
+
+    /// Whether to poll the listener at `now` (ends the pause once it is over).
+    mutating func pollsListener(now: UInt64) -> Bool {
+        guard let resumeAt else { return true }
+        if now >= resumeAt {
+            self.resumeAt = nil
+            return true
+        }
+        return false
+    }
+
+    /// poll()'s timeout at `now` in ms: -1 (wait for events) unless paused, else until the pause ends.
+    func pollTimeout(now: UInt64) -> Int32 {
+        guard let resumeAt else { return -1 }
+        guard resumeAt > now else { return 0 }
+        return Int32(min(UInt64(Int32.max), (resumeAt - now + 999_999) / 1_000_000))
+    }
+}
+
 /// The poll() loop of the control thread.
 ///
 /// `@unchecked Sendable`: created by `ControlServer.start()` and then used only by the control thread
@@ -46,6 +96,7 @@ final class ControlLoop: @unchecked Sendable {
     private var connections: [UInt64: Connection] = [:]
     private var nextConnectionID: UInt64 = 1
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    private var acceptBackoff = AcceptBackoff()
 
     init(socketPath: String, socketIdentity: (device: UInt64, inode: UInt64), listener: Int32, wakeRead: Int32,
          handler: any ControlHandler, limits: ControlServer.Limits, shared: ServerShared) {
@@ -66,7 +117,10 @@ final class ControlLoop: @unchecked Sendable {
             descriptors.removeAll(keepingCapacity: true)
             order.removeAll(keepingCapacity: true)
             descriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
-            descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
+            let now = MonotonicClock.now()
+            // A negative fd is ignored by poll (its revents stay 0): the listener's slot stays at index 1.
+            let listening = acceptBackoff.pollsListener(now: now)
+            descriptors.append(pollfd(fd: listening ? listener : -1, events: Int16(POLLIN), revents: 0))
             for connection in connections.values {
                 var events: Int32 = 0
                 if !connection.isReadClosed { events |= Int32(POLLIN) }
@@ -75,7 +129,8 @@ final class ControlLoop: @unchecked Sendable {
                 order.append(connection)
             }
             do {
-                try syscall("poll") { poll(&descriptors, nfds_t(descriptors.count), -1) }
+                let timeout = acceptBackoff.pollTimeout(now: now)
+                try syscall("poll") { poll(&descriptors, nfds_t(descriptors.count), timeout) }
             } catch {
                 // Only EINVAL/ENOMEM are possible here; back off instead of spinning.
                 MonotonicClock.sleep(seconds: 0.01)
@@ -225,7 +280,9 @@ final class ControlLoop: @unchecked Sendable {
             do {
                 fd = try syscall("accept") { accept(listener, nil, nil) }
             } catch {
-                // EAGAIN: no more pending. ECONNABORTED, EMFILE...: try again on the next readiness.
+                // EAGAIN: no more pending. EMFILE, ENFILE...: the connection stays pending, so stop polling
+                // the listener for a moment rather than spin. ECONNABORTED...: that one is gone, go on.
+                if acceptBackoff.acceptFailed(errno: error.errno, now: MonotonicClock.now()) == .acceptNext { continue }
                 return
             }
             do {

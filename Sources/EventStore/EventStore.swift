@@ -29,10 +29,33 @@ public final class EventStore: Sendable {
 
     /// Opens (creating if needed) the database at `path` for writing, creating its parent directory, and
     /// applies pending migrations. Throws a clear `EventStoreError` if the place is not writable, the file
-    /// is not an event database, or a landed migration was changed.
+    /// is not an event database (`notAnEventDatabase`: a non-empty SQLite database without
+    /// `schema_migrations`, or not SQLite at all; the file is left untouched), or a landed migration was
+    /// changed.
     public convenience init(path: String, queueCapacity: Int = EventStore.defaultQueueCapacity) throws {
         try Self.prepareDirectory(for: path)
+        try Self.refuseForeignDatabase(at: path)
         try self.init(opening: path, readOnly: false, queueCapacity: queueCapacity)
+    }
+
+    /// Looks at an existing non-empty file read-only before the store thread opens it for writing (which
+    /// switches it to WAL before migrating), so an unrelated database is refused without being changed.
+    /// The migrator checks again under its own connection.
+    static func refuseForeignDatabase(at path: String) throws {
+        var info = stat()
+        do {
+            try syscall("stat") { stat(path, &info) }
+        } catch {
+            return  // not there yet (or not visible): the open below says what is wrong
+        }
+        guard info.st_size > 0 else { return }
+        do {
+            let connection = try SQLiteConnection(path: path, readOnly: true)
+            defer { connection.close() }
+            try Migrator.requireEventDatabaseOrEmpty(connection)
+        } catch let error as SQLiteError {
+            throw EventStoreError.sqlite(error)
+        }
     }
 
     /// Opens an existing database read-only (for the CLI when no server runs; also safe while one runs).

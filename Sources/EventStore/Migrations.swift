@@ -62,6 +62,20 @@ enum Migrator {
         try !connection.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'") { _ in true }.isEmpty
     }
 
+    /// Refuses a database that already holds something (tables, indexes, views...) but has no
+    /// `schema_migrations`, and a file that is not SQLite at all: `notAnEventDatabase` naming the file.
+    /// A new or empty database passes (the store creates its schema there).
+    static func requireEventDatabaseOrEmpty(_ connection: SQLiteConnection) throws {
+        let isEmpty: Bool
+        do {
+            isEmpty = try connection.query("SELECT 1 FROM sqlite_master LIMIT 1") { _ in true }.isEmpty
+        } catch let error as SQLiteError where error.code.primary == .notADatabase {
+            throw EventStoreError.notAnEventDatabase(path: connection.path)
+        }
+        if isEmpty { return }
+        guard try hasBookkeeping(connection) else { throw EventStoreError.notAnEventDatabase(path: connection.path) }
+    }
+
     /// Checks the applied migrations against `known` and throws on the first mismatch.
     static func verify(applied: [AppliedMigration], known: [EmbeddedMigration], path: String) throws {
         let byVersion = Dictionary(uniqueKeysWithValues: known.map { ($0.version, $0) })
@@ -88,6 +102,8 @@ enum Migrator {
     /// Applies what is missing; returns the versions applied now.
     @discardableResult
     static func migrate(_ connection: SQLiteConnection, known: [EmbeddedMigration] = embeddedMigrations) throws -> [Int] {
+        // Never add studio tables to somebody else's database.
+        try requireEventDatabaseOrEmpty(connection)
         try connection.execute(bookkeepingSQL, what: "creating schema_migrations in \(connection.path)")
         try verify(applied: appliedMigrations(connection), known: known, path: connection.path)
         var appliedNow: [Int] = []
@@ -114,6 +130,7 @@ enum Migrator {
 
     /// For read-only connections: the schema must already be exactly what this binary expects.
     static func requireCurrent(_ connection: SQLiteConnection, known: [EmbeddedMigration] = embeddedMigrations) throws {
+        try requireEventDatabaseOrEmpty(connection)
         guard try hasBookkeeping(connection) else { throw EventStoreError.notAnEventDatabase(path: connection.path) }
         let applied = try appliedMigrations(connection)
         try verify(applied: applied, known: known, path: connection.path)

@@ -10,7 +10,14 @@ import StudioSystem
 /// requested from the encoder; video is dropped until a keyframe comes and audio older than it is
 /// dropped, so the first packet written is always a video keyframe. Timestamps are program time,
 /// continuous across reconnects (FLV: `MediaTime.milliseconds`). Network outputs reconnect with backoff
-/// forever until stopped; a file that fails ends that output (an `error` event) and the show goes on.
+/// forever until stopped. A recording file that cannot be opened at all at start ends that output (an
+/// `error` event) and the show goes on; once a file has been open, a write error (or a later failed open)
+/// closes it (`recording_stopped`, an `error` event) and a new file is opened with the same backoff,
+/// forever until stopped: `NAME-part1.mkv`, `NAME-part2.mkv`... (`recording_started` again), so a
+/// transient disk problem costs only the media while it lasts.
+///
+/// Network operations have a per-operation deadline (`OutputPolicy.ioTimeoutSeconds`); file operations
+/// have none (a slow disk write must not fail a recording), only `stop`'s deadline aborts them.
 ///
 /// A new video/audio description mid-stream (encoder fallback, generation + 1): FLV sends a new
 /// sequence header in-band on the same connection (AV_PKT_DATA_NEW_EXTRADATA on the first packet of the
@@ -148,6 +155,12 @@ private struct OutputLoop {
     /// Video packets older than this generation are dropped (after a format change).
     var minimumVideoGeneration = 0
     var fileGeneration = 0
+    /// Files opened after write failures within this generation: `NAME-partK`.
+    var filePart = 0
+    /// A file was opened at least once: later open failures are retried instead of ending the output.
+    var everOpened = false
+    /// Reopening a file after a write failure (counted as a reconnect once it records again).
+    var reopening = false
     var bytesBefore: Int64 = 0
     var finished = false
 
@@ -198,18 +211,26 @@ private struct OutputLoop {
         }
         output.update { $0.state = everConnected ? .reconnecting : .connecting }
         let url = fileURL()
+        // Files: no per-operation deadline (libavformat checks it before every buffer written, so one slow
+        // disk write would fail the next one); stop still aborts through the hard deadline.
+        let isNetwork = destination.isNetwork
         do {
-            muxer = try Muxer(format: destination.containerFormat, url: url, isNetwork: destination.isNetwork,
+            muxer = try Muxer(format: destination.containerFormat, url: url, isNetwork: isNetwork,
                               video: video, audio: audio, interrupt: output.interruptState,
-                              connectTimeout: policy.connectTimeoutSeconds, ioTimeout: policy.ioTimeoutSeconds)
+                              connectTimeout: isNetwork ? policy.connectTimeoutSeconds : nil,
+                              ioTimeout: isNetwork ? policy.ioTimeoutSeconds : nil)
+            everOpened = true
         } catch {
             let text = destination.redact(error.description)
             output.update { $0.lastError = text }
-            if !destination.isNetwork {
+            if !isNetwork && !everOpened {
                 fail("open recording", text)
                 return
             }
-            if failures == 0 && !everConnected { emit(.error, ["during": "connect", "error": text]) }
+            if failures == 0 {
+                if !isNetwork { emit(.error, ["during": "open recording", "error": text, "path": url]) }
+                else if !everConnected { emit(.error, ["during": "connect", "error": text]) }
+            }
             failures += 1
             return
         }
@@ -229,13 +250,21 @@ private struct OutputLoop {
         }
     }
 
-    /// The file path for the current file generation: `NAME.mkv`, then `NAME-g1.mkv`...
+    /// The file path for the current file generation and part: `NAME.mkv`, then `NAME-g1.mkv` after a
+    /// format change, `NAME-part1.mkv` (`NAME-g1-part1.mkv`) after a write failure...
     func fileURL() -> String {
-        guard !destination.isNetwork, fileGeneration > 0 else { return destination.url }
-        let url = destination.url as NSString
+        guard !destination.isNetwork else { return destination.url }
+        return Self.fileURL(destination.url, generation: fileGeneration, part: filePart)
+    }
+
+    static func fileURL(_ path: String, generation: Int, part: Int) -> String {
+        guard generation > 0 || part > 0 else { return path }
+        var suffix = generation > 0 ? "-g\(generation)" : ""
+        if part > 0 { suffix += "-part\(part)" }
+        let url = path as NSString
         let ext = url.pathExtension
         let base = url.deletingPathExtension
-        return ext.isEmpty ? "\(base)-g\(fileGeneration)" : "\(base)-g\(fileGeneration).\(ext)"
+        return ext.isEmpty ? base + suffix : "\(base)\(suffix).\(ext)"
     }
 
     // MARK: streaming
@@ -297,6 +326,7 @@ private struct OutputLoop {
             // Matroska: finish this file, start the next one with the new description.
             closeMuxer(writeTrailer: true, reason: "format changed")
             fileGeneration += 1
+            filePart = 0
         }
     }
 
@@ -361,8 +391,7 @@ private struct OutputLoop {
             queue.countDrop(video: packet.kind == .video ? 1 : 0, audio: packet.kind == .audio ? 1 : 0)
             output.update { $0.lastError = text }
             if !destination.isNetwork {
-                closeMuxer(writeTrailer: false, reason: "write failed")
-                fail("write recording", text)
+                reopenAfterWriteFailure(at: packet.pts, text)
                 return false
             }
             closeMuxer(writeTrailer: false, reason: "disconnected")
@@ -390,8 +419,9 @@ private struct OutputLoop {
             $0.state = .connected
             $0.connectedSince = now
             $0.firstProgramMillisecondsOfConnection = pts.milliseconds
-            if reconnect && destination.isNetwork { $0.reconnectCount += 1 }
+            if (reconnect && destination.isNetwork) || reopening { $0.reconnectCount += 1 }
         }
+        reopening = false
         let extra = ["first_program_ms": String(pts.milliseconds)]
         if destination.isNetwork {
             emit(reconnect ? .outputReconnected : .outputConnected, programTime: pts, extra)
@@ -413,8 +443,32 @@ private struct OutputLoop {
         firstKeyframe = nil
     }
 
+    /// A recording write failed: finish this file as far as it goes and open the next part with backoff
+    /// (the file that failed keeps what reached the disk). A file that never got its first keyframe is
+    /// simply opened again under the same name.
+    mutating func reopenAfterWriteFailure(at pts: MediaTime, _ text: String) {
+        let path = fileURL()
+        let recorded = firstKeyframe != nil
+        closeMuxer(writeTrailer: false, reason: "write failed")
+        // Reported even while stopping: the end of the recording is missing.
+        emit(.error, programTime: pts, ["during": "write recording", "error": text, "path": path])
+        if output.stopRequested {
+            finished = true
+            return
+        }
+        if recorded { filePart += 1 }
+        reopening = true
+        output.update {
+            $0.state = .reconnecting
+            $0.connectedSince = nil
+        }
+        failures = 1
+    }
+
     mutating func fail(_ during: String, _ text: String) {
-        emit(.error, ["during": during, "error": text])
+        var details = ["during": during, "error": text]
+        if !destination.isNetwork { details["path"] = fileURL() }
+        emit(.error, details)
         output.update {
             $0.state = .failed
             $0.connectedSince = nil

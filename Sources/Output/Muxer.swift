@@ -3,9 +3,13 @@ import CFFmpeg
 import StudioCore
 import StudioSystem
 
-/// Decides when libavformat must give up a blocking network call. Read by `interruptCallback` on
-/// whatever thread libavformat is blocked in (always the output's own thread), written by that thread
-/// and by `MediaOutput.stop`; atomics only.
+/// Decides when libavformat must give up a blocking call. Read by `interruptCallback` on whatever
+/// thread libavformat is blocked in (always the output's own thread), written by that thread and by
+/// `MediaOutput.stop`; atomics only.
+///
+/// libavformat asks the callback before every buffer it hands to the protocol, so a per-operation
+/// deadline also ends a write that merely follows a slow one: only network outputs use one (a slow disk
+/// write must not end a recording); files are abandoned only by `stop` (the hard deadline).
 final class InterruptState: Sendable {
     /// Monotonic ns after which the current operation is abandoned (0 = none).
     let operationDeadline = Atomic<UInt64>(0)
@@ -15,7 +19,9 @@ final class InterruptState: Sendable {
     let abortConnecting = Atomic<Bool>(false)
     let connecting = Atomic<Bool>(false)
 
-    func startOperation(seconds: Double) {
+    /// Arms the per-operation deadline; `nil` leaves the operation unbounded (only stop aborts it).
+    func startOperation(seconds: Double?) {
+        guard let seconds else { return }
         operationDeadline.store(MonotonicClock.now() + UInt64(max(0, seconds) * 1e9), ordering: .relaxed)
     }
     func endOperation() { operationDeadline.store(0, ordering: .relaxed) }
@@ -45,14 +51,16 @@ final class Muxer {
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private let packet: UnsafeMutablePointer<AVPacket>
     private let interrupt: InterruptState
-    private let ioTimeout: Double
+    /// Per-operation deadlines (nil: none, for files).
+    private let ioTimeout: Double?
     private var headerWritten = false
     private var lastDts: [Int64] = [.min, .min]
 
     /// Allocates the context and streams and opens the connection/file (blocking, bounded by
-    /// `connectTimeout`), then writes the header.
+    /// `connectTimeout`), then writes the header. Each later write, flush and close is bounded by
+    /// `ioTimeout`. A nil timeout sets no per-operation deadline (files: only `stop` aborts them).
     init(format: String, url: String, isNetwork: Bool, video: StreamDescription, audio: StreamDescription,
-         interrupt: InterruptState, connectTimeout: Double, ioTimeout: Double) throws(MuxerError) {
+         interrupt: InterruptState, connectTimeout: Double?, ioTimeout: Double?) throws(MuxerError) {
         self.video = video
         self.audio = audio
         self.isNetwork = isNetwork
@@ -77,7 +85,7 @@ final class Muxer {
 
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
-        if isNetwork {
+        if isNetwork, let ioTimeout {
             // µs without progress before a read/write fails. (The rtmp protocol's own `timeout` option is
             // a listen timeout and must not be set.)
             av_dict_set(&options, "rw_timeout", String(Int(ioTimeout * 1e6)), 0)
@@ -187,7 +195,7 @@ final class Muxer {
     private var finalBytes: Int64 = 0
 
     /// Writes the trailer (if asked and the header went out), closes the connection/file and frees the
-    /// context. Bounded by the I/O timeout on networks. Safe to call twice.
+    /// context. Bounded by the I/O timeout (networks) and by stop's hard deadline. Safe to call twice.
     func close(writeTrailer: Bool) {
         guard let context else { return }
         interrupt.startOperation(seconds: ioTimeout)

@@ -71,9 +71,16 @@ func pts(_ n: Int) -> MediaTime { MediaTime(count: Int64(n), rate: Rational(30))
         var statistics = stage.statistics
         #expect(statistics.framesIn == 5 && statistics.framesDropped == 6)
         #expect(events.events(.framesDropped).count == 1, "one event per run of drops")
+        // The first drop is reported at once; the others wait for the 5 s rate limit or the finish.
+        let first = try #require(events.events(.framesDropped).first)
+        #expect(first.details == ["stage": "video", "reason": "encoder queue full", "dropped": "1", "dropped_total": "1"])
         gate.release()
         stage.finish()
         statistics = stage.statistics
+        let reports = events.events(.framesDropped)
+        #expect(reports.count == 2, "the rest of the run in one report at finish")
+        #expect(reports.last?.details["dropped"] == "5" && reports.last?.details["dropped_total"] == "6")
+        #expect(reports.compactMap { $0.details["dropped"].flatMap { Int($0) } }.reduce(0, +) == statistics.framesDropped)
         #expect(statistics.packetsOut == 5)
         #expect(collector.packets.map(\.pts) == [0, 1, 2, 3, 4].map(pts))
         guard case .format(let description) = collector.items.first else { Issue.record("format first"); return }

@@ -106,6 +106,75 @@ import Testing
         #expect(try Migrator.appliedMigrations(connection).isEmpty)
     }
 
+    @Test func anUnrelatedDatabaseIsRefusedAndLeftUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("customers.db")
+        do {
+            let connection = try SQLiteConnection(path: path, readOnly: false)
+            try connection.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO customers (name) VALUES ('Ada');")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+
+        let error = #expect(throws: EventStoreError.self) { try EventStore(path: path) }
+        guard case .notAnEventDatabase(let errorPath)? = error else {
+            Issue.record("expected notAnEventDatabase, got \(String(describing: error))")
+            return
+        }
+        #expect(errorPath == path)
+        let text = error?.description ?? ""
+        #expect(text.contains(path) && text.contains("not a studio event database"), "\(text)")
+        // Not a byte changed: no studio tables, not even the switch to WAL.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        let connection = try SQLiteConnection(path: path, readOnly: false)
+        let tables = try connection.query("SELECT name FROM sqlite_master") { $0.text(0) }
+        #expect(tables == ["customers"])
+        #expect(try connection.query("PRAGMA journal_mode") { $0.text(0) } == ["delete"])
+
+        // The migrator refuses it on its own, too (a second line of defence), and so does the CLI's open.
+        let direct = #expect(throws: EventStoreError.self) { try Migrator.migrate(connection) }
+        guard case .notAnEventDatabase(path)? = direct else {
+            Issue.record("expected notAnEventDatabase, got \(String(describing: direct))")
+            return
+        }
+        #expect(try connection.query("SELECT name FROM sqlite_master") { $0.text(0) } == ["customers"])
+        let readOnly = #expect(throws: EventStoreError.self) { try EventStore.openReadOnly(path: path) }
+        guard case .notAnEventDatabase(path)? = readOnly else {
+            Issue.record("expected notAnEventDatabase, got \(String(describing: readOnly))")
+            return
+        }
+    }
+
+    @Test func aFileThatIsNotSQLiteIsRefusedAndLeftUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("notes.txt")
+        let text = Data(String(repeating: "studio: cam1 at 19:00, cam2 at 19:30\n", count: 200).utf8)
+        try text.write(to: URL(fileURLWithPath: path))
+        for opening in [{ try EventStore(path: path) }, { try EventStore.openReadOnly(path: path) }] {
+            let error = #expect(throws: EventStoreError.self) { _ = try opening() }
+            guard case .notAnEventDatabase(path)? = error else {
+                Issue.record("expected notAnEventDatabase, got \(String(describing: error))")
+                continue
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == text)
+    }
+
+    @Test func anEmptyFileOrAnEmptyDatabaseBecomesAnEventDatabase() throws {
+        let directory = try TemporaryDirectory()
+        let emptyFile = directory.file("empty.db")
+        #expect(FileManager.default.createFile(atPath: emptyFile, contents: Data()))
+        let emptyDatabase = directory.file("fresh.db")
+        do {
+            let connection = try SQLiteConnection(path: emptyDatabase, readOnly: false)
+            try connection.execute("PRAGMA user_version = 7")  // a valid SQLite file with no schema
+        }
+        for path in [emptyFile, emptyDatabase] {
+            let store = try EventStore(path: path)
+            #expect(try store.appliedMigrations().map(\.version) == Migration.all.map(\.version))
+            store.close()
+        }
+    }
+
     @Test func checksumIsSHA256() {
         // FIPS 180-2 examples.
         #expect(SHA256.hexDigest("".utf8) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
