@@ -18,10 +18,6 @@ static inline int cff_averror(int posixError) { return AVERROR(posixError); }
 static inline int cff_averror_eof(void) { return AVERROR_EOF; }
 static inline int cff_averror_external(void) { return AVERROR_EXTERNAL; }
 
-// (to be removed: av_strerror and av_channel_layout_default import directly; kept until callers move)
-static inline void cff_strerror(int code, char *buffer, size_t size) { av_strerror(code, buffer, size); }
-static inline void cff_channel_layout_default(AVChannelLayout *layout, int channels) { av_channel_layout_default(layout, channels); }
-
 // AV_NOPTS_VALUE is a macro with a cast (INT64_C(0x8000000000000000)): Swift sees no constant.
 static inline int64_t cff_nopts_value(void) { return AV_NOPTS_VALUE; }
 
@@ -46,7 +42,6 @@ static inline void cff_frame_set_plane(AVFrame *frame, int plane, uint8_t *data,
     frame->linesize[plane] = linesize;
 }
 static inline uint8_t *cff_frame_plane(const AVFrame *frame, int plane) { return frame->data[plane]; }
-static inline int cff_frame_linesize(const AVFrame *frame, int plane) { return frame->linesize[plane]; }
 static inline void cff_frame_set_buffer(AVFrame *frame, int index, AVBufferRef *buffer) { frame->buf[index] = buffer; }
 
 #endif

@@ -48,7 +48,7 @@ public final class AACEncoder {
         }
         context.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
         context.pointee.sample_rate = Int32(format.sampleRate)
-        cff_channel_layout_default(&context.pointee.ch_layout, Int32(format.channels))
+        av_channel_layout_default(&context.pointee.ch_layout, Int32(format.channels))
         context.pointee.bit_rate = Int64(bitRate)
         context.pointee.time_base = AVRational(num: 1, den: Int32(format.sampleRate))
         context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)

@@ -15,7 +15,7 @@ public struct CodecError: Error, Equatable, CustomStringConvertible, Sendable {
         self.call = call
         self.code = code
         var buffer = [CChar](repeating: 0, count: 128)
-        cff_strerror(code, &buffer, buffer.count)
+        av_strerror(code, &buffer, buffer.count)
         self.message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 

@@ -126,7 +126,7 @@ final class Muxer {
             parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
             parameters.pointee.codec_id = AV_CODEC_ID_AAC
             parameters.pointee.sample_rate = Int32(description.sampleRate)
-            cff_channel_layout_default(&parameters.pointee.ch_layout, Int32(description.channels))
+            av_channel_layout_default(&parameters.pointee.ch_layout, Int32(description.channels))
             parameters.pointee.frame_size = 1024
         }
         parameters.pointee.bit_rate = Int64(description.bitRate)

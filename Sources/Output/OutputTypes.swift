@@ -13,7 +13,7 @@ public struct MuxerError: Error, Equatable, CustomStringConvertible, Sendable {
         self.call = call
         self.code = code
         var buffer = [CChar](repeating: 0, count: 128)
-        cff_strerror(code, &buffer, buffer.count)
+        av_strerror(code, &buffer, buffer.count)
         message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
@@ -37,7 +37,8 @@ func check(_ call: String, _ result: Int32) throws(MuxerError) -> Int32 {
 public struct OutputDestination: Sendable, Hashable {
     public var name: String
     public var url: String
-    /// True for `scheme://` URLs other than `file:`; network outputs reconnect, files do not.
+    /// True for `scheme://` URLs other than `file:`. Network outputs reconnect to the same URL; file outputs
+    /// reopen as a new file (`NAME-partK`) after a write error.
     public var isNetwork: Bool
     /// libavformat muxer name: `flv` for network and `.flv` files, `matroska` otherwise.
     public var containerFormat: String

@@ -144,9 +144,13 @@ private final class Box<Value: Sendable>: Sendable {
         let deliveries = log.all
         // Passed-through frames keep the camera's sequence numbers.
         let distinct = Set(deliveries.map(\.sequence)).count
-        // 30 program frames a second from a 10 fps camera: each camera frame shown about 3 times.
-        #expect(deliveries.count >= 25)
-        #expect(distinct >= 8 && distinct <= 13, "\(distinct) distinct frames in \(deliveries.count)")
+        // 30 program frames a second from a 10 fps camera: camera frames are shown several times each
+        // (repeated), always the newest one (the sequence never goes back), never more distinct frames
+        // than the camera made. No bound depends on how loaded the machine is.
+        #expect(deliveries.count >= 10)
+        #expect(distinct < deliveries.count, "\(distinct) distinct frames in \(deliveries.count): nothing was repeated")
+        #expect(distinct <= Int(cam.statistics.framesCaptured))
+        #expect(zip(deliveries, deliveries.dropFirst()).allSatisfy { $0.sequence <= $1.sequence })
         #expect(deliveries.allSatisfy { $0.camera == "cam1" && !$0.isSlate })
     }
 
