@@ -74,8 +74,7 @@ extension TestPatternCamera {
         let format: CameraFormat
         let frames: LatestValue<VideoFrame>
         private let shared = Mutex(Snapshot())
-        private let thread = Mutex<NamedThread?>(nil)
-        private let stopRequested = Atomic<Bool>(false)
+        private let worker = WorkerThread()
 
         init(id: CameraID, format: CameraFormat, frames: LatestValue<VideoFrame>) {
             self.id = id
@@ -93,27 +92,19 @@ extension TestPatternCamera {
         }
 
         func start() {
-            thread.withLock { thread in
-                if let existing = thread, !existing.isFinished { return }
-                stopRequested.store(false, ordering: .sequentiallyConsistent)
+            worker.start(name: "cap.\(id.name)", prepare: {
                 shared.withLock { $0.state = $0.paused ? .lost : .starting }
-                thread = NamedThread.start(name: "cap.\(id.name)") { [self] in run() }
-            }
+            }) { [self] in run() }
         }
 
-        func requestStop() { stopRequested.store(true, ordering: .sequentiallyConsistent) }
+        func requestStop() { worker.requestStop() }
 
         func stop() {
-            requestStop()
-            let running = thread.withLock { thread -> NamedThread? in
-                defer { thread = nil }
-                return thread
-            }
-            running?.join()
+            worker.stop()
             shared.withLock { $0.state = .stopped }
         }
 
-        private var stopping: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
+        private var stopping: Bool { worker.isStopRequested }
 
         private func run() {
             let picture = TestPatternPicture(camera: id, format: format)

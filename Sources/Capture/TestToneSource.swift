@@ -50,8 +50,9 @@ public final class TestToneSource: Sendable {
     deinit { core.requestStop() }
 
     /// Starts delivering. `origin` is the monotonic time of program sample 0 (default: the origin given
-    /// at init, else now). If it is already past, the first chunk starts at the sample due now (nothing
-    /// is back-filled); if it is in the future, delivery starts then, at sample 0.
+    /// at init, else now). If it is in the future, delivery starts then, at sample 0; if it passed less
+    /// than 0.1 s ago (a thread that started late), delivery still starts at sample 0; if it passed
+    /// longer ago, the first chunk starts at the sample due now (nothing older is back-filled).
     public func start(origin: UInt64? = nil) { core.start(origin: origin ?? self.origin ?? MonotonicClock.now()) }
 
     /// Stops and joins the thread.
@@ -96,8 +97,7 @@ extension TestToneSource {
         let threadName: String
         let deliver: @Sendable (AudioChunk) -> Void
         let counters = Mutex(Counters())
-        private let thread = Mutex<NamedThread?>(nil)
-        private let stopRequested = Atomic<Bool>(false)
+        private let worker = WorkerThread()
 
         init(signal: Signal, format: AudioFormat, interval: UInt64, threadName: String, deliver: @escaping @Sendable (AudioChunk) -> Void) {
             self.signal = signal
@@ -108,25 +108,14 @@ extension TestToneSource {
         }
 
         func start(origin: UInt64) {
-            thread.withLock { thread in
-                if let existing = thread, !existing.isFinished { return }
-                stopRequested.store(false, ordering: .sequentiallyConsistent)
-                thread = NamedThread.start(name: threadName) { [self] in run(origin: origin) }
-            }
+            worker.start(name: threadName) { [self] in run(origin: origin) }
         }
 
-        func requestStop() { stopRequested.store(true, ordering: .sequentiallyConsistent) }
+        func requestStop() { worker.requestStop() }
 
-        func stop() {
-            requestStop()
-            let running = thread.withLock { thread -> NamedThread? in
-                defer { thread = nil }
-                return thread
-            }
-            running?.join()
-        }
+        func stop() { worker.stop() }
 
-        private var stopping: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
+        private var stopping: Bool { worker.isStopRequested }
 
         private func sampleDue(at now: UInt64, origin: UInt64) -> Int64 {
             guard now > origin else { return 0 }
@@ -141,7 +130,10 @@ extension TestToneSource {
             let oneSecond: [Float] = signal == .silence ? [] : (0..<Int64(rate)).map {
                 TestToneSource.sampleValue(at: $0, signal: signal, sampleRate: rate)
             }
-            var next = sampleDue(at: MonotonicClock.now(), origin: origin)
+            // A thread that starts a little after the origin (a loaded machine) still begins at sample 0,
+            // so the program's audio starts with its video; an origin long past starts at the sample due now.
+            let dueAtStart = sampleDue(at: MonotonicClock.now(), origin: origin)
+            var next = dueAtStart <= maximumFrames ? 0 : dueAtStart
             counters.withLock { $0 = Counters(delivered: 0, next: next) }
             // Wake-ups on a grid from the origin (or from now, when the origin is past).
             let start = max(origin, MonotonicClock.now())

@@ -20,8 +20,7 @@ final class CameraWatch: Sendable {
     private let cameras: CameraSet
     private let events: any EventSink
     private let lossTimeout: UInt64
-    private let running = Atomic<Bool>(false)
-    private let thread = Mutex<NamedThread?>(nil)
+    private let worker = WorkerThread()
     private let lost = Mutex<Set<CameraID>>([])
 
     init(cameras: CameraSet, events: any EventSink, lossTimeoutSeconds: Double) {
@@ -33,10 +32,9 @@ final class CameraWatch: Sendable {
     func isLost(_ id: CameraID) -> Bool { lost.withLock { $0.contains(id) } }
 
     func start() {
-        running.store(true, ordering: .relaxed)
         let started = MonotonicClock.now()
-        let t = NamedThread.start(name: "studio.watch") { [self] in
-            while running.load(ordering: .relaxed) {
+        worker.start(name: "studio.watch") { [self] in
+            while !worker.isStopRequested {
                 MonotonicClock.sleep(seconds: 0.05)
                 let now = MonotonicClock.now()
                 for camera in cameras.all {
@@ -55,11 +53,7 @@ final class CameraWatch: Sendable {
                 }
             }
         }
-        thread.withLock { $0 = t }
     }
 
-    func stop() {
-        running.store(false, ordering: .relaxed)
-        thread.withLock { $0 }?.join(timeoutSeconds: 2)
-    }
+    func stop() { worker.stop() }
 }

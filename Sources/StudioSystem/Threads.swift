@@ -1,4 +1,5 @@
 import CSystem
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -109,4 +110,41 @@ public final class ConditionLock: @unchecked Sendable {
 
     public func signal() { pthread_cond_signal(condition) }
     public func broadcast() { pthread_cond_broadcast(condition) }
+}
+
+/// The start / stop-flag / join lifecycle of a restartable worker thread (a camera's capture loop, the
+/// program clock, the tone generator): its body polls `isStopRequested` and returns when it is set.
+public final class WorkerThread: Sendable {
+    private let thread = Mutex<NamedThread?>(nil)
+    private let stopRequested = Atomic<Bool>(false)
+
+    public init() {}
+
+    /// Starts `body` on a thread named `name`, unless the previous one is still running (then returns
+    /// false and does nothing). `prepare` runs first, under the same lock, only when it does start.
+    @discardableResult
+    public func start(name: String, prepare: () -> Void = {}, _ body: @escaping @Sendable () -> Void) -> Bool {
+        thread.withLock { thread in
+            if let existing = thread, !existing.isFinished { return false }
+            stopRequested.store(false, ordering: .sequentiallyConsistent)
+            prepare()
+            thread = NamedThread.start(name: name, body)
+            return true
+        }
+    }
+
+    public var isStopRequested: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
+
+    /// Asks the body to return, without waiting (safe from deinit and from the thread itself).
+    public func requestStop() { stopRequested.store(true, ordering: .sequentiallyConsistent) }
+
+    /// Asks the body to return and waits until it has.
+    public func stop() {
+        requestStop()
+        let running = thread.withLock { thread -> NamedThread? in
+            defer { thread = nil }
+            return thread
+        }
+        running?.join()
+    }
 }

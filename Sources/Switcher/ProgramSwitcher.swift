@@ -86,8 +86,7 @@ extension ProgramSwitcher {
         let events: any EventSink
         let deliver: @Sendable (VideoFrame, MediaTime) -> Void
         let shared = Mutex(Shared())
-        private let thread = Mutex<NamedThread?>(nil)
-        private let stopRequested = Atomic<Bool>(false)
+        private let worker = WorkerThread()
 
         init(format: ProgramFormat, configuration: Configuration, events: any EventSink,
              deliver: @escaping @Sendable (VideoFrame, MediaTime) -> Void) {
@@ -124,9 +123,7 @@ extension ProgramSwitcher {
         }
 
         func start(origin: UInt64) {
-            thread.withLock { thread in
-                if let existing = thread, !existing.isFinished { return }
-                stopRequested.store(false, ordering: .sequentiallyConsistent)
+            worker.start(name: configuration.threadName, prepare: {
                 shared.withLock { s in
                     s.origin = origin
                     let sources = s.status.sources, selected = s.selected
@@ -135,19 +132,13 @@ extension ProgramSwitcher {
                     s.status.programSource = selected
                     s.status.isRunning = true
                 }
-                thread = NamedThread.start(name: configuration.threadName) { [self] in run(origin: origin) }
-            }
+            }) { [self] in run(origin: origin) }
         }
 
-        func requestStop() { stopRequested.store(true, ordering: .sequentiallyConsistent) }
+        func requestStop() { worker.requestStop() }
 
         func stop() {
-            requestStop()
-            let running = thread.withLock { thread -> NamedThread? in
-                defer { thread = nil }
-                return thread
-            }
-            running?.join()
+            worker.stop()
             let abandoned = shared.withLock { s -> [PendingSwitch] in
                 s.status.isRunning = false
                 defer { s.pending.removeAll() }
@@ -156,7 +147,7 @@ extension ProgramSwitcher {
             for pending in abandoned { pending.completion?(.failure(.stopped(pending.target))) }
         }
 
-        private var stopping: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
+        private var stopping: Bool { worker.isStopRequested }
 
         // MARK: The program thread
 
