@@ -40,7 +40,9 @@ do {
         fail("unknown command \"\(command)\" (see `studio --help`)", code: 2)
     }
 } catch let error as Arguments.Failure {
-    fail(error.message, code: 2)
+    // These already name the command ("studio serve: ...").
+    writeStandardError(error.message + "\n")
+    exit(2)
 } catch let error as ClientFailure {
     fail(error.message, code: error.exitCode)
 } catch {
