@@ -137,7 +137,7 @@ public final class NginxRTMP: @unchecked Sendable {
     }
 
     /// Binds port 0 on 127.0.0.1 and reports the port the kernel chose.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let fd = try syscall("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }
         defer { close(fd) }
         var address = loopbackAddress(port: 0)

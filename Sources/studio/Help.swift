@@ -10,6 +10,9 @@ enum Help {
       studio sessions [--json]        past and current sessions
       studio log [SESSION] [--json]   events of a session (default: the current or latest one)
       studio watch [--json]           follow events as they happen
+      studio doctor [--json] [serve options]
+                                      check this machine: cameras, GPU, groups, encoders,
+                                      disk, database, RTMP destinations
 
     Client commands find the server through --socket, then $STUDIO_SOCKET, then
     $XDG_RUNTIME_DIR/studio/studio.sock (/run/studio/studio.sock as root,
@@ -90,6 +93,19 @@ enum Help {
     the clock of the FLV timestamps) and `details`.
     """
 
+    static let doctor = """
+    studio doctor — what this machine offers a studio, and what is wrong.
+
+    USAGE
+      studio doctor [--json] [--config FILE] [--rtmp URL]... [--record DIR] [--db FILE] ...
+
+    Takes the same options as `studio serve` and checks the setup that serve would run: V4L2
+    devices and access, the PipeWire socket, GPU render nodes, video/render group membership,
+    FFmpeg encoders (libx264, aac, h264_vaapi), the database path, free disk for recordings, and a
+    TCP connect to each RTMP destination (stream keys masked). Each line is OK, WARNING or PROBLEM
+    with what to do. Exits 1 when there is a problem.
+    """
+
     static let watch = """
     studio watch — print events as the server emits them, until interrupted.
 
@@ -108,6 +124,7 @@ extension Help {
         case "sessions": sessions
         case "log": log
         case "watch": watch
+        case "doctor": doctor
         case "": overview
         default: nil
         }

@@ -9,10 +9,11 @@ import Glibc
 #endif
 
 enum ServeCommand {
+    static let valuedOptions: Set<String> = ["config", "rtmp", "record", "db", "socket", "program", "preset", "bitrate", "cameras", "audio"]
+    static let switchOptions: Set<String> = ["demo"]
+
     static func run(_ words: [String], environment: [String: String]) throws -> Int32 {
-        let arguments = try Arguments(words, command: "serve",
-                                      valued: ["config", "rtmp", "record", "db", "socket", "program", "preset", "bitrate", "cameras", "audio"],
-                                      switches: ["demo"])
+        let arguments = try Arguments(words, command: "serve", valued: valuedOptions, switches: switchOptions)
         guard arguments.positionals.isEmpty else {
             throw Arguments.Failure(message: "studio serve: unexpected argument \(arguments.positionals[0]) (see `studio serve --help`)")
         }

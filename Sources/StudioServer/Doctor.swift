@@ -1,0 +1,229 @@
+import Foundation
+import StudioCore
+import StudioSystem
+import StudioConfig
+import Encoding
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `studio doctor`: what this machine offers a studio and what is wrong, in plain words. Each check
+/// says ok / warning / problem and, when it is not ok, what to do.
+public enum Doctor {
+    public enum Status: String, Sendable { case ok, warning, problem }
+
+    public struct Check: Sendable {
+        public var area: String
+        public var status: Status
+        public var message: String
+        public var fix: String?
+        public init(_ area: String, _ status: Status, _ message: String, fix: String? = nil) {
+            self.area = area
+            self.status = status
+            self.message = message
+            self.fix = fix
+        }
+    }
+
+    /// Runs every check for a server that would run with `options`. Takes a few seconds at most (the
+    /// RTMP reachability check waits up to `connectTimeout` per destination).
+    public static func run(_ options: ServerOptions, environment: [String: String], connectTimeout: Double = 2) -> [Check] {
+        var checks: [Check] = []
+        checks += videoDevices()
+        checks.append(pipeWire(environment: environment))
+        checks += renderNodes()
+        checks.append(groups())
+        checks += encoders()
+        checks.append(database(options.databasePath))
+        checks.append(recordings(options.configuration))
+        for output in options.configuration.outputs { checks.append(reachability(output, timeout: connectTimeout)) }
+        if options.configuration.outputs.isEmpty {
+            checks.append(Check("outputs", .warning, "no RTMP destination configured: the program is not streamed",
+                                fix: "add `--rtmp rtmp://host/app/KEY` or an `outputs:` entry in the config"))
+        }
+        return checks
+    }
+
+    // MARK: the checks
+
+    static func videoDevices() -> [Check] {
+        let nodes = devices(matching: "video", in: "/dev")
+        guard !nodes.isEmpty else {
+            return [Check("v4l2", .warning, "no V4L2 video devices (/dev/video*)",
+                          fix: "plug in a USB camera; test-pattern cameras (`--demo`) work without one")]
+        }
+        return nodes.map { node in
+            access(node, R_OK | W_OK) == 0
+                ? Check("v4l2", .ok, "\(node) is accessible")
+                : Check("v4l2", .problem, "\(node): no read/write access", fix: "add the user to the video group: sudo usermod -aG video $USER, then log in again")
+        }
+    }
+
+    static func pipeWire(environment: [String: String]) -> Check {
+        var socket = environment["PIPEWIRE_REMOTE"] ?? ""
+        if socket.isEmpty, let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { socket = runtime + "/pipewire-0" }
+        guard !socket.isEmpty, socket.hasPrefix("/") else {
+            return Check("pipewire", .warning, "no PipeWire socket to look for (XDG_RUNTIME_DIR and PIPEWIRE_REMOTE unset)",
+                         fix: "PipeWire cameras need a PipeWire daemon (a desktop session); V4L2 and test cameras work without")
+        }
+        var info = stat()
+        guard stat(socket, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK else {
+            return Check("pipewire", .warning, "no PipeWire daemon at \(socket)",
+                         fix: "start PipeWire (systemctl --user start pipewire) to use PipeWire cameras and microphones")
+        }
+        return Check("pipewire", .ok, "PipeWire socket \(socket) (PipeWire capture is not in this build yet)")
+    }
+
+    static func renderNodes() -> [Check] {
+        let nodes = devices(matching: "renderD", in: "/dev/dri")
+        guard !nodes.isEmpty else {
+            return [Check("gpu", .warning, "no GPU render node (/dev/dri/renderD*): H.264 is encoded in software (x264)",
+                          fix: "on a machine with an Intel or AMD GPU, install the VAAPI driver (intel-media-va-driver or mesa-va-drivers)")]
+        }
+        return nodes.map { node in
+            access(node, R_OK | W_OK) == 0
+                ? Check("gpu", .ok, "\(node) is accessible (VAAPI H.264 encoding is not in this build yet: x264 is used)")
+                : Check("gpu", .problem, "\(node): no read/write access: hardware encoding unavailable",
+                        fix: "add the user to the render group: sudo usermod -aG render $USER, then log in again")
+        }
+    }
+
+    static func groups() -> Check {
+        if getuid() == 0 { return Check("groups", .ok, "running as root (the systemd unit runs as user studio in video and render)") }
+        let count = getgroups(0, nil)
+        var ids = [gid_t](repeating: 0, count: Int(max(count, 0)))
+        _ = getgroups(count, &ids)
+        let names = Set(ids.compactMap { id -> String? in getgrgid(id).map { String(cString: $0.pointee.gr_name) } })
+        let missing = ["video", "render"].filter { !names.contains($0) }
+        return missing.isEmpty
+            ? Check("groups", .ok, "member of video and render")
+            : Check("groups", .warning, "not in group(s) \(missing.joined(separator: ", ")): cameras or the GPU may be refused",
+                    fix: missing.map { "sudo usermod -aG \($0) $USER" }.joined(separator: "; ") + ", then log in again")
+    }
+
+    static func encoders() -> [Check] {
+        [
+            EncoderCatalog.isAvailable("libx264")
+                ? Check("ffmpeg", .ok, "libx264 encoder present")
+                : Check("ffmpeg", .problem, "libavcodec has no libx264 encoder: no video can be encoded", fix: "sudo apt-get install libavcodec59 (Debian's build includes libx264)"),
+            EncoderCatalog.isAvailable("aac")
+                ? Check("ffmpeg", .ok, "aac encoder present")
+                : Check("ffmpeg", .problem, "libavcodec has no aac encoder", fix: "install Debian's libavcodec"),
+            EncoderCatalog.isAvailable("h264_vaapi")
+                ? Check("ffmpeg", .ok, "h264_vaapi encoder present")
+                : Check("ffmpeg", .warning, "libavcodec has no h264_vaapi encoder: no hardware encoding", fix: "install Debian's libavcodec (built with VAAPI)"),
+        ]
+    }
+
+    static func database(_ path: String) -> Check {
+        let manager = FileManager.default
+        if manager.fileExists(atPath: path) {
+            return manager.isWritableFile(atPath: path)
+                ? Check("database", .ok, "\(path) exists and is writable")
+                : Check("database", .problem, "\(path) is not writable by this user", fix: "run as the user that owns it, or pass --db")
+        }
+        var directory = (path as NSString).deletingLastPathComponent
+        while !directory.isEmpty, directory != "/", !manager.fileExists(atPath: directory) {
+            directory = (directory as NSString).deletingLastPathComponent
+        }
+        var isDirectory: ObjCBool = false
+        if manager.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
+            return Check("database", .problem, "\(path) cannot be created: \(directory) is a file, not a directory",
+                         fix: "pass --db with a path in a directory")
+        }
+        return manager.isWritableFile(atPath: directory.isEmpty ? "." : directory)
+            ? Check("database", .ok, "\(path) will be created on first start")
+            : Check("database", .problem, "\(path) cannot be created: \(directory) is not writable", fix: "pass --db with a writable path, or create the directory")
+    }
+
+    static func recordings(_ configuration: StudioConfiguration) -> Check {
+        guard let directory = configuration.recordDirectory else {
+            return Check("recordings", .ok, "recording is off (use --record DIR or `record:` to record the program)")
+        }
+        var existing = directory
+        while !existing.isEmpty, existing != "/", !FileManager.default.fileExists(atPath: existing) {
+            existing = (existing as NSString).deletingLastPathComponent
+        }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: existing, isDirectory: &isDirectory), !isDirectory.boolValue {
+            return Check("recordings", .problem, "\(directory) cannot be created: \(existing) is a file", fix: "choose another --record directory")
+        }
+        var info = statvfs()
+        guard statvfs(existing.isEmpty ? "." : existing, &info) == 0 else {
+            return Check("recordings", .problem, "cannot read free space at \(directory)", fix: "check the path")
+        }
+        guard FileManager.default.isWritableFile(atPath: existing) else {
+            return Check("recordings", .problem, "\(directory) is not writable by this user", fix: "choose another --record directory or fix its owner")
+        }
+        let free = Double(info.f_bavail) * Double(info.f_frsize)
+        let bytesPerHour = Double(configuration.video.bitRate + configuration.audio.bitRate) / 8 * 3600
+        let hours = free / bytesPerHour
+        let text = String(format: "%.1f GB free at %@: about %.0f hours of program at %@", free / 1e9, existing, hours,
+                          BitRate.describe(configuration.video.bitRate))
+        if hours < 1 { return Check("recordings", .problem, text, fix: "free disk space or record elsewhere") }
+        if hours < 4 { return Check("recordings", .warning, text, fix: "free disk space before a long show") }
+        return Check("recordings", .ok, text)
+    }
+
+    /// A TCP connect to the destination's host and port (RTMP default 1935), never sending anything.
+    static func reachability(_ output: OutputTarget, timeout: Double) -> Check {
+        let masked = output.maskedURL
+        guard let components = URLComponents(string: output.url), let host = components.host else {
+            return Check("rtmp", .problem, "\(output.name): cannot read a host in \(masked)", fix: "use rtmp://host[:port]/app/key")
+        }
+        let port = components.port ?? (components.scheme == "rtmps" ? 443 : 1935)
+        switch TCPProbe.connect(host: host, port: port, timeout: timeout) {
+        case .success(let milliseconds):
+            return Check("rtmp", .ok, "\(output.name): \(host):\(port) accepts connections (\(milliseconds) ms) for \(masked)")
+        case .failure(let error):
+            return Check("rtmp", .problem, "\(output.name): \(host):\(port) is not reachable: \(error.message)",
+                         fix: "check the URL, the network and that the streaming server runs; studio keeps retrying while it runs")
+        }
+    }
+
+    static func devices(matching prefix: String, in directory: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasPrefix(prefix) }.sorted { $0.count == $1.count ? $0 < $1 : $0.count < $1.count }
+            .map { directory + "/" + $0 }
+    }
+}
+
+/// A bounded TCP connect, for `studio doctor`.
+enum TCPProbe {
+    struct Failure: Error { let message: String }
+
+    static func connect(host: String, port: Int, timeout: Double) -> Result<Int, Failure> {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let resolved = getaddrinfo(host, String(port), &hints, &list)
+        guard resolved == 0, let first = list else {
+            return .failure(Failure(message: "cannot resolve \(host): \(String(cString: gai_strerror(resolved)))"))
+        }
+        defer { freeaddrinfo(list) }
+        let started = MonotonicClock.now()
+        var lastError = "no address"
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            entry = info.pointee.ai_next
+            guard let fd = try? syscall("socket", { socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_NONBLOCK.rawValue), 0) }) else { continue }
+            defer { close(fd) }
+            do {
+                try syscall("connect") { Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) }
+                return .success(Int((MonotonicClock.now() - started) / 1_000_000))
+            } catch where error.errno == EINPROGRESS {
+                var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                let ready = (try? syscall("poll") { poll(&descriptor, 1, Int32(timeout * 1000)) }) ?? 0
+                guard ready > 0 else { lastError = "no answer within \(timeout) s"; continue }
+                var code: Int32 = 0
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length)
+                if code == 0 { return .success(Int((MonotonicClock.now() - started) / 1_000_000)) }
+                lastError = String(cString: strerror(code))
+            } catch {
+                lastError = String(cString: strerror(error.errno))
+            }
+        }
+        return .failure(Failure(message: lastError))
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import StudioServer
+import Control
+
+/// `studio doctor`: checks the machine for the server that `studio serve` with the same options would run.
+enum DoctorCommand {
+    static func run(_ words: [String], environment: [String: String]) throws -> Int32 {
+        let arguments = try Arguments(words, command: "doctor", valued: ServeCommand.valuedOptions,
+                                      switches: ServeCommand.switchOptions.union(["json"]))
+        if let extra = arguments.positionals.first {
+            throw Arguments.Failure(message: "studio doctor: unexpected argument \(extra) (see `studio doctor --help`)")
+        }
+        let options = try ServeCommand.makeOptions(arguments, environment: environment)
+        let checks = Doctor.run(options, environment: environment)
+        let problems = checks.filter { $0.status == .problem }.count
+        let warnings = checks.filter { $0.status == .warning }.count
+        if arguments.flag("json") {
+            let list: [JSONValue] = checks.map { check in
+                .object(["area": .string(check.area), "status": .string(check.status.rawValue),
+                         "message": .string(check.message), "fix": check.fix.map(JSONValue.string) ?? .null])
+            }
+            print(JSONValue.object(["checks": .array(list), "problems": .int(problems), "warnings": .int(warnings)]).jsonText)
+        } else {
+            for check in checks {
+                print("\(check.status.rawValue.uppercased().padding(toLength: 8, withPad: " ", startingAt: 0))\(check.area.padding(toLength: 11, withPad: " ", startingAt: 0))\(check.message)")
+                if let fix = check.fix, check.status != .ok { print(String(repeating: " ", count: 19) + "-> " + fix) }
+            }
+            print("\n\(problems) problem(s), \(warnings) warning(s)")
+        }
+        return problems > 0 ? 1 : 0
+    }
+}
