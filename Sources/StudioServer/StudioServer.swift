@@ -104,10 +104,12 @@ public final class StudioServer: Sendable {
             self.fanOut = fanOut
 
             // ISO recordings: each camera encoded and recorded on its own, beside the program recording.
+            // A keyframe at least every second: an editor's cuts and seeks land near one, and a killed
+            // server's ISO files keep all but the last second or two (they are flushed at keyframes).
             var isoRecorders: [IsoRecorder] = []
             if let directory = configuration.recordDirectory {
                 let settings = IsoRecorder.Settings(preset: configuration.cameras.isoPreset, bitRate: configuration.video.bitRate,
-                                                    keyframeIntervalSeconds: configuration.video.keyframeIntervalSeconds,
+                                                    keyframeIntervalSeconds: min(1, configuration.video.keyframeIntervalSeconds),
                                                     fallbackRate: configuration.program.frameRate,
                                                     staleAfterSeconds: options.cameraLossTimeoutSeconds)
                 for camera in cameras.all where configuration.cameras.isoEnabled(forIdentity: camera.identity) {
