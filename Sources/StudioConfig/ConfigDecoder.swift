@@ -12,8 +12,8 @@ struct ConfigDecoder {
     private static let videoKeys = ["encoder", "preset", "bitrate", "keyframe_interval"]
     private static let audioKeys = ["source", "bitrate"]
     private static let outputKeys = ["url", "name"]
-    private static let cameraKeys = ["demo", "pins"]
-    private static let pinKeys = ["match", "name"]
+    private static let cameraKeys = ["demo", "pins", "iso", "iso_preset"]
+    private static let pinKeys = ["match", "name", "iso"]
 
     func decode(_ root: ConfigNode) throws(ConfigError) -> StudioConfiguration {
         var config = StudioConfiguration()
@@ -200,6 +200,14 @@ struct ConfigDecoder {
                 cameras.demoCount = count
             case "pins":
                 cameras.pins = try pins(entry)
+            case "iso":
+                if let value = try boolean(entry, keyPath: path) { cameras.iso = value }
+            case "iso_preset":
+                guard let text = try scalar(entry, keyPath: path, expected: "a string") else { continue }
+                guard VideoSettings.presets.contains(text) else {
+                    throw fail(entry.keyLine, path, "expected an x264 preset (\(VideoSettings.presets.joined(separator: ", "))), got \(quoted(text))")
+                }
+                cameras.isoPreset = text
             default:
                 break
             }
@@ -218,9 +226,14 @@ struct ConfigDecoder {
             }
             var match: (text: String, line: Int)?
             var name: (text: String, line: Int)?
+            var iso: Bool?
             for entry in entries {
                 let keyPath = path + "." + entry.key
                 guard Self.pinKeys.contains(entry.key) else { throw unknownKey(entry, parent: path, known: Self.pinKeys) }
+                if entry.key == "iso" {
+                    iso = try boolean(entry, keyPath: keyPath)
+                    continue
+                }
                 guard let text = try scalar(entry, keyPath: keyPath, expected: "a string") else { continue }
                 if entry.key == "match" { match = (text, entry.keyLine) } else { name = (text, entry.keyLine) }
             }
@@ -239,7 +252,7 @@ struct ConfigDecoder {
             }
             matchLines[match.text] = match.line
             nameLines[name.text] = name.line
-            pins.append(CameraPin(match: match.text, name: CameraID(name.text)))
+            pins.append(CameraPin(match: match.text, name: CameraID(name.text), iso: iso))
         }
         return pins
     }
@@ -275,6 +288,16 @@ struct ConfigDecoder {
             throw fail(entry.keyLine, keyPath, "expected \(expected), got \(describe(entry.value, masked: masked))")
         }
         return text
+    }
+
+    /// true/false (also yes/no, on/off); nil when the value is null (keep the default).
+    private func boolean(_ entry: ConfigEntry, keyPath: String) throws(ConfigError) -> Bool? {
+        guard let text = try scalar(entry, keyPath: keyPath, expected: "true or false") else { return nil }
+        switch text.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default: throw fail(entry.keyLine, keyPath, "expected true or false, got \(quoted(text))")
+        }
     }
 
     private func pathValue(_ entry: ConfigEntry, keyPath: String) throws(ConfigError) -> String? {

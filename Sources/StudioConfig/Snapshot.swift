@@ -32,9 +32,11 @@ private struct Snapshot: Encodable {
     }
     struct Pin: Encodable {
         var match: String, name: String
+        var iso: Bool?
     }
     struct Cameras: Encodable {
         var demo: Int, pins: [Pin]
+        var iso: Bool, iso_preset: String
     }
 
     var program: Program
@@ -56,7 +58,8 @@ private struct Snapshot: Encodable {
         record = config.recordDirectory
         database = config.databasePath
         socket = config.socketPath
-        cameras = Cameras(demo: config.cameras.demoCount, pins: config.cameras.pins.map { Pin(match: $0.match, name: $0.name.name) })
+        cameras = Cameras(demo: config.cameras.demoCount, pins: config.cameras.pins.map { Pin(match: $0.match, name: $0.name.name, iso: $0.iso) },
+                          iso: config.cameras.iso, iso_preset: config.cameras.isoPreset)
     }
 
     enum CodingKeys: String, CodingKey {

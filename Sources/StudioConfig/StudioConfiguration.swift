@@ -90,10 +90,13 @@ public struct CameraPin: Sendable, Equatable {
     /// Matched against the device's identity (the integrator decides exact or substring match).
     public var match: String
     public var name: CameraID
+    /// This camera's ISO recording (`iso:` in the pin); nil follows `CameraSettings.iso`.
+    public var iso: Bool?
 
-    public init(match: String, name: CameraID) {
+    public init(match: String, name: CameraID, iso: Bool? = nil) {
         self.match = match
         self.name = name
+        self.iso = iso
     }
 }
 
@@ -101,7 +104,18 @@ public struct CameraSettings: Sendable, Equatable {
     /// How many test-pattern cameras the demo mode (`--demo`) starts.
     public var demoCount = 3
     public var pins: [CameraPin] = []
+    /// ISO recordings: when recording (`record:`), each camera is also encoded and recorded on its own
+    /// (`cameras.iso`, default true; a pin's `iso:` overrides it for that camera).
+    public var iso = true
+    /// x264 preset of the ISO encoders (`cameras.iso_preset`), default ultrafast: one software encoder
+    /// per camera runs beside the program's.
+    public var isoPreset = "ultrafast"
     public init() {}
+
+    /// Whether the camera with this identity gets an ISO recording: its pin's `iso:` if given, else `iso`.
+    public func isoEnabled(forIdentity identity: String) -> Bool {
+        pins.last { $0.match == identity }?.iso ?? iso
+    }
 }
 
 /// Bit rates as people write them: `4500000`, `4500k`, `4.5M` (k = 1000, M = 1,000,000).

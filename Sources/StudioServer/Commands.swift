@@ -59,6 +59,11 @@ enum ServerCommands {
             let server = try server()
             try deferred(reply) { try server.logView(session: session) }
         }
+        router.addDeferred("recordings") { request, reply in
+            let session = try request.optionalInt("session").map(Int64.init)
+            let server = try server()
+            try deferred(reply) { try server.recordingsView(session: session) }
+        }
         router.addDeferred("switch") { request, reply in
             let name = try request.string("camera")
             try server().switcher.switchProgram(to: CameraID(name)) { result in
@@ -147,6 +152,24 @@ extension StudioServer {
             return .object(members)
         }
 
+        let isoViews: [JSONValue] = isoRecorders.map { iso in
+            let s = iso.statistics
+            let out = iso.output.statistics
+            var members: [String: JSONValue] = [:]
+            members["camera"] = .string(s.camera.name)
+            members["path"] = .string(s.path)
+            members["encoder"] = .string(s.encoderName)
+            members["preset"] = .string(options.configuration.cameras.isoPreset)
+            members["size"] = s.width > 0 ? .string("\(s.width)x\(s.height)") : .null
+            members["frames_encoded"] = .int(s.framesEncoded)
+            members["frames_skipped"] = .int(s.framesSkipped)
+            members["frames_unusable"] = .int(s.framesUnusable)
+            members["encode_errors"] = .int(s.encodeErrors)
+            members["state"] = .string(out.state.rawValue)
+            members["bytes_written"] = .int(Int(out.bytesSent))
+            return .object(members)
+        }
+
         var members: [String: JSONValue] = [:]
         members["session"] = .int(Int(sessionID))
         members["started_at"] = .string(Views.timestamp(startedAt))
@@ -154,9 +177,17 @@ extension StudioServer {
         members["program"] = .object(programView)
         members["encoder"] = .object(encoderView)
         members["outputs"] = .array(outputViews)
+        members["iso"] = .array(isoViews)
         members["cameras"] = .int(cameras.all.count)
         members["database"] = .string(options.databasePath)
         return .object(members)
+    }
+
+    func recordingsView(session: Int64?) throws -> JSONValue {
+        guard let record = try store.session(id: session ?? sessionID) else {
+            throw ControlError(.notFound, "no session \(session.map(String.init) ?? "") in the database")
+        }
+        return Views.recordings(session: record, recordings: try store.recordings(sessionID: record.id))
     }
 
     func logView(session: Int64?) throws -> JSONValue {

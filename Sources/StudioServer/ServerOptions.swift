@@ -11,6 +11,8 @@ public struct ServerOptions: Sendable {
     public var socketPath: String
     /// How long a camera may go without a frame before it counts as lost (slate on program, event).
     public var cameraLossTimeoutSeconds = 0.5
+    /// Size of the test-pattern cameras (`--camera-size`); nil gives their default 1280x720.
+    public var testCameraSize: (width: Int, height: Int)?
 
     public init(configuration: StudioConfiguration, databasePath: String, socketPath: String) {
         self.configuration = configuration

@@ -22,6 +22,8 @@ public final class StudioServer: Sendable {
     let audioStage: AudioEncodingStage
     let fanOut: OutputFanOut
     let outputs: [MediaOutput]
+    /// One per camera recorded on its own (only when recording, ISO on).
+    let isoRecorders: [IsoRecorder]
     let cameras: CameraSet
     let audioSource: TestToneSource
     let control: ControlServer
@@ -73,7 +75,9 @@ public final class StudioServer: Sendable {
                 let identity = "test-pattern:\(index)"
                 let name = try store.cameraName(forIdentity: identity, backend: .testPattern,
                                                 displayName: "Test pattern \(index)", pinnedName: options.pinnedNames[identity])
-                cameras.add(try TestPatternCamera(id: name, identity: identity, displayName: "Test pattern \(index)"))
+                var format = TestPatternCamera.defaultFormat
+                if let size = options.testCameraSize { (format.width, format.height) = size }
+                cameras.add(try TestPatternCamera(id: name, format: format, identity: identity, displayName: "Test pattern \(index)"))
             }
             self.cameras = cameras
 
@@ -98,8 +102,31 @@ public final class StudioServer: Sendable {
             // the encoders. Stages are built downstream first, then started upstream last.
             let fanOut = OutputFanOut()
             self.fanOut = fanOut
+
+            // ISO recordings: each camera encoded and recorded on its own, beside the program recording.
+            // A keyframe at least every second: an editor's cuts and seeks land near one, and a killed
+            // server's ISO files keep all but the last second or two (they are flushed at keyframes).
+            var isoRecorders: [IsoRecorder] = []
+            if let directory = configuration.recordDirectory {
+                let settings = IsoRecorder.Settings(preset: configuration.cameras.isoPreset, bitRate: configuration.video.bitRate,
+                                                    keyframeIntervalSeconds: min(1, configuration.video.keyframeIntervalSeconds),
+                                                    fallbackRate: configuration.program.frameRate,
+                                                    staleAfterSeconds: options.cameraLossTimeoutSeconds)
+                for camera in cameras.all where configuration.cameras.isoEnabled(forIdentity: camera.identity) {
+                    let path = RecordingDirectory.isoPath(in: directory, session: sessionID, camera: camera.id)
+                    let recordingID = try store.addRecording(cameraID: camera.id, path: path)
+                    isoRecorders.append(IsoRecorder(camera: camera, path: path, recordingID: recordingID, settings: settings,
+                                                    events: events, log: log))
+                }
+            }
+            self.isoRecorders = isoRecorders
+            let isoFeeds = isoRecorders
             let videoStage = VideoEncodingStage(encoder: videoEncoder, events: events, deliver: { fanOut.deliver($0) })
-            let audioStage = AudioEncodingStage(encoder: audioEncoder, events: events, deliver: { fanOut.deliver($0) })
+            // The program audio also goes into every ISO file (so each angle plays with the show's sound).
+            let audioStage = AudioEncodingStage(encoder: audioEncoder, events: events, deliver: { item in
+                fanOut.deliver(item)
+                for iso in isoFeeds { iso.deliverAudio(item) }
+            })
             self.videoStage = videoStage
             self.audioStage = audioStage
 
@@ -150,6 +177,8 @@ public final class StudioServer: Sendable {
             watch = CameraWatch(cameras: cameras, events: events, lossTimeoutSeconds: options.cameraLossTimeoutSeconds)
             switcher.start(origin: origin)
             audioSource.start(origin: origin)
+            // Each ISO thread ticks on its camera's rate from the program's origin (one timeline).
+            for iso in isoRecorders { iso.start(origin: origin) }
             watch.start()
             serverBox.server = self
         } catch {
@@ -158,6 +187,7 @@ public final class StudioServer: Sendable {
         }
         log.info("session \(sessionID) started: program \(configuration.program), \(cameras.all.count) camera(s), control socket \(options.socketPath)")
         for output in outputs { log.info("output \(output.destination.name): \(output.destination.maskedURL)") }
+        for iso in isoRecorders { log.info("ISO \(iso.camera.id.name): \(iso.path) (x264 \(configuration.cameras.isoPreset))") }
     }
 
     /// Stops every stage in data-flow order so nothing is lost: sources, switcher, encoders (flushed,
@@ -170,14 +200,16 @@ public final class StudioServer: Sendable {
         switcher.stop()
         for camera in cameras.all { camera.stop() }
         videoStage.finish()
+        for iso in isoRecorders { iso.stopEncoding() }
         audioStage.finish()
-        let stopping = outputs.map { output in
+        let stopping = (outputs + isoRecorders.map(\.output)).map { output in
             NamedThread.start(name: "stop.\(output.destination.name)") { output.stop(timeoutSeconds: 5) }
         }
         for thread in stopping { thread.join(timeoutSeconds: 6) }
         control.stop()
         queries.stop()
         if let programRecording { try? store.finishRecording(id: programRecording) }
+        for iso in isoRecorders { try? store.finishRecording(id: iso.recordingID) }
         do { try store.endSession(reason: reason) } catch { log.info("could not close the session: \(error)") }
         store.close()
         log.info("session \(sessionID) ended")
@@ -207,5 +239,10 @@ enum RecordingDirectory {
 
     static func programPath(in directory: String, session: Int64) -> String {
         (directory as NSString).appendingPathComponent("session-\(session)-program.mkv")
+    }
+
+    /// A camera's ISO recording: `session-ID-camN.mkv`.
+    static func isoPath(in directory: String, session: Int64, camera: CameraID) -> String {
+        (directory as NSString).appendingPathComponent("session-\(session)-\(camera.name).mkv")
     }
 }

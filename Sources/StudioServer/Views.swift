@@ -43,6 +43,32 @@ public enum Views {
         .object(["session": Views.session(session), "events": .array(events.map(event))])
     }
 
+    /// A session's recordings, the program's first, then the ISO feeds by camera; each with its size
+    /// on disk when the file exists (null when it does not).
+    public static func recordings(session: SessionRecord, recordings: [RecordingRecord]) -> JSONValue {
+        let ordered = recordings.sorted { a, b in
+            switch (a.camera, b.camera) {
+            case (nil, nil): return a.id < b.id
+            case (nil, _): return true
+            case (_, nil): return false
+            case (let x?, let y?): return x == y ? a.id < b.id : x < y
+            }
+        }
+        let list: [JSONValue] = ordered.map { recording in
+            var members: [String: JSONValue] = [:]
+            members["id"] = .int(Int(recording.id))
+            members["camera"] = .string(recording.camera?.name ?? "program")
+            members["kind"] = .string(recording.camera == nil ? "program" : "iso")
+            members["path"] = .string(recording.path)
+            members["started_at"] = .string(timestamp(recording.startedAt))
+            members["ended_at"] = optional(recording.endedAt)
+            let attributes = try? FileManager.default.attributesOfItem(atPath: recording.path)
+            members["bytes"] = (attributes?[.size] as? NSNumber).map { JSONValue.int($0.intValue) } ?? .null
+            return .object(members)
+        }
+        return .object(["session": Views.session(session), "recordings": .array(list)])
+    }
+
     /// One line for the server log.
     static func describe(_ event: StudioEvent) -> String {
         var parts = [event.kind.rawValue]

@@ -20,7 +20,8 @@ struct ClientFailure: Error {
 /// as a table for people or as JSON (`--json`) for scripts.
 enum ClientCommands {
     static func run(_ command: String, _ words: [String], environment: [String: String]) throws -> Int32 {
-        let valued: Set<String> = command == "sessions" ? ["socket", "db", "limit"] : command == "log" ? ["socket", "db"] : ["socket"]
+        let valued: Set<String> = command == "sessions" ? ["socket", "db", "limit"]
+            : command == "log" || command == "recordings" ? ["socket", "db"] : ["socket"]
         let arguments = try Arguments(words, command: command, valued: valued, switches: command == "switch" ? [] : ["json"])
         let json = arguments.flag("json")
         let socket = clientSocketPath(flag: arguments.value("socket"), environment: environment)
@@ -69,6 +70,21 @@ enum ClientCommands {
                 return Views.log(session: record, events: try store.events(sessionID: record.id))
             }
             if json { print(result.jsonText) } else { print(Format.log(result)) }
+        case "recordings":
+            guard arguments.positionals.count <= 1 else { throw Arguments.Failure(message: "studio recordings: expected at most one session id") }
+            var session: Int64?
+            if let text = arguments.positionals.first {
+                guard let value = Int64(text), value > 0 else { throw Arguments.Failure(message: "studio recordings: \(text) is not a session id (see `studio sessions`)") }
+                session = value
+            }
+            let result = try requestOrReadDatabase(socket, arguments, environment, "recordings",
+                                                   session.map { ["session": .number(Double($0))] } ?? [:]) { store in
+                guard let record = try store.session(id: session) else {
+                    throw ClientFailure(session.map { "no session \($0) in the database" } ?? "the database has no sessions yet")
+                }
+                return Views.recordings(session: record, recordings: try store.recordings(sessionID: record.id))
+            }
+            if json { print(result.jsonText) } else { print(Format.recordings(result)) }
         case "watch":
             try noPositionals(arguments, command)
             let client = try connect(socket)
@@ -115,7 +131,7 @@ enum ClientCommands {
         }
     }
 
-    /// `sessions` and `log` ask the server when one runs, else read the database directly.
+    /// `sessions`, `log` and `recordings` ask the server when one runs, else read the database directly.
     static func requestOrReadDatabase(_ socket: String, _ arguments: Arguments, _ environment: [String: String],
                                       _ command: String, _ requestArguments: [String: JSONValue],
                                       offline: (EventStore) throws -> JSONValue) throws -> JSONValue {

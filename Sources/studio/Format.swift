@@ -60,7 +60,29 @@ enum Format {
             if let error = output["last_error"]?.stringValue { line += " · last error: \(error)" }
             lines.append(line)
         }
+        for iso in result["iso"]?.arrayValue ?? [] {
+            lines.append("iso       \(text(iso["camera"])) \(text(iso["size"])) \(text(iso["preset"])): \(text(iso["frames_encoded"])) frames, \(text(iso["frames_skipped"])) skipped · \(text(iso["state"])) · \(text(iso["path"]))")
+        }
         return lines.joined(separator: "\n")
+    }
+
+    static func recordings(_ result: JSONValue) -> String {
+        let session = result["session"]
+        let recordings = result["recordings"]?.arrayValue ?? []
+        let header = "session \(text(session?["id"])) · started \(text(session?["started_at"])) · " +
+            (session?["ended_at"]?.stringValue.map { "ended \($0)" } ?? "running")
+        if recordings.isEmpty { return header + "\nno recordings (start the server with --record DIR)" }
+        return header + "\n" + table(["CAMERA", "STARTED", "ENDED", "SIZE", "PATH"], recordings.map { r in
+            [text(r["camera"]), text(r["started_at"]), r["ended_at"]?.stringValue ?? "recording",
+             r["bytes"]?.intValue.map(byteCount) ?? "missing", text(r["path"])]
+        })
+    }
+
+    static func byteCount(_ bytes: Int) -> String {
+        if bytes >= 1 << 30 { return String(format: "%.1f GiB", Double(bytes) / Double(1 << 30)) }
+        if bytes >= 1 << 20 { return String(format: "%.1f MiB", Double(bytes) / Double(1 << 20)) }
+        if bytes >= 1 << 10 { return String(format: "%.1f KiB", Double(bytes) / Double(1 << 10)) }
+        return "\(bytes) B"
     }
 
     static func sessions(_ result: JSONValue) -> String {

@@ -9,6 +9,8 @@ enum Help {
       studio status [--json]          session, uptime, program source and fps, encoder, outputs
       studio sessions [--json]        past and current sessions
       studio log [SESSION] [--json]   events of a session (default: the current or latest one)
+      studio recordings [SESSION] [--json]
+                                      program and ISO recording files of a session
       studio watch [--json]           follow events as they happen
       studio doctor [--json] [serve options]
                                       check this machine: cameras, GPU, groups, encoders,
@@ -18,7 +20,7 @@ enum Help {
     $XDG_RUNTIME_DIR/studio/studio.sock (/run/studio/studio.sock as root,
     /tmp/studio-UID/studio.sock without XDG_RUNTIME_DIR), then /run/studio/studio.sock
     if that exists (the systemd service's socket).
-    `sessions` and `log` read the database directly when no server runs
+    `sessions`, `log` and `recordings` read the database directly when no server runs
     (--db, then $STUDIO_DB, then the default path).
 
     Run `studio COMMAND --help` for a command's options.
@@ -30,14 +32,19 @@ enum Help {
     USAGE
       studio serve [--config FILE] [--demo] [--rtmp URL]... [--record DIR] [--db FILE]
                    [--socket PATH] [--program WxH@FPS] [--preset NAME] [--bitrate RATE]
-                   [--cameras N] [--audio tone|silence]
+                   [--cameras N] [--camera-size WxH] [--audio tone|silence]
+                   [--no-iso] [--iso-preset NAME]
 
     OPTIONS
       --config FILE       YAML config (see deploy/studio.yaml); flags override it
       --demo              add test-pattern cameras (3 unless --cameras says otherwise)
       --cameras N         number of test-pattern cameras (implies --demo; 0 allowed)
       --rtmp URL          push the program over RTMP to URL; repeat for several destinations
-      --record DIR        also record the program to DIR/session-ID-program.mkv
+      --record DIR        also record the program to DIR/session-ID-program.mkv, and each
+                          camera on its own (ISO) to DIR/session-ID-camN.mkv
+      --no-iso            record only the program (config: cameras: iso: false)
+      --iso-preset NAME   x264 preset of the ISO encoders (default ultrafast)
+      --camera-size WxH   size of the test-pattern cameras (default 1280x720)
       --db FILE           SQLite event store (default: $STUDIO_DB, or the config, or
                           $XDG_DATA_HOME/studio/studio.db; /var/lib/studio/studio.db as root)
       --socket PATH       control socket (default: see `studio --help`)
@@ -106,6 +113,17 @@ enum Help {
     with what to do. Exits 1 when there is a problem.
     """
 
+    static let recordings = """
+    studio recordings — the recording files of a session: the program and each camera's ISO.
+
+    USAGE
+      studio recordings [SESSION] [--json] [--socket PATH] [--db FILE]
+
+    SESSION defaults to the current session, or the latest one. Lists each file with its camera
+    ("program" for the program feed), when it started and ended, and its size on disk ("missing"
+    when the file is gone). Asks the running server; with none running, reads the database directly.
+    """
+
     static let watch = """
     studio watch — print events as the server emits them, until interrupted.
 
@@ -123,6 +141,7 @@ extension Help {
         case "status": status
         case "sessions": sessions
         case "log": log
+        case "recordings": recordings
         case "watch": watch
         case "doctor": doctor
         case "": overview

@@ -9,8 +9,9 @@ import Glibc
 #endif
 
 enum ServeCommand {
-    static let valuedOptions: Set<String> = ["config", "rtmp", "record", "db", "socket", "program", "preset", "bitrate", "cameras", "audio"]
-    static let switchOptions: Set<String> = ["demo"]
+    static let valuedOptions: Set<String> = ["config", "rtmp", "record", "db", "socket", "program", "preset", "bitrate", "cameras", "audio",
+                                             "camera-size", "iso-preset"]
+    static let switchOptions: Set<String> = ["demo", "no-iso"]
 
     static func run(_ words: [String], environment: [String: String]) throws -> Int32 {
         let arguments = try Arguments(words, command: "serve", valued: valuedOptions, switches: switchOptions)
@@ -96,6 +97,16 @@ enum ServeCommand {
             configuration.outputs = urls.enumerated().map { OutputTarget(name: "rtmp\($0.offset + 1)", url: $0.element) }
         }
         if let directory = arguments.value("record") { configuration.recordDirectory = directory }
+        if arguments.flag("no-iso") {
+            configuration.cameras.iso = false
+            for index in configuration.cameras.pins.indices { configuration.cameras.pins[index].iso = false }
+        }
+        if let preset = arguments.value("iso-preset") {
+            guard VideoSettings.presets.contains(preset) else {
+                throw Arguments.Failure(message: "studio serve: --iso-preset \(preset): expected one of \(VideoSettings.presets.joined(separator: ", "))")
+            }
+            configuration.cameras.isoPreset = preset
+        }
         if let path = arguments.value("db") { configuration.databasePath = path }
         if let path = arguments.value("socket") { configuration.socketPath = path }
 
@@ -109,6 +120,12 @@ enum ServeCommand {
                 throw Arguments.Failure(message: "studio serve: --cameras \(text): expected a number from 0 to 16")
             }
             options.testCameraCount = count
+        }
+        if let text = arguments.value("camera-size") {
+            guard let format = ProgramFormat(parsing: text + "@30"), format.width >= 16, format.height >= 16 else {
+                throw Arguments.Failure(message: "studio serve: --camera-size \(text): expected WxH with even sizes of at least 16, e.g. 640x360")
+            }
+            options.testCameraSize = (format.width, format.height)
         }
         return options
     }

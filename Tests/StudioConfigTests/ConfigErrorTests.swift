@@ -28,6 +28,9 @@ struct BadConfig: Sendable, CustomTestStringConvertible {
         // Wrong values.
         BadConfig(yaml: "video:\n  encoder: nvenc\n", line: 2, keyPath: "video.encoder", fragment: "expected one of auto, vaapi, x264"),
         BadConfig(yaml: "video:\n  preset: quick\n", line: 2, keyPath: "video.preset", fragment: "expected an x264 preset"),
+        BadConfig(yaml: "cameras:\n  iso: maybe\n", line: 2, keyPath: "cameras.iso", fragment: "expected true or false"),
+        BadConfig(yaml: "cameras:\n  iso_preset: quick\n", line: 2, keyPath: "cameras.iso_preset", fragment: "expected an x264 preset"),
+        BadConfig(yaml: "cameras:\n  pins:\n    - match: x\n      name: cam1\n      iso: [a]\n", line: 5, keyPath: "cameras.pins[0].iso", fragment: "expected true or false"),
         BadConfig(yaml: "video:\n  bitrate: 4500kb\n", line: 2, keyPath: "video.bitrate", fragment: "expected a bit rate"),
         BadConfig(yaml: "video:\n  bitrate: 10\n", line: 2, keyPath: "video.bitrate", fragment: "10 bit/s is outside the range 100k to 100M"),
         BadConfig(yaml: "video:\n  keyframe_interval: soon\n", line: 2, keyPath: "video.keyframe_interval", fragment: "seconds"),

@@ -18,6 +18,35 @@ import Testing
         #expect(config.outputs.isEmpty)
         #expect(config.recordDirectory == nil && config.databasePath == nil && config.socketPath == nil)
         #expect(config.cameras.demoCount == 3 && config.cameras.pins.isEmpty)
+        #expect(config.cameras.iso && config.cameras.isoPreset == "ultrafast")
+    }
+
+    @Test func isoRecordingsCanBeTurnedOffGloballyAndPerPin() throws {
+        let yaml = """
+        cameras:
+          iso: false
+          iso_preset: superfast
+          pins:
+            - match: test-pattern:1
+              name: cam1
+              iso: true
+            - match: test-pattern:2
+              name: cam2
+        """
+        let config = try StudioConfiguration.parse(yaml: yaml, source: "s.yaml")
+        #expect(!config.cameras.iso && config.cameras.isoPreset == "superfast")
+        #expect(config.cameras.pins.map(\.iso) == [true, nil])
+        #expect(config.cameras.isoEnabled(forIdentity: "test-pattern:1"))
+        #expect(!config.cameras.isoEnabled(forIdentity: "test-pattern:2"))
+        #expect(!config.cameras.isoEnabled(forIdentity: "usb-unpinned"))
+
+        let onByDefault = try StudioConfiguration.parse(yaml: "cameras:\n  pins:\n    - {match: a, name: cam1, iso: off}\n", source: "s.yaml")
+        #expect(!onByDefault.cameras.isoEnabled(forIdentity: "a") && onByDefault.cameras.isoEnabled(forIdentity: "b"))
+
+        let snapshot = try #require(try JSONSerialization.jsonObject(with: Data(config.jsonSnapshot().utf8)) as? [String: Any])
+        let cameras = try #require(snapshot["cameras"] as? [String: Any])
+        #expect(cameras["iso"] as? Bool == false && cameras["iso_preset"] as? String == "superfast")
+        #expect((cameras["pins"] as? [[String: Any]])?.first?["iso"] as? Bool == true)
     }
 
     @Test func sectionsLeftEmptyKeepTheirDefaults() throws {

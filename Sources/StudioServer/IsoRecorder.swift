@@ -1,0 +1,276 @@
+import Foundation
+import Synchronization
+import StudioCore
+import StudioSystem
+import Capture
+import Encoding
+import Output
+
+/// What `studio status` shows for one ISO feed.
+struct IsoStatistics: Sendable {
+    var camera: CameraID
+    var path: String
+    var encoderName = "-"
+    var width = 0
+    var height = 0
+    /// Frames encoded into the ISO file.
+    var framesEncoded = 0
+    /// Ticks the ISO thread missed because encoding took longer than a frame (the encoder fell behind).
+    var framesSkipped = 0
+    /// Frames the ISO could not use (an unsupported pixel format, or a size the encoder was not opened at).
+    var framesUnusable = 0
+    var encodeErrors = 0
+}
+
+/// The ISO thread's frame clock: tick n is due at `origin + n / rate` (the program's origin, so every
+/// angle lines up with the program on one timeline). Pure arithmetic; time comes in as arguments.
+struct IsoTicker: Sendable {
+    let origin: UInt64
+    let rate: Rational
+
+    /// Monotonic nanoseconds at which tick `n` is due.
+    func due(_ n: Int64) -> UInt64 {
+        origin + UInt64((Double(n) * Double(rate.denominator) * 1e9 / Double(rate.numerator)).rounded(.down))
+    }
+
+    /// The newest tick due at or before `now` (0 before the origin).
+    func latestTick(at now: UInt64) -> Int64 {
+        guard now > origin else { return 0 }
+        var tick = Int64((Double(now - origin) * Double(rate.numerator) / (Double(rate.denominator) * 1e9)).rounded(.down))
+        while due(tick + 1) <= now { tick += 1 }
+        while tick > 0 && due(tick) > now { tick -= 1 }
+        return tick
+    }
+}
+
+/// Rate limit for an ISO feed's skip warnings: the first skip is reported at once, later ones summed
+/// and reported at most once per `interval`. Pure logic: time comes in as arguments.
+struct IsoSkipReporter: Sendable {
+    let interval: UInt64
+    private(set) var pending = 0
+    private var lastReport: UInt64?
+
+    init(interval: UInt64 = 5_000_000_000) { self.interval = interval }
+
+    /// Counts `count` skipped frames at `now`; returns how many to report now, if a report is due.
+    mutating func note(_ count: Int, at now: UInt64) -> Int? {
+        pending += count
+        guard pending > 0 else { return nil }
+        if let lastReport, now < lastReport + interval { return nil }
+        lastReport = now
+        defer { pending = 0 }
+        return pending
+    }
+}
+
+/// Carries the encoder (not Sendable) to the ISO thread.
+///
+/// `@unchecked Sendable`: `encoder` is only set and used by the ISO thread (`iso.camN`); the box is
+/// created empty and handed to that one thread.
+private final class EncoderSlot: @unchecked Sendable {
+    var encoder: VideoEncoder?
+}
+
+/// One camera's ISO feed: its own thread (`iso.camN`) takes the camera's newest frame on the camera's
+/// frame rate (timed from the program's origin), converts it to I420 at the camera's own size when the
+/// camera delivers another format, encodes it with x264 and hands the packets, with the program's audio,
+/// to a Matroska file output (`DIR/session-ID-camN.mkv`). It never touches the program path: it reads
+/// the camera's `LatestValue` like the switcher does, and when encoding takes longer than a frame it
+/// skips the ticks it missed, counts them and warns (`frames_dropped`, stage `iso.camN`, at most once
+/// per 5 s).
+final class IsoRecorder: Sendable {
+    struct Settings: Sendable {
+        var preset: String
+        var bitRate: Int
+        var keyframeIntervalSeconds: Double
+        /// Rate used when the camera has not reported its own.
+        var fallbackRate: Rational
+        /// A frame older than this is not encoded (the camera stopped delivering).
+        var staleAfterSeconds: Double
+    }
+
+    let camera: any Camera
+    let path: String
+    let recordingID: Int64
+    let output: MediaOutput
+    let stage: String
+    private let settings: Settings
+    private let fanOut: OutputFanOut
+    private let events: any EventSink
+    private let log: ServerLog
+    private let worker = WorkerThread()
+    private let counters: Mutex<IsoStatistics>
+    private let keyframeFlag: KeyframeFlag
+
+    init(camera: any Camera, path: String, recordingID: Int64, settings: Settings, events: any EventSink, log: ServerLog) {
+        self.camera = camera
+        self.path = path
+        self.recordingID = recordingID
+        self.settings = settings
+        self.events = events
+        self.log = log
+        stage = "iso.\(camera.id.name)"
+        counters = Mutex(IsoStatistics(camera: camera.id, path: path))
+        // Video from this ISO's thread plus the program audio: two producers end the stream.
+        fanOut = OutputFanOut(expectedEndOfStreams: 2)
+        let flag = KeyframeFlag()
+        output = MediaOutput(destination: OutputDestination(name: "iso-\(camera.id.name)", url: path), events: events,
+                             requestKeyframe: { flag.set() })
+        keyframeFlag = flag
+        fanOut.add(output)
+    }
+
+    /// The program audio's items (format, packets, end of stream) for this ISO's file. Never blocks.
+    func deliverAudio(_ item: MediaItem) { fanOut.deliver(item) }
+
+    var statistics: IsoStatistics { counters.withLock { $0 } }
+
+    /// Starts the output and the ISO thread, ticking from the program's `origin`.
+    func start(origin: UInt64) {
+        output.start()
+        let rate = camera.currentFormat?.frameRate ?? settings.fallbackRate
+        let ticker = IsoTicker(origin: origin, rate: rate)
+        let slot = EncoderSlot()
+        worker.start(name: stage) { [self] in
+            run(ticker: ticker, slot: slot)
+        }
+    }
+
+    /// Stops the ISO thread: the encoder is flushed and the video stream ended (the file is finished
+    /// once the program audio has ended too; `output.stop` then drains it).
+    func stopEncoding() { worker.stop() }
+
+    private func run(ticker: IsoTicker, slot: EncoderSlot) {
+        var tick: Int64 = 0
+        var reporter = IsoSkipReporter()
+        var failed = false
+        let staleNanoseconds = UInt64(settings.staleAfterSeconds * 1e9)
+        while !worker.isStopRequested {
+            let due = ticker.due(tick)
+            let now = MonotonicClock.now()
+            if now < due {
+                // Wake at most every 50 ms so a stop is noticed quickly even at low frame rates.
+                MonotonicClock.sleep(until: min(due, now + 50_000_000))
+                continue
+            }
+            // Ticks that passed while the previous frame was being encoded are skipped and counted.
+            let latest = ticker.latestTick(at: now)
+            let skipped = Int(latest - tick)
+            if skipped > 0 {
+                counters.withLock { $0.framesSkipped += skipped }
+                tick = latest
+            }
+            if let count = reporter.note(skipped, at: now) { reportSkips(count) }
+            defer { tick += 1 }
+
+            let (frame, _) = camera.frames.latest()
+            guard let frame, !failed else { continue }
+            if now > frame.captureTime && now - frame.captureTime > staleNanoseconds { continue }
+            guard let picture = Self.i420(frame) else {
+                counters.withLock { $0.framesUnusable += 1 }
+                continue
+            }
+            if slot.encoder == nil {
+                do {
+                    let encoder = try makeEncoder(for: VideoEncoderSettings(
+                        width: picture.width, height: picture.height, frameRate: ticker.rate, bitRate: settings.bitRate,
+                        preset: settings.preset, keyframeIntervalSeconds: settings.keyframeIntervalSeconds))
+                    slot.encoder = encoder
+                    counters.withLock {
+                        $0.encoderName = encoder.name
+                        $0.width = picture.width
+                        $0.height = picture.height
+                    }
+                    fanOut.deliver(.format(encoder.streamDescription))
+                } catch {
+                    failed = true
+                    events.emit(StudioEvent(kind: .error, camera: camera.id, details: [
+                        "stage": stage, "during": "open encoder", "error": String(describing: error),
+                    ]))
+                    continue
+                }
+            }
+            guard let encoder = slot.encoder else { continue }
+            guard picture.width == encoder.settings.width, picture.height == encoder.settings.height else {
+                counters.withLock { $0.framesUnusable += 1 }
+                continue
+            }
+            let force = keyframeFlag.take()
+            do {
+                let packets = try encoder.encode(picture, pts: MediaTime(count: tick, rate: ticker.rate), forceKeyframe: force)
+                counters.withLock { $0.framesEncoded += 1 }
+                for packet in packets { fanOut.deliver(.packet(packet)) }
+            } catch {
+                let first = counters.withLock { statistics -> Bool in
+                    statistics.encodeErrors += 1
+                    return statistics.encodeErrors == 1
+                }
+                if first {
+                    events.emit(StudioEvent(kind: .error, camera: camera.id, details: [
+                        "stage": stage, "during": "encode", "error": String(describing: error),
+                    ]))
+                }
+            }
+        }
+        if let encoder = slot.encoder {
+            do {
+                for packet in try encoder.flush() { fanOut.deliver(.packet(packet)) }
+            } catch {
+                events.emit(StudioEvent(kind: .error, camera: camera.id, details: [
+                    "stage": stage, "during": "flush", "error": String(describing: error),
+                ]))
+            }
+        }
+        if reporter.pending > 0 { reportSkips(reporter.pending) }
+        fanOut.deliver(.endOfStream)
+    }
+
+    private func reportSkips(_ count: Int) {
+        let total = counters.withLock { $0.framesSkipped }
+        events.emit(StudioEvent(kind: .framesDropped, camera: camera.id, details: [
+            "stage": stage, "reason": "ISO encoder behind (software encoding cannot keep up)",
+            "dropped": String(count), "dropped_total": String(total),
+        ]))
+        log.info("warning: ISO \(camera.id.name) skipped \(count) frame(s) (\(total) in all): its software encoder cannot keep up; try a faster iso preset, smaller cameras or --no-iso")
+    }
+
+    /// The frame as I420 at its own size: I420 passes through, NV12 is de-interleaved; nil for formats
+    /// the ISO path does not convert.
+    static func i420(_ frame: VideoFrame) -> VideoFrame? {
+        switch frame.format {
+        case .i420:
+            return frame
+        case .nv12:
+            guard frame.planes.count >= 2 else { return nil }
+            let output = VideoFrame.allocate(format: .i420, width: frame.width, height: frame.height,
+                                             captureTime: frame.captureTime, sequence: frame.sequence)
+            let luma = frame.planes[0], outLuma = output.planes[0]
+            for row in 0..<frame.height {
+                (output.plane(0) + row * outLuma.stride).copyMemory(from: frame.plane(0) + row * luma.stride, byteCount: frame.width)
+            }
+            let chroma = frame.planes[1]
+            let chromaWidth = frame.width / 2, chromaHeight = frame.height / 2
+            let u = output.plane(1).assumingMemoryBound(to: UInt8.self)
+            let v = output.plane(2).assumingMemoryBound(to: UInt8.self)
+            let source = frame.plane(1).assumingMemoryBound(to: UInt8.self)
+            for row in 0..<chromaHeight {
+                let input = source + row * chroma.stride
+                let uRow = u + row * output.planes[1].stride, vRow = v + row * output.planes[2].stride
+                for column in 0..<chromaWidth {
+                    uRow[column] = input[2 * column]
+                    vRow[column] = input[2 * column + 1]
+                }
+            }
+            return output
+        default:
+            return nil
+        }
+    }
+}
+
+/// Set by the file output when it needs a keyframe (a new file), taken by the ISO thread.
+private final class KeyframeFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    func take() -> Bool { value.exchange(false, ordering: .acquiringAndReleasing) }
+}
