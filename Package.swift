@@ -15,6 +15,8 @@ let package = Package(
             name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavcodec",
             providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // libva's DRM display: probing /dev/dri render nodes for H.264 encode (VAAPIProbe).
+        .systemLibrary(name: "CVA", path: "Sources/CVA", pkgConfig: "libva-drm", providers: [.apt(["libva-dev"])]),
         .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
 
         // Value types shared by every stage. No C.
@@ -30,7 +32,7 @@ let package = Package(
         // The pipeline stages (adapters). They depend inward only, never on each other.
         .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing"]),
         .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CFFmpeg"]),
-        .target(name: "Encoding", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg"]),
+        .target(name: "Encoding", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "CVA"]),
         .target(name: "Output", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg"]),
 
         // Beside the pipeline.

@@ -7,6 +7,8 @@ packages=(
   # build: FFmpeg 5.1, SQLite, libyaml through SwiftPM system-library targets
   pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
   libsqlite3-dev libyaml-dev
+  # build: libva (VAAPI probe of /dev/dri render nodes for hardware H.264)
+  libva-dev
   # run and test: the ffmpeg/ffprobe CLI (tests decode what nginx received; the benchmark compares),
   # and a private nginx with the RTMP module for the demo and the tests
   ffmpeg nginx-light libnginx-mod-rtmp

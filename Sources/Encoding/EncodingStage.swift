@@ -262,7 +262,8 @@ public final class VideoEncodingStage: Sendable {
                     let previous = encoder.name
                     encoder = replacement
                     generation += 1
-                    announce(replacement, kind: .encoderFallback, extra: ["from": previous, "reason": String(describing: error)])
+                    announce(replacement, kind: .encoderFallback,
+                             extra: ["from": previous, "to": replacement.name, "reason": String(describing: error)])
                     let retried = MonotonicClock.now()
                     send(try encoder.encode(input.frame, pts: input.pts, forceKeyframe: true), started: retried)
                     failing = false

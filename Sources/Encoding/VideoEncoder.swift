@@ -1,8 +1,11 @@
 import StudioCore
 
-/// Which H.264 encoder `makeEncoder(for:)` builds. Only x264 today; a hardware encoder (VAAPI) slots in
-/// here as another case, with a fallback to x264 handled by `VideoEncodingStage`.
+/// Which H.264 encoder `makeEncoder(for:)` builds.
 public enum VideoEncoderChoice: String, Sendable, Codable, CaseIterable {
+    /// VAAPI when a render node encodes H.264 and the encoder opens, x264 otherwise (with a reason).
+    case auto
+    /// VAAPI only: asking for hardware that is not there is an error.
+    case vaapi = "h264_vaapi"
     case x264 = "libx264"
 }
 
@@ -18,9 +21,18 @@ public struct VideoEncoderSettings: Sendable, Hashable {
     /// Distance between keyframes (IDR), in seconds.
     public var keyframeIntervalSeconds: Double
     public var encoder: VideoEncoderChoice
+    /// VAAPI: the render node to use; nil probes `/dev/dri/renderD*` and takes the first that encodes H.264.
+    public var renderNode: String?
+    /// VAAPI: force the low-power entrypoint on (true) or off (false); nil follows the probe (low power
+    /// only when the driver has nothing else).
+    public var lowPower: Bool?
+    /// Rehearsal of the mid-show fallback: when set, the chosen encoder is wrapped in a
+    /// `FaultInjectingEncoder` that fails every frame after this many.
+    public var faultInjectionAfterFrames: Int?
 
     public init(width: Int, height: Int, frameRate: Rational, bitRate: Int = 4_500_000, preset: String = "veryfast",
-                keyframeIntervalSeconds: Double = 2, encoder: VideoEncoderChoice = .x264) {
+                keyframeIntervalSeconds: Double = 2, encoder: VideoEncoderChoice = .x264,
+                renderNode: String? = nil, lowPower: Bool? = nil, faultInjectionAfterFrames: Int? = nil) {
         self.width = width
         self.height = height
         self.frameRate = frameRate
@@ -28,12 +40,15 @@ public struct VideoEncoderSettings: Sendable, Hashable {
         self.preset = preset
         self.keyframeIntervalSeconds = keyframeIntervalSeconds
         self.encoder = encoder
+        self.renderNode = renderNode
+        self.lowPower = lowPower
+        self.faultInjectionAfterFrames = faultInjectionAfterFrames
     }
 
     public init(format: ProgramFormat, bitRate: Int = 4_500_000, preset: String = "veryfast",
-                keyframeIntervalSeconds: Double = 2) {
+                keyframeIntervalSeconds: Double = 2, encoder: VideoEncoderChoice = .x264) {
         self.init(width: format.width, height: format.height, frameRate: format.frameRate, bitRate: bitRate,
-                  preset: preset, keyframeIntervalSeconds: keyframeIntervalSeconds)
+                  preset: preset, keyframeIntervalSeconds: keyframeIntervalSeconds, encoder: encoder)
     }
 
     /// Frames between keyframes (at least 1).
@@ -56,9 +71,76 @@ public protocol VideoEncoder: AnyObject {
     func flush() throws -> [EncodedPacket]
 }
 
-/// Builds the encoder chosen in `settings` (x264 for now).
-public func makeEncoder(for settings: VideoEncoderSettings) throws -> VideoEncoder {
+/// The encoder `makeEncoder(for:)` built, and why it is not the one asked for (`.auto` that fell back to x264).
+public struct EncoderSelection {
+    public var encoder: VideoEncoder
+    /// Why VAAPI was not used under `.auto` (the probe's text or the encoder's init error); nil otherwise.
+    public var fallbackReason: String?
+
+    public init(encoder: VideoEncoder, fallbackReason: String? = nil) {
+        self.encoder = encoder
+        self.fallbackReason = fallbackReason
+    }
+}
+
+/// `.vaapi` was asked for and cannot be had.
+public struct VAAPIUnavailableError: Error, CustomStringConvertible {
+    public var reason: String
+    public init(reason: String) { self.reason = reason }
+    public var description: String {
+        "video encoder vaapi was requested but cannot be used: \(reason) (use auto to fall back to x264)"
+    }
+}
+
+/// Builds the encoder chosen in `settings`: `.x264` -> x264; `.vaapi` -> VAAPI or a `VAAPIUnavailableError`;
+/// `.auto` -> VAAPI when a render node encodes H.264 and the encoder opens, else x264 with the reason.
+/// With `faultInjectionAfterFrames`, the encoder is wrapped in a `FaultInjectingEncoder`.
+public func makeEncoder(for settings: VideoEncoderSettings) throws -> EncoderSelection {
+    var selection: EncoderSelection
     switch settings.encoder {
-    case .x264: return try X264Encoder(settings: settings)
+    case .x264:
+        selection = EncoderSelection(encoder: try X264Encoder(settings: settings))
+    case .vaapi:
+        switch makeVAAPIEncoder(for: settings) {
+        case .success(let encoder): selection = EncoderSelection(encoder: encoder)
+        case .failure(let error): throw error
+        }
+    case .auto:
+        switch makeVAAPIEncoder(for: settings) {
+        case .success(let encoder): selection = EncoderSelection(encoder: encoder)
+        case .failure(let error):
+            selection = EncoderSelection(encoder: try X264Encoder(settings: settings), fallbackReason: error.reason)
+        }
+    }
+    if let frames = settings.faultInjectionAfterFrames {
+        selection.encoder = FaultInjectingEncoder(wrapping: selection.encoder, failAfterFrames: max(0, frames))
+    }
+    return selection
+}
+
+/// The software encoder a stage switches to when its encoder fails mid-show (`VideoEncodingStage`'s
+/// `fallback:`): x264 with the same size, rate, bit rate and GOP, never fault-injected.
+public func makeSoftwareFallback(for settings: VideoEncoderSettings) throws -> VideoEncoder {
+    var software = settings
+    software.encoder = .x264
+    software.faultInjectionAfterFrames = nil
+    return try X264Encoder(settings: software)
+}
+
+/// Probes (unless `settings.renderNode` names the node) and opens a VAAPI encoder.
+private func makeVAAPIEncoder(for settings: VideoEncoderSettings) -> Result<VAAPIEncoder, VAAPIUnavailableError> {
+    let probed = settings.renderNode.map { VAAPIProbe.probe(renderNode: $0) } ?? VAAPIProbe.probe()
+    switch probed {
+    case .unusable(let failure):
+        return .failure(VAAPIUnavailableError(reason: failure.description))
+    case .usable(let device):
+        let profile: H264EncodeProfile? = device.profiles.contains(.high) ? .high : device.profiles.last
+        do {
+            return .success(try VAAPIEncoder(settings: settings, renderNode: device.renderNode,
+                                              lowPower: settings.lowPower ?? device.lowPower, profile: profile))
+        } catch {
+            return .failure(VAAPIUnavailableError(
+                reason: "h264_vaapi did not open on \(device.renderNode) (\(device.driver)): \(error)"))
+        }
     }
 }

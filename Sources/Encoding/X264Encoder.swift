@@ -143,22 +143,7 @@ public final class X264Encoder: VideoEncoder {
     }
 
     private func receivePackets() throws -> [EncodedPacket] {
-        var packets: [EncodedPacket] = []
-        while true {
-            let result = avcodec_receive_packet(context, packet)
-            if result == CodecError.tryAgain || result == CodecError.endOfFile { break }
-            try check("avcodec_receive_packet", result)
-            defer { av_packet_unref(packet) }
-            let rate = settings.frameRate
-            let pts = packet.pointee.pts
-            let dts = packet.pointee.dts == cff_nopts_value() ? pts : packet.pointee.dts
-            packets.append(EncodedPacket(
-                kind: .video, data: AVCFormat.lengthPrefixed(annexB: bytes(packet.pointee.data, count: packet.pointee.size)),
-                pts: MediaTime(count: pts, rate: rate), dts: MediaTime(count: dts, rate: rate),
-                duration: MediaTime(count: 1, rate: rate),
-                isKeyframe: packet.pointee.flags & AV_PKT_FLAG_KEY != 0, generation: streamDescription.generation))
-        }
-        return packets
+        try receiveMP4Packets(context: context, packet: packet, rate: settings.frameRate, generation: streamDescription.generation)
     }
 
     /// The frame index nearest to `time` at `rate` (program frames sit exactly on that grid).

@@ -174,7 +174,7 @@ final class IsoRecorder: Sendable {
                 do {
                     let encoder = try makeEncoder(for: VideoEncoderSettings(
                         width: picture.width, height: picture.height, frameRate: ticker.rate, bitRate: settings.bitRate,
-                        preset: settings.preset, keyframeIntervalSeconds: settings.keyframeIntervalSeconds))
+                        preset: settings.preset, keyframeIntervalSeconds: settings.keyframeIntervalSeconds)).encoder
                     slot.encoder = encoder
                     counters.withLock {
                         $0.encoderName = encoder.name

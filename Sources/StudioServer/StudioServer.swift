@@ -68,7 +68,7 @@ public final class StudioServer: Sendable {
             }
             let videoEncoder = try makeEncoder(for: VideoEncoderSettings(
                 format: configuration.program, bitRate: configuration.video.bitRate, preset: configuration.video.preset,
-                keyframeIntervalSeconds: configuration.video.keyframeIntervalSeconds))
+                keyframeIntervalSeconds: configuration.video.keyframeIntervalSeconds)).encoder
             let audioEncoder = try AACEncoder(format: .program, bitRate: configuration.audio.bitRate)
             let cameras = CameraSet()
             for index in stride(from: 1, through: options.testCameraCount, by: 1) {

@@ -76,7 +76,9 @@ import TestSupport
     }
 
     @Test func makeEncoderBuildsX264() throws {
-        let encoder = try makeEncoder(for: smallSettings)
+        let selection = try makeEncoder(for: smallSettings)
+        let encoder = selection.encoder
+        #expect(encoder is X264Encoder && selection.fallbackReason == nil)
         #expect(encoder.name == "libx264")
         #expect(encoder.streamDescription.kind == .video)
     }

@@ -1,0 +1,215 @@
+import CFFmpeg
+import StudioCore
+
+/// H.264 on the GPU through libavcodec's `h264_vaapi`: a VAAPI device on one render node, a pool of NV12
+/// surfaces, CBR, no B-frames, the same fixed GOP as x264, IDR on request (libavcodec's VAAPI encoder
+/// turns any frame marked `AV_PICTURE_TYPE_I` into an IDR; it has no `forced-idr` option) and a global
+/// header, so the extradata exists as soon as the encoder is open. Like `X264Encoder`, the Annex B output
+/// becomes the MP4 form (avcC extradata, 4-byte length-prefixed packets).
+///
+/// Each program frame (I420) is copied into an NV12 staging frame (U and V interleaved: cheap) and
+/// uploaded into a surface from the pool (av_hwframe_transfer_data) before encoding.
+public final class VAAPIEncoder: VideoEncoder {
+    public let name = "h264_vaapi"
+    public let settings: VideoEncoderSettings
+    public let streamDescription: StreamDescription
+    public let renderNode: String
+    public let lowPower: Bool
+
+    // Owned here, freed in deinit (through `Resources`).
+    private let resources: Resources
+    private var lastTicks = Int64.min
+    private var flushed = false
+
+    /// Every libav* object the encoder holds; frees whatever exists, so a failed init releases as much
+    /// as it had built.
+    private final class Resources {
+        var device: UnsafeMutablePointer<AVBufferRef>?
+        var frames: UnsafeMutablePointer<AVBufferRef>?
+        var context: UnsafeMutablePointer<AVCodecContext>?
+        var staging: UnsafeMutablePointer<AVFrame>?
+        var surface: UnsafeMutablePointer<AVFrame>?
+        var packet: UnsafeMutablePointer<AVPacket>?
+
+        deinit {
+            avcodec_free_context(&context)
+            av_frame_free(&staging)
+            av_frame_free(&surface)
+            av_packet_free(&packet)
+            av_buffer_unref(&frames)
+            av_buffer_unref(&device)
+        }
+    }
+
+    /// - Parameters:
+    ///   - renderNode: the DRM render node (`/dev/dri/renderD128`).
+    ///   - lowPower: use the low-power entrypoint (VAEntrypointEncSliceLP); required on drivers that have only that.
+    ///   - profile: the H.264 profile; nil lets libavcodec choose (High).
+    public init(settings: VideoEncoderSettings, renderNode: String, lowPower: Bool = false,
+                profile: H264EncodeProfile? = nil) throws {
+        guard settings.width > 0, settings.height > 0, settings.width % 2 == 0, settings.height % 2 == 0 else {
+            throw CodecError(call: "VAAPIEncoder", message: "frame size \(settings.width)x\(settings.height) must be even and positive")
+        }
+        guard settings.frameRate.numerator > 0, settings.frameRate.denominator > 0, settings.bitRate > 0 else {
+            throw CodecError(call: "VAAPIEncoder", message: "frame rate \(settings.frameRate) and bit rate \(settings.bitRate) must be positive")
+        }
+        guard let codec = avcodec_find_encoder_by_name("h264_vaapi") else {
+            throw CodecError(call: "avcodec_find_encoder_by_name", message: "h264_vaapi is not available in this libavcodec")
+        }
+        let resources = Resources()
+        try check("av_hwdevice_ctx_create(vaapi, \(renderNode))",
+                  av_hwdevice_ctx_create(&resources.device, AV_HWDEVICE_TYPE_VAAPI, renderNode, nil, 0))
+
+        guard let frames = av_hwframe_ctx_alloc(resources.device) else {
+            throw CodecError(call: "av_hwframe_ctx_alloc", code: cff_averror(ENOMEM))
+        }
+        resources.frames = frames
+        let framesContext = UnsafeMutableRawPointer(frames.pointee.data!).assumingMemoryBound(to: AVHWFramesContext.self)
+        framesContext.pointee.format = AV_PIX_FMT_VAAPI
+        framesContext.pointee.sw_format = AV_PIX_FMT_NV12
+        framesContext.pointee.width = Int32(settings.width)
+        framesContext.pointee.height = Int32(settings.height)
+        framesContext.pointee.initial_pool_size = 16
+        try check("av_hwframe_ctx_init(nv12 \(settings.width)x\(settings.height))", av_hwframe_ctx_init(frames))
+
+        guard let context = avcodec_alloc_context3(codec) else {
+            throw CodecError(call: "avcodec_alloc_context3", code: cff_averror(ENOMEM))
+        }
+        resources.context = context
+        let rate = settings.frameRate
+        let keyint = settings.keyframeIntervalFrames
+        context.pointee.width = Int32(settings.width)
+        context.pointee.height = Int32(settings.height)
+        context.pointee.pix_fmt = AV_PIX_FMT_VAAPI
+        context.pointee.sw_pix_fmt = AV_PIX_FMT_NV12
+        context.pointee.hw_frames_ctx = av_buffer_ref(frames)
+        guard context.pointee.hw_frames_ctx != nil else { throw CodecError(call: "av_buffer_ref", code: cff_averror(ENOMEM)) }
+        // One tick per frame, as with x264: packet pts map back to MediaTime exactly.
+        context.pointee.time_base = AVRational(num: rate.denominator, den: rate.numerator)
+        context.pointee.framerate = AVRational(num: rate.numerator, den: rate.denominator)
+        context.pointee.gop_size = Int32(keyint)
+        context.pointee.max_b_frames = 0
+        context.pointee.bit_rate = Int64(settings.bitRate)
+        context.pointee.rc_max_rate = Int64(settings.bitRate)
+        context.pointee.rc_buffer_size = Int32(clamping: settings.bitRate)
+        context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
+        var options: [(String, String)] = [
+            ("rc_mode", "CBR"), ("low_power", lowPower ? "1" : "0"),
+            // Every GOP starts with an IDR (0 = no non-IDR I-frames between IDRs).
+            ("idr_interval", "0"),
+            // One frame in flight: packets come out with their frame, like zerolatency x264.
+            ("async_depth", "1"),
+        ]
+        if let profile { options.append(("profile", profile.rawValue)) }
+        for (key, value) in options {
+            try check("av_opt_set(\(key)=\(value))", av_opt_set(context.pointee.priv_data, key, value, 0))
+        }
+        try check("avcodec_open2(h264_vaapi, \(renderNode)\(lowPower ? ", low power" : ""))", avcodec_open2(context, codec, nil))
+
+        guard let staging = av_frame_alloc(), let surface = av_frame_alloc(), let packet = av_packet_alloc() else {
+            throw CodecError(call: "av_frame_alloc", code: cff_averror(ENOMEM))
+        }
+        resources.staging = staging
+        resources.surface = surface
+        resources.packet = packet
+        staging.pointee.format = AV_PIX_FMT_NV12.rawValue
+        staging.pointee.width = Int32(settings.width)
+        staging.pointee.height = Int32(settings.height)
+        try check("av_frame_get_buffer(nv12)", av_frame_get_buffer(staging, 0))
+
+        let headers = bytes(context.pointee.extradata, count: context.pointee.extradata_size)
+        guard let avcC = AVCFormat.avcC(fromAnnexB: headers) else {
+            throw CodecError(call: "VAAPIEncoder", message: "h264_vaapi produced no SPS/PPS global header (\(headers.count) bytes)")
+        }
+        self.settings = settings
+        self.renderNode = renderNode
+        self.lowPower = lowPower
+        self.resources = resources
+        streamDescription = StreamDescription(
+            kind: .video, codec: .h264, width: settings.width, height: settings.height, frameRate: rate,
+            bitRate: settings.bitRate, extradata: avcC, encoderName: "h264_vaapi")
+    }
+
+    public func encode(_ input: VideoFrame, pts: MediaTime, forceKeyframe: Bool) throws -> [EncodedPacket] {
+        guard !flushed else { throw CodecError(call: "VAAPIEncoder.encode", message: "encoder already flushed") }
+        guard input.format == .i420, input.width == settings.width, input.height == settings.height,
+              input.planes.count == 3 else {
+            throw CodecError(call: "VAAPIEncoder.encode",
+                             message: "frame \(input.width)x\(input.height) \(input.format) does not match encoder \(settings.width)x\(settings.height) i420")
+        }
+        let ticks = X264Encoder.ticks(pts, rate: settings.frameRate)
+        guard ticks > lastTicks else { return [] }
+        lastTicks = ticks
+        guard let context = resources.context, let staging = resources.staging, let surface = resources.surface,
+              let packet = resources.packet else {
+            throw CodecError(call: "VAAPIEncoder.encode", message: "encoder not open")
+        }
+
+        // The staging frame is ours alone after each upload, so this only copies on the first frame.
+        try check("av_frame_make_writable(nv12)", av_frame_make_writable(staging))
+        Self.copyI420(input, toNV12: staging)
+        av_frame_unref(surface)
+        defer { av_frame_unref(surface) }
+        try check("av_hwframe_get_buffer", av_hwframe_get_buffer(resources.frames, surface, 0))
+        try check("av_hwframe_transfer_data(upload)", av_hwframe_transfer_data(surface, staging, 0))
+        surface.pointee.pts = ticks
+        surface.pointee.pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
+        try check("avcodec_send_frame", avcodec_send_frame(context, surface))
+        return try receiveMP4Packets(context: context, packet: packet, rate: settings.frameRate,
+                                     generation: streamDescription.generation)
+    }
+
+    public func flush() throws -> [EncodedPacket] {
+        guard !flushed, let context = resources.context, let packet = resources.packet else { return [] }
+        flushed = true
+        try check("avcodec_send_frame(flush)", avcodec_send_frame(context, nil))
+        return try receiveMP4Packets(context: context, packet: packet, rate: settings.frameRate,
+                                     generation: streamDescription.generation)
+    }
+
+    /// Copies the Y plane row by row and interleaves U and V into NV12's UV plane.
+    static func copyI420(_ input: VideoFrame, toNV12 frame: UnsafeMutablePointer<AVFrame>) {
+        let width = input.width
+        let height = input.height
+        let lumaSource = input.plane(0).assumingMemoryBound(to: UInt8.self)
+        let lumaStride = input.planes[0].stride
+        guard let luma = cff_frame_plane(frame, 0), let chroma = cff_frame_plane(frame, 1) else { return }
+        let (lumaLine, chromaLine) = (Int(frame.pointee.linesize.0), Int(frame.pointee.linesize.1))
+        for row in 0..<height {
+            (luma + row * lumaLine).update(from: lumaSource + row * lumaStride, count: width)
+        }
+        let u = input.plane(1).assumingMemoryBound(to: UInt8.self)
+        let v = input.plane(2).assumingMemoryBound(to: UInt8.self)
+        let (uStride, vStride) = (input.planes[1].stride, input.planes[2].stride)
+        for row in 0..<(height / 2) {
+            let destination = chroma + row * chromaLine
+            let uRow = u + row * uStride
+            let vRow = v + row * vStride
+            for column in 0..<(width / 2) {
+                destination[2 * column] = uRow[column]
+                destination[2 * column + 1] = vRow[column]
+            }
+        }
+    }
+}
+
+/// Drains `context`'s ready packets as MP4-style (4-byte length-prefixed) video packets on the
+/// one-tick-per-frame time base. Shared by the H.264 encoders.
+func receiveMP4Packets(context: UnsafeMutablePointer<AVCodecContext>, packet: UnsafeMutablePointer<AVPacket>,
+                       rate: Rational, generation: Int) throws -> [EncodedPacket] {
+    var packets: [EncodedPacket] = []
+    while true {
+        let result = avcodec_receive_packet(context, packet)
+        if result == CodecError.tryAgain || result == CodecError.endOfFile { break }
+        try check("avcodec_receive_packet", result)
+        defer { av_packet_unref(packet) }
+        let pts = packet.pointee.pts
+        let dts = packet.pointee.dts == cff_nopts_value() ? pts : packet.pointee.dts
+        packets.append(EncodedPacket(
+            kind: .video, data: AVCFormat.lengthPrefixed(annexB: bytes(packet.pointee.data, count: packet.pointee.size)),
+            pts: MediaTime(count: pts, rate: rate), dts: MediaTime(count: dts, rate: rate),
+            duration: MediaTime(count: 1, rate: rate),
+            isKeyframe: packet.pointee.flags & AV_PKT_FLAG_KEY != 0, generation: generation))
+    }
+    return packets
+}
