@@ -1,4 +1,5 @@
 import CVA
+import Foundation
 import StudioSystem
 #if canImport(Glibc)
 import Glibc
@@ -157,11 +158,37 @@ public enum VAAPIProbe {
     }
 }
 
-/// A libva status other than VA_STATUS_SUCCESS, with the call's name and vaErrorStr's text.
+/// A failed libva call: its name and what went wrong (vaErrorStr's text and the status, plus the last
+/// message libva logged, which usually names the driver that failed to load).
 struct VAError: Error, CustomStringConvertible {
     let call: String
-    let status: VAStatus
-    var description: String { "\(call): \(String(cString: vaErrorStr(status))) (VAStatus \(status))" }
+    let message: String
+
+    init(call: String, message: String) {
+        self.call = call
+        self.message = message
+    }
+
+    init(call: String, status: VAStatus, logged: String?) {
+        var message = "\(String(cString: vaErrorStr(status))) (VAStatus \(status))"
+        if let logged { message += "; libva: \(logged)" }
+        self.init(call: call, message: message)
+    }
+
+    var description: String { "\(call): \(message)" }
+}
+
+/// libva's error lines during one probe. libva calls its message callback synchronously, on the thread
+/// making the libva call (the prober's), so this is only ever touched by that thread.
+private final class VAMessages {
+    var last: String?
+}
+
+/// libva's error callback: copies the line into the probe's `VAMessages`.
+private let recordVAMessage: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void = { context, message in
+    guard let context, let message else { return }
+    let text = String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
+    Unmanaged<VAMessages>.fromOpaque(context).takeUnretainedValue().last = text
 }
 
 /// A render node's descriptor and the initialized libva display on it. Owns both: `deinit` terminates
@@ -169,6 +196,8 @@ struct VAError: Error, CustomStringConvertible {
 final class VADRMDisplay {
     let fd: Int32
     let display: VADisplay
+    /// Retained for as long as the display may call `recordVAMessage` with it.
+    private let messages: VAMessages
 
     /// Opens `renderNode` read-write (throws the open's `SystemError`, so EACCES stays visible) and
     /// initializes libva on it (throws `VAError`).
@@ -176,10 +205,13 @@ final class VADRMDisplay {
         let fd = try syscall("open(\(renderNode))") { open(renderNode, O_RDWR | O_CLOEXEC) }
         guard let display = vaGetDisplayDRM(fd) else {
             _ = try? syscall("close") { close(fd) }
-            throw VAError(call: "vaGetDisplayDRM(\(renderNode))", status: VA_STATUS_ERROR_INVALID_DISPLAY)
+            throw VAError(call: "vaGetDisplayDRM(\(renderNode))", message: "not a DRM device")
         }
-        // libva prints "libva info: ..." lines to stdout by default; the probe reports through its result.
+        // libva prints "libva info: ..." to stdout and errors to stderr by default; the probe reports
+        // through its result instead, with libva's last error line in the text.
+        let messages = VAMessages()
         vaSetInfoCallback(display, nil, nil)
+        vaSetErrorCallback(display, recordVAMessage, Unmanaged.passUnretained(messages).toOpaque())
         var major: Int32 = 0
         var minor: Int32 = 0
         let status = vaInitialize(display, &major, &minor)
@@ -187,10 +219,12 @@ final class VADRMDisplay {
             // vaTerminate also frees a display that failed to initialize.
             vaTerminate(display)
             _ = try? syscall("close") { close(fd) }
-            throw VAError(call: "vaInitialize(\(renderNode))", status: status)
+            withExtendedLifetime(messages) {}
+            throw VAError(call: "vaInitialize(\(renderNode))", status: status, logged: messages.last)
         }
         self.fd = fd
         self.display = display
+        self.messages = messages
     }
 
     deinit {
