@@ -178,8 +178,11 @@ public final class VideoEncodingStage: Sendable {
     /// - Parameters:
     ///   - fallback: builds a replacement encoder when `encoder` throws mid-stream (used once). The failed
     ///     frame is re-encoded by the replacement as a keyframe, so timestamps stay continuous.
+    ///   - choiceReason: why `encoder` is not the one asked for (`EncoderSelection.fallbackReason`); the
+    ///     `encoder_chosen` event carries it as `fallback_reason`.
     ///   - deliver: receives `.format`, `.packet` and finally `.endOfStream`, on the stage thread. Must not block.
     public init(encoder: VideoEncoder, queueCapacity: Int = 8, events: EventSink,
+                choiceReason: String? = nil,
                 fallback: (@Sendable () throws -> VideoEncoder)? = nil,
                 deliver: @escaping @Sendable (MediaItem) -> Void) {
         core = StageCore(capacity: queueCapacity, encoderName: encoder.name, events: events, label: "video")
@@ -187,7 +190,7 @@ public final class VideoEncodingStage: Sendable {
         let handoff = Handoff(encoder)
         let core = self.core
         core.start(name: "encode.video") {
-            Self.run(encoder: handoff.value, fallback: fallback, core: core, deliver: deliver)
+            Self.run(encoder: handoff.value, choiceReason: choiceReason, fallback: fallback, core: core, deliver: deliver)
         }
     }
 
@@ -206,7 +209,7 @@ public final class VideoEncodingStage: Sendable {
 
     public var statistics: EncoderStatistics { core.statistics.withLock { $0 } }
 
-    private static func run(encoder initial: VideoEncoder, fallback initialFallback: (@Sendable () throws -> VideoEncoder)?,
+    private static func run(encoder initial: VideoEncoder, choiceReason: String?, fallback initialFallback: (@Sendable () throws -> VideoEncoder)?,
                             core: StageCore<Input>,
                             deliver: @Sendable (MediaItem) -> Void) {
         var encoder = initial
@@ -239,7 +242,7 @@ public final class VideoEncodingStage: Sendable {
             }
         }
 
-        announce(encoder, kind: .encoderChosen)
+        announce(encoder, kind: .encoderChosen, extra: choiceReason.map { ["fallback_reason": $0] } ?? [:])
         while case .item(let input) = core.queue.pop() {
             defer { core.reportDrops() }
             let force = core.keyframeRequested.exchange(false, ordering: .acquiringAndReleasing)

@@ -190,6 +190,7 @@ private func temporaryDirectory() throws -> String {
         let events = CollectingSink()
         let collector = ItemCollector()
         let stage = VideoEncodingStage(encoder: selection.encoder, queueCapacity: 64, events: events,
+                                       choiceReason: selection.fallbackReason,
                                        fallback: { [settings] in try makeSoftwareFallback(for: settings) }, deliver: collector.deliver)
         for n in 0..<30 { #expect(stage.submit(frame(n), pts: pts(n))) }
         stage.finish()
@@ -207,6 +208,9 @@ private func temporaryDirectory() throws -> String {
         #expect(fallback.details["encoder"] == "libx264" && fallback.details["generation"] == "1")
         #expect(fallback.details["reason"] == "injected encoder fault at frame 10")
         #expect(stage.statistics.encoderName == "libx264" && stage.statistics.generation == 1)
+        let chosen = try #require(events.events(.encoderChosen).first)
+        #expect(chosen.details["fallback_reason"] == selection.fallbackReason, "the auto choice's reason is on encoder_chosen")
+        #expect(chosen.details["generation"] == "0")
     }
 
     @Test(.enabled(if: vaapiDevice != nil, noVAAPI))
