@@ -130,6 +130,9 @@ extension StudioServer {
 
         var encoderView: [String: JSONValue] = [:]
         encoderView["video"] = .string(video.encoderName)
+        encoderView["generation"] = .int(video.generation)
+        encoderView["choice"] = .string(options.configuration.video.encoder.rawValue)
+        encoderView["fallback_reason"] = Views.optional(encoderChoiceReason)
         encoderView["preset"] = .string(options.configuration.video.preset)
         encoderView["bitrate"] = .int(options.configuration.video.bitRate)
         encoderView["frames_encoded"] = .int(video.framesIn)

@@ -75,16 +75,26 @@ public enum Doctor {
     }
 
     static func renderNodes() -> [Check] {
-        let nodes = devices(matching: "renderD", in: "/dev/dri")
+        let nodes = VAAPIProbe.renderNodes()
         guard !nodes.isEmpty else {
             return [Check("gpu", .warning, "no GPU render node (/dev/dri/renderD*): H.264 is encoded in software (x264)",
                           fix: "on a machine with an Intel or AMD GPU, install the VAAPI driver (intel-media-va-driver or mesa-va-drivers)")]
         }
         return nodes.map { node in
-            access(node, R_OK | W_OK) == 0
-                ? Check("gpu", .ok, "\(node) is accessible (VAAPI H.264 encoding is not in this build yet: x264 is used)")
-                : Check("gpu", .problem, "\(node): no read/write access: hardware encoding unavailable",
-                        fix: "add the user to the render group: sudo usermod -aG render $USER, then log in again")
+            switch VAAPIProbe.probe(renderNode: node) {
+            case .usable(let device):
+                let profiles = device.profiles.map(\.rawValue).joined(separator: ", ")
+                return Check("gpu", .ok, "\(node): \(device.driver): H.264 encode (\(profiles))\(device.lowPower ? ", low-power" : ""): VAAPI will be used")
+            case .unusable(let failure):
+                switch failure.reason {
+                case .permissionDenied:
+                    return Check("gpu", .problem, failure.description, fix: "sudo usermod -aG render $USER, then log in again")
+                case .noH264Encode:
+                    return Check("gpu", .warning, failure.description, fix: "this GPU or driver cannot encode H.264: x264 is used")
+                default:
+                    return Check("gpu", .warning, failure.description, fix: "install or update the VAAPI driver; until then x264 is used")
+                }
+            }
         }
     }
 

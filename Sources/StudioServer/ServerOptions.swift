@@ -11,6 +11,9 @@ public struct ServerOptions: Sendable {
     public var socketPath: String
     /// How long a camera may go without a frame before it counts as lost (slate on program, event).
     public var cameraLossTimeoutSeconds = 0.5
+    /// Testing aid (`--inject-encoder-fault N`): the program encoder fails after N frames, to exercise
+    /// the mid-show fallback to x264 on machines without a GPU.
+    public var injectEncoderFaultAfterFrames: Int?
     /// Size of the test-pattern cameras (`--camera-size`); nil gives their default 1280x720.
     public var testCameraSize: (width: Int, height: Int)?
 

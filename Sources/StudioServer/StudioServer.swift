@@ -29,6 +29,8 @@ public final class StudioServer: Sendable {
     let control: ControlServer
     let watch: CameraWatch
     let queries: QueryWorker
+    /// Why `auto` did not use the GPU, when it did not.
+    let encoderChoiceReason: String?
     /// The program recording's row in the store, closed at shutdown.
     let programRecording: Int64?
     let startedAt: Date
@@ -63,12 +65,20 @@ public final class StudioServer: Sendable {
             if let directory = configuration.recordDirectory { try RecordingDirectory.prepare(directory) }
 
             // Everything that can fail on bad settings is made before anything starts.
-            if configuration.video.encoder == .vaapi {
-                throw ServerError("video.encoder vaapi: VAAPI hardware encoding is not in this build yet; use auto or x264")
-            }
-            let videoEncoder = try makeEncoder(for: VideoEncoderSettings(
+            // The program encoder: VAAPI where the machine has it (auto) or where asked (vaapi: an error
+            // if it cannot be used), else x264, with the reason kept for `status` and the event log.
+            var videoSettings = VideoEncoderSettings(
                 format: configuration.program, bitRate: configuration.video.bitRate, preset: configuration.video.preset,
-                keyframeIntervalSeconds: configuration.video.keyframeIntervalSeconds)).encoder
+                keyframeIntervalSeconds: configuration.video.keyframeIntervalSeconds)
+            switch configuration.video.encoder {
+            case .auto: videoSettings.encoder = .auto
+            case .vaapi: videoSettings.encoder = .vaapi
+            case .x264: videoSettings.encoder = .x264
+            }
+            videoSettings.faultInjectionAfterFrames = options.injectEncoderFaultAfterFrames
+            let selection = try makeEncoder(for: videoSettings)
+            encoderChoiceReason = selection.fallbackReason
+            if let reason = selection.fallbackReason { log.info("hardware encoding unavailable, using x264: \(reason)") }
             let audioEncoder = try AACEncoder(format: .program, bitRate: configuration.audio.bitRate)
             let cameras = CameraSet()
             for index in stride(from: 1, through: options.testCameraCount, by: 1) {
@@ -121,7 +131,12 @@ public final class StudioServer: Sendable {
             }
             self.isoRecorders = isoRecorders
             let isoFeeds = isoRecorders
-            let videoStage = VideoEncodingStage(encoder: videoEncoder, events: events, deliver: { fanOut.deliver($0) })
+            // Mid-show, an encode error switches the program to x264 on the next frame (fresh keyframe,
+            // new sequence header downstream, continuous timestamps).
+            let fallbackSettings = videoSettings
+            let videoStage = VideoEncodingStage(encoder: selection.encoder, events: events, choiceReason: selection.fallbackReason,
+                                                fallback: { try makeSoftwareFallback(for: fallbackSettings) },
+                                                deliver: { fanOut.deliver($0) })
             // The program audio also goes into every ISO file (so each angle plays with the show's sound).
             let audioStage = AudioEncodingStage(encoder: audioEncoder, events: events, deliver: { item in
                 fanOut.deliver(item)

@@ -33,7 +33,7 @@ enum Help {
       studio serve [--config FILE] [--demo] [--rtmp URL]... [--record DIR] [--db FILE]
                    [--socket PATH] [--program WxH@FPS] [--preset NAME] [--bitrate RATE]
                    [--cameras N] [--camera-size WxH] [--audio tone|silence]
-                   [--no-iso] [--iso-preset NAME]
+                   [--no-iso] [--iso-preset NAME] [--encoder auto|vaapi|x264]
 
     OPTIONS
       --config FILE       YAML config (see deploy/studio.yaml); flags override it
@@ -51,9 +51,17 @@ enum Help {
       --program WxH@FPS   program format (default 1280x720@30)
       --preset NAME       x264 preset (default veryfast)
       --bitrate RATE      video bitrate, e.g. 4500k or 4.5M (default 4500k)
+      --encoder CHOICE    program encoder: auto (VAAPI if the GPU has H.264 encode, else x264;
+                          the default), vaapi (fail if unavailable) or x264
       --audio KIND        demo audio: tone (default) or silence
+      --inject-encoder-fault N
+                          testing aid: the program encoder fails after N frames, to exercise
+                          the switch to x264 mid-show on a machine without a GPU
 
-    SIGINT or SIGTERM stop the server cleanly: outputs drained, recordings finalised, session closed.
+    If the hardware encoder fails mid-show, the program switches to x264 on the next frame (a new
+    keyframe and sequence header; timestamps continue) and logs an encoder_fallback event.
+    SIGINT, SIGTERM or SIGHUP stop the server cleanly: outputs drained, recordings finalised,
+    session closed; a second signal during shutdown exits at once.
     """
 
     static let cameras = """

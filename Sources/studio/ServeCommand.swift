@@ -10,7 +10,7 @@ import Glibc
 
 enum ServeCommand {
     static let valuedOptions: Set<String> = ["config", "rtmp", "record", "db", "socket", "program", "preset", "bitrate", "cameras", "audio",
-                                             "camera-size", "iso-preset"]
+                                             "camera-size", "iso-preset", "encoder", "inject-encoder-fault"]
     static let switchOptions: Set<String> = ["demo", "no-iso"]
 
     static func run(_ words: [String], environment: [String: String]) throws -> Int32 {
@@ -82,6 +82,12 @@ enum ServeCommand {
             }
             configuration.video.bitRate = rate
         }
+        if let text = arguments.value("encoder") {
+            guard let choice = EncoderChoice(rawValue: text) else {
+                throw Arguments.Failure(message: "studio serve: --encoder \(text): expected auto, vaapi or x264")
+            }
+            configuration.video.encoder = choice
+        }
         if let text = arguments.value("audio") {
             switch text {
             case "tone": configuration.audio.source = .tone
@@ -115,6 +121,12 @@ enum ServeCommand {
         let database = DatabasePath.resolve(flag: arguments.value("db"), configured: configuration.databasePath, environment: environment)
         var options = ServerOptions(configuration: configuration, databasePath: database, socketPath: socket)
         if arguments.flag("demo") { options.testCameraCount = configuration.cameras.demoCount }
+        if let text = arguments.value("inject-encoder-fault") {
+            guard let frames = Int(text), frames > 0 else {
+                throw Arguments.Failure(message: "studio serve: --inject-encoder-fault \(text): expected a frame count")
+            }
+            options.injectEncoderFaultAfterFrames = frames
+        }
         if let text = arguments.value("cameras") {
             guard let count = Int(text), (0...16).contains(count) else {
                 throw Arguments.Failure(message: "studio serve: --cameras \(text): expected a number from 0 to 16")

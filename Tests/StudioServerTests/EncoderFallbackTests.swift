@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+import Control
+import Encoding
+import TestSupport
+
+/// Encoder choice and fallback through the real binary. No GPU here: the start-up fallback is the
+/// real probe failing, and the mid-show fallback is driven by `--inject-encoder-fault`.
+@Suite(.serialized) struct EncoderFallbackTests {
+    static let small = ["--program", "640x360@30", "--preset", "ultrafast", "--bitrate", "1500k", "--camera-size", "320x180"]
+    static var machineHasVAAPI: Bool { VAAPIProbe.probe().device != nil }
+
+    @Test func aFailingEncoderIsReplacedMidShowAndTheStreamPlaysAcross() throws {
+        let nginx = try NginxRTMP()
+        try nginx.start()
+        defer { nginx.stop() }
+        let studio = try StudioHarness()
+        try studio.serve(["--cameras", "2", "--encoder", "x264", "--inject-encoder-fault", "75",
+                          "--rtmp", nginx.url(stream: "fallback")] + Self.small)
+        #expect(waitFor(seconds: 10) { (try? studio.status())?["encoder"]?["generation"]?.intValue == 1 })
+        usleep(500_000)
+        #expect(try studio.run(["switch", "cam2", "--socket", studio.socket]).status == 0)
+        usleep(1_500_000)
+        let status = try studio.status()
+        #expect(status["encoder"]?["video"] == "libx264")
+        #expect((status["program"]?["fps"]?.doubleValue ?? 0) > 20, "the program never stopped")
+        #expect(studio.stopServer() == .exited(0))
+
+        let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
+        let events = log["events"]?.arrayValue ?? []
+        let fallback = try #require(events.first { $0["kind"] == "encoder_fallback" })
+        #expect(fallback["details"]?["from"] == "libx264" && fallback["details"]?["to"] == "libx264")
+        #expect(fallback["details"]?["reason"]?.stringValue?.contains("injected encoder fault") == true)
+        #expect(fallback["details"]?["generation"] == "1")
+        #expect(!events.contains { $0["kind"] == "output_disconnected" }, "the stream was not interrupted")
+
+        // What nginx received decodes cleanly across the change, one connection, timestamps rising,
+        // with a keyframe where the new encoder took over.
+        let files = nginx.recordings()
+        try #require(files.count == 1, "\(files)")
+        let check = try MediaProbe.decodeCheck(files[0])
+        #expect(check.clean, "\(check.errors)")
+        let video = try MediaProbe.probe(files[0]).videoPackets
+        let dts = video.compactMap(\.dtsMilliseconds)
+        #expect(zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 })
+        let faultMS = 75.0 * 1000 / 30
+        #expect(video.contains { $0.isKeyframe && abs(($0.dtsMilliseconds ?? 0) - faultMS) < 100 },
+                "a keyframe where x264 took over (~\(faultMS) ms)")
+        #expect(Double(video.count) > (dts.last ?? 0) / (1000.0 / 30) * 0.9, "no gap in the program")
+    }
+
+    @Test(.disabled(if: machineHasVAAPI, "this machine has a VAAPI H.264 encoder; the no-GPU start-up path is not taken"))
+    func autoExplainsWhyItUsesSoftwareAndVaapiRefusesToStart() throws {
+        let studio = try StudioHarness()
+        let refused = try studio.run(["serve", "--encoder", "vaapi", "--cameras", "0", "--db", studio.database, "--socket", studio.socket])
+        #expect(refused.status == 2 && refused.error.contains("vaapi"), "\(refused)")
+
+        try studio.serve(["--cameras", "1"] + Self.small)
+        let encoder = try #require(try studio.status()["encoder"])
+        #expect(encoder["video"] == "libx264" && encoder["choice"] == "auto")
+        #expect(encoder["fallback_reason"]?.stringValue?.contains("render node") == true, "\(encoder)")
+        #expect(studio.stopServer() == .exited(0))
+        let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
+        let chosen = log["events"]?.arrayValue?.first { $0["kind"] == "encoder_chosen" && $0["details"]?["kind"] == "video" }
+        #expect(chosen?["details"]?["fallback_reason"]?.stringValue?.contains("render node") == true)
+        // Only the session that ran is in the store: the refused start left none behind.
+        let sessions = try JSONValue(parsing: try studio.run(["sessions", "--json", "--db", studio.database]).output)
+        #expect(sessions["sessions"]?.arrayValue?.count == 1)
+    }
+}
