@@ -33,27 +33,37 @@ ticks=$(getconf CLK_TCK)
 # Ten seconds of cam1's pattern, looped by ffmpeg (the timecode jumps back every 10 s; nothing else changes).
 "$(swift build -c release --show-bin-path)/pattern-y4m" "$work/pattern.y4m" 300 1280x720@30 cam1
 
-# measure NAME SECONDS CMD...: runs CMD for SECONDS, samples its CPU time and peak RSS just before
-# stopping it with SIGINT, and prints "NAME cpu_per_s peak_rss_mib".
+# pids PID: PID and all its descendants (an ffmpeg "job" may be several processes).
+pids() { echo "$1"; for child in $(pgrep -P "$1"); do pids "$child"; done; }
+# cpu_ticks PID...: "pid:utime+stime" for each.
+cpu_ticks() { for p in "$@"; do [ -r "/proc/$p/stat" ] && echo "$p:$(awk '{print $14 + $15}' "/proc/$p/stat")"; done; }
+
+# measure NAME SECONDS CMD...: runs CMD for SECONDS, samples the CPU time of it and its descendants and
+# their peak RSS (summed) just before stopping it with SIGINT, and prints "NAME cpu_per_s peak_rss_mib".
 measure() {
   local name=$1 duration=$2
   shift 2
   "$@" >"$work/$name.out" 2>&1 &
   local pid=$!
   sleep 2   # start-up (connect, encoder open) is not part of the steady state
-  local start_stat; start_stat=$(cut -d' ' -f14,15 "/proc/$pid/stat")
+  local tree; tree=$(pids "$pid")
+  # shellcheck disable=SC2086
+  local start_stat; start_stat=$(cpu_ticks $tree)
   local start_time; start_time=$(date +%s.%N)
   sleep "$duration"
-  local end_stat; end_stat=$(cut -d' ' -f14,15 "/proc/$pid/stat")
+  # shellcheck disable=SC2086
+  local end_stat; end_stat=$(cpu_ticks $tree)
   local end_time; end_time=$(date +%s.%N)
-  local rss; rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+  local rss=0
+  for p in $tree; do rss=$((rss + $(awk '/VmHWM/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0))); done
   kill -INT "$pid"
+  for p in $tree; do kill -INT "$p" 2>/dev/null || true; done
   wait "$pid" || true
   python3 - "$name" "$start_stat" "$end_stat" "$start_time" "$end_time" "$rss" "$ticks" <<'PY'
 import sys
 name, s, e, t0, t1, rss, ticks = sys.argv[1:]
-s = sum(map(int, s.split())); e = sum(map(int, e.split()))
-cpu = (e - s) / int(ticks); wall = float(t1) - float(t0)
+s = dict(x.split(":") for x in s.split()); e = dict(x.split(":") for x in e.split())
+cpu = sum(int(e[p]) - int(s[p]) for p in s if p in e) / int(ticks); wall = float(t1) - float(t0)
 print(f"{name} {cpu / wall:.3f} {int(rss) / 1024:.1f}")
 PY
 }
@@ -70,6 +80,26 @@ ffmpeg_testsrc2_job() {
     "${x264_and_aac[@]}" -f flv "$url/ffmpeg-testsrc2"
 }
 
+# Issue 5's job: three 640x480@30 cameras, each recorded on its own (x264 ultrafast, Matroska, with the
+# program audio), plus the 1280x720 program (cameras scaled up, x264 veryfast) pushed over RTMP.
+# ffmpeg does it as four processes: three ISO encoders and one program encoder scaling 640x480 to 720p.
+for cam in cam1 cam2 cam3; do
+  "$(swift build -c release --show-bin-path)/pattern-y4m" "$work/$cam-480.y4m" 300 640x480@30 "$cam"
+done
+ffmpeg_iso_job() {
+  mkdir -p "$work/ffmpeg-iso"
+  for cam in cam1 cam2 cam3; do
+    ffmpeg -hide_banner -loglevel error -nostdin -re -stream_loop -1 -i "$work/$cam-480.y4m" \
+      -f lavfi -i "sine=frequency=1000:sample_rate=48000:samples_per_frame=1024" \
+      -c:v libx264 -preset ultrafast -g 30 -bf 0 -b:v 4500k -pix_fmt yuv420p -c:a aac -b:a 128k -ac 2 \
+      -y "$work/ffmpeg-iso/$cam.mkv" &
+  done
+  ffmpeg -hide_banner -loglevel error -nostdin -re -stream_loop -1 -i "$work/cam1-480.y4m" \
+    -f lavfi -i "sine=frequency=1000:sample_rate=48000:samples_per_frame=1024" -vf scale=1280:720 \
+    "${x264_and_aac[@]}" -f flv "$url/ffmpeg-iso-program" &
+  wait
+}
+
 results=()
 for round in $(seq "$rounds"); do
   results+=("$(measure "studio-1cam" "$seconds" "$bin" serve --cameras 1 --rtmp "$url/studio" \
@@ -78,13 +108,22 @@ for round in $(seq "$rounds"); do
   results+=("$(measure "ffmpeg-cli" "$seconds" ffmpeg_job)")
 done
 results+=("$(measure "ffmpeg-cli-testsrc2" "$seconds" ffmpeg_testsrc2_job)")
+results+=("$(measure "studio-iso-3cam-640x480" "$seconds" "$bin" serve --cameras 3 --camera-size 640x480 \
+    --record "$work/studio-iso" --iso-preset ultrafast --rtmp "$url/studio-iso" --program 1280x720@30 --preset veryfast \
+    --db "$work/bench-iso.db" --socket "$work/studio-iso.sock")")
+results+=("$(measure "ffmpeg-iso-4proc" "$seconds" ffmpeg_iso_job)")
+iso_skipped=$("$bin" log --json --db "$work/bench-iso.db" | python3 -c '
+import json, sys
+events = json.load(sys.stdin)["events"]
+print(sum(int(e["details"].get("dropped", 0)) for e in events
+          if e["kind"] == "frames_dropped" and e["details"].get("stage", "").startswith("iso.")))')
 results+=("$(measure "studio-demo-3cam" "$seconds" "$bin" serve --demo --rtmp "$url/demo" \
     --db "$work/bench.db" --socket "$work/studio.sock")")
 
 mkdir -p bench-results
-python3 - "$seconds" "$rounds" "${results[@]}" <<'PY' | tee -a bench-results/latest.md
+python3 - "$seconds" "$rounds" "$iso_skipped" "${results[@]}" <<'PY' | tee -a bench-results/latest.md
 import sys, statistics, platform, subprocess, datetime
-seconds, rounds, *rows = sys.argv[1:]
+seconds, rounds, iso_skipped, *rows = sys.argv[1:]
 by = {}
 for row in rows:
     name, cpu, rss = row.split()
@@ -98,4 +137,8 @@ for name, values in by.items():
 ours = statistics.median(v[0] for v in by["studio-1cam"]); theirs = statistics.median(v[0] for v in by["ffmpeg-cli"])
 rss_ours = max(v[1] for v in by["studio-1cam"]); rss_theirs = max(v[1] for v in by["ffmpeg-cli"])
 print(f"\nCPU ratio studio/ffmpeg (same job): **{ours / theirs:.2f}**; peak RSS ratio: **{rss_ours / rss_theirs:.2f}**")
+iso = by["studio-iso-3cam-640x480"][0]; ffiso = by["ffmpeg-iso-4proc"][0]
+print(f"\nISO job (3 cameras 640x480 recorded + 720p program): CPU ratio studio/ffmpeg **{iso[0] / ffiso[0]:.2f}**, "
+      f"peak RSS ratio **{iso[1] / ffiso[1]:.2f}** (ffmpeg's RSS is the sum over its 4 processes); "
+      f"ISO frames skipped by studio: **{iso_skipped}**")
 PY
