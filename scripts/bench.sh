@@ -80,8 +80,9 @@ ffmpeg_testsrc2_job() {
     "${x264_and_aac[@]}" -f flv "$url/ffmpeg-testsrc2"
 }
 
-# Issue 5's job: three 640x480@30 cameras, each recorded on its own (x264 ultrafast, Matroska, with the
-# program audio), plus the 1280x720 program (cameras scaled up, x264 veryfast) pushed over RTMP.
+# Issue 5's job: three 640x480@30 cameras, each recorded on its own (x264 ultrafast, zerolatency,
+# keyframe every second, 4500k, Matroska, with the program audio: studio's ISO settings), plus the
+# 1280x720 program (cameras scaled up, x264 veryfast) pushed over RTMP.
 # ffmpeg does it as four processes: three ISO encoders and one program encoder scaling 640x480 to 720p.
 for cam in cam1 cam2 cam3; do
   "$(swift build -c release --show-bin-path)/pattern-y4m" "$work/$cam-480.y4m" 300 640x480@30 "$cam"
@@ -91,7 +92,8 @@ ffmpeg_iso_job() {
   for cam in cam1 cam2 cam3; do
     ffmpeg -hide_banner -loglevel error -nostdin -re -stream_loop -1 -i "$work/$cam-480.y4m" \
       -f lavfi -i "sine=frequency=1000:sample_rate=48000:samples_per_frame=1024" \
-      -c:v libx264 -preset ultrafast -g 30 -bf 0 -b:v 4500k -pix_fmt yuv420p -c:a aac -b:a 128k -ac 2 \
+      -c:v libx264 -preset ultrafast -tune zerolatency -g 30 -keyint_min 30 -sc_threshold 0 -bf 0 \
+      -b:v 4500k -maxrate 4500k -bufsize 4500k -pix_fmt yuv420p -c:a aac -b:a 128k -ac 2 \
       -y "$work/ffmpeg-iso/$cam.mkv" &
   done
   ffmpeg -hide_banner -loglevel error -nostdin -re -stream_loop -1 -i "$work/cam1-480.y4m" \
