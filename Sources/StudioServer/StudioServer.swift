@@ -105,6 +105,8 @@ public final class StudioServer: Sendable {
             undo.append { control.stop() }
 
             sessionID = try store.startSession(configSnapshot: configuration.jsonSnapshot())
+            // A failure from here on closes the session it opened, as `error`.
+            undo.append { try? store.endSession(reason: "error") }
             let events = ServerEventSink(store: store, control: control, log: log)
             self.events = events
 
