@@ -15,10 +15,8 @@ public final class AACEncoder {
     /// Samples per channel in one AAC frame (1024).
     public let frameSize: Int
 
-    // Owned here, freed in deinit.
-    private let context: UnsafeMutablePointer<AVCodecContext>
-    private let frame: UnsafeMutablePointer<AVFrame>
-    private let packet: UnsafeMutablePointer<AVPacket>
+    /// The codec context, frame and packet (freed when the session goes).
+    private let session: CodecSession
     /// Buffered samples per channel, starting at sample index `pendingStart`.
     private var pending: [[Float]]
     private var pendingStart: Int64?
@@ -31,51 +29,22 @@ public final class AACEncoder {
         guard let codec = avcodec_find_encoder_by_name("aac") else {
             throw CodecError(call: "avcodec_find_encoder_by_name", message: "aac encoder is not available")
         }
-        guard let context = avcodec_alloc_context3(codec) else {
-            throw CodecError(call: "avcodec_alloc_context3", code: cff_averror(ENOMEM))
-        }
-        var frame = av_frame_alloc()
-        var packet = av_packet_alloc()
-        func release() {
-            var optionalContext: UnsafeMutablePointer<AVCodecContext>? = context
-            avcodec_free_context(&optionalContext)
-            av_frame_free(&frame)
-            av_packet_free(&packet)
-        }
-        guard let frame, let packet else {
-            release()
-            throw CodecError(call: "av_frame_alloc", code: cff_averror(ENOMEM))
-        }
+        let session = try CodecSession(codec: codec)
+        let context = session.context
         context.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
         context.pointee.sample_rate = Int32(format.sampleRate)
         av_channel_layout_default(&context.pointee.ch_layout, Int32(format.channels))
         context.pointee.bit_rate = Int64(bitRate)
         context.pointee.time_base = AVRational(num: 1, den: Int32(format.sampleRate))
         context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
-        do {
-            try check("avcodec_open2(aac)", avcodec_open2(context, codec, nil))
-        } catch {
-            release()
-            throw error
-        }
+        try session.open("aac")
         self.format = format
-        self.context = context
-        self.frame = frame
-        self.packet = packet
+        self.session = session
         frameSize = Int(context.pointee.frame_size > 0 ? context.pointee.frame_size : 1024)
         pending = Array(repeating: [], count: format.channels)
         streamDescription = StreamDescription(
             kind: .audio, codec: .aac, sampleRate: format.sampleRate, channels: format.channels, bitRate: bitRate,
-            extradata: bytes(context.pointee.extradata, count: context.pointee.extradata_size), encoderName: "aac")
-    }
-
-    deinit {
-        var optionalContext: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&optionalContext)
-        var optionalFrame: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&optionalFrame)
-        var optionalPacket: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&optionalPacket)
+            extradata: session.extradata, encoderName: "aac")
     }
 
     public var name: String { "aac" }
@@ -122,7 +91,7 @@ public final class AACEncoder {
         var packets = try encodeFullFrames()
         packets += try encodePartialFrame(padded: false)
         flushed = true
-        try check("avcodec_send_frame(flush)", avcodec_send_frame(context, nil))
+        try session.send(nil)
         packets += try receivePackets()
         return packets
     }
@@ -144,11 +113,12 @@ public final class AACEncoder {
     }
 
     private func sendFrame(count: Int) throws -> [EncodedPacket] {
+        let frame = session.frame
         av_frame_unref(frame)
         frame.pointee.nb_samples = Int32(count)
         frame.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
         frame.pointee.sample_rate = Int32(format.sampleRate)
-        try check("av_channel_layout_copy", av_channel_layout_copy(&frame.pointee.ch_layout, &context.pointee.ch_layout))
+        try check("av_channel_layout_copy", av_channel_layout_copy(&frame.pointee.ch_layout, &session.context.pointee.ch_layout))
         try check("av_frame_get_buffer", av_frame_get_buffer(frame, 0))
         for channel in 0..<format.channels {
             let destination = UnsafeMutableRawPointer(cff_frame_plane(frame, Int32(channel))!).assumingMemoryBound(to: Float.self)
@@ -160,26 +130,21 @@ public final class AACEncoder {
         frame.pointee.pts = pendingStart ?? 0
         pendingStart = (pendingStart ?? 0) + Int64(count)
         defer { av_frame_unref(frame) }
-        try check("avcodec_send_frame", avcodec_send_frame(context, frame))
+        try session.send(frame)
         return try receivePackets()
     }
 
     private func receivePackets() throws -> [EncodedPacket] {
-        var packets: [EncodedPacket] = []
         let rate = Rational(Int32(format.sampleRate))
-        while true {
-            let result = avcodec_receive_packet(context, packet)
-            if result == CodecError.tryAgain || result == CodecError.endOfFile { break }
-            try check("avcodec_receive_packet", result)
-            defer { av_packet_unref(packet) }
+        let generation = streamDescription.generation
+        return try session.receivePackets { packet in
             let pts = packet.pointee.pts
             let dts = packet.pointee.dts == cff_nopts_value() ? pts : packet.pointee.dts
-            packets.append(EncodedPacket(
+            return EncodedPacket(
                 kind: .audio, data: bytes(packet.pointee.data, count: packet.pointee.size),
                 pts: MediaTime(count: pts, rate: rate), dts: MediaTime(count: dts, rate: rate),
                 duration: MediaTime(count: packet.pointee.duration, rate: rate), isKeyframe: true,
-                generation: streamDescription.generation))
+                generation: generation)
         }
-        return packets
     }
 }

@@ -16,26 +16,23 @@ public final class VAAPIEncoder: VideoEncoder {
     public let renderNode: String
     public let lowPower: Bool
 
+    /// The codec context, the surface frame sent to it and the packet (freed when the session goes).
+    private let session: CodecSession
     // Owned here, freed in deinit (through `Resources`).
     private let resources: Resources
     private var lastTicks = Int64.min
     private var flushed = false
 
-    /// Every libav* object the encoder holds; frees whatever exists, so a failed init releases as much
-    /// as it had built.
+    /// The libav* objects the encoder holds beside its `CodecSession`; frees whatever exists, so a
+    /// failed init releases as much as it had built. The order against the session does not matter:
+    /// the codec context keeps its own references to the frames context (and through it the device).
     private final class Resources {
         var device: UnsafeMutablePointer<AVBufferRef>?
         var frames: UnsafeMutablePointer<AVBufferRef>?
-        var context: UnsafeMutablePointer<AVCodecContext>?
         var staging: UnsafeMutablePointer<AVFrame>?
-        var surface: UnsafeMutablePointer<AVFrame>?
-        var packet: UnsafeMutablePointer<AVPacket>?
 
         deinit {
-            avcodec_free_context(&context)
             av_frame_free(&staging)
-            av_frame_free(&surface)
-            av_packet_free(&packet)
             av_buffer_unref(&frames)
             av_buffer_unref(&device)
         }
@@ -72,10 +69,8 @@ public final class VAAPIEncoder: VideoEncoder {
         framesContext.pointee.initial_pool_size = 16
         try check("av_hwframe_ctx_init(nv12 \(settings.width)x\(settings.height))", av_hwframe_ctx_init(frames))
 
-        guard let context = avcodec_alloc_context3(codec) else {
-            throw CodecError(call: "avcodec_alloc_context3", code: cff_averror(ENOMEM))
-        }
-        resources.context = context
+        let session = try CodecSession(codec: codec)
+        let context = session.context
         let rate = settings.frameRate
         let keyint = settings.keyframeIntervalFrames
         context.pointee.width = Int32(settings.width)
@@ -101,29 +96,26 @@ public final class VAAPIEncoder: VideoEncoder {
             ("async_depth", "1"),
         ]
         if let profile { options.append(("profile", profile.rawValue)) }
-        for (key, value) in options {
-            try check("av_opt_set(\(key)=\(value))", av_opt_set(context.pointee.priv_data, key, value, 0))
-        }
-        try check("avcodec_open2(h264_vaapi, \(renderNode)\(lowPower ? ", low power" : ""))", avcodec_open2(context, codec, nil))
+        try session.setOptions(options)
+        try session.open("h264_vaapi, \(renderNode)\(lowPower ? ", low power" : "")")
 
-        guard let staging = av_frame_alloc(), let surface = av_frame_alloc(), let packet = av_packet_alloc() else {
+        guard let staging = av_frame_alloc() else {
             throw CodecError(call: "av_frame_alloc", code: cff_averror(ENOMEM))
         }
         resources.staging = staging
-        resources.surface = surface
-        resources.packet = packet
         staging.pointee.format = AV_PIX_FMT_NV12.rawValue
         staging.pointee.width = Int32(settings.width)
         staging.pointee.height = Int32(settings.height)
         try check("av_frame_get_buffer(nv12)", av_frame_get_buffer(staging, 0))
 
-        let headers = bytes(context.pointee.extradata, count: context.pointee.extradata_size)
+        let headers = session.extradata
         guard let avcC = AVCFormat.avcC(fromAnnexB: headers) else {
             throw CodecError(call: "VAAPIEncoder", message: "h264_vaapi produced no SPS/PPS global header (\(headers.count) bytes)")
         }
         self.settings = settings
         self.renderNode = renderNode
         self.lowPower = lowPower
+        self.session = session
         self.resources = resources
         streamDescription = StreamDescription(
             kind: .video, codec: .h264, width: settings.width, height: settings.height, frameRate: rate,
@@ -140,10 +132,10 @@ public final class VAAPIEncoder: VideoEncoder {
         let ticks = X264Encoder.ticks(pts, rate: settings.frameRate)
         guard ticks > lastTicks else { return [] }
         lastTicks = ticks
-        guard let context = resources.context, let staging = resources.staging, let surface = resources.surface,
-              let packet = resources.packet else {
+        guard let staging = resources.staging else {
             throw CodecError(call: "VAAPIEncoder.encode", message: "encoder not open")
         }
+        let surface = session.frame
 
         // The staging frame is ours alone after each upload, so this only copies on the first frame.
         try check("av_frame_make_writable(nv12)", av_frame_make_writable(staging))
@@ -154,17 +146,15 @@ public final class VAAPIEncoder: VideoEncoder {
         try check("av_hwframe_transfer_data(upload)", av_hwframe_transfer_data(surface, staging, 0))
         surface.pointee.pts = ticks
         surface.pointee.pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
-        try check("avcodec_send_frame", avcodec_send_frame(context, surface))
-        return try receiveMP4Packets(context: context, packet: packet, rate: settings.frameRate,
-                                     generation: streamDescription.generation)
+        try session.send(surface)
+        return try session.receiveMP4Packets(rate: settings.frameRate, generation: streamDescription.generation)
     }
 
     public func flush() throws -> [EncodedPacket] {
-        guard !flushed, let context = resources.context, let packet = resources.packet else { return [] }
+        guard !flushed else { return [] }
         flushed = true
-        try check("avcodec_send_frame(flush)", avcodec_send_frame(context, nil))
-        return try receiveMP4Packets(context: context, packet: packet, rate: settings.frameRate,
-                                     generation: streamDescription.generation)
+        try session.send(nil)
+        return try session.receiveMP4Packets(rate: settings.frameRate, generation: streamDescription.generation)
     }
 
     /// Copies the Y plane row by row and interleaves U and V into NV12's UV plane.
@@ -191,25 +181,4 @@ public final class VAAPIEncoder: VideoEncoder {
             }
         }
     }
-}
-
-/// Drains `context`'s ready packets as MP4-style (4-byte length-prefixed) video packets on the
-/// one-tick-per-frame time base. Shared by the H.264 encoders.
-func receiveMP4Packets(context: UnsafeMutablePointer<AVCodecContext>, packet: UnsafeMutablePointer<AVPacket>,
-                       rate: Rational, generation: Int) throws -> [EncodedPacket] {
-    var packets: [EncodedPacket] = []
-    while true {
-        let result = avcodec_receive_packet(context, packet)
-        if result == CodecError.tryAgain || result == CodecError.endOfFile { break }
-        try check("avcodec_receive_packet", result)
-        defer { av_packet_unref(packet) }
-        let pts = packet.pointee.pts
-        let dts = packet.pointee.dts == cff_nopts_value() ? pts : packet.pointee.dts
-        packets.append(EncodedPacket(
-            kind: .video, data: AVCFormat.lengthPrefixed(annexB: bytes(packet.pointee.data, count: packet.pointee.size)),
-            pts: MediaTime(count: pts, rate: rate), dts: MediaTime(count: dts, rate: rate),
-            duration: MediaTime(count: 1, rate: rate),
-            isKeyframe: packet.pointee.flags & AV_PKT_FLAG_KEY != 0, generation: generation))
-    }
-    return packets
 }

@@ -13,10 +13,8 @@ public final class X264Encoder: VideoEncoder {
     public let settings: VideoEncoderSettings
     public let streamDescription: StreamDescription
 
-    // Owned here, freed in deinit.
-    private let context: UnsafeMutablePointer<AVCodecContext>
-    private let frame: UnsafeMutablePointer<AVFrame>
-    private let packet: UnsafeMutablePointer<AVPacket>
+    /// The codec context, frame and packet (freed when the session goes).
+    private let session: CodecSession
     private var lastTicks = Int64.min
     private var flushed = false
 
@@ -30,21 +28,8 @@ public final class X264Encoder: VideoEncoder {
         guard let codec = avcodec_find_encoder_by_name("libx264") else {
             throw CodecError(call: "avcodec_find_encoder_by_name", message: "libx264 is not available in this libavcodec")
         }
-        guard let context = avcodec_alloc_context3(codec) else {
-            throw CodecError(call: "avcodec_alloc_context3", code: cff_averror(ENOMEM))
-        }
-        var frame = av_frame_alloc()
-        var packet = av_packet_alloc()
-        func release() {
-            var optionalContext: UnsafeMutablePointer<AVCodecContext>? = context
-            avcodec_free_context(&optionalContext)
-            av_frame_free(&frame)
-            av_packet_free(&packet)
-        }
-        guard let frame, let packet else {
-            release()
-            throw CodecError(call: "av_frame_alloc", code: cff_averror(ENOMEM))
-        }
+        let session = try CodecSession(codec: codec)
+        let context = session.context
         let rate = settings.frameRate
         let keyint = settings.keyframeIntervalFrames
         context.pointee.width = Int32(settings.width)
@@ -61,44 +46,19 @@ public final class X264Encoder: VideoEncoder {
         context.pointee.rc_buffer_size = Int32(clamping: settings.bitRate)
         context.pointee.thread_count = 0
         context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
-        let options: [(String, String)] = [
+        try session.setOptions([
             ("preset", settings.preset), ("tune", "zerolatency"), ("forced-idr", "1"), ("sc_threshold", "0"),
-        ]
-        do {
-            for (key, value) in options {
-                try check("av_opt_set(\(key)=\(value))", av_opt_set(context.pointee.priv_data, key, value, 0))
-            }
-            try check("avcodec_open2(libx264, preset \(settings.preset))", avcodec_open2(context, codec, nil))
-        } catch {
-            release()
-            throw error
-        }
+        ])
+        try session.open("libx264, preset \(settings.preset)")
         self.settings = settings
-        self.context = context
-        self.frame = frame
-        self.packet = packet
-        let headers = bytes(context.pointee.extradata, count: context.pointee.extradata_size)
+        self.session = session
+        let headers = session.extradata
         guard let avcC = AVCFormat.avcC(fromAnnexB: headers) else {
-            var optionalContext: UnsafeMutablePointer<AVCodecContext>? = context
-            avcodec_free_context(&optionalContext)
-            var optionalFrame: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&optionalFrame)
-            var optionalPacket: UnsafeMutablePointer<AVPacket>? = packet
-            av_packet_free(&optionalPacket)
             throw CodecError(call: "X264Encoder", message: "libx264 produced no SPS/PPS global header (\(headers.count) bytes)")
         }
         streamDescription = StreamDescription(
             kind: .video, codec: .h264, width: settings.width, height: settings.height, frameRate: rate,
             bitRate: settings.bitRate, extradata: avcC, encoderName: "libx264")
-    }
-
-    deinit {
-        var optionalContext: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&optionalContext)
-        var optionalFrame: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&optionalFrame)
-        var optionalPacket: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&optionalPacket)
     }
 
     public func encode(_ input: VideoFrame, pts: MediaTime, forceKeyframe: Bool) throws -> [EncodedPacket] {
@@ -113,6 +73,7 @@ public final class X264Encoder: VideoEncoder {
         guard ticks > lastTicks else { return [] }
         lastTicks = ticks
 
+        let frame = session.frame
         av_frame_unref(frame)
         frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
         frame.pointee.width = Int32(input.width)
@@ -131,19 +92,19 @@ public final class X264Encoder: VideoEncoder {
         frame.pointee.pts = ticks
         frame.pointee.pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
         defer { av_frame_unref(frame) }
-        try check("avcodec_send_frame", avcodec_send_frame(context, frame))
+        try session.send(frame)
         return try receivePackets()
     }
 
     public func flush() throws -> [EncodedPacket] {
         guard !flushed else { return [] }
         flushed = true
-        try check("avcodec_send_frame(flush)", avcodec_send_frame(context, nil))
+        try session.send(nil)
         return try receivePackets()
     }
 
     private func receivePackets() throws -> [EncodedPacket] {
-        try receiveMP4Packets(context: context, packet: packet, rate: settings.frameRate, generation: streamDescription.generation)
+        try session.receiveMP4Packets(rate: settings.frameRate, generation: streamDescription.generation)
     }
 
     /// The frame index nearest to `time` at `rate` (program frames sit exactly on that grid).
