@@ -53,6 +53,12 @@ enum Format {
             "program   \(text(program?["source"])) · \(text(program?["format"])) · delivering \(text(program?["fps"])) fps · \(text(program?["frames"])) frames (\(text(program?["slate_frames"])) slate, \(text(program?["late_ticks"])) late)",
             "encoder   \(text(encoder?["video"])) \(text(encoder?["preset"])) · \(text(encoder?["frames_encoded"])) frames, \(text(encoder?["frames_dropped"])) dropped · audio \(text(encoder?["audio"]))",
         ]
+        if let reason = encoder?["fallback_reason"]?.stringValue {
+            lines.append("          (\(text(encoder?["choice"])): software encoding because \(reason))")
+        }
+        if let generation = encoder?["generation"]?.intValue, generation > 0 {
+            lines.append("          (the encoder was replaced \(generation) time(s) mid-show: see `studio log`, encoder_fallback)")
+        }
         let outputs = result["outputs"]?.arrayValue ?? []
         if outputs.isEmpty { lines.append("outputs   none") }
         for output in outputs {
