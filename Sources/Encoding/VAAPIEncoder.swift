@@ -20,7 +20,7 @@ public final class VAAPIEncoder: VideoEncoder {
     private let session: CodecSession
     // Owned here, freed in deinit (through `Resources`).
     private let resources: Resources
-    private var lastTicks = Int64.min
+    private var admission = FrameAdmission()
     private var flushed = false
 
     /// The libav* objects the encoder holds beside its `CodecSession`; frees whatever exists, so a
@@ -123,15 +123,9 @@ public final class VAAPIEncoder: VideoEncoder {
     }
 
     public func encode(_ input: VideoFrame, pts: MediaTime, forceKeyframe: Bool) throws -> [EncodedPacket] {
-        guard !flushed else { throw CodecError(call: "VAAPIEncoder.encode", message: "encoder already flushed") }
-        guard input.format == .i420, input.width == settings.width, input.height == settings.height,
-              input.planes.count == 3 else {
-            throw CodecError(call: "VAAPIEncoder.encode",
-                             message: "frame \(input.width)x\(input.height) \(input.format) does not match encoder \(settings.width)x\(settings.height) i420")
+        guard let ticks = try admission.admit(input, pts: pts, settings: settings, flushed: flushed, caller: "VAAPIEncoder.encode") else {
+            return []
         }
-        let ticks = X264Encoder.ticks(pts, rate: settings.frameRate)
-        guard ticks > lastTicks else { return [] }
-        lastTicks = ticks
         guard let staging = resources.staging else {
             throw CodecError(call: "VAAPIEncoder.encode", message: "encoder not open")
         }

@@ -15,7 +15,7 @@ public final class X264Encoder: VideoEncoder {
 
     /// The codec context, frame and packet (freed when the session goes).
     private let session: CodecSession
-    private var lastTicks = Int64.min
+    private var admission = FrameAdmission()
     private var flushed = false
 
     public init(settings: VideoEncoderSettings) throws {
@@ -62,16 +62,9 @@ public final class X264Encoder: VideoEncoder {
     }
 
     public func encode(_ input: VideoFrame, pts: MediaTime, forceKeyframe: Bool) throws -> [EncodedPacket] {
-        guard !flushed else { throw CodecError(call: "X264Encoder.encode", message: "encoder already flushed") }
-        guard input.format == .i420, input.width == settings.width, input.height == settings.height,
-              input.planes.count == 3 else {
-            throw CodecError(call: "X264Encoder.encode",
-                             message: "frame \(input.width)x\(input.height) \(input.format) does not match encoder \(settings.width)x\(settings.height) i420")
+        guard let ticks = try admission.admit(input, pts: pts, settings: settings, flushed: flushed, caller: "X264Encoder.encode") else {
+            return []
         }
-        let ticks = Self.ticks(pts, rate: settings.frameRate)
-        // A repeated or backwards timestamp would corrupt the stream; such a frame is skipped.
-        guard ticks > lastTicks else { return [] }
-        lastTicks = ticks
 
         let frame = session.frame
         av_frame_unref(frame)
@@ -107,12 +100,6 @@ public final class X264Encoder: VideoEncoder {
         try session.receiveMP4Packets(rate: settings.frameRate, generation: streamDescription.generation)
     }
 
-    /// The frame index nearest to `time` at `rate` (program frames sit exactly on that grid).
-    static func ticks(_ time: MediaTime, rate: Rational) -> Int64 {
-        let numerator = time.microseconds * Int64(rate.numerator)
-        let denominator = Int64(rate.denominator) * 1_000_000
-        return numerator >= 0 ? (numerator + denominator / 2) / denominator : -((-numerator + denominator / 2) / denominator)
-    }
 }
 
 /// Called by libavcodec (on the encoding thread) when the last reference to a frame buffer goes:
