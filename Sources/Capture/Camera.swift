@@ -59,6 +59,68 @@ public protocol Camera: AnyObject, Sendable {
     func start()
     /// Stops capturing and joins the capture thread. The last frame stays in `frames`.
     func stop()
+    /// What the device offers (formats, sizes, rates), for `studio cameras --json`. Empty when the
+    /// backend cannot tell (the default).
+    var offeredModes: [CameraMode] { get }
+}
+
+extension Camera {
+    public var offeredModes: [CameraMode] { [] }
+}
+
+/// One pixel format and size a device offers, with the frame rates it offers at that size.
+public struct CameraMode: Sendable, Codable, Hashable, CustomStringConvertible {
+    /// The device's own name of the format: a fourcc such as `YUYV`, `MJPG`, `NV12`, or a backend's name.
+    public var format: String
+    public var width: Int
+    public var height: Int
+    /// Offered rates, fastest first; empty when the device gives none (or a continuous range: see `rateRange`).
+    public var frameRates: [Rational]
+    /// Slowest and fastest rate, for devices that offer a continuous range instead of a list.
+    public var rateRange: ClosedRange<Double>?
+
+    public init(format: String, width: Int, height: Int, frameRates: [Rational] = [], rateRange: ClosedRange<Double>? = nil) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.frameRates = frameRates
+        self.rateRange = rateRange
+    }
+
+    public var description: String {
+        let rates = frameRates.isEmpty ? rateRange.map { "\($0.lowerBound)-\($0.upperBound)" } ?? "?" : frameRates.map(\.description).joined(separator: ",")
+        return "\(format) \(width)x\(height)@\(rates)"
+    }
+}
+
+/// What a discovery knows of a device when it asks for its operator name.
+public struct CameraIdentity: Sendable, Hashable {
+    public var backend: CameraBackend
+    /// Stable across replugging and restarts (see `Camera.identity`).
+    public var identity: String
+    public var displayName: String
+
+    public init(backend: CameraBackend, identity: String, displayName: String) {
+        self.backend = backend
+        self.identity = identity
+        self.displayName = displayName
+    }
+}
+
+/// Gives a device its stable `camN` name. The server's namer keeps names in the event store (and
+/// honours names pinned in the config), so a camera keeps its name across restarts and replugging.
+/// Called on the discovery's thread; it may block briefly (a database round trip), never on the media path.
+public typealias CameraNamer = @Sendable (CameraIdentity) throws -> CameraID
+
+/// A source of the program's audio (the test tone, a microphone). It delivers interleaved float
+/// chunks at the program's audio format on its own thread, timed from the program's origin: a chunk's
+/// pts is `MediaTime(count: firstSample, rate: 48000)`, sample 0 being due at `origin`. The timeline
+/// never has holes: a source that loses its device delivers silence on the clock until it returns.
+public protocol AudioInput: AnyObject, Sendable {
+    /// Starts delivering, sample 0 due at `origin` (monotonic nanoseconds).
+    func start(origin: UInt64?)
+    /// Stops and joins the source's thread.
+    func stop()
 }
 
 /// Finds cameras and reports them coming and going (hot-plug).

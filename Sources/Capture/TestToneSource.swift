@@ -11,7 +11,7 @@ import Glibc
 /// now from the monotonic clock (`(now - origin) * rate / 1e9`) and delivers exactly the samples from
 /// the last one delivered up to that index, with `pts = MediaTime(count: firstSample, rate: rate)`.
 /// `origin` is the program clock's origin, so audio sample k and video frame n share one timeline.
-public final class TestToneSource: Sendable {
+public final class TestToneSource: AudioInput {
     public enum Signal: Sendable, Hashable {
         /// A continuous sine; `level` is its peak in dBFS (-20 dBFS: peak 0.1, RMS 0.0707).
         case tone(frequency: Double, level: Double)
