@@ -12,7 +12,7 @@ struct ConfigDecoder {
     private static let videoKeys = ["encoder", "preset", "bitrate", "keyframe_interval"]
     private static let audioKeys = ["source", "bitrate"]
     private static let outputKeys = ["url", "name"]
-    private static let cameraKeys = ["demo", "pins", "iso", "iso_preset"]
+    private static let cameraKeys = ["backends", "demo", "pins", "iso", "iso_preset"]
     private static let pinKeys = ["match", "name", "iso"]
 
     func decode(_ root: ConfigNode) throws(ConfigError) -> StudioConfiguration {
@@ -198,6 +198,8 @@ struct ConfigDecoder {
                     throw fail(entry.keyLine, path, "expected a number of cameras from 0 to 16, got \(quoted(text))")
                 }
                 cameras.demoCount = count
+            case "backends":
+                cameras.backends = try backends(entry, keyPath: path)
             case "pins":
                 cameras.pins = try pins(entry)
             case "iso":
@@ -213,6 +215,25 @@ struct ConfigDecoder {
             }
         }
         return cameras
+    }
+
+    /// `[v4l2, pipewire]`, `[]`, or one word (`none` for none).
+    private func backends(_ entry: ConfigEntry, keyPath: String) throws(ConfigError) -> Set<CameraBackendChoice> {
+        let known = CameraBackendChoice.allCases.map(\.rawValue).joined(separator: ", ")
+        if case .scalar(let text, _) = entry.value.value {
+            guard let list = CameraBackendChoice.parseList(text) else {
+                throw fail(entry.keyLine, keyPath, "expected a list of camera backends (\(known)) or none, got \(quoted(text))")
+            }
+            return list
+        }
+        var result = Set<CameraBackendChoice>()
+        for (index, item) in try sequence(entry, keyPath: keyPath).enumerated() {
+            guard case .scalar(let text, _) = item.value, let backend = CameraBackendChoice(rawValue: text.lowercased()) else {
+                throw fail(item.line, "\(keyPath)[\(index)]", "expected a camera backend (\(known)), got \(describe(item))")
+            }
+            result.insert(backend)
+        }
+        return result
     }
 
     private func pins(_ section: ConfigEntry) throws(ConfigError) -> [CameraPin] {

@@ -35,6 +35,7 @@ private struct Snapshot: Encodable {
         var iso: Bool?
     }
     struct Cameras: Encodable {
+        var backends: [String]
         var demo: Int, pins: [Pin]
         var iso: Bool, iso_preset: String
     }
@@ -58,7 +59,7 @@ private struct Snapshot: Encodable {
         record = config.recordDirectory
         database = config.databasePath
         socket = config.socketPath
-        cameras = Cameras(demo: config.cameras.demoCount, pins: config.cameras.pins.map { Pin(match: $0.match, name: $0.name.name, iso: $0.iso) },
+        cameras = Cameras(backends: config.cameras.backends.sorted().map(\.rawValue), demo: config.cameras.demoCount, pins: config.cameras.pins.map { Pin(match: $0.match, name: $0.name.name, iso: $0.iso) },
                           iso: config.cameras.iso, iso_preset: config.cameras.isoPreset)
     }
 

@@ -4,6 +4,7 @@ import StudioCore
 import StudioSystem
 import Capture
 import Encoding
+import Switcher
 import Output
 
 /// What `studio status` shows for one ISO feed.
@@ -17,7 +18,7 @@ struct IsoStatistics: Sendable {
     var framesEncoded = 0
     /// Ticks the ISO thread missed because encoding took longer than a frame (the encoder fell behind).
     var framesSkipped = 0
-    /// Frames the ISO could not use (an unsupported pixel format, or a size the encoder was not opened at).
+    /// Frames the ISO could not use (a pixel format libswscale cannot convert).
     var framesUnusable = 0
     var encodeErrors = 0
 }
@@ -69,6 +70,20 @@ struct IsoSkipReporter: Sendable {
 /// created empty and handed to that one thread.
 private final class EncoderSlot: @unchecked Sendable {
     var encoder: VideoEncoder?
+    /// Stream generation: +1 each time the encoder is reopened at a new size.
+    var generation = 0
+    private var scaler: FrameScaler?
+
+    /// The frame as I420 at its own size: I420 passes through, any other camera format is converted
+    /// (libswscale); nil when it cannot be.
+    func i420(_ frame: VideoFrame, sequence: UInt64) -> VideoFrame? {
+        if frame.format == .i420 { return frame }
+        if scaler?.width != frame.width || scaler?.height != frame.height {
+            scaler = FrameScaler(width: frame.width, height: frame.height, pool: FramePool(
+                capacity: VideoFrame.byteCount(format: .i420, width: frame.width, height: frame.height), limit: 4))
+        }
+        return try? scaler?.convert(frame, sequence: sequence)
+    }
 }
 
 /// One camera's ISO feed: its own thread (`iso.camN`) takes the camera's newest frame on the camera's
@@ -89,7 +104,9 @@ final class IsoRecorder: Sendable {
         var staleAfterSeconds: Double
     }
 
-    let camera: any Camera
+    /// The camera recorded; a returning device's new camera object replaces it (`rebind`).
+    private let source: Mutex<any Camera>
+    let cameraID: CameraID
     let path: String
     let recordingID: Int64
     let output: MediaOutput
@@ -101,9 +118,11 @@ final class IsoRecorder: Sendable {
     private let worker = WorkerThread()
     private let counters: Mutex<IsoStatistics>
     private let keyframeFlag: KeyframeFlag
+    private let started = Atomic<Bool>(false)
 
     init(camera: any Camera, path: String, recordingID: Int64, settings: Settings, events: any EventSink, log: ServerLog) {
-        self.camera = camera
+        self.source = Mutex(camera)
+        self.cameraID = camera.id
         self.path = path
         self.recordingID = recordingID
         self.settings = settings
@@ -120,13 +139,21 @@ final class IsoRecorder: Sendable {
         fanOut.add(output)
     }
 
+    var camera: any Camera { source.withLock { $0 } }
+
+    /// Records `camera` from now on (the same device came back as a new camera object): same file,
+    /// same timeline; the encoder is reopened if its size changed.
+    func rebind(to camera: any Camera) { source.withLock { $0 = camera } }
+
     /// The program audio's items (format, packets, end of stream) for this ISO's file. Never blocks.
     func deliverAudio(_ item: MediaItem) { fanOut.deliver(item) }
 
     var statistics: IsoStatistics { counters.withLock { $0 } }
 
-    /// Starts the output and the ISO thread, ticking from the program's `origin`.
+    /// Starts the output and the ISO thread, ticking from the program's `origin`. Only the first call
+    /// does anything.
     func start(origin: UInt64) {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         output.start()
         let rate = camera.currentFormat?.frameRate ?? settings.fallbackRate
         let ticker = IsoTicker(origin: origin, rate: rate)
@@ -166,9 +193,17 @@ final class IsoRecorder: Sendable {
             let (frame, _) = camera.frames.latest()
             guard let frame, !failed else { continue }
             if now > frame.captureTime && now - frame.captureTime > staleNanoseconds { continue }
-            guard let picture = Self.i420(frame) else {
+            guard let picture = slot.i420(frame, sequence: UInt64(tick)) else {
                 counters.withLock { $0.framesUnusable += 1 }
                 continue
+            }
+            // The camera came back at another size (or was set to one): finish the old stream and open
+            // a new encoder; the file output starts a new part on the new format.
+            if let encoder = slot.encoder, picture.width != encoder.settings.width || picture.height != encoder.settings.height {
+                flush(encoder, generation: slot.generation)
+                slot.encoder = nil
+                slot.generation += 1
+                log.info("ISO \(cameraID.name): the camera now delivers \(picture.width)x\(picture.height); reopening its encoder")
             }
             if slot.encoder == nil {
                 do {
@@ -181,90 +216,65 @@ final class IsoRecorder: Sendable {
                         $0.width = picture.width
                         $0.height = picture.height
                     }
-                    fanOut.deliver(.format(encoder.streamDescription))
+                    var description = encoder.streamDescription
+                    description.generation = slot.generation
+                    fanOut.deliver(.format(description))
                 } catch {
                     failed = true
-                    events.emit(StudioEvent(kind: .error, camera: camera.id, details: [
+                    events.emit(StudioEvent(kind: .error, camera: cameraID, details: [
                         "stage": stage, "during": "open encoder", "error": String(describing: error),
                     ]))
                     continue
                 }
             }
             guard let encoder = slot.encoder else { continue }
-            guard picture.width == encoder.settings.width, picture.height == encoder.settings.height else {
-                counters.withLock { $0.framesUnusable += 1 }
-                continue
-            }
             let force = keyframeFlag.take()
             do {
                 let packets = try encoder.encode(picture, pts: MediaTime(count: tick, rate: ticker.rate), forceKeyframe: force)
                 counters.withLock { $0.framesEncoded += 1 }
-                for packet in packets { fanOut.deliver(.packet(packet)) }
+                deliver(packets, generation: slot.generation)
             } catch {
                 let first = counters.withLock { statistics -> Bool in
                     statistics.encodeErrors += 1
                     return statistics.encodeErrors == 1
                 }
                 if first {
-                    events.emit(StudioEvent(kind: .error, camera: camera.id, details: [
+                    events.emit(StudioEvent(kind: .error, camera: cameraID, details: [
                         "stage": stage, "during": "encode", "error": String(describing: error),
                     ]))
                 }
             }
         }
-        if let encoder = slot.encoder {
-            do {
-                for packet in try encoder.flush() { fanOut.deliver(.packet(packet)) }
-            } catch {
-                events.emit(StudioEvent(kind: .error, camera: camera.id, details: [
-                    "stage": stage, "during": "flush", "error": String(describing: error),
-                ]))
-            }
-        }
+        if let encoder = slot.encoder { flush(encoder, generation: slot.generation) }
         if reporter.pending > 0 { reportSkips(reporter.pending) }
         fanOut.deliver(.endOfStream)
     }
 
+    private func deliver(_ packets: [EncodedPacket], generation: Int) {
+        for var packet in packets {
+            packet.generation = generation
+            fanOut.deliver(.packet(packet))
+        }
+    }
+
+    /// Drains an encoder's delayed packets into the file.
+    private func flush(_ encoder: VideoEncoder, generation: Int) {
+        do {
+            deliver(try encoder.flush(), generation: generation)
+        } catch {
+            events.emit(StudioEvent(kind: .error, camera: cameraID, details: [
+                "stage": stage, "during": "flush", "error": String(describing: error),
+            ]))
+        }
+    }
+
     private func reportSkips(_ count: Int) {
         let total = counters.withLock { $0.framesSkipped }
-        events.emit(StudioEvent(kind: .framesDropped, camera: camera.id, details: [
+        events.emit(StudioEvent(kind: .framesDropped, camera: cameraID, details: [
             "stage": stage, "reason": "ISO encoder behind (software encoding cannot keep up)",
             "dropped": String(count), "dropped_total": String(total),
         ]))
-        log.info("warning: ISO \(camera.id.name) skipped \(count) frame(s) (\(total) in all): its software encoder cannot keep up; try a faster iso preset, smaller cameras or --no-iso")
-    }
-
-    /// The frame as I420 at its own size: I420 passes through, NV12 is de-interleaved; nil for formats
-    /// the ISO path does not convert.
-    static func i420(_ frame: VideoFrame) -> VideoFrame? {
-        switch frame.format {
-        case .i420:
-            return frame
-        case .nv12:
-            guard frame.planes.count >= 2 else { return nil }
-            let output = VideoFrame.allocate(format: .i420, width: frame.width, height: frame.height,
-                                             captureTime: frame.captureTime, sequence: frame.sequence)
-            let luma = frame.planes[0], outLuma = output.planes[0]
-            for row in 0..<frame.height {
-                (output.plane(0) + row * outLuma.stride).copyMemory(from: frame.plane(0) + row * luma.stride, byteCount: frame.width)
-            }
-            let chroma = frame.planes[1]
-            let chromaWidth = frame.width / 2, chromaHeight = frame.height / 2
-            let u = output.plane(1).assumingMemoryBound(to: UInt8.self)
-            let v = output.plane(2).assumingMemoryBound(to: UInt8.self)
-            let source = frame.plane(1).assumingMemoryBound(to: UInt8.self)
-            for row in 0..<chromaHeight {
-                let input = source + row * chroma.stride
-                let uRow = u + row * output.planes[1].stride, vRow = v + row * output.planes[2].stride
-                for column in 0..<chromaWidth {
-                    uRow[column] = input[2 * column]
-                    vRow[column] = input[2 * column + 1]
-                }
-            }
-            return output
-        default:
-            return nil
-        }
+        log.info("warning: ISO \(cameraID.name) skipped \(count) frame(s) (\(total) in all): its software encoder cannot keep up; try a faster iso preset, smaller cameras or --no-iso")
     }
 }
 

@@ -206,6 +206,8 @@ import Glibc
         #expect(badFlag.status == 2 && badFlag.error.contains("--bogus"))
         let badProgram = try studio.run(["serve", "--program", "1280x720"])
         #expect(badProgram.status == 2 && badProgram.error.contains("WxH@FPS"))
+        let badBackends = try studio.run(["serve", "--backends", "v4l2,usb"])
+        #expect(badBackends.status == 2 && badBackends.error.contains("--backends v4l2,usb") && badBackends.error.contains("pipewire"))
 
         let config = studio.directory.appendingPathComponent("studio.yaml")
         try "program:\n  fps: 30\nvideo:\n  preset: [veryfast]\n".write(to: config, atomically: true, encoding: .utf8)
