@@ -92,11 +92,14 @@ public struct CameraPin: Sendable, Equatable {
     public var name: CameraID
     /// This camera's ISO recording (`iso:` in the pin); nil follows `CameraSettings.iso`.
     public var iso: Bool?
+    /// This camera's ISO encoder (`encoder:` in the pin); nil follows `CameraSettings.isoEncoder`.
+    public var encoder: EncoderChoice?
 
-    public init(match: String, name: CameraID, iso: Bool? = nil) {
+    public init(match: String, name: CameraID, iso: Bool? = nil, encoder: EncoderChoice? = nil) {
         self.match = match
         self.name = name
         self.iso = iso
+        self.encoder = encoder
     }
 }
 
@@ -135,7 +138,15 @@ public struct CameraSettings: Sendable, Equatable {
     /// x264 preset of the ISO encoders (`cameras.iso_preset`), default ultrafast: one software encoder
     /// per camera runs beside the program's.
     public var isoPreset = "ultrafast"
+    /// The ISO encoders (`cameras.iso_encoder`): auto, vaapi or x264; nil follows `video.encoder`. A
+    /// pin's `encoder:` overrides it for that camera.
+    public var isoEncoder: EncoderChoice?
     public init() {}
+
+    /// The ISO encoder of the camera with this identity: its pin's, else `isoEncoder`, else the program's.
+    public func isoEncoder(forIdentity identity: String, displayName: String = "", program: EncoderChoice) -> EncoderChoice {
+        pin(forIdentity: identity, displayName: displayName)?.encoder ?? isoEncoder ?? program
+    }
 
     /// The pin for a device: the last pin whose `match` equals its identity, else the last whose `match`
     /// occurs in its identity or display name (so `C920` pins `/dev/v4l/by-id/usb-046d_HD_Pro_Webcam_C920_...`).

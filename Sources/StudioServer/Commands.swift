@@ -175,6 +175,8 @@ extension StudioServer {
             members["camera"] = .string(s.camera.name)
             members["path"] = .string(s.path)
             members["encoder"] = .string(s.encoderName)
+            members["fallback_reason"] = Views.optional(s.fallbackReason)
+            members["generation"] = .int(s.generation)
             members["preset"] = .string(options.configuration.cameras.isoPreset)
             members["size"] = s.width > 0 ? .string("\(s.width)x\(s.height)") : .null
             members["frames_encoded"] = .int(s.framesEncoded)

@@ -12,6 +12,10 @@ struct IsoStatistics: Sendable {
     var camera: CameraID
     var path: String
     var encoderName = "-"
+    /// Why this ISO is not on the encoder asked for (auto without a GPU, or a mid-show fallback).
+    var fallbackReason: String?
+    /// +1 at each new stream (a size change, a fallback to x264): the file output starts `NAME-gN.mkv`.
+    var generation = 0
     var width = 0
     var height = 0
     /// Frames encoded into the ISO file.
@@ -70,8 +74,12 @@ struct IsoSkipReporter: Sendable {
 /// created empty and handed to that one thread.
 private final class EncoderSlot: @unchecked Sendable {
     var encoder: VideoEncoder?
-    /// Stream generation: +1 each time the encoder is reopened at a new size.
+    /// What `encoder` was opened with (the software fallback keeps all but the encoder).
+    var settings: VideoEncoderSettings?
+    /// Stream generation: +1 each time the encoder is reopened at a new size or replaced by x264.
     var generation = 0
+    /// The mid-show fallback to x264 happened (it happens once).
+    var fellBack = false
     private var scaler: FrameScaler?
 
     /// The frame as I420 at its own size: I420 passes through, any other camera format is converted
@@ -102,6 +110,10 @@ final class IsoRecorder: Sendable {
         var fallbackRate: Rational
         /// A frame older than this is not encoded (the camera stopped delivering).
         var staleAfterSeconds: Double
+        /// auto (VAAPI where the machine has it), vaapi or x264; VAAPI falls back to x264 by itself.
+        var encoder: VideoEncoderChoice = .x264
+        /// Testing aid (`--inject-encoder-fault N`): the encoder fails after N frames.
+        var faultInjectionAfterFrames: Int?
     }
 
     /// The camera recorded; a returning device's new camera object replaces it (`rebind`).
@@ -206,31 +218,16 @@ final class IsoRecorder: Sendable {
                 log.info("ISO \(cameraID.name): the camera now delivers \(picture.width)x\(picture.height); reopening its encoder")
             }
             if slot.encoder == nil {
-                do {
-                    let encoder = try makeEncoder(for: VideoEncoderSettings(
-                        width: picture.width, height: picture.height, frameRate: ticker.rate, bitRate: settings.bitRate,
-                        preset: settings.preset, keyframeIntervalSeconds: settings.keyframeIntervalSeconds)).encoder
-                    slot.encoder = encoder
-                    counters.withLock {
-                        $0.encoderName = encoder.name
-                        $0.width = picture.width
-                        $0.height = picture.height
-                    }
-                    var description = encoder.streamDescription
-                    description.generation = slot.generation
-                    fanOut.deliver(.format(description))
-                } catch {
+                guard open(slot, width: picture.width, height: picture.height, rate: ticker.rate) else {
                     failed = true
-                    events.emit(StudioEvent(kind: .error, camera: cameraID, details: [
-                        "stage": stage, "during": "open encoder", "error": String(describing: error),
-                    ]))
                     continue
                 }
             }
             guard let encoder = slot.encoder else { continue }
             let force = keyframeFlag.take()
+            let pts = MediaTime(count: tick, rate: ticker.rate)
             do {
-                let packets = try encoder.encode(picture, pts: MediaTime(count: tick, rate: ticker.rate), forceKeyframe: force)
+                let packets = try encoder.encode(picture, pts: pts, forceKeyframe: force)
                 counters.withLock { $0.framesEncoded += 1 }
                 deliver(packets, generation: slot.generation)
             } catch {
@@ -239,15 +236,88 @@ final class IsoRecorder: Sendable {
                     return statistics.encodeErrors == 1
                 }
                 if first {
-                    events.emit(StudioEvent(kind: .error, camera: cameraID, details: [
-                        "stage": stage, "during": "encode", "error": String(describing: error),
+                    events.emit(StudioEvent(kind: .error, camera: cameraID, programTime: pts, details: [
+                        "stage": stage, "during": "encode", "encoder": encoder.name, "error": String(describing: error),
                     ]))
+                }
+                // The encoder (the GPU's, typically) failed mid-show: this feed goes on with a fresh x264
+                // from this very frame (a keyframe, a new stream generation, so a new file; timestamps
+                // continue). Once per feed, like the program's fallback.
+                if !slot.fellBack {
+                    slot.fellBack = true
+                    fallBack(slot, from: encoder, picture: picture, pts: pts, error: error)
                 }
             }
         }
         if let encoder = slot.encoder { flush(encoder, generation: slot.generation) }
         if reporter.pending > 0 { reportSkips(reporter.pending) }
         fanOut.deliver(.endOfStream)
+    }
+
+    /// Opens the encoder for `width`x`height` (VAAPI where asked and possible, else x264) and announces
+    /// its stream; false (with an error event) if no encoder can be opened.
+    private func open(_ slot: EncoderSlot, width: Int, height: Int, rate: Rational) -> Bool {
+        var encoderSettings = VideoEncoderSettings(
+            width: width, height: height, frameRate: rate, bitRate: settings.bitRate, preset: settings.preset,
+            keyframeIntervalSeconds: settings.keyframeIntervalSeconds, encoder: slot.fellBack ? .x264 : settings.encoder)
+        // After a mid-show fallback the feed stays on x264 (a new size reopens x264, not the failed GPU).
+        if !slot.fellBack { encoderSettings.faultInjectionAfterFrames = settings.faultInjectionAfterFrames }
+        do {
+            let selection = try makeEncoder(for: encoderSettings)
+            slot.encoder = selection.encoder
+            slot.settings = encoderSettings
+            announce(selection.encoder, generation: slot.generation, kind: .encoderChosen,
+                     extra: selection.fallbackReason.map { ["fallback_reason": $0] } ?? [:])
+            counters.withLock { $0.fallbackReason = selection.fallbackReason }
+            return true
+        } catch {
+            events.emit(StudioEvent(kind: .error, camera: cameraID, details: [
+                "stage": stage, "during": "open encoder", "error": String(describing: error),
+            ]))
+            return false
+        }
+    }
+
+    private func fallBack(_ slot: EncoderSlot, from failed: VideoEncoder, picture: VideoFrame, pts: MediaTime, error: Error) {
+        guard let encoderSettings = slot.settings else { return }
+        flush(failed, generation: slot.generation)
+        do {
+            let software = try makeSoftwareFallback(for: encoderSettings)
+            slot.encoder = software
+            slot.generation += 1
+            let reason = String(describing: error)
+            counters.withLock { $0.fallbackReason = reason }
+            announce(software, generation: slot.generation, kind: .encoderFallback,
+                     extra: ["from": failed.name, "to": software.name, "reason": reason])
+            log.info("ISO \(cameraID.name): \(failed.name) failed (\(reason)); going on with \(software.name)")
+            deliver(try software.encode(picture, pts: pts, forceKeyframe: true), generation: slot.generation)
+            counters.withLock { $0.framesEncoded += 1 }
+        } catch {
+            slot.encoder = nil
+            events.emit(StudioEvent(kind: .error, camera: cameraID, programTime: pts, details: [
+                "stage": stage, "during": "fallback", "error": String(describing: error),
+            ]))
+        }
+    }
+
+    /// Tells the file output (a `.format` of this generation) and the log (an event) about an encoder.
+    private func announce(_ encoder: VideoEncoder, generation: Int, kind: EventKind, extra: [String: String]) {
+        var description = encoder.streamDescription
+        description.generation = generation
+        counters.withLock {
+            $0.encoderName = encoder.name
+            $0.width = description.width
+            $0.height = description.height
+            $0.generation = generation
+        }
+        var details = [
+            "kind": "iso", "stage": stage, "encoder": encoder.name, "preset": encoder.settings.preset,
+            "bitrate": String(encoder.settings.bitRate), "size": "\(description.width)x\(description.height)",
+            "frame_rate": description.frameRate.description, "generation": String(generation),
+        ]
+        details.merge(extra) { $1 }
+        events.emit(StudioEvent(kind: kind, camera: cameraID, details: details))
+        fanOut.deliver(.format(description))
     }
 
     private func deliver(_ packets: [EncodedPacket], generation: Int) {

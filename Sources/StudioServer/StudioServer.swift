@@ -8,6 +8,7 @@ import Encoding
 import Output
 import EventStore
 import Control
+import StudioConfig
 
 /// Wires the stages: cameras -> program switcher -> encoders -> outputs, with the event store and the
 /// control socket beside the pipeline. Each stage runs on its own named thread; they meet only through
@@ -69,11 +70,7 @@ public final class StudioServer: Sendable {
             var videoSettings = VideoEncoderSettings(
                 format: configuration.program, bitRate: configuration.video.bitRate, preset: configuration.video.preset,
                 keyframeIntervalSeconds: configuration.video.keyframeIntervalSeconds)
-            switch configuration.video.encoder {
-            case .auto: videoSettings.encoder = .auto
-            case .vaapi: videoSettings.encoder = .vaapi
-            case .x264: videoSettings.encoder = .x264
-            }
+            videoSettings.encoder = VideoEncoderChoice(configuration.video.encoder)
             videoSettings.faultInjectionAfterFrames = options.injectEncoderFaultAfterFrames
             let selection = try makeEncoder(for: videoSettings)
             encoderChoiceReason = selection.fallbackReason
@@ -115,8 +112,13 @@ public final class StudioServer: Sendable {
                                                     fallbackRate: configuration.program.frameRate,
                                                     staleAfterSeconds: options.cameraLossTimeoutSeconds)
                 let session = sessionID, cameraSettings = configuration.cameras
+                let programEncoder = configuration.video.encoder, fault = options.injectEncoderFaultAfterFrames
                 makeIso = { camera in
                     guard cameraSettings.isoEnabled(forIdentity: camera.identity, displayName: camera.displayName) else { return nil }
+                    var settings = settings
+                    settings.encoder = VideoEncoderChoice(cameraSettings.isoEncoder(forIdentity: camera.identity, displayName: camera.displayName,
+                                                                                    program: programEncoder))
+                    settings.faultInjectionAfterFrames = fault
                     let path = RecordingDirectory.isoPath(in: directory, session: session, camera: camera.id)
                     do {
                         let recordingID = try store.addRecording(cameraID: camera.id, path: path)
@@ -124,7 +126,7 @@ public final class StudioServer: Sendable {
                         // The program audio goes into every ISO file; a recorder made mid-show first gets
                         // the audio stream's description, then packets from the next one on.
                         iso.deliverAudio(.format(audioFormat))
-                        log.info("ISO \(camera.id.name): \(path) (x264 \(settings.preset))")
+                        log.info("ISO \(camera.id.name): \(path) (encoder \(settings.encoder.rawValue), x264 preset \(settings.preset))")
                         return iso
                     } catch {
                         events.emit(StudioEvent(kind: .error, camera: camera.id, details: [
@@ -235,6 +237,16 @@ public final class StudioServer: Sendable {
     }
 
     var uptimeSeconds: Double { Double(MonotonicClock.now() - startedMonotonic) / 1e9 }
+}
+
+extension VideoEncoderChoice {
+    init(_ choice: EncoderChoice) {
+        switch choice {
+        case .auto: self = .auto
+        case .vaapi: self = .vaapi
+        case .x264: self = .x264
+        }
+    }
 }
 
 /// Lets the audio stage, made before the hub, reach the hub's ISO recorders.

@@ -59,8 +59,8 @@ enum Help {
                           the default), vaapi (fail if unavailable) or x264
       --audio KIND        demo audio: tone (default) or silence
       --inject-encoder-fault N
-                          testing aid: the program encoder fails after N frames, to exercise
-                          the switch to x264 mid-show on a machine without a GPU
+                          testing aid: the program and ISO encoders fail after N frames, to
+                          exercise the switch to x264 mid-show on a machine without a GPU
 
     If the hardware encoder fails mid-show, the program switches to x264 on the next frame (a new
     keyframe and sequence header; timestamps continue) and logs an encoder_fallback event.
