@@ -75,6 +75,24 @@ import Testing
         #expect(!settings.isoEnabled(forIdentity: "usb-C920-2") && settings.isoEnabled(forIdentity: "other"))
     }
 
+    @Test func isoEncoderFollowsTheProgramUnlessSetOrPinned() throws {
+        let plain = try StudioConfiguration.parse(yaml: "video:\n  encoder: vaapi\n", source: "t")
+        #expect(plain.cameras.isoEncoder(forIdentity: "x", program: plain.video.encoder) == .vaapi)
+        let config = try StudioConfiguration.parse(yaml: """
+            cameras:
+              iso_encoder: auto
+              pins:
+                - match: C920
+                  name: wide
+                  encoder: x264
+            """, source: "t")
+        #expect(config.cameras.isoEncoder(forIdentity: "usb-C920", program: .vaapi) == .x264)
+        #expect(config.cameras.isoEncoder(forIdentity: "other", program: .vaapi) == .auto)
+        #expect(throws: ConfigError.self) {
+            try StudioConfiguration.parse(yaml: "cameras:\n  pins:\n    - match: a\n      name: b\n      encoder: nvenc\n", source: "t")
+        }
+    }
+
     @Test func sectionsLeftEmptyKeepTheirDefaults() throws {
         let config = try StudioConfiguration.parse(yaml: "program:\nvideo:\n  preset:\noutputs:\nrecord: ~\n", source: "s.yaml")
         #expect(config == StudioConfiguration())
