@@ -7,7 +7,7 @@ import StudioCore
 struct ConfigDecoder {
     let source: String
 
-    private static let topKeys = ["program", "video", "audio", "outputs", "record", "database", "socket", "cameras"]
+    private static let topKeys = ["program", "video", "audio", "outputs", "record", "database", "socket", "socket_group", "cameras"]
     private static let programKeys = ["size", "format", "fps"]
     private static let videoKeys = ["encoder", "preset", "bitrate", "keyframe_interval"]
     private static let audioKeys = ["source", "bitrate"]
@@ -34,6 +34,12 @@ struct ConfigDecoder {
                 if let socket = config.socketPath, !socket.hasPrefix("/") {
                     throw fail(entry.keyLine, path, "the control socket path must be absolute, got \(quoted(socket))")
                 }
+            case "socket_group":
+                guard let text = try scalar(entry, keyPath: path, expected: "a group name") else { continue }
+                guard !text.isEmpty, !text.contains(where: { $0.isWhitespace || $0 == "/" || $0 == ":" }) else {
+                    throw fail(entry.keyLine, path, "expected a group name, got \(quoted(text))")
+                }
+                config.socketGroup = text
             case "cameras": config.cameras = try cameras(entry)
             default: throw unknownKey(entry, parent: "", known: Self.topKeys)
             }

@@ -48,6 +48,7 @@ private struct Snapshot: Encodable {
     var record: String?
     var database: String?
     var socket: String?
+    var socket_group: String?
     var cameras: Cameras
 
     init(_ config: StudioConfiguration) {
@@ -60,13 +61,14 @@ private struct Snapshot: Encodable {
         record = config.recordDirectory
         database = config.databasePath
         socket = config.socketPath
+        socket_group = config.socketGroup
         cameras = Cameras(backends: config.cameras.backends.sorted().map(\.rawValue), demo: config.cameras.demoCount, pins: config.cameras.pins.map { Pin(match: $0.match, name: $0.name.name, iso: $0.iso, encoder: $0.encoder?.rawValue) },
                           iso: config.cameras.iso, iso_preset: config.cameras.isoPreset,
                           iso_encoder: config.cameras.isoEncoder?.rawValue)
     }
 
     enum CodingKeys: String, CodingKey {
-        case program, video, audio, outputs, record, database, socket, cameras
+        case program, video, audio, outputs, record, database, socket, socket_group, cameras
     }
 
     func encode(to encoder: Encoder) throws {
@@ -78,6 +80,7 @@ private struct Snapshot: Encodable {
         try container.encode(record, forKey: .record)
         try container.encode(database, forKey: .database)
         try container.encode(socket, forKey: .socket)
+        try container.encodeIfPresent(socket_group, forKey: .socket_group)
         try container.encode(cameras, forKey: .cameras)
     }
 }

@@ -16,6 +16,8 @@ public struct StudioConfiguration: Sendable, Equatable {
     public var databasePath: String?
     /// Control socket path (`socket:`); nil lets `ControlSocketPath.resolve` choose.
     public var socketPath: String?
+    /// A group whose members may use the control socket too (`socket_group:`); nil: owner only.
+    public var socketGroup: String?
     public var cameras = CameraSettings()
 
     public init() {}

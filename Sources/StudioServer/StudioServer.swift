@@ -82,7 +82,14 @@ public final class StudioServer: Sendable {
             let queries = QueryWorker()
             self.queries = queries
             undo.append { queries.stop() }
-            let control = ControlServer(socketPath: options.socketPath, handler: ServerCommands.makeRouter(serverBox, queries: queries))
+            let group = try configuration.socketGroup.map { name in
+                guard let gid = SystemGroups.id(ofGroup: name) else {
+                    throw ServerError("socket_group \(name): no such group (create it with `groupadd \(name)` and add the operators to it)")
+                }
+                return gid
+            }
+            let control = ControlServer(socketPath: options.socketPath, handler: ServerCommands.makeRouter(serverBox, queries: queries),
+                                        group: group)
             do { try control.start() } catch {
                 throw ServerError("cannot listen on \(options.socketPath): \(error)")
             }

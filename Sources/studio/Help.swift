@@ -34,7 +34,7 @@ enum Help {
                    [--socket PATH] [--program WxH@FPS] [--preset NAME] [--bitrate RATE]
                    [--cameras N] [--camera-size WxH] [--audio tone|silence]
                    [--no-iso] [--iso-preset NAME] [--encoder auto|vaapi|x264]
-                   [--backends LIST]
+                   [--backends LIST] [--socket-group NAME]
 
     OPTIONS
       --config FILE       YAML config (see deploy/studio.yaml); flags override it
@@ -52,6 +52,8 @@ enum Help {
       --db FILE           SQLite event store (default: $STUDIO_DB, or the config, or
                           $XDG_DATA_HOME/studio/studio.db; /var/lib/studio/studio.db as root)
       --socket PATH       control socket (default: see `studio --help`)
+      --socket-group NAME let members of group NAME use the control socket too (mode 0660);
+                          default: owner only (config: socket_group)
       --program WxH@FPS   program format (default 1280x720@30)
       --preset NAME       x264 preset (default veryfast)
       --bitrate RATE      video bitrate, e.g. 4500k or 4.5M (default 4500k)

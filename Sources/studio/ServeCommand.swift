@@ -10,7 +10,7 @@ import Glibc
 
 enum ServeCommand {
     static let valuedOptions: Set<String> = ["config", "rtmp", "record", "db", "socket", "program", "preset", "bitrate", "cameras", "audio",
-                                             "camera-size", "iso-preset", "encoder", "inject-encoder-fault", "backends"]
+                                             "camera-size", "iso-preset", "encoder", "inject-encoder-fault", "backends", "socket-group"]
     static let switchOptions: Set<String> = ["demo", "no-iso"]
 
     static func run(_ words: [String], environment: [String: String]) throws -> Int32 {
@@ -115,6 +115,7 @@ enum ServeCommand {
         }
         if let path = arguments.value("db") { configuration.databasePath = path }
         if let path = arguments.value("socket") { configuration.socketPath = path }
+        if let group = arguments.value("socket-group") { configuration.socketGroup = group }
 
         let socket = ControlSocketPath.resolve(flag: arguments.value("socket"), configured: configuration.socketPath,
                                                environment: environment, uid: getuid())

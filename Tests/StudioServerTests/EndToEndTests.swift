@@ -210,6 +210,8 @@ import Glibc
         #expect(badFlag.status == 2 && badFlag.error.contains("--bogus"))
         let badProgram = try studio.run(["serve", "--program", "1280x720"])
         #expect(badProgram.status == 2 && badProgram.error.contains("WxH@FPS"))
+        let noGroup = try studio.run(["serve", "--cameras", "0", "--socket-group", "no-such-studio-group", "--db", studio.database, "--socket", studio.socket])
+        #expect(noGroup.status == 2 && noGroup.error.contains("no-such-studio-group") && noGroup.error.contains("groupadd"), "\(noGroup)")
         let badBackends = try studio.run(["serve", "--backends", "v4l2,usb"])
         #expect(badBackends.status == 2 && badBackends.error.contains("--backends v4l2,usb") && badBackends.error.contains("pipewire"))
 
