@@ -204,8 +204,11 @@ public final class V4L2Device {
     deinit { close() }
 
     @inline(__always)
-    func ioctl<T: BitwiseCopyable>(_ name: String, _ request: UInt, _ argument: inout T) throws(SystemError) {
-        try syscall(name) { cv4l2_ioctl(fd, request, &argument) }
+    func ioctl<T>(_ name: String, _ request: UInt, _ argument: inout T) throws(SystemError) {
+        // The V4L2 argument structs are plain C structs (no object references).
+        try withUnsafeMutableBytes(of: &argument) { (raw) throws(SystemError) in
+            try syscall(name) { cv4l2_ioctl(fd, request, raw.baseAddress) }
+        }
     }
 
     // MARK: Enumeration
