@@ -89,6 +89,9 @@ public final class MJPEGDecoder {
         }
         let width = Int(frame.pointee.width), height = Int(frame.pointee.height)
         guard width > 0, height > 0 else { throw Failure(message: "no picture size") }
+        // JPEG is full range (yuvj*), the program limited-range I420: libswscale converts the range
+        // because the formats differ (it logs once per scaler that yuvj* is deprecated; with the plain
+        // format and sws_setColorspaceDetails its same-format fast path skipped the range conversion).
         let format = AVPixelFormat(rawValue: frame.pointee.format)
         guard let next = sws_getCachedContext(scaler, Int32(width), Int32(height), format, Int32(width), Int32(height),
                                               AV_PIX_FMT_YUV420P, SWS_BILINEAR, nil, nil, nil) else {

@@ -206,7 +206,7 @@ public final class V4L2Device {
     @inline(__always)
     func ioctl<T>(_ name: String, _ request: UInt, _ argument: inout T) throws(SystemError) {
         // The V4L2 argument structs are plain C structs (no object references).
-        try withUnsafeMutableBytes(of: &argument) { (raw) throws(SystemError) in
+        _ = try withUnsafeMutableBytes(of: &argument) { (raw) throws(SystemError) in
             try syscall(name) { cv4l2_ioctl(fd, request, raw.baseAddress) }
         }
     }

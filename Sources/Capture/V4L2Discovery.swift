@@ -79,7 +79,7 @@ extension V4L2Discovery {
         }
         struct Book: Sendable {
             var tracked: [String: Tracked] = [:]   // by identity
-            var lost: Set<String> = []             // identities whose camera reported a loss
+            var lost: Set<ObjectIdentifier> = []   // cameras that reported a loss
             var retryAfter: [String: UInt64] = [:] // identity -> earliest monotonic ns to re-add after a loss
             var onAdded: (@Sendable (any Camera) -> Void)?
             var onRemoved: (@Sendable (any Camera) -> Void)?
@@ -197,10 +197,13 @@ extension V4L2Discovery {
             let present = Set(V4L2Discovery.videoNodeNames(in: devDirectory).map { devDirectory + "/" + $0 })
             let (gone, removed) = book.withLock { book -> ([V4L2Camera], (@Sendable (any Camera) -> Void)?) in
                 var gone: [V4L2Camera] = []
-                for (identity, entry) in book.tracked where book.lost.contains(identity) || !present.contains(entry.path) {
+                for (identity, entry) in book.tracked {
+                    let wasLost = book.lost.contains(ObjectIdentifier(entry.camera))
+                    guard wasLost || !present.contains(entry.path) else { continue }
                     gone.append(entry.camera)
                     book.tracked[identity] = nil
-                    if book.lost.contains(identity) { book.retryAfter[identity] = MonotonicClock.now() + 1_000_000_000 }
+                    // Give a device that failed a moment before it is opened again.
+                    if wasLost { book.retryAfter[identity] = MonotonicClock.now() + 500_000_000 }
                 }
                 book.lost = []
                 return (gone, book.onRemoved)
@@ -250,7 +253,7 @@ extension V4L2Discovery {
         }
 
         private func cameraLost(_ camera: V4L2Camera) {
-            book.withLock { _ = $0.lost.insert(camera.identity) }
+            book.withLock { _ = $0.lost.insert(ObjectIdentifier(camera)) }
             signalWake()
         }
     }
