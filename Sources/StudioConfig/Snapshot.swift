@@ -33,10 +33,12 @@ private struct Snapshot: Encodable {
     struct Pin: Encodable {
         var match: String, name: String
         var iso: Bool?
+        var encoder: String?
     }
     struct Cameras: Encodable {
+        var backends: [String]
         var demo: Int, pins: [Pin]
-        var iso: Bool, iso_preset: String
+        var iso: Bool, iso_preset: String, iso_encoder: String?
     }
 
     var program: Program
@@ -58,8 +60,9 @@ private struct Snapshot: Encodable {
         record = config.recordDirectory
         database = config.databasePath
         socket = config.socketPath
-        cameras = Cameras(demo: config.cameras.demoCount, pins: config.cameras.pins.map { Pin(match: $0.match, name: $0.name.name, iso: $0.iso) },
-                          iso: config.cameras.iso, iso_preset: config.cameras.isoPreset)
+        cameras = Cameras(backends: config.cameras.backends.sorted().map(\.rawValue), demo: config.cameras.demoCount, pins: config.cameras.pins.map { Pin(match: $0.match, name: $0.name.name, iso: $0.iso, encoder: $0.encoder?.rawValue) },
+                          iso: config.cameras.iso, iso_preset: config.cameras.isoPreset,
+                          iso_encoder: config.cameras.isoEncoder?.rawValue)
     }
 
     enum CodingKeys: String, CodingKey {

@@ -34,11 +34,15 @@ enum Help {
                    [--socket PATH] [--program WxH@FPS] [--preset NAME] [--bitrate RATE]
                    [--cameras N] [--camera-size WxH] [--audio tone|silence]
                    [--no-iso] [--iso-preset NAME] [--encoder auto|vaapi|x264]
+                   [--backends LIST]
 
     OPTIONS
       --config FILE       YAML config (see deploy/studio.yaml); flags override it
-      --demo              add test-pattern cameras (3 unless --cameras says otherwise)
+      --demo              test-pattern cameras (3 unless --cameras says otherwise) instead of
+                          the real ones; no hardware needed
       --cameras N         number of test-pattern cameras (implies --demo; 0 allowed)
+      --backends LIST     real cameras to look for: v4l2, pipewire (comma-separated) or none;
+                          default: config cameras.backends (both), none with --demo
       --rtmp URL          push the program over RTMP to URL; repeat for several destinations
       --record DIR        also record the program to DIR/session-ID-program.mkv, and each
                           camera on its own (ISO) to DIR/session-ID-camN.mkv
@@ -55,8 +59,8 @@ enum Help {
                           the default), vaapi (fail if unavailable) or x264
       --audio KIND        demo audio: tone (default) or silence
       --inject-encoder-fault N
-                          testing aid: the program encoder fails after N frames, to exercise
-                          the switch to x264 mid-show on a machine without a GPU
+                          testing aid: the program and ISO encoders fail after N frames, to
+                          exercise the switch to x264 mid-show on a machine without a GPU
 
     If the hardware encoder fails mid-show, the program switches to x264 on the next frame (a new
     keyframe and sequence header; timestamps continue) and logs an encoder_fallback event.
