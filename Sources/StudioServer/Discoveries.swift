@@ -26,7 +26,9 @@ enum Discoveries {
         for backend in options.configuration.cameras.backends.sorted() {
             switch backend {
             case .v4l2:
-                break  // V4L2Discovery: issue 4
+                // /dev/video* capture nodes, hot-plug through inotify; each camera picks the mode nearest the program.
+                let log = context.log
+                discoveries.append(V4L2Discovery(namer: context.namer, program: options.program, log: { log.info($0) }))
             case .pipewire:
                 break  // PipeWireDiscovery: issue 3
             }
