@@ -99,7 +99,7 @@ virtfs=(-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on
 index=0
 for dir in "${shares[@]}"; do
   virtfs+=(-virtfs "local,path=$dir,mount_tag=share$index,security_model=none")
-  printf 'mkdir -p /newroot%q 2>/dev/null; mount -t 9p -o trans=virtio,version=9p2000.L,cache=mmap,msize=512000 share%d /newroot%q || fail "share %q"\n' "$dir" "$index" "$dir" "$dir" >> "$control/shares"
+  printf 'mkdir -p /newroot%q 2>/dev/null; mount -t 9p -o trans=virtio,version=9p2000.L,cache=loose,msize=512000 share%d /newroot%q || fail "share %q"\n' "$dir" "$index" "$dir" "$dir" >> "$control/shares"
   index=$((index + 1))
 done
 {

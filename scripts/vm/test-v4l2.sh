@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build_dir=".build"
 if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then build_dir="$1"; shift; fi
-filter="V4L2Tests"
+filter="V4L2Tests|V4L2EndToEndTests"
 if [ "${1:-}" = "--filter" ]; then filter="$2"; shift 2; fi
 build_dir="$(realpath "$build_dir")"
 bundle="$build_dir/debug/studioPackageTests.xctest"
@@ -19,4 +19,4 @@ bundle="$build_dir/debug/studioPackageTests.xctest"
 share=()
 case "$build_dir/" in "$PWD"/*) ;; *) share=(--share "$build_dir") ;; esac
 exec scripts/vm/run.sh --timeout "${STUDIO_VM_TIMEOUT:-900}" "${share[@]}" -- \
-  env STUDIO_REQUIRE_VIVID=1 "$bundle" --testing-library swift-testing --filter "$filter"
+  env STUDIO_REQUIRE_VIVID=1 "$bundle" --testing-library swift-testing --no-parallel --filter "$filter"
