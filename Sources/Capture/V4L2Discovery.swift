@@ -22,9 +22,11 @@ public final class V4L2Discovery: CameraDiscovery {
     ///     the cameras present at `start`).
     ///   - program: the program format; each camera picks the mode nearest to it.
     ///   - devDirectory: where device nodes live (tests may point elsewhere).
+    ///   - prepare: runs on each new camera object before it is reported (on the discovery's thread),
+    ///     also when a device returns: where the server applies configured mode and controls.
     public init(namer: @escaping CameraNamer, program: ProgramFormat = .default, devDirectory: String = "/dev",
-                log: @escaping CaptureLog = standardErrorCaptureLog) {
-        state = State(namer: namer, program: program, devDirectory: devDirectory, log: log)
+                log: @escaping CaptureLog = standardErrorCaptureLog, prepare: (@Sendable (V4L2Camera) -> Void)? = nil) {
+        state = State(namer: namer, program: program, devDirectory: devDirectory, log: log, prepare: prepare)
     }
 
     deinit { state.shutdown() }
@@ -90,12 +92,15 @@ extension V4L2Discovery {
         let program: ProgramFormat
         let devDirectory: String
         let log: CaptureLog
+        let prepare: (@Sendable (V4L2Camera) -> Void)?
         private let book = Mutex(Book())
         private let worker = WorkerThread()
         /// Self-pipe: a camera's loss handler writes a byte to wake the thread.
         private let wake: (read: Int32, write: Int32)
 
-        init(namer: @escaping CameraNamer, program: ProgramFormat, devDirectory: String, log: @escaping CaptureLog) {
+        init(namer: @escaping CameraNamer, program: ProgramFormat, devDirectory: String, log: @escaping CaptureLog,
+             prepare: (@Sendable (V4L2Camera) -> Void)?) {
+            self.prepare = prepare
             self.namer = namer
             self.program = program
             self.devDirectory = devDirectory
@@ -243,6 +248,7 @@ extension V4L2Discovery {
                     continue
                 }
                 camera.setLossHandler { [weak self] camera in self?.cameraLost(camera) }
+                prepare?(camera)
                 let added = book.withLock { book -> (@Sendable (any Camera) -> Void)? in
                     book.tracked[identity] = Tracked(camera: camera, path: path)
                     return book.onAdded

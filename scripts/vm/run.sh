@@ -2,12 +2,13 @@
 # Runs one command inside a throwaway qemu VM that boots Debian's own kernel (which ships the `vivid`
 # virtual V4L2 driver as a module; the host kernel here has no V4L2), and returns its exit status.
 #
-#   scripts/vm/run.sh [--timeout SECONDS] [--share DIR]... [--no-vivid] [--cwd DIR] -- COMMAND [ARGS...]
+#   scripts/vm/run.sh [--timeout SECONDS] [--share DIR]... [--no-vivid | --vivid "ARGS"] [--cwd DIR] -- COMMAND [ARGS...]
 #
 # - The host's root filesystem is the VM's root, shared read-only over virtio-9p; each --share DIR (and
 #   the current directory) is shared read-write at the same path. /tmp, /run, /dev/shm are tmpfs in the VM.
 # - Nothing is compiled inside the VM: build on the host, run the binaries here.
-# - vivid is loaded as two webcam-like capture devices (/dev/video0, /dev/video1) unless --no-vivid.
+# - vivid is loaded as two webcam-like capture devices (/dev/video0, /dev/video1) unless --no-vivid
+#   (--vivid "ARGS" replaces the module parameters).
 # - Exit status: the command's own; 97 when the VM hit the hard timeout (default 600 s); 98 when the VM
 #   ended without reporting a status (boot failure, kernel panic). So a failing VM never hangs CI.
 # - The uncompressed kernel (PVH boot, about 3 s faster than the bzImage under TCG) and the busybox
@@ -19,6 +20,7 @@ bzimage="/boot/vmlinuz-$kver"
 cache="${STUDIO_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/studio-vm}"
 timeout_s=600
 vivid=1
+vivid_args="n_devs=2 node_types=0x1,0x1 num_inputs=1,1 input_types=0x0,0x0"
 cwd="$PWD"
 shares=()
 while [ $# -gt 0 ]; do
@@ -26,6 +28,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s="$2"; shift 2 ;;
     --share) shares+=("$(realpath "$2")"); shift 2 ;;
     --no-vivid) vivid=0; shift ;;
+    --vivid) vivid_args="$2"; shift 2 ;;
     --cwd) cwd="$(realpath "$2")"; shift 2 ;;
     --) shift; break ;;
     *) break ;;
@@ -106,7 +109,7 @@ done
   echo 'export PATH=/opt/swift/usr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp/home TMPDIR=/tmp'
   echo 'mkdir -p /tmp/home'
   if [ "$vivid" = 1 ]; then
-    echo 'modprobe vivid n_devs=2 node_types=0x1,0x1 num_inputs=1,1 input_types=0x0,0x0 || exit 99'
+    printf 'modprobe vivid %s || exit 99\n' "$vivid_args"
   fi
   printf 'cd %q || exit 99\n' "$cwd"
   printf 'exec'; printf ' %q' "$@"; echo

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Benchmark (issue 4): one V4L2 camera at 1280x720 captured, encoded and pushed over RTMP by
+# `studio serve` and by the ffmpeg CLI (`-f v4l2`) with the same x264 settings, inside the VM against
+# vivid (the host has no V4L2). Reports CPU seconds per second of output of each (user+system, all
+# threads, as the VM's kernel counts them) and the ratio studio/ffmpeg.
+#
+# vivid's fastest rate at 1280x720 is 12.5 fps, and qemu TCG runs x264 several times slower than the
+# host, so both sides run 1280x720@12.5 with x264 ultrafast, zerolatency, no B-frames, keyframe every
+# 2 s, 2500k CBR-like, plus AAC 128k of a tone. Absolute numbers are TCG numbers; the ratio is the point.
+#
+# Usage: scripts/bench-v4l2.sh [SECONDS per run, default 20]
+# Results: printed and appended to bench-results/v4l2-latest.md (copy into docs/benchmarks.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"
+seconds=${1:-20}
+if [ "${STUDIO_BENCH_INNER:-}" != 1 ]; then
+  scripts/setup.sh
+  swift build -c release --product studio 2>&1 | tail -n 1
+  bin_dir=$(swift build -c release --show-bin-path)
+  mkdir -p bench-results
+  # One vivid camera, so studio serves exactly one.
+  scripts/vm/run.sh --timeout 900 --share "$bin_dir" --vivid "n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0" -- \
+    env STUDIO_BENCH_INNER=1 STUDIO_BIN="$bin_dir/studio" scripts/bench-v4l2.sh "$seconds" | tee -a bench-results/v4l2-latest.md
+  exit "${PIPESTATUS[0]}"
+fi
+
+# Inside the VM from here.
+bin=$STUDIO_BIN
+work=$(mktemp -d /tmp/studio-bench.XXXXXX)
+port=19350
+nginx_pid=$(scripts/nginx-rtmp.sh "$work/nginx" "$port")
+trap 'kill "$nginx_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+url="rtmp://127.0.0.1:$port/live"
+ticks=$(getconf CLK_TCK)
+
+pids() { echo "$1"; for child in $(pgrep -P "$1"); do pids "$child"; done; }
+cpu_ticks() { local sum=0; for p in "$@"; do [ -r "/proc/$p/stat" ] && sum=$((sum + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$sum"; }
+
+# measure NAME WARMUP CMD...: CPU per second of CMD's process tree over $seconds, after WARMUP seconds.
+measure() {
+  local name=$1 warmup=$2
+  shift 2
+  "$@" >"$work/$name.out" 2>&1 &
+  local pid=$!
+  sleep "$warmup"   # start-up under TCG (dynamic linking, encoder open, RTMP connect) is not steady state
+  local tree; tree=$(pids "$pid")
+  # shellcheck disable=SC2086
+  local c0; c0=$(cpu_ticks $tree); local t0; t0=$(date +%s.%N)
+  sleep "$seconds"
+  # shellcheck disable=SC2086
+  local c1; c1=$(cpu_ticks $tree); local t1; t1=$(date +%s.%N)
+  kill -INT "$pid" 2>/dev/null || true
+  wait "$pid" || true
+  awk -v n="$name" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v hz="$ticks" \
+    'BEGIN { printf "%s %.3f\n", n, (c1 - c0) / hz / (t1 - t0) }'
+}
+
+x264_and_aac=(-c:v libx264 -preset ultrafast -tune zerolatency -bf 0 -g 25 -keyint_min 25 -sc_threshold 0
+  -b:v 2500k -maxrate 2500k -bufsize 2500k -pix_fmt yuv420p -c:a aac -b:a 128k -ac 2 -ar 48000)
+ffmpeg_job() {
+  exec ffmpeg -hide_banner -loglevel error -nostdin -f v4l2 -input_format yuv420p -video_size 1280x720 -framerate 12.5 \
+    -i /dev/video0 -f lavfi -i "sine=frequency=1000:sample_rate=48000:samples_per_frame=1024" \
+    "${x264_and_aac[@]}" -f flv "$url/ffmpeg"
+}
+
+studio=$(measure studio 12 "$bin" serve --backends v4l2 --program 1280x720@12.5 --preset ultrafast --bitrate 2500k --no-iso \
+  --rtmp "$url/studio" --db "$work/bench.db" --socket "$work/studio.sock")
+ffmpeg=$(measure ffmpeg 12 ffmpeg_job)
+recorded() { ls -1 "$work/nginx/recordings" | grep "^$1-" | head -1; }
+frames() { ffprobe -v error -count_packets -select_streams v:0 -show_entries stream=nb_read_packets -of csv=p=0 "$work/nginx/recordings/$(recorded "$1")" 2>/dev/null || echo "?"; }
+echo
+echo "### $(date -u '+%Y-%m-%d %H:%M') UTC — in the VM (qemu TCG, $(nproc) vCPUs), vivid 1280x720@12.5, x264 ultrafast, ${seconds} s per run"
+echo
+echo "| run | CPU s per s of output | video frames received |"
+echo "|---|---|---|"
+echo "| studio serve | ${studio#* } | $(frames studio) |"
+echo "| ffmpeg -f v4l2 | ${ffmpeg#* } | $(frames ffmpeg) |"
+echo
+awk -v a="${studio#* }" -v b="${ffmpeg#* }" 'BEGIN { printf "CPU ratio studio/ffmpeg: **%.2f**\n", a / b }'
