@@ -66,7 +66,18 @@ struct V4L2EndToEndTests {
         try nginx.start()
         defer { nginx.stop() }
         let studio = try StudioHarness()
-        try studio.serve(["--backends", "v4l2", "--program", "640x360@30", "--preset", "ultrafast", "--bitrate", "1500k",
+        // cam2 is pinned in the config with its rate and test pattern (applied again whenever it returns).
+        let config = studio.directory.appendingPathComponent("studio.yaml")
+        try """
+        cameras:
+          pins:
+            - match: vivid-001
+              name: cam2
+              fps: 30
+              controls:
+                test_pattern: 100% Blue
+        """.write(to: config, atomically: true, encoding: .utf8)
+        try studio.serve(["--config", config.path, "--backends", "v4l2", "--program", "640x360@30", "--preset", "ultrafast", "--bitrate", "1500k",
                           "--no-iso", "--rtmp", nginx.url(stream: "vivid")])
         #expect(waitFor(seconds: 15) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
 
@@ -81,7 +92,6 @@ struct V4L2EndToEndTests {
         // Controls: tell the cameras apart by their test pattern.
         let red = try studio.run(["control", "cam1", "test_pattern=100% Red", "--socket", studio.socket])
         #expect(red.status == 0 && red.output.contains("test_pattern (menu) = 100% Red"), "\(red)")
-        _ = try Self.request(studio, "control", ["camera": "cam2", "name": "test_pattern", "value": "9"])
         let controls = try Self.request(studio, "controls", ["camera": "cam2"])
         let pattern = controls["controls"]?.arrayValue?.first { $0["name"]?.stringValue == "test_pattern" }
         #expect(pattern?["value_text"]?.stringValue == "100% Blue")
@@ -122,6 +132,9 @@ struct V4L2EndToEndTests {
         #expect(waitFor(seconds: 8) { Self.states(studio) == ["cam1": "live", "cam2": "live"] })
         let after = try Self.request(studio, "cameras")["cameras"]?.arrayValue ?? []
         #expect(after.compactMap { $0["identity"]?.stringValue } == identities)
+        // vivid came back with its defaults; the config's test pattern is on cam2 again.
+        let again = try Self.request(studio, "controls", ["camera": "cam2"])["controls"]?.arrayValue
+        #expect(again?.first { $0["name"]?.stringValue == "test_pattern" }?["value_text"]?.stringValue == "100% Blue")
         usleep(1_000_000)
 
         let log = try Self.request(studio, "log")
@@ -132,7 +145,7 @@ struct V4L2EndToEndTests {
         #expect(Self.events(log, kind: "camera_returned", camera: "cam1").count == 2)
         #expect(Self.events(log, kind: "camera_returned", camera: "cam2").count == 1)
         let changes = Self.events(log, kind: "camera_control_changed")
-        #expect(changes.compactMap { $0["details"]?["value"]?.stringValue } == ["100% Red", "100% Blue"])
+        #expect(changes.compactMap { $0["details"]?["value"]?.stringValue } == ["100% Red"])
         #expect(changes.first?["details"]?["previous"]?.stringValue == "75% Colorbar")
         #expect(Self.events(log, kind: "camera_mode_changed").count == 2)
         #expect(Self.events(log, kind: "switch").compactMap { $0["camera"]?.stringValue } == ["cam1", "cam2", "cam1"])

@@ -139,6 +139,7 @@ extension VividTests {
     @Test(arguments: [FourCC.yuyv, .nv12, .yu12, .uyvy, .rgb24])
     func rawFormatsArriveWithTheirLayout(fourcc: FourCC) throws {
         let device = try V4L2Device(path: Vivid.nodes[1].path)
+        _ = try device.setControl("test_pattern", to: "75% Colorbar")  // whatever an earlier test left
         let stream = try V4L2Stream(device: device, choice: V4L2ModeChoice.Choice(fourcc: fourcc, width: 640, height: 360, frameRate: Rational(30)))
         defer { stream.stop() }
         #expect(stream.format.fourcc == fourcc && stream.format.width == 640 && stream.format.height == 360)
