@@ -8,7 +8,7 @@
 # host, so both sides run 1280x720@12.5 with x264 ultrafast, zerolatency, no B-frames, keyframe every
 # 2 s, 2500k CBR-like, plus AAC 128k of a tone. Absolute numbers are TCG numbers; the ratio is the point.
 #
-# Usage: scripts/bench-v4l2.sh [SECONDS per run, default 20]
+# Usage: scripts/bench-v4l2.sh [SECONDS per run, default 20]   ($STUDIO_SCRATCH_PATH: SwiftPM scratch path)
 # Results: printed and appended to bench-results/v4l2-latest.md (copy into docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,8 +16,10 @@ export PATH="/opt/swift/usr/bin:$PATH"
 seconds=${1:-20}
 if [ "${STUDIO_BENCH_INNER:-}" != 1 ]; then
   scripts/setup.sh
-  swift build -c release --product studio 2>&1 | tail -n 1
-  bin_dir=$(swift build -c release --show-bin-path)
+  scratch=()
+  [ -z "${STUDIO_SCRATCH_PATH:-}" ] || scratch=(--scratch-path "$STUDIO_SCRATCH_PATH")
+  swift build -c release --product studio "${scratch[@]}" 2>&1 | tail -n 1
+  bin_dir=$(swift build -c release --show-bin-path "${scratch[@]}")
   mkdir -p bench-results
   # One vivid camera, so studio serves exactly one.
   scripts/vm/run.sh --timeout 900 --share "$bin_dir" --vivid "n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0" -- \
@@ -38,23 +40,45 @@ ticks=$(getconf CLK_TCK)
 pids() { echo "$1"; for child in $(pgrep -P "$1"); do pids "$child"; done; }
 cpu_ticks() { local sum=0; for p in "$@"; do [ -r "/proc/$p/stat" ] && sum=$((sum + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$sum"; }
 
-# measure NAME WARMUP CMD...: CPU per second of CMD's process tree over $seconds, after WARMUP seconds.
+# frames_now NAME: video frames encoded so far by the run NAME (studio: its status over the control
+# socket; ffmpeg: its -progress file).
+frames_now() {
+  if [ "$1" = studio ]; then
+    /usr/bin/python3 - "$work/studio.sock" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(b'{"id":1,"command":"status"}\n')
+data = b""
+while not data.endswith(b"\n"): data += s.recv(65536)
+print(json.loads(data)["result"]["encoder"]["frames_encoded"])
+PY
+  else
+    grep '^frame=' "$work/ffmpeg.progress" | tail -1 | cut -d= -f2
+  fi
+}
+
+# measure NAME CMD...: waits until NAME publishes (its FLV appears at nginx) plus 4 s, then for $seconds
+# samples the CPU time of CMD's process tree and the frames it encoded; prints "NAME cpu_s frames wall_s".
+# CPU per second of output = cpu_s / (frames / 12.5): fair even if TCG cannot keep either in real time.
 measure() {
-  local name=$1 warmup=$2
-  shift 2
+  local name=$1
+  shift
   "$@" >"$work/$name.out" 2>&1 &
   local pid=$!
-  sleep "$warmup"   # start-up under TCG (dynamic linking, encoder open, RTMP connect) is not steady state
+  for _ in $(seq 600); do ls "$work/nginx/recordings/$name-"* >/dev/null 2>&1 && break; sleep 0.2; done
+  sleep 4   # start-up under TCG (dynamic linking, encoder open, RTMP connect) is not steady state
   local tree; tree=$(pids "$pid")
+  local f0; f0=$(frames_now "$name")
   # shellcheck disable=SC2086
   local c0; c0=$(cpu_ticks $tree); local t0; t0=$(date +%s.%N)
   sleep "$seconds"
   # shellcheck disable=SC2086
   local c1; c1=$(cpu_ticks $tree); local t1; t1=$(date +%s.%N)
+  local f1; f1=$(frames_now "$name")
   kill -INT "$pid" 2>/dev/null || true
   wait "$pid" || true
-  awk -v n="$name" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v hz="$ticks" \
-    'BEGIN { printf "%s %.3f\n", n, (c1 - c0) / hz / (t1 - t0) }'
+  awk -v n="$name" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v hz="$ticks" -v f0="$f0" -v f1="$f1" \
+    'BEGIN { printf "%s %.3f %d %.1f\n", n, (c1 - c0) / hz, f1 - f0, t1 - t0 }'
 }
 
 x264_and_aac=(-c:v libx264 -preset ultrafast -tune zerolatency -bf 0 -g 25 -keyint_min 25 -sc_threshold 0
@@ -62,20 +86,24 @@ x264_and_aac=(-c:v libx264 -preset ultrafast -tune zerolatency -bf 0 -g 25 -keyi
 ffmpeg_job() {
   exec ffmpeg -hide_banner -loglevel error -nostdin -f v4l2 -input_format yuv420p -video_size 1280x720 -framerate 12.5 \
     -i /dev/video0 -f lavfi -i "sine=frequency=1000:sample_rate=48000:samples_per_frame=1024" \
-    "${x264_and_aac[@]}" -f flv "$url/ffmpeg"
+    "${x264_and_aac[@]}" -progress "$work/ffmpeg.progress" -f flv "$url/ffmpeg"
 }
 
-studio=$(measure studio 12 "$bin" serve --backends v4l2 --program 1280x720@12.5 --preset ultrafast --bitrate 2500k --no-iso \
+studio=$(measure studio "$bin" serve --backends v4l2 --program 1280x720@12.5 --preset ultrafast --bitrate 2500k --no-iso \
   --rtmp "$url/studio" --db "$work/bench.db" --socket "$work/studio.sock")
-ffmpeg=$(measure ffmpeg 12 ffmpeg_job)
-recorded() { ls -1 "$work/nginx/recordings" | grep "^$1-" | head -1; }
-frames() { ffprobe -v error -count_packets -select_streams v:0 -show_entries stream=nb_read_packets -of csv=p=0 "$work/nginx/recordings/$(recorded "$1")" 2>/dev/null || echo "?"; }
+ffmpeg=$(measure ffmpeg ffmpeg_job)
+row() {  # NAME CPU FRAMES WALL -> markdown row
+  awk -v n="$1" -v c="$2" -v f="$3" -v w="$4" 'BEGIN {
+    out = f / 12.5; printf "| %s | %.3f | %d frames = %.1f s of video in %.1f s (%.2fx real time) | %.3f |\n", n, c / out, f, out, w, out / w, c / w }'
+}
+read -r _ sc sf sw <<<"$studio"
+read -r _ fc ff fw <<<"$ffmpeg"
 echo
 echo "### $(date -u '+%Y-%m-%d %H:%M') UTC — in the VM (qemu TCG, $(nproc) vCPUs), vivid 1280x720@12.5, x264 ultrafast, ${seconds} s per run"
 echo
-echo "| run | CPU s per s of output | video frames received |"
-echo "|---|---|---|"
-echo "| studio serve | ${studio#* } | $(frames studio) |"
-echo "| ffmpeg -f v4l2 | ${ffmpeg#* } | $(frames ffmpeg) |"
+echo "| run | CPU s per s of output | output in the window | CPU s per wall s |"
+echo "|---|---|---|---|"
+row "studio serve" "$sc" "$sf" "$sw"
+row "ffmpeg -f v4l2" "$fc" "$ff" "$fw"
 echo
-awk -v a="${studio#* }" -v b="${ffmpeg#* }" 'BEGIN { printf "CPU ratio studio/ffmpeg: **%.2f**\n", a / b }'
+awk -v sc="$sc" -v sf="$sf" -v fc="$fc" -v ff="$ff" 'BEGIN { printf "CPU ratio studio/ffmpeg (per second of output): **%.2f**\n", (sc / sf) / (fc / ff) }'
