@@ -271,16 +271,20 @@ extension V4L2Camera {
             var failures = 0
             while !stopping {
                 if let change = shared.withLock({ state -> ModeChange? in defer { state.pendingChange = nil }; return state.pendingChange }) {
+                    let previous = snapshot.choice
                     stream.stop()
+                    lastSequence = nil
                     do {
                         stream = try startStream(on: device, choice: change.choice)
-                        lastSequence = nil
                         change.finish(.success(snapshot.currentFormat!))
                     } catch {
                         change.finish(.failure(error))
-                        device.close()
-                        lose("the device refused the new mode: \(error.message)")
-                        return
+                        // Back to the mode that worked; only if that fails too is the camera lost.
+                        do { stream = try startStream(on: device, choice: previous) } catch {
+                            device.close()
+                            lose("the device refused the new mode and the previous one: \(error.message)")
+                            return
+                        }
                     }
                 }
                 let period = stream.format.frameRate?.periodNanoseconds ?? 33_333_333
