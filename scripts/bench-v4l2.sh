@@ -40,8 +40,9 @@ ticks=$(getconf CLK_TCK)
 pids() { echo "$1"; for child in $(pgrep -P "$1"); do pids "$child"; done; }
 cpu_ticks() { local sum=0; for p in "$@"; do [ -r "/proc/$p/stat" ] && sum=$((sum + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$sum"; }
 
-# frames_now NAME: video frames encoded so far by the run NAME (studio: its status over the control
-# socket; ffmpeg: its -progress file).
+# frames_now NAME: "FRAMES STREAM_SECONDS": video frames encoded so far by the run NAME and how far its
+# output timeline has got (studio: its status over the control socket, program_ms; ffmpeg: its
+# -progress file, out_time_us, which the audio drives when video lags).
 frames_now() {
   if [ "$1" = studio ]; then
     /usr/bin/python3 - "$work/studio.sock" <<'PY'
@@ -50,15 +51,18 @@ s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
 s.sendall(b'{"id":1,"command":"status"}\n')
 data = b""
 while not data.endswith(b"\n"): data += s.recv(65536)
-print(json.loads(data)["result"]["encoder"]["frames_encoded"])
+r = json.loads(data)["result"]
+print(r["encoder"]["frames_encoded"], r["program"]["program_ms"] / 1000)
 PY
   else
-    grep '^frame=' "$work/ffmpeg.progress" | tail -1 | cut -d= -f2
+    echo "$(grep '^frame=' "$work/ffmpeg.progress" | tail -1 | cut -d= -f2) \
+      $(grep '^out_time_us=' "$work/ffmpeg.progress" | tail -1 | cut -d= -f2 | awk '{ print $1 / 1e6 }')"
   fi
 }
 
 # measure NAME CMD...: waits until NAME publishes (its FLV appears at nginx) plus 4 s, then for $seconds
-# samples the CPU time of CMD's process tree and the frames it encoded; prints "NAME cpu_s frames wall_s".
+# samples the CPU time of CMD's process tree, the frames it encoded and its stream time; prints
+# "NAME cpu_s frames wall_s stream_s".
 # CPU per second of output = cpu_s / (frames / 12.5): fair even if TCG cannot keep either in real time.
 measure() {
   local name=$1
@@ -68,17 +72,19 @@ measure() {
   for _ in $(seq 600); do ls "$work/nginx/recordings/$name-"* >/dev/null 2>&1 && break; sleep 0.2; done
   sleep 4   # start-up under TCG (dynamic linking, encoder open, RTMP connect) is not steady state
   local tree; tree=$(pids "$pid")
-  local f0; f0=$(frames_now "$name")
+  local f0 s0; read -r f0 s0 <<<"$(frames_now "$name")"
   # shellcheck disable=SC2086
   local c0; c0=$(cpu_ticks $tree); local t0; t0=$(date +%s.%N)
   sleep "$seconds"
+  # The frame count first, then CPU and clock: the query answers at its end (python's start-up under
+  # TCG takes seconds), so both ends of the window line up with the CPU samples.
+  local f1 s1; read -r f1 s1 <<<"$(frames_now "$name")"
   # shellcheck disable=SC2086
   local c1; c1=$(cpu_ticks $tree); local t1; t1=$(date +%s.%N)
-  local f1; f1=$(frames_now "$name")
   kill -INT "$pid" 2>/dev/null || true
   wait "$pid" || true
-  awk -v n="$name" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v hz="$ticks" -v f0="$f0" -v f1="$f1" \
-    'BEGIN { printf "%s %.3f %d %.1f\n", n, (c1 - c0) / hz, f1 - f0, t1 - t0 }'
+  awk -v n="$name" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v hz="$ticks" -v f0="$f0" -v f1="$f1" -v s0="$s0" -v s1="$s1" \
+    'BEGIN { printf "%s %.3f %d %.1f %.1f\n", n, (c1 - c0) / hz, f1 - f0, t1 - t0, s1 - s0 }'
 }
 
 x264_and_aac=(-c:v libx264 -preset ultrafast -tune zerolatency -bf 0 -g 25 -keyint_min 25 -sc_threshold 0
@@ -92,18 +98,19 @@ ffmpeg_job() {
 studio=$(measure studio "$bin" serve --backends v4l2 --program 1280x720@12.5 --preset ultrafast --bitrate 2500k --no-iso \
   --rtmp "$url/studio" --db "$work/bench.db" --socket "$work/studio.sock")
 ffmpeg=$(measure ffmpeg ffmpeg_job)
-row() {  # NAME CPU FRAMES WALL -> markdown row
-  awk -v n="$1" -v c="$2" -v f="$3" -v w="$4" 'BEGIN {
-    out = f / 12.5; printf "| %s | %.3f | %d frames = %.1f s of video in %.1f s (%.2fx real time) | %.3f |\n", n, c / out, f, out, w, out / w, c / w }'
+row() {  # NAME CPU FRAMES WALL STREAM -> markdown row
+  awk -v n="$1" -v c="$2" -v f="$3" -v w="$4" -v st="$5" 'BEGIN {
+    out = f / 12.5; printf "| %s | %.3f | %d frames = %.1f s of video in %.1f s (%.2fx real time) | %.3f (%.1f s) | %.3f |\n", n, c / out, f, out, w, out / w, c / st, st, c / w }'
 }
-read -r _ sc sf sw <<<"$studio"
-read -r _ fc ff fw <<<"$ffmpeg"
+read -r _ sc sf sw ss <<<"$studio"
+read -r _ fc ff fw fs <<<"$ffmpeg"
 echo
 echo "### $(date -u '+%Y-%m-%d %H:%M') UTC — in the VM (qemu TCG, $(nproc) vCPUs), vivid 1280x720@12.5, x264 ultrafast, ${seconds} s per run"
 echo
-echo "| run | CPU s per s of output | output in the window | CPU s per wall s |"
-echo "|---|---|---|---|"
-row "studio serve" "$sc" "$sf" "$sw"
-row "ffmpeg -f v4l2" "$fc" "$ff" "$fw"
+echo "| run | CPU s per s of video output | video in the window | CPU s per s of stream time (stream s) | CPU s per wall s |"
+echo "|---|---|---|---|---|"
+row "studio serve" "$sc" "$sf" "$sw" "$ss"
+row "ffmpeg -f v4l2" "$fc" "$ff" "$fw" "$fs"
 echo
-awk -v sc="$sc" -v sf="$sf" -v fc="$fc" -v ff="$ff" 'BEGIN { printf "CPU ratio studio/ffmpeg (per second of output): **%.2f**\n", (sc / sf) / (fc / ff) }'
+awk -v sc="$sc" -v sf="$sf" -v fc="$fc" -v ff="$ff" -v ss="$ss" -v fs="$fs" 'BEGIN {
+  printf "CPU ratio studio/ffmpeg per second of video output: **%.2f**; per second of stream time: **%.2f**\n", (sc / sf) / (fc / ff), (sc / ss) / (fc / fs) }'
