@@ -45,7 +45,7 @@ extension V4L2Device {
     }
 
     static func parse(_ text: String, for control: CameraControl) throws(CaptureError) -> Int64 {
-        let trimmed = text.trimmingWhitespace
+        let trimmed = text.v4l2TrimmingWhitespace
         let value: Int64
         switch control.kind {
         case .button:
@@ -57,7 +57,7 @@ extension V4L2Device {
             default: throw CaptureError(camera: nil, message: "'\(control.name)' is a boolean: use true/false (or 1/0), not '\(text)'")
             }
         case .menu, .integerMenu:
-            if let item = control.menu.first(where: { $0.name.lowercased() == trimmed.lowercased() || $0.name.controlName == trimmed.controlName }) {
+            if let item = control.menu.first(where: { $0.name.lowercased() == trimmed.lowercased() || $0.name.v4l2ControlName == trimmed.v4l2ControlName }) {
                 value = item.index
             } else if let index = Int64(trimmed), control.menu.contains(where: { $0.index == index }) {
                 value = index
@@ -130,7 +130,7 @@ extension V4L2Device {
             }
             let label = Self.string(query.name)
             result.append((id, CameraControl(
-                name: label.controlName, label: label, kind: kind, minimum: query.minimum, maximum: query.maximum,
+                name: label.v4l2ControlName, label: label, kind: kind, minimum: query.minimum, maximum: query.maximum,
                 step: Int64(clamping: query.step), defaultValue: query.default_value, value: value, menu: menu,
                 isReadOnly: flags & UInt32(V4L2_CTRL_FLAG_READ_ONLY) != 0,
                 isInactive: flags & UInt32(V4L2_CTRL_FLAG_INACTIVE) != 0)))
@@ -141,7 +141,7 @@ extension V4L2Device {
 
 extension String {
     /// `Focus, Automatic Continuous` -> `focus_automatic_continuous` (what v4l2-ctl shows).
-    var controlName: String {
+    var v4l2ControlName: String {
         var name = ""
         for character in lowercased() {
             if character.isLetter || character.isNumber, character.isASCII {
@@ -154,7 +154,7 @@ extension String {
         return name
     }
 
-    var trimmingWhitespace: String {
+    var v4l2TrimmingWhitespace: String {
         String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
     }
 }

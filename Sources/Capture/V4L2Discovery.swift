@@ -52,22 +52,22 @@ public final class V4L2Discovery: CameraDiscovery {
     /// A device's identity that survives replugging and renumbering: its `/dev/v4l/by-id` name when udev
     /// made one, else bus info + card name (+ the USB serial number from sysfs when there is one).
     public static func identity(path: String, capabilities: V4L2Capabilities) -> String {
-        let target = realPath(path) ?? path
+        let target = V4L2Files.realPath(path) ?? path
         let byID = "/dev/v4l/by-id"
-        for name in directoryEntries(byID).sorted() where realPath(byID + "/" + name) == target {
+        for name in V4L2Files.directoryEntries(byID).sorted() where V4L2Files.realPath(byID + "/" + name) == target {
             return "v4l2:by-id:" + name
         }
         var text = "v4l2:\(capabilities.busInfo):\(capabilities.card)"
         let node = String(target.split(separator: "/").last ?? "")
-        if let device = realPath("/sys/class/video4linux/\(node)/device"),
-           let serial = readSmallFile(device + "/../serial") ?? readSmallFile(device + "/serial"), !serial.isEmpty {
+        if let device = V4L2Files.realPath("/sys/class/video4linux/\(node)/device"),
+           let serial = V4L2Files.readSmallFile(device + "/../serial") ?? V4L2Files.readSmallFile(device + "/serial"), !serial.isEmpty {
             text += ":" + serial
         }
         return text
     }
 
     static func videoNodeNames(in directory: String) -> [String] {
-        directoryEntries(directory).filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
+        V4L2Files.directoryEntries(directory).filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
             .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }
     }
 }
@@ -267,31 +267,34 @@ extension V4L2Discovery {
 
 // MARK: Small file-system helpers (plain syscalls; Capture does not use Foundation)
 
-func directoryEntries(_ path: String) -> [String] {
-    guard let directory = opendir(path) else { return [] }
-    defer { closedir(directory) }
-    var names: [String] = []
-    while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+/// Namespaced so other backends in Capture can have their own helpers without clashes.
+enum V4L2Files {
+    static func directoryEntries(_ path: String) -> [String] {
+        guard let directory = opendir(path) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
         }
-        if name != ".", name != ".." { names.append(name) }
+        return names
     }
-    return names
-}
 
-func realPath(_ path: String) -> String? {
-    guard let resolved = realpath(path, nil) else { return nil }
-    defer { free(resolved) }
-    return String(cString: resolved)
-}
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
 
-func readSmallFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var buffer = [UInt8](repeating: 0, count: 256)
-    let count = read(fd, &buffer, buffer.count)
-    guard count > 0 else { return nil }
-    return String(decoding: buffer[0..<count], as: UTF8.self).trimmingWhitespace
+    static func readSmallFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let count = read(fd, &buffer, buffer.count)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count], as: UTF8.self).v4l2TrimmingWhitespace
+    }
 }

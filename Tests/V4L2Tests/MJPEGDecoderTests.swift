@@ -132,8 +132,8 @@ import StudioCore
     }
 
     @Test func controlNamesFollowV4L2Ctl() {
-        #expect("Focus, Automatic Continuous".controlName == "focus_automatic_continuous")
-        #expect("Read-Only Integer 32 Bits".controlName == "read_only_integer_32_bits")
-        #expect("Test Pattern".controlName == "test_pattern")
+        #expect("Focus, Automatic Continuous".v4l2ControlName == "focus_automatic_continuous")
+        #expect("Read-Only Integer 32 Bits".v4l2ControlName == "read_only_integer_32_bits")
+        #expect("Test Pattern".v4l2ControlName == "test_pattern")
     }
 }
