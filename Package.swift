@@ -25,12 +25,14 @@ let package = Package(
         .target(name: "StudioSystem", dependencies: ["StudioCore", "CSystem"]),
         // glibc calls that need _GNU_SOURCE or are variadic.
         .target(name: "CSystem"),
+        // V4L2 ioctl numbers and pixel-format codes (function-like macros Swift cannot import), ioctl itself.
+        .target(name: "CV4L2"),
 
         // Bitmap font, fills and text on I420/NV12 frames: test-pattern pictures (Capture) and slates (Switcher).
         .target(name: "FrameDrawing", dependencies: ["StudioCore"]),
 
         // The pipeline stages (adapters). They depend inward only, never on each other.
-        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing"]),
+        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CV4L2", "CFFmpeg"]),
         .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CFFmpeg"]),
         .target(name: "Encoding", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "CVA"]),
         .target(name: "Output", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg"]),
@@ -62,6 +64,8 @@ let package = Package(
         .testTarget(name: "StudioSystemTests", dependencies: ["StudioSystem"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
         // Switcher tests drive the switcher with real test-pattern cameras (Capture); the modules themselves never meet.
+        // V4L2 against the kernel's vivid driver: runs inside the VM (scripts/vm/run.sh), skipped on a host without vivid.
+        .testTarget(name: "V4L2Tests", dependencies: ["Capture", "CV4L2", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "SwitcherTests", dependencies: ["Switcher", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
         .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),

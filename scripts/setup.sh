@@ -12,6 +12,10 @@ packages=(
   # run and test: the ffmpeg/ffprobe CLI (tests decode what nginx received; the benchmark compares),
   # and a private nginx with the RTMP module for the demo and the tests
   ffmpeg nginx-light libnginx-mod-rtmp
+  # test: V4L2 cameras are tested against the kernel's vivid driver inside a qemu VM (scripts/vm/):
+  # Debian's kernel (vivid is a module there), qemu (TCG), a busybox initramfs made with cpio, the
+  # kernel's xz payload unpacked for PVH boot, modprobe, and v4l2-ctl to disconnect a camera
+  qemu-system-x86 linux-image-amd64 busybox-static kmod cpio xz-utils v4l-utils
 )
 
 missing=()
