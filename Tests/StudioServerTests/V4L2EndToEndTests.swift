@@ -118,7 +118,7 @@ struct V4L2EndToEndTests {
         #expect(try Vivid.run(["v4l2-ctl", "-d", "/dev/video0", "-c", "disconnect=1"]) == 0)
         #expect(waitFor(seconds: 8) {
             let log = (try? Self.request(studio, "log")) ?? .null
-            return Self.events(log, kind: "camera_returned", camera: "cam1").count == 1
+            return Self.events(log, kind: "camera_returned", camera: "cam1").contains { $0["details"]?["reason"]?.stringValue == "reappeared" }
         }, "cam1 comes back")
         let slateAfter = try Self.request(studio, "status")["program"]?["slate_frames"]?.intValue ?? 0
         #expect(slateAfter > slateBefore, "the slate was on program while cam1 was gone")
@@ -140,10 +140,18 @@ struct V4L2EndToEndTests {
         let log = try Self.request(studio, "log")
         #expect(studio.stopServer() == .exited(0))
         #expect(Self.events(log, kind: "camera_added").count == 2)
-        #expect(Self.events(log, kind: "camera_lost", camera: "cam1").count == 2)
-        #expect(Self.events(log, kind: "camera_lost", camera: "cam2").count == 1)
-        #expect(Self.events(log, kind: "camera_returned", camera: "cam1").count == 2)
-        #expect(Self.events(log, kind: "camera_returned", camera: "cam2").count == 1)
+        // The device going away and coming back, exactly: cam1 twice (disconnect, unbind), cam2 once.
+        // (Under TCG a camera can also stall past the loss timeout, e.g. around a mode change: those are
+        // `reason=silent` losses, allowed here as long as each is followed by its return.)
+        func count(_ kind: String, _ camera: String, _ reason: String) -> Int {
+            Self.events(log, kind: kind, camera: camera).filter { $0["details"]?["reason"]?.stringValue == reason }.count
+        }
+        #expect(count("camera_lost", "cam1", "removed") == 2 && count("camera_returned", "cam1", "reappeared") == 2)
+        #expect(count("camera_lost", "cam2", "removed") == 1 && count("camera_returned", "cam2", "reappeared") == 1)
+        for camera in ["cam1", "cam2"] {
+            #expect(count("camera_lost", camera, "silent") == count("camera_returned", camera, "frames resumed"),
+                    "\(camera): every silent loss ended")
+        }
         let changes = Self.events(log, kind: "camera_control_changed")
         #expect(changes.compactMap { $0["details"]?["value"]?.stringValue } == ["100% Red"])
         #expect(changes.first?["details"]?["previous"]?.stringValue == "75% Colorbar")
