@@ -65,7 +65,7 @@ public final class PipeWireMicrophone: AudioInput {
     public var status: Status { core.status.withLock { $0 } }
     /// Buffers received and the layout of the last one, for test messages.
     public var diagnostics: String {
-        let quanta = core.buffer.withLock { $0.quanta }, last = core.debugLast.withLock { $0 }
+        let quanta = core.buffer.withLock { $0.quanta }, last = core.lastChunk.withLock { $0 }
         return "quanta \(quanta), last chunk size \(last.0) maxsize \(last.1) offset \(last.2) datas \(last.3)"
     }
 
@@ -163,7 +163,7 @@ extension PipeWireMicrophone {
         let worker = WorkerThread()
         let status = Mutex(Status())
         let buffer: Mutex<Buffer>
-        let debugLast = Mutex((0, 0, 0, 0))
+        let lastChunk = Mutex((0, 0, 0, 0))
 
         private var session: PipeWireSession?
         private var stream: OpaquePointer?
@@ -411,7 +411,7 @@ extension PipeWireMicrophone {
             let offset = Int(chunk.offset % max(datas[0].maxsize, 1))
             let bytes = min(Int(chunk.size), Int(datas[0].maxsize) - offset)
             let count = bytes / MemoryLayout<Float>.size
-            debugLast.withLock { $0 = (Int(chunk.size), Int(datas[0].maxsize), Int(chunk.offset), Int(spaBuffer.pointee.n_datas)) }
+            lastChunk.withLock { $0 = (Int(chunk.size), Int(datas[0].maxsize), Int(chunk.offset), Int(spaBuffer.pointee.n_datas)) }
             guard count > 0 else { return }
             let samples = UnsafeBufferPointer(start: (base + offset).assumingMemoryBound(to: Float.self), count: count)
             buffer.withLock {
