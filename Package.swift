@@ -73,6 +73,6 @@ let package = Package(
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore", "StudioSystem"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore"]),
-        .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "Capture", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem"]),
     ]
 )

@@ -160,6 +160,18 @@ public final class TestPatternDiscovery: CameraDiscovery {
         self.cameras = cameras
     }
 
+    /// `count` cameras with identities `test-pattern:1`...`test-pattern:N`, named by `namer` (so a demo
+    /// camera keeps its name across restarts like a real one, and pins apply).
+    public init(count: Int, format: CameraFormat = TestPatternCamera.defaultFormat, namer: CameraNamer) throws {
+        var cameras: [TestPatternCamera] = []
+        for index in stride(from: 1, through: count, by: 1) {
+            let identity = CameraIdentity(backend: .testPattern, identity: "test-pattern:\(index)", displayName: "Test pattern \(index)")
+            cameras.append(try TestPatternCamera(id: try namer(identity), format: format, identity: identity.identity,
+                                                 displayName: identity.displayName))
+        }
+        self.cameras = cameras
+    }
+
     public func start(onAdded: @escaping @Sendable (any Camera) -> Void, onRemoved: @escaping @Sendable (any Camera) -> Void) {
         callbacks.withLock { $0 = (onAdded, onRemoved) }
         for camera in cameras { onAdded(camera) }

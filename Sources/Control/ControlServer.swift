@@ -65,14 +65,18 @@ public final class ControlServer: Sendable {
     public let socketPath: String
     public let handler: any ControlHandler
     public let limits: Limits
+    /// When set, members of this group may use the socket too (mode 0660, this group), so operators
+    /// can drive a server that runs as a service user; nil keeps it owner-only (0600).
+    public let group: UInt32?
 
     private let shared: ServerShared
     private let thread = Mutex<NamedThread?>(nil)
 
-    public init(socketPath: String, handler: any ControlHandler, limits: Limits = Limits()) {
+    public init(socketPath: String, handler: any ControlHandler, limits: Limits = Limits(), group: UInt32? = nil) {
         self.socketPath = socketPath
         self.handler = handler
         self.limits = limits
+        self.group = group
         self.shared = ServerShared(limits: limits)
     }
 
@@ -84,16 +88,17 @@ public final class ControlServer: Sendable {
 
     deinit { stop() }
 
-    /// Binds the socket and starts the control thread. Creates the socket's directory (mode 0700) if
-    /// missing, refuses to start when another server answers on the path, replaces a stale socket
-    /// file, and leaves the new socket with mode 0600 (owner only).
+    /// Binds the socket and starts the control thread. Creates the socket's directory (mode 0700, or
+    /// 0750 and `group` when given) if missing, refuses to start when another server answers on the
+    /// path, replaces a stale socket file, and leaves the new socket with mode 0600 (owner only), or
+    /// 0660 owned by `group`.
     public func start() throws(ControlServerError) {
         try shared.claimStart()
         let listener: Int32
         let wake: (read: Int32, write: Int32)
         let identity: (device: UInt64, inode: UInt64)
         do {
-            (listener, identity) = try Self.bindListener(at: socketPath)
+            (listener, identity) = try Self.bindListener(at: socketPath, group: group)
         } catch {
             shared.resetAfterFailedStart()
             throw error
@@ -151,12 +156,12 @@ public final class ControlServer: Sendable {
 
     // MARK: Setup
 
-    private static func bindListener(at path: String) throws(ControlServerError) -> (Int32, (device: UInt64, inode: UInt64)) {
+    private static func bindListener(at path: String, group: UInt32?) throws(ControlServerError) -> (Int32, (device: UInt64, inode: UInt64)) {
         guard path.hasPrefix("/") else { throw .invalidPath(path: path, reason: "the path must be absolute") }
         guard let address = UnixSocket.address(for: path) else {
             throw .invalidPath(path: path, reason: "a socket path can have at most \(UnixSocket.maxPathLength) bytes")
         }
-        try prepareDirectory(for: path)
+        try prepareDirectory(for: path, group: group)
         try removeStaleSocket(at: path, address: address)
 
         let fd: Int32
@@ -178,6 +183,11 @@ public final class ControlServer: Sendable {
         }
         do throws(SystemError) {
             try syscall("chmod") { chmod(path, 0o600) }
+            if let group {
+                // Owner-only until the group is set, then opened to the group.
+                try syscall("chown") { chown(path, uid_t(bitPattern: -1), gid_t(group)) }
+                try syscall("chmod") { chmod(path, 0o660) }
+            }
             try syscall("listen") { listen(fd, 16) }
             try UnixSocket.setNonBlocking(fd)
             guard let identity = try UnixSocket.fileIdentity(path) else { throw SystemError(call: "lstat", errno: ENOENT) }
@@ -190,8 +200,9 @@ public final class ControlServer: Sendable {
     }
 
     /// Creates missing directories above the socket with mode 0700 and checks that the socket's own
-    /// directory belongs to us or to root.
-    private static func prepareDirectory(for path: String) throws(ControlServerError) {
+    /// directory belongs to us or to root. With a `group`, the directories it creates get that group
+    /// and mode 0750 (members may reach the socket); existing directories are never changed.
+    private static func prepareDirectory(for path: String, group: UInt32?) throws(ControlServerError) {
         let components = path.split(separator: "/").dropLast()
         var directory = ""
         for component in components {
@@ -202,6 +213,15 @@ public final class ControlServer: Sendable {
                 continue
             } catch {
                 throw .system(path: path, SystemError(call: "mkdir \(directory)", errno: error.errno))
+            }
+            if let group {
+                let created = directory
+                do throws(SystemError) {
+                    try syscall("chown") { chown(created, uid_t(bitPattern: -1), gid_t(group)) }
+                    try syscall("chmod") { chmod(created, 0o750) }
+                } catch {
+                    throw .system(path: path, SystemError(call: "\(error.call) \(created)", errno: error.errno))
+                }
             }
         }
         let parent = directory.isEmpty ? "/" : directory

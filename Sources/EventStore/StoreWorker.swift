@@ -204,6 +204,9 @@ final class StoreWorker {
                                    [.integer(endedAt), .integer(session.id)])
                 // Another process may have recovered it meanwhile.
                 guard connection.changes == 1 else { return false }
+                // Its recordings ended when it did (the files play up to their last flush).
+                try connection.run("UPDATE recordings SET ended_at = ? WHERE session_id = ? AND ended_at IS NULL",
+                                   [.integer(endedAt), .integer(session.id)])
                 try insert(StudioEvent(kind: .sessionEnded, wallTime: Date(unixMilliseconds: endedAt),
                                        details: ["reason": "crashed"]), sessionID: session.id)
                 return true

@@ -148,6 +148,8 @@ private struct OutputLoop {
     var keyframeRequestedAt: UInt64 = 0
     var firstKeyframe: MediaTime?
     var heldAudio: [EncodedPacket] = []
+    /// Program time of the last flush of a recording (see `flushRecordingIfDue`).
+    var lastFlush: MediaTime?
     var early: [EncodedPacket] = []
     /// Extradata to send in-band with the next packet of each kind (FLV), after a format change.
     var pendingVideoExtradata: [UInt8]?
@@ -349,7 +351,18 @@ private struct OutputLoop {
             guard packet.generation >= minimumVideoGeneration else { queue.countDrop(video: 1); return }
             guard write(packet, extradata: nil) else { return }
         }
-        if packet.isKeyframe, !destination.isNetwork { muxer?.flush() }
+        flushRecordingIfDue(at: packet.pts, keyframe: packet.isKeyframe)
+    }
+
+    /// A recording is pushed to the file at each keyframe and at least every half second of program
+    /// time; with Matroska clusters of at most one second (see `Muxer`), a killed server's file plays up
+    /// to about 1.5 s before the kill.
+    mutating func flushRecordingIfDue(at pts: MediaTime, keyframe: Bool) {
+        guard !destination.isNetwork else { return }
+        if keyframe || lastFlush.map({ pts.microseconds - $0.microseconds >= 500_000 }) ?? true {
+            muxer?.flush()
+            lastFlush = pts
+        }
     }
 
     mutating func writeAudio(_ packet: EncodedPacket) {

@@ -100,6 +100,9 @@ final class Muxer {
         var muxerOptions: OpaquePointer?
         defer { av_dict_free(&muxerOptions) }
         if format == "flv" && isNetwork { av_dict_set(&muxerOptions, "flvflags", "no_duration_filesize", 0) }
+        // Matroska writes a cluster only when it closes it; clusters of at most one second (instead of
+        // up to 5 s, or a whole GOP) bound what a killed server loses from a recording.
+        if format == "matroska" { av_dict_set(&muxerOptions, "cluster_time_limit", "1000", 0) }
         try check("avformat_write_header", avformat_write_header(context, &muxerOptions))
         headerWritten = true
     }
@@ -178,8 +181,8 @@ final class Muxer {
         return true
     }
 
-    /// Pushes what libavformat has buffered to the file or socket (recordings: at each keyframe, so a
-    /// killed server leaves everything up to the last GOP on disk).
+    /// Pushes what libavformat has buffered to the file or socket (recordings: at each keyframe and every
+    /// half second, so a killed server leaves all but about the last 1.5 s on disk).
     func flush() {
         guard let pb = context?.pointee.pb else { return }
         interrupt.startOperation(seconds: ioTimeout)

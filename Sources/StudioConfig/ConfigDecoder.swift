@@ -7,13 +7,13 @@ import StudioCore
 struct ConfigDecoder {
     let source: String
 
-    private static let topKeys = ["program", "video", "audio", "outputs", "record", "database", "socket", "cameras"]
+    private static let topKeys = ["program", "video", "audio", "outputs", "record", "database", "socket", "socket_group", "cameras"]
     private static let programKeys = ["size", "format", "fps"]
     private static let videoKeys = ["encoder", "preset", "bitrate", "keyframe_interval"]
     private static let audioKeys = ["source", "bitrate"]
     private static let outputKeys = ["url", "name"]
-    private static let cameraKeys = ["demo", "pins", "iso", "iso_preset"]
-    private static let pinKeys = ["match", "name", "iso"]
+    private static let cameraKeys = ["backends", "demo", "pins", "iso", "iso_preset", "iso_encoder"]
+    private static let pinKeys = ["match", "name", "iso", "encoder"]
 
     func decode(_ root: ConfigNode) throws(ConfigError) -> StudioConfiguration {
         var config = StudioConfiguration()
@@ -34,6 +34,12 @@ struct ConfigDecoder {
                 if let socket = config.socketPath, !socket.hasPrefix("/") {
                     throw fail(entry.keyLine, path, "the control socket path must be absolute, got \(quoted(socket))")
                 }
+            case "socket_group":
+                guard let text = try scalar(entry, keyPath: path, expected: "a group name") else { continue }
+                guard !text.isEmpty, !text.contains(where: { $0.isWhitespace || $0 == "/" || $0 == ":" }) else {
+                    throw fail(entry.keyLine, path, "expected a group name, got \(quoted(text))")
+                }
+                config.socketGroup = text
             case "cameras": config.cameras = try cameras(entry)
             default: throw unknownKey(entry, parent: "", known: Self.topKeys)
             }
@@ -99,11 +105,7 @@ struct ConfigDecoder {
             let path = "video." + entry.key
             switch entry.key {
             case "encoder":
-                guard let text = try scalar(entry, keyPath: path, expected: "a string") else { continue }
-                guard let choice = EncoderChoice(rawValue: text) else {
-                    throw fail(entry.keyLine, path, "expected one of \(EncoderChoice.allCases.map(\.rawValue).joined(separator: ", ")), got \(quoted(text))")
-                }
-                video.encoder = choice
+                if let choice = try encoderChoice(entry, keyPath: path) { video.encoder = choice }
             case "preset":
                 guard let text = try scalar(entry, keyPath: path, expected: "a string") else { continue }
                 guard VideoSettings.presets.contains(text) else {
@@ -198,10 +200,14 @@ struct ConfigDecoder {
                     throw fail(entry.keyLine, path, "expected a number of cameras from 0 to 16, got \(quoted(text))")
                 }
                 cameras.demoCount = count
+            case "backends":
+                cameras.backends = try backends(entry, keyPath: path)
             case "pins":
                 cameras.pins = try pins(entry)
             case "iso":
                 if let value = try boolean(entry, keyPath: path) { cameras.iso = value }
+            case "iso_encoder":
+                cameras.isoEncoder = try encoderChoice(entry, keyPath: path)
             case "iso_preset":
                 guard let text = try scalar(entry, keyPath: path, expected: "a string") else { continue }
                 guard VideoSettings.presets.contains(text) else {
@@ -213,6 +219,34 @@ struct ConfigDecoder {
             }
         }
         return cameras
+    }
+
+    /// auto, vaapi or x264; nil when the value is null (keep the default).
+    private func encoderChoice(_ entry: ConfigEntry, keyPath: String) throws(ConfigError) -> EncoderChoice? {
+        guard let text = try scalar(entry, keyPath: keyPath, expected: "a string") else { return nil }
+        guard let choice = EncoderChoice(rawValue: text) else {
+            throw fail(entry.keyLine, keyPath, "expected one of \(EncoderChoice.allCases.map(\.rawValue).joined(separator: ", ")), got \(quoted(text))")
+        }
+        return choice
+    }
+
+    /// `[v4l2, pipewire]`, `[]`, or one word (`none` for none).
+    private func backends(_ entry: ConfigEntry, keyPath: String) throws(ConfigError) -> Set<CameraBackendChoice> {
+        let known = CameraBackendChoice.allCases.map(\.rawValue).joined(separator: ", ")
+        if case .scalar(let text, _) = entry.value.value {
+            guard let list = CameraBackendChoice.parseList(text) else {
+                throw fail(entry.keyLine, keyPath, "expected a list of camera backends (\(known)) or none, got \(quoted(text))")
+            }
+            return list
+        }
+        var result = Set<CameraBackendChoice>()
+        for (index, item) in try sequence(entry, keyPath: keyPath).enumerated() {
+            guard case .scalar(let text, _) = item.value, let backend = CameraBackendChoice(rawValue: text.lowercased()) else {
+                throw fail(item.line, "\(keyPath)[\(index)]", "expected a camera backend (\(known)), got \(describe(item))")
+            }
+            result.insert(backend)
+        }
+        return result
     }
 
     private func pins(_ section: ConfigEntry) throws(ConfigError) -> [CameraPin] {
@@ -227,11 +261,16 @@ struct ConfigDecoder {
             var match: (text: String, line: Int)?
             var name: (text: String, line: Int)?
             var iso: Bool?
+            var encoder: EncoderChoice?
             for entry in entries {
                 let keyPath = path + "." + entry.key
                 guard Self.pinKeys.contains(entry.key) else { throw unknownKey(entry, parent: path, known: Self.pinKeys) }
                 if entry.key == "iso" {
                     iso = try boolean(entry, keyPath: keyPath)
+                    continue
+                }
+                if entry.key == "encoder" {
+                    encoder = try encoderChoice(entry, keyPath: keyPath)
                     continue
                 }
                 guard let text = try scalar(entry, keyPath: keyPath, expected: "a string") else { continue }
@@ -252,7 +291,7 @@ struct ConfigDecoder {
             }
             matchLines[match.text] = match.line
             nameLines[name.text] = name.line
-            pins.append(CameraPin(match: match.text, name: CameraID(name.text), iso: iso))
+            pins.append(CameraPin(match: match.text, name: CameraID(name.text), iso: iso, encoder: encoder))
         }
         return pins
     }

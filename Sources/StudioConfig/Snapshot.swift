@@ -33,10 +33,12 @@ private struct Snapshot: Encodable {
     struct Pin: Encodable {
         var match: String, name: String
         var iso: Bool?
+        var encoder: String?
     }
     struct Cameras: Encodable {
+        var backends: [String]
         var demo: Int, pins: [Pin]
-        var iso: Bool, iso_preset: String
+        var iso: Bool, iso_preset: String, iso_encoder: String?
     }
 
     var program: Program
@@ -46,6 +48,7 @@ private struct Snapshot: Encodable {
     var record: String?
     var database: String?
     var socket: String?
+    var socket_group: String?
     var cameras: Cameras
 
     init(_ config: StudioConfiguration) {
@@ -58,12 +61,14 @@ private struct Snapshot: Encodable {
         record = config.recordDirectory
         database = config.databasePath
         socket = config.socketPath
-        cameras = Cameras(demo: config.cameras.demoCount, pins: config.cameras.pins.map { Pin(match: $0.match, name: $0.name.name, iso: $0.iso) },
-                          iso: config.cameras.iso, iso_preset: config.cameras.isoPreset)
+        socket_group = config.socketGroup
+        cameras = Cameras(backends: config.cameras.backends.sorted().map(\.rawValue), demo: config.cameras.demoCount, pins: config.cameras.pins.map { Pin(match: $0.match, name: $0.name.name, iso: $0.iso, encoder: $0.encoder?.rawValue) },
+                          iso: config.cameras.iso, iso_preset: config.cameras.isoPreset,
+                          iso_encoder: config.cameras.isoEncoder?.rawValue)
     }
 
     enum CodingKeys: String, CodingKey {
-        case program, video, audio, outputs, record, database, socket, cameras
+        case program, video, audio, outputs, record, database, socket, socket_group, cameras
     }
 
     func encode(to encoder: Encoder) throws {
@@ -75,6 +80,7 @@ private struct Snapshot: Encodable {
         try container.encode(record, forKey: .record)
         try container.encode(database, forKey: .database)
         try container.encode(socket, forKey: .socket)
+        try container.encodeIfPresent(socket_group, forKey: .socket_group)
         try container.encode(cameras, forKey: .cameras)
     }
 }

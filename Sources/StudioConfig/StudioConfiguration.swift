@@ -16,6 +16,8 @@ public struct StudioConfiguration: Sendable, Equatable {
     public var databasePath: String?
     /// Control socket path (`socket:`); nil lets `ControlSocketPath.resolve` choose.
     public var socketPath: String?
+    /// A group whose members may use the control socket too (`socket_group:`); nil: owner only.
+    public var socketGroup: String?
     public var cameras = CameraSettings()
 
     public init() {}
@@ -87,20 +89,48 @@ public struct OutputTarget: Sendable, Equatable {
 
 /// A stable camera name for a device identity (a V4L2 by-id name, a serial, a PipeWire node name).
 public struct CameraPin: Sendable, Equatable {
-    /// Matched against the device's identity (the integrator decides exact or substring match).
+    /// Matched against the device's identity: equal to it, or else contained in it or in the device's name.
     public var match: String
     public var name: CameraID
     /// This camera's ISO recording (`iso:` in the pin); nil follows `CameraSettings.iso`.
     public var iso: Bool?
+    /// This camera's ISO encoder (`encoder:` in the pin); nil follows `CameraSettings.isoEncoder`.
+    public var encoder: EncoderChoice?
 
-    public init(match: String, name: CameraID, iso: Bool? = nil) {
+    public init(match: String, name: CameraID, iso: Bool? = nil, encoder: EncoderChoice? = nil) {
         self.match = match
         self.name = name
         self.iso = iso
+        self.encoder = encoder
+    }
+}
+
+/// A family of real cameras the server looks for (`cameras.backends`).
+public enum CameraBackendChoice: String, Sendable, CaseIterable, Comparable {
+    /// USB webcams and capture cards through /dev/video* (hot-plugged).
+    case v4l2
+    /// Video/Source nodes of the desktop's PipeWire daemon (including portals and virtual cameras).
+    case pipewire
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+
+    /// `v4l2,pipewire` or `none` (as `--backends` takes it); nil for anything else.
+    public static func parseList(_ text: String) -> Set<CameraBackendChoice>? {
+        let words = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        if words == ["none"] { return [] }
+        var result = Set<CameraBackendChoice>()
+        for word in words {
+            guard let backend = CameraBackendChoice(rawValue: word) else { return nil }
+            result.insert(backend)
+        }
+        return result.isEmpty ? nil : result
     }
 }
 
 public struct CameraSettings: Sendable, Equatable {
+    /// Which real camera families to look for (`cameras.backends`): both by default. Test-pattern
+    /// cameras come on top with `--demo` / `--cameras N`.
+    public var backends: Set<CameraBackendChoice> = Set(CameraBackendChoice.allCases)
     /// How many test-pattern cameras the demo mode (`--demo`) starts.
     public var demoCount = 3
     public var pins: [CameraPin] = []
@@ -110,11 +140,26 @@ public struct CameraSettings: Sendable, Equatable {
     /// x264 preset of the ISO encoders (`cameras.iso_preset`), default ultrafast: one software encoder
     /// per camera runs beside the program's.
     public var isoPreset = "ultrafast"
+    /// The ISO encoders (`cameras.iso_encoder`): auto, vaapi or x264; nil follows `video.encoder`. A
+    /// pin's `encoder:` overrides it for that camera.
+    public var isoEncoder: EncoderChoice?
     public init() {}
 
+    /// The ISO encoder of the camera with this identity: its pin's, else `isoEncoder`, else the program's.
+    public func isoEncoder(forIdentity identity: String, displayName: String = "", program: EncoderChoice) -> EncoderChoice {
+        pin(forIdentity: identity, displayName: displayName)?.encoder ?? isoEncoder ?? program
+    }
+
+    /// The pin for a device: the last pin whose `match` equals its identity, else the last whose `match`
+    /// occurs in its identity or display name (so `C920` pins `/dev/v4l/by-id/usb-046d_HD_Pro_Webcam_C920_...`).
+    public func pin(forIdentity identity: String, displayName: String = "") -> CameraPin? {
+        pins.last { $0.match == identity }
+            ?? pins.last { identity.contains($0.match) || (!displayName.isEmpty && displayName.contains($0.match)) }
+    }
+
     /// Whether the camera with this identity gets an ISO recording: its pin's `iso:` if given, else `iso`.
-    public func isoEnabled(forIdentity identity: String) -> Bool {
-        pins.last { $0.match == identity }?.iso ?? iso
+    public func isoEnabled(forIdentity identity: String, displayName: String = "") -> Bool {
+        pin(forIdentity: identity, displayName: displayName)?.iso ?? iso
     }
 }
 

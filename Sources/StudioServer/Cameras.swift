@@ -3,57 +3,189 @@ import Synchronization
 import StudioCore
 import StudioSystem
 import Capture
+import Switcher
 
-/// The server's cameras by name. Discovery adds to it; the control plane and the watch read it.
-final class CameraSet: Sendable {
-    private let cameras = Mutex<[CameraID: any Camera]>([:])
-
-    func add(_ camera: any Camera) { cameras.withLock { $0[camera.id] = camera } }
-    func remove(_ id: CameraID) { cameras.withLock { _ = $0.removeValue(forKey: id) } }
-    func camera(named id: CameraID) -> (any Camera)? { cameras.withLock { $0[id] } }
-    var all: [any Camera] { cameras.withLock { $0.values.sorted { $0.id < $1.id } } }
-}
-
-/// Watches every camera's newest frame and reports `camera_lost` / `camera_returned` when a camera
-/// stops or resumes delivering. Same rule as the switcher's slate: no frame for `lossTimeout`.
-final class CameraWatch: Sendable {
-    private let cameras: CameraSet
-    private let events: any EventSink
-    private let lossTimeout: UInt64
-    private let worker = WorkerThread()
-    private let lost = Mutex<Set<CameraID>>([])
-
-    init(cameras: CameraSet, events: any EventSink, lossTimeoutSeconds: Double) {
-        self.cameras = cameras
-        self.events = events
-        self.lossTimeout = UInt64(lossTimeoutSeconds * 1e9)
+/// The server's cameras, present and lost, fed by any number of `CameraDiscovery`s (test patterns,
+/// V4L2, PipeWire) and kept in step with the switcher and the ISO recorders.
+///
+/// - A camera seen for the first time in the session is started, becomes a switcher source, gets its
+///   ISO recorder (when recording), and a `camera_added` event.
+/// - A camera whose device goes away (`onRemoved`) is marked lost at once: `camera_lost` with
+///   `reason=removed`, and the switcher shows the slate from its next frame if the camera is on program.
+///   Its name stays listed (state `lost`) and the operator can still cut to it.
+/// - When the device comes back (a discovery reports the same `id` again), the new camera object
+///   replaces the old in the switcher and in the ISO recorder (same file, same timeline), and
+///   `camera_returned` (`reason=reappeared`) is logged. No operator action is needed.
+/// - A present camera that stops delivering frames for the loss timeout is `camera_lost` with
+///   `reason=silent`; `camera_returned` (`reason=frames resumed`) when frames come again. The watch runs
+///   on its own thread (`studio.cameras`) and only reads each camera's newest frame.
+///
+/// Discovery callbacks arrive on the discoveries' threads; they take a lock, call the switcher's
+/// non-blocking source methods and start or stop capture threads. Nothing here touches the program
+/// thread's work.
+final class CameraHub: Sendable {
+    /// One camera name's slot for the whole session.
+    struct Entry {
+        var camera: any Camera
+        var isPresent: Bool
+        /// Why it is lost (`removed`, `silent`), nil while it delivers.
+        var lostReason: String?
+        /// When it was (re)added: silence is measured from here until its first frame.
+        var since: UInt64
+        var iso: IsoRecorder?
     }
 
-    func isLost(_ id: CameraID) -> Bool { lost.withLock { $0.contains(id) } }
+    typealias IsoFactory = @Sendable (any Camera) -> IsoRecorder?
 
-    func start() {
-        let started = MonotonicClock.now()
-        worker.start(name: "studio.watch") { [self] in
-            while !worker.isStopRequested {
-                MonotonicClock.sleep(seconds: 0.05)
-                let now = MonotonicClock.now()
-                for camera in cameras.all {
-                    let (frame, _) = camera.frames.latest()
-                    let last = frame?.captureTime ?? started
-                    let silent = now > last && now - last > lossTimeout
-                    let wasLost = lost.withLock { $0.contains(camera.id) }
-                    if silent && !wasLost {
-                        lost.withLock { _ = $0.insert(camera.id) }
-                        events.emit(StudioEvent(kind: .cameraLost, camera: camera.id,
-                                                details: ["silent_ms": String((now - last) / 1_000_000)]))
-                    } else if !silent && wasLost {
-                        lost.withLock { _ = $0.remove(camera.id) }
-                        events.emit(StudioEvent(kind: .cameraReturned, camera: camera.id))
-                    }
-                }
+    private let switcher: ProgramSwitcher
+    private let events: any EventSink
+    private let log: ServerLog
+    private let lossTimeout: UInt64
+    private let makeIso: IsoFactory?
+    private let entries = Mutex<[CameraID: Entry]>([:])
+    private let discoveries = Mutex<[any CameraDiscovery]>([])
+    /// The program's origin once the program clock runs: ISO recorders made before it wait for it.
+    private let origin = Mutex<UInt64?>(nil)
+    private let worker = WorkerThread()
+
+    init(switcher: ProgramSwitcher, events: any EventSink, log: ServerLog, lossTimeoutSeconds: Double, makeIso: IsoFactory?) {
+        self.switcher = switcher
+        self.events = events
+        self.log = log
+        self.lossTimeout = UInt64(lossTimeoutSeconds * 1e9)
+        self.makeIso = makeIso
+    }
+
+    // MARK: Reading
+
+    /// Every camera of the session, present and lost, by name.
+    var all: [any Camera] { entries.withLock { $0.values.map(\.camera).sorted { $0.id < $1.id } } }
+    var present: [any Camera] { entries.withLock { $0.values.filter(\.isPresent).map(\.camera).sorted { $0.id < $1.id } } }
+    var isoRecorders: [IsoRecorder] { isoFeeds.sorted { $0.cameraID < $1.cameraID } }
+    /// The ISO recorders in no order (the audio stage's per-packet fan-out).
+    var isoFeeds: [IsoRecorder] { entries.withLock { $0.values.compactMap(\.iso) } }
+    func camera(named id: CameraID) -> (any Camera)? { entries.withLock { $0[id]?.camera } }
+    func isLost(_ id: CameraID) -> Bool { entries.withLock { $0[id]?.lostReason != nil } }
+    func lostReason(_ id: CameraID) -> String? { entries.withLock { $0[id]?.lostReason } }
+    func isPresent(_ id: CameraID) -> Bool { entries.withLock { $0[id]?.isPresent ?? false } }
+
+    // MARK: Discovery
+
+    /// Starts a discovery; the cameras it finds now are added before this returns.
+    func attach(_ discovery: any CameraDiscovery) {
+        discoveries.withLock { $0.append(discovery) }
+        discovery.start(onAdded: { [weak self] camera in self?.cameraAppeared(camera) },
+                        onRemoved: { [weak self] camera in self?.cameraDisappeared(camera) })
+    }
+
+    func cameraAppeared(_ camera: any Camera) {
+        let now = MonotonicClock.now()
+        enum Change { case added, returned(previous: any Camera, wasLost: Bool) }
+        let change = entries.withLock { entries -> Change in
+            if var entry = entries[camera.id] {
+                let previous = entry.camera
+                let wasLost = entry.lostReason != nil
+                entry.camera = camera
+                entry.isPresent = true
+                entry.lostReason = nil
+                entry.since = now
+                entries[camera.id] = entry
+                return .returned(previous: previous, wasLost: wasLost)
+            }
+            entries[camera.id] = Entry(camera: camera, isPresent: true, lostReason: nil, since: now, iso: nil)
+            return .added
+        }
+        switch change {
+        case .added:
+            camera.start()
+            switcher.addSource(camera.id, frames: camera.frames)
+            events.emit(StudioEvent(kind: .cameraAdded, camera: camera.id, details: [
+                "backend": camera.backend.rawValue, "identity": camera.identity, "display_name": camera.displayName,
+            ]))
+            if let iso = makeIso?(camera) {
+                entries.withLock { $0[camera.id]?.iso = iso }
+                if let origin = origin.withLock({ $0 }) { iso.start(origin: origin) }
+            }
+        case .returned(let previous, let wasLost):
+            if previous !== camera { previous.stop() }
+            camera.start()
+            switcher.addSource(camera.id, frames: camera.frames)
+            entries.withLock { $0[camera.id]?.iso }?.rebind(to: camera)
+            if wasLost {
+                events.emit(StudioEvent(kind: .cameraReturned, camera: camera.id, details: [
+                    "reason": "reappeared", "backend": camera.backend.rawValue, "identity": camera.identity,
+                ]))
+                log.info("\(camera.id.name) is back (\(camera.displayName))")
             }
         }
     }
 
-    func stop() { worker.stop() }
+    func cameraDisappeared(_ camera: any Camera) {
+        let alreadyLost = entries.withLock { entries -> Bool? in
+            // A stale report about a camera object that was already replaced changes nothing.
+            guard var entry = entries[camera.id], entry.camera === camera else { return nil }
+            let already = entry.lostReason != nil
+            entry.isPresent = false
+            entry.lostReason = "removed"
+            entries[camera.id] = entry
+            return already
+        }
+        guard let alreadyLost else { return }
+        camera.stop()
+        switcher.markSourceLost(camera.id)
+        if !alreadyLost {
+            events.emit(StudioEvent(kind: .cameraLost, camera: camera.id, details: [
+                "reason": "removed", "backend": camera.backend.rawValue, "identity": camera.identity,
+            ]))
+        }
+        log.info("\(camera.id.name) went away (\(camera.displayName)); it keeps its name and comes back by itself")
+    }
+
+    // MARK: Running
+
+    /// Starts the ISO recorders made so far (they tick from `origin`, the program's origin) and the
+    /// silence watch. Cameras that arrive later start their ISO recorder at once.
+    func start(origin programOrigin: UInt64) {
+        origin.withLock { $0 = programOrigin }
+        // A camera arriving meanwhile may start its recorder too: `IsoRecorder.start` runs once only.
+        for iso in isoRecorders { iso.start(origin: programOrigin) }
+        worker.start(name: "studio.cameras") { [self] in
+            while !worker.isStopRequested {
+                MonotonicClock.sleep(seconds: 0.05)
+                checkSilence(now: MonotonicClock.now())
+            }
+        }
+    }
+
+    private func checkSilence(now: UInt64) {
+        var lostNow: [(CameraID, UInt64)] = []
+        var returned: [CameraID] = []
+        entries.withLock { entries in
+            for (id, entry) in entries where entry.isPresent {
+                let last = entry.camera.frames.latest().value?.captureTime ?? entry.since
+                let silent = now > last && now - last > lossTimeout
+                if silent && entry.lostReason == nil {
+                    entries[id]?.lostReason = "silent"
+                    lostNow.append((id, now - last))
+                } else if !silent && entry.lostReason == "silent" {
+                    entries[id]?.lostReason = nil
+                    returned.append(id)
+                }
+            }
+        }
+        for (id, silence) in lostNow {
+            events.emit(StudioEvent(kind: .cameraLost, camera: id, details: ["reason": "silent", "silent_ms": String(silence / 1_000_000)]))
+        }
+        for id in returned {
+            events.emit(StudioEvent(kind: .cameraReturned, camera: id, details: ["reason": "frames resumed"]))
+        }
+    }
+
+    /// Stops the discoveries, the watch and every camera. ISO recorders are stopped by the server (in
+    /// data-flow order with the encoders).
+    func stop() {
+        for discovery in discoveries.withLock({ $0 }) { discovery.stop() }
+        worker.stop()
+        for camera in all { camera.stop() }
+    }
 }

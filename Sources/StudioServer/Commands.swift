@@ -97,7 +97,8 @@ extension StudioServer {
                     "fps": .number(current.frameRate.doubleValue),
                 ])
             }
-            let state = watch.isLost(camera.id) ? CameraState.lost : camera.state
+            let lostReason = cameras.lostReason(camera.id)
+            let state = lostReason != nil ? CameraState.lost : camera.state
             var members: [String: JSONValue] = [:]
             members["name"] = .string(camera.id.name)
             members["backend"] = .string(camera.backend.rawValue)
@@ -106,7 +107,19 @@ extension StudioServer {
             members["state"] = .string(state.rawValue)
             members["format"] = format
             members["on_program"] = .bool(camera.id == program)
-            members["frames"] = .int(Int(camera.statistics.framesCaptured))
+            members["lost_reason"] = Views.optional(lostReason)
+            let statistics = camera.statistics
+            members["frames"] = .int(Int(statistics.framesCaptured))
+            members["frames_dropped"] = .int(Int(statistics.framesDropped))
+            members["frames_corrupt"] = .int(Int(statistics.framesCorrupt))
+            members["offered_modes"] = .array(camera.offeredModes.map { mode in
+                var members: [String: JSONValue] = [
+                    "format": .string(mode.format), "width": .int(mode.width), "height": .int(mode.height),
+                    "fps": .array(mode.frameRates.map { .number($0.doubleValue) }),
+                ]
+                if let range = mode.rateRange { members["fps_range"] = .array([.number(range.lowerBound), .number(range.upperBound)]) }
+                return .object(members)
+            })
             return .object(members)
         }
         return .object(["cameras": .array(list)])
@@ -155,13 +168,15 @@ extension StudioServer {
             return .object(members)
         }
 
-        let isoViews: [JSONValue] = isoRecorders.map { iso in
+        let isoViews: [JSONValue] = cameras.isoRecorders.map { iso in
             let s = iso.statistics
             let out = iso.output.statistics
             var members: [String: JSONValue] = [:]
             members["camera"] = .string(s.camera.name)
             members["path"] = .string(s.path)
             members["encoder"] = .string(s.encoderName)
+            members["fallback_reason"] = Views.optional(s.fallbackReason)
+            members["generation"] = .int(s.generation)
             members["preset"] = .string(options.configuration.cameras.isoPreset)
             members["size"] = s.width > 0 ? .string("\(s.width)x\(s.height)") : .null
             members["frames_encoded"] = .int(s.framesEncoded)
@@ -181,7 +196,9 @@ extension StudioServer {
         members["encoder"] = .object(encoderView)
         members["outputs"] = .array(outputViews)
         members["iso"] = .array(isoViews)
-        members["cameras"] = .int(cameras.all.count)
+        let all = cameras.all
+        members["cameras"] = .int(all.count)
+        members["cameras_lost"] = .int(all.filter { cameras.isLost($0.id) }.count)
         members["database"] = .string(options.databasePath)
         return .object(members)
     }

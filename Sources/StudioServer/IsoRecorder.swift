@@ -4,6 +4,7 @@ import StudioCore
 import StudioSystem
 import Capture
 import Encoding
+import Switcher
 import Output
 
 /// What `studio status` shows for one ISO feed.
@@ -11,13 +12,17 @@ struct IsoStatistics: Sendable {
     var camera: CameraID
     var path: String
     var encoderName = "-"
+    /// Why this ISO is not on the encoder asked for (auto without a GPU, or a mid-show fallback).
+    var fallbackReason: String?
+    /// +1 at each new stream (a size change, a fallback to x264): the file output starts `NAME-gN.mkv`.
+    var generation = 0
     var width = 0
     var height = 0
     /// Frames encoded into the ISO file.
     var framesEncoded = 0
     /// Ticks the ISO thread missed because encoding took longer than a frame (the encoder fell behind).
     var framesSkipped = 0
-    /// Frames the ISO could not use (an unsupported pixel format, or a size the encoder was not opened at).
+    /// Frames the ISO could not use (a pixel format libswscale cannot convert).
     var framesUnusable = 0
     var encodeErrors = 0
 }
@@ -69,6 +74,24 @@ struct IsoSkipReporter: Sendable {
 /// created empty and handed to that one thread.
 private final class EncoderSlot: @unchecked Sendable {
     var encoder: VideoEncoder?
+    /// What `encoder` was opened with (the software fallback keeps all but the encoder).
+    var settings: VideoEncoderSettings?
+    /// Stream generation: +1 each time the encoder is reopened at a new size or replaced by x264.
+    var generation = 0
+    /// The mid-show fallback to x264 happened (it happens once).
+    var fellBack = false
+    private var scaler: FrameScaler?
+
+    /// The frame as I420 at its own size: I420 passes through, any other camera format is converted
+    /// (libswscale); nil when it cannot be.
+    func i420(_ frame: VideoFrame, sequence: UInt64) -> VideoFrame? {
+        if frame.format == .i420 { return frame }
+        if scaler?.width != frame.width || scaler?.height != frame.height {
+            scaler = FrameScaler(width: frame.width, height: frame.height, pool: FramePool(
+                capacity: VideoFrame.byteCount(format: .i420, width: frame.width, height: frame.height), limit: 4))
+        }
+        return try? scaler?.convert(frame, sequence: sequence)
+    }
 }
 
 /// One camera's ISO feed: its own thread (`iso.camN`) takes the camera's newest frame on the camera's
@@ -87,9 +110,15 @@ final class IsoRecorder: Sendable {
         var fallbackRate: Rational
         /// A frame older than this is not encoded (the camera stopped delivering).
         var staleAfterSeconds: Double
+        /// auto (VAAPI where the machine has it), vaapi or x264; VAAPI falls back to x264 by itself.
+        var encoder: VideoEncoderChoice = .x264
+        /// Testing aid (`--inject-encoder-fault N`): the encoder fails after N frames.
+        var faultInjectionAfterFrames: Int?
     }
 
-    let camera: any Camera
+    /// The camera recorded; a returning device's new camera object replaces it (`rebind`).
+    private let source: Mutex<any Camera>
+    let cameraID: CameraID
     let path: String
     let recordingID: Int64
     let output: MediaOutput
@@ -101,9 +130,11 @@ final class IsoRecorder: Sendable {
     private let worker = WorkerThread()
     private let counters: Mutex<IsoStatistics>
     private let keyframeFlag: KeyframeFlag
+    private let started = Atomic<Bool>(false)
 
     init(camera: any Camera, path: String, recordingID: Int64, settings: Settings, events: any EventSink, log: ServerLog) {
-        self.camera = camera
+        self.source = Mutex(camera)
+        self.cameraID = camera.id
         self.path = path
         self.recordingID = recordingID
         self.settings = settings
@@ -120,13 +151,21 @@ final class IsoRecorder: Sendable {
         fanOut.add(output)
     }
 
+    var camera: any Camera { source.withLock { $0 } }
+
+    /// Records `camera` from now on (the same device came back as a new camera object): same file,
+    /// same timeline; the encoder is reopened if its size changed.
+    func rebind(to camera: any Camera) { source.withLock { $0 = camera } }
+
     /// The program audio's items (format, packets, end of stream) for this ISO's file. Never blocks.
     func deliverAudio(_ item: MediaItem) { fanOut.deliver(item) }
 
     var statistics: IsoStatistics { counters.withLock { $0 } }
 
-    /// Starts the output and the ISO thread, ticking from the program's `origin`.
+    /// Starts the output and the ISO thread, ticking from the program's `origin`. Only the first call
+    /// does anything.
     func start(origin: UInt64) {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         output.start()
         let rate = camera.currentFormat?.frameRate ?? settings.fallbackRate
         let ticker = IsoTicker(origin: origin, rate: rate)
@@ -166,105 +205,146 @@ final class IsoRecorder: Sendable {
             let (frame, _) = camera.frames.latest()
             guard let frame, !failed else { continue }
             if now > frame.captureTime && now - frame.captureTime > staleNanoseconds { continue }
-            guard let picture = Self.i420(frame) else {
+            guard let picture = slot.i420(frame, sequence: UInt64(tick)) else {
                 counters.withLock { $0.framesUnusable += 1 }
                 continue
             }
+            // The camera came back at another size (or was set to one): finish the old stream and open
+            // a new encoder; the file output starts a new part on the new format.
+            if let encoder = slot.encoder, picture.width != encoder.settings.width || picture.height != encoder.settings.height {
+                flush(encoder, generation: slot.generation)
+                slot.encoder = nil
+                slot.generation += 1
+                log.info("ISO \(cameraID.name): the camera now delivers \(picture.width)x\(picture.height); reopening its encoder")
+            }
             if slot.encoder == nil {
-                do {
-                    let encoder = try makeEncoder(for: VideoEncoderSettings(
-                        width: picture.width, height: picture.height, frameRate: ticker.rate, bitRate: settings.bitRate,
-                        preset: settings.preset, keyframeIntervalSeconds: settings.keyframeIntervalSeconds)).encoder
-                    slot.encoder = encoder
-                    counters.withLock {
-                        $0.encoderName = encoder.name
-                        $0.width = picture.width
-                        $0.height = picture.height
-                    }
-                    fanOut.deliver(.format(encoder.streamDescription))
-                } catch {
+                guard open(slot, width: picture.width, height: picture.height, rate: ticker.rate) else {
                     failed = true
-                    events.emit(StudioEvent(kind: .error, camera: camera.id, details: [
-                        "stage": stage, "during": "open encoder", "error": String(describing: error),
-                    ]))
                     continue
                 }
             }
             guard let encoder = slot.encoder else { continue }
-            guard picture.width == encoder.settings.width, picture.height == encoder.settings.height else {
-                counters.withLock { $0.framesUnusable += 1 }
-                continue
-            }
             let force = keyframeFlag.take()
+            let pts = MediaTime(count: tick, rate: ticker.rate)
             do {
-                let packets = try encoder.encode(picture, pts: MediaTime(count: tick, rate: ticker.rate), forceKeyframe: force)
+                let packets = try encoder.encode(picture, pts: pts, forceKeyframe: force)
                 counters.withLock { $0.framesEncoded += 1 }
-                for packet in packets { fanOut.deliver(.packet(packet)) }
+                deliver(packets, generation: slot.generation)
             } catch {
                 let first = counters.withLock { statistics -> Bool in
                     statistics.encodeErrors += 1
                     return statistics.encodeErrors == 1
                 }
                 if first {
-                    events.emit(StudioEvent(kind: .error, camera: camera.id, details: [
-                        "stage": stage, "during": "encode", "error": String(describing: error),
+                    events.emit(StudioEvent(kind: .error, camera: cameraID, programTime: pts, details: [
+                        "stage": stage, "during": "encode", "encoder": encoder.name, "error": String(describing: error),
                     ]))
+                }
+                // The encoder (the GPU's, typically) failed mid-show: this feed goes on with a fresh x264
+                // from this very frame (a keyframe, a new stream generation, so a new file; timestamps
+                // continue). Once per feed, like the program's fallback.
+                if !slot.fellBack {
+                    slot.fellBack = true
+                    fallBack(slot, from: encoder, picture: picture, pts: pts, error: error)
                 }
             }
         }
-        if let encoder = slot.encoder {
-            do {
-                for packet in try encoder.flush() { fanOut.deliver(.packet(packet)) }
-            } catch {
-                events.emit(StudioEvent(kind: .error, camera: camera.id, details: [
-                    "stage": stage, "during": "flush", "error": String(describing: error),
-                ]))
-            }
-        }
+        if let encoder = slot.encoder { flush(encoder, generation: slot.generation) }
         if reporter.pending > 0 { reportSkips(reporter.pending) }
         fanOut.deliver(.endOfStream)
     }
 
+    /// Opens the encoder for `width`x`height` (VAAPI where asked and possible, else x264) and announces
+    /// its stream; false (with an error event) if no encoder can be opened.
+    private func open(_ slot: EncoderSlot, width: Int, height: Int, rate: Rational) -> Bool {
+        var encoderSettings = VideoEncoderSettings(
+            width: width, height: height, frameRate: rate, bitRate: settings.bitRate, preset: settings.preset,
+            keyframeIntervalSeconds: settings.keyframeIntervalSeconds, encoder: slot.fellBack ? .x264 : settings.encoder)
+        // After a mid-show fallback the feed stays on x264 (a new size reopens x264, not the failed GPU).
+        if !slot.fellBack { encoderSettings.faultInjectionAfterFrames = settings.faultInjectionAfterFrames }
+        do {
+            let selection = try makeEncoder(for: encoderSettings)
+            slot.encoder = selection.encoder
+            slot.settings = encoderSettings
+            announce(selection.encoder, generation: slot.generation, kind: .encoderChosen,
+                     extra: selection.fallbackReason.map { ["fallback_reason": $0] } ?? [:])
+            counters.withLock { $0.fallbackReason = selection.fallbackReason }
+            return true
+        } catch {
+            events.emit(StudioEvent(kind: .error, camera: cameraID, details: [
+                "stage": stage, "during": "open encoder", "error": String(describing: error),
+            ]))
+            return false
+        }
+    }
+
+    private func fallBack(_ slot: EncoderSlot, from failed: VideoEncoder, picture: VideoFrame, pts: MediaTime, error: Error) {
+        guard let encoderSettings = slot.settings else { return }
+        flush(failed, generation: slot.generation)
+        do {
+            let software = try makeSoftwareFallback(for: encoderSettings)
+            slot.encoder = software
+            slot.generation += 1
+            let reason = String(describing: error)
+            counters.withLock { $0.fallbackReason = reason }
+            announce(software, generation: slot.generation, kind: .encoderFallback,
+                     extra: ["from": failed.name, "to": software.name, "reason": reason])
+            log.info("ISO \(cameraID.name): \(failed.name) failed (\(reason)); going on with \(software.name)")
+            deliver(try software.encode(picture, pts: pts, forceKeyframe: true), generation: slot.generation)
+            counters.withLock { $0.framesEncoded += 1 }
+        } catch {
+            slot.encoder = nil
+            events.emit(StudioEvent(kind: .error, camera: cameraID, programTime: pts, details: [
+                "stage": stage, "during": "fallback", "error": String(describing: error),
+            ]))
+        }
+    }
+
+    /// Tells the file output (a `.format` of this generation) and the log (an event) about an encoder.
+    private func announce(_ encoder: VideoEncoder, generation: Int, kind: EventKind, extra: [String: String]) {
+        var description = encoder.streamDescription
+        description.generation = generation
+        counters.withLock {
+            $0.encoderName = encoder.name
+            $0.width = description.width
+            $0.height = description.height
+            $0.generation = generation
+        }
+        var details = [
+            "kind": "iso", "stage": stage, "encoder": encoder.name, "preset": encoder.settings.preset,
+            "bitrate": String(encoder.settings.bitRate), "size": "\(description.width)x\(description.height)",
+            "frame_rate": description.frameRate.description, "generation": String(generation),
+        ]
+        details.merge(extra) { $1 }
+        events.emit(StudioEvent(kind: kind, camera: cameraID, details: details))
+        fanOut.deliver(.format(description))
+    }
+
+    private func deliver(_ packets: [EncodedPacket], generation: Int) {
+        for var packet in packets {
+            packet.generation = generation
+            fanOut.deliver(.packet(packet))
+        }
+    }
+
+    /// Drains an encoder's delayed packets into the file.
+    private func flush(_ encoder: VideoEncoder, generation: Int) {
+        do {
+            deliver(try encoder.flush(), generation: generation)
+        } catch {
+            events.emit(StudioEvent(kind: .error, camera: cameraID, details: [
+                "stage": stage, "during": "flush", "error": String(describing: error),
+            ]))
+        }
+    }
+
     private func reportSkips(_ count: Int) {
         let total = counters.withLock { $0.framesSkipped }
-        events.emit(StudioEvent(kind: .framesDropped, camera: camera.id, details: [
+        events.emit(StudioEvent(kind: .framesDropped, camera: cameraID, details: [
             "stage": stage, "reason": "ISO encoder behind (software encoding cannot keep up)",
             "dropped": String(count), "dropped_total": String(total),
         ]))
-        log.info("warning: ISO \(camera.id.name) skipped \(count) frame(s) (\(total) in all): its software encoder cannot keep up; try a faster iso preset, smaller cameras or --no-iso")
-    }
-
-    /// The frame as I420 at its own size: I420 passes through, NV12 is de-interleaved; nil for formats
-    /// the ISO path does not convert.
-    static func i420(_ frame: VideoFrame) -> VideoFrame? {
-        switch frame.format {
-        case .i420:
-            return frame
-        case .nv12:
-            guard frame.planes.count >= 2 else { return nil }
-            let output = VideoFrame.allocate(format: .i420, width: frame.width, height: frame.height,
-                                             captureTime: frame.captureTime, sequence: frame.sequence)
-            let luma = frame.planes[0], outLuma = output.planes[0]
-            for row in 0..<frame.height {
-                (output.plane(0) + row * outLuma.stride).copyMemory(from: frame.plane(0) + row * luma.stride, byteCount: frame.width)
-            }
-            let chroma = frame.planes[1]
-            let chromaWidth = frame.width / 2, chromaHeight = frame.height / 2
-            let u = output.plane(1).assumingMemoryBound(to: UInt8.self)
-            let v = output.plane(2).assumingMemoryBound(to: UInt8.self)
-            let source = frame.plane(1).assumingMemoryBound(to: UInt8.self)
-            for row in 0..<chromaHeight {
-                let input = source + row * chroma.stride
-                let uRow = u + row * output.planes[1].stride, vRow = v + row * output.planes[2].stride
-                for column in 0..<chromaWidth {
-                    uRow[column] = input[2 * column]
-                    vRow[column] = input[2 * column + 1]
-                }
-            }
-            return output
-        default:
-            return nil
-        }
+        log.info("warning: ISO \(cameraID.name) skipped \(count) frame(s) (\(total) in all): its software encoder cannot keep up; try a faster iso preset, smaller cameras or --no-iso")
     }
 }
 

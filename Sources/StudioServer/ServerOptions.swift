@@ -24,9 +24,4 @@ public struct ServerOptions: Sendable {
     }
 
     public var program: ProgramFormat { configuration.program }
-
-    /// Stable names pinned in the config: camera identity -> name.
-    var pinnedNames: [String: CameraID] {
-        Dictionary(configuration.cameras.pins.map { ($0.match, $0.name) }, uniquingKeysWith: { _, last in last })
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import StudioCore
 import StudioSystem
 import Capture
@@ -7,6 +8,7 @@ import Encoding
 import Output
 import EventStore
 import Control
+import StudioConfig
 
 /// Wires the stages: cameras -> program switcher -> encoders -> outputs, with the event store and the
 /// control socket beside the pipeline. Each stage runs on its own named thread; they meet only through
@@ -22,12 +24,10 @@ public final class StudioServer: Sendable {
     let audioStage: AudioEncodingStage
     let fanOut: OutputFanOut
     let outputs: [MediaOutput]
-    /// One per camera recorded on its own (only when recording, ISO on).
-    let isoRecorders: [IsoRecorder]
-    let cameras: CameraSet
-    let audioSource: TestToneSource
+    /// Every camera of the session, present and lost, with its ISO recorder (when recording, ISO on).
+    let cameras: CameraHub
+    let audioSource: any AudioInput
     let control: ControlServer
-    let watch: CameraWatch
     let queries: QueryWorker
     /// Why `auto` did not use the GPU, when it did not.
     let encoderChoiceReason: String?
@@ -70,34 +70,26 @@ public final class StudioServer: Sendable {
             var videoSettings = VideoEncoderSettings(
                 format: configuration.program, bitRate: configuration.video.bitRate, preset: configuration.video.preset,
                 keyframeIntervalSeconds: configuration.video.keyframeIntervalSeconds)
-            switch configuration.video.encoder {
-            case .auto: videoSettings.encoder = .auto
-            case .vaapi: videoSettings.encoder = .vaapi
-            case .x264: videoSettings.encoder = .x264
-            }
+            videoSettings.encoder = VideoEncoderChoice(configuration.video.encoder)
             videoSettings.faultInjectionAfterFrames = options.injectEncoderFaultAfterFrames
             let selection = try makeEncoder(for: videoSettings)
             encoderChoiceReason = selection.fallbackReason
             if let reason = selection.fallbackReason { log.info("hardware encoding unavailable, using x264: \(reason)") }
             let audioEncoder = try AACEncoder(format: .program, bitRate: configuration.audio.bitRate)
-            let cameras = CameraSet()
-            for index in stride(from: 1, through: options.testCameraCount, by: 1) {
-                let identity = "test-pattern:\(index)"
-                let name = try store.cameraName(forIdentity: identity, backend: .testPattern,
-                                                displayName: "Test pattern \(index)", pinnedName: options.pinnedNames[identity])
-                var format = TestPatternCamera.defaultFormat
-                if let size = options.testCameraSize { (format.width, format.height) = size }
-                cameras.add(try TestPatternCamera(id: name, format: format, identity: identity, displayName: "Test pattern \(index)"))
-            }
-            self.cameras = cameras
-
             // The control socket is claimed before the session starts, so a second server on the same
             // socket fails without leaving an empty session behind.
             let serverBox = WeakServerBox()
             let queries = QueryWorker()
             self.queries = queries
             undo.append { queries.stop() }
-            let control = ControlServer(socketPath: options.socketPath, handler: ServerCommands.makeRouter(serverBox, queries: queries))
+            let group = try configuration.socketGroup.map { name in
+                guard let gid = SystemGroups.id(ofGroup: name) else {
+                    throw ServerError("socket_group \(name): no such group (create it with `groupadd \(name)` and add the operators to it)")
+                }
+                return gid
+            }
+            let control = ControlServer(socketPath: options.socketPath, handler: ServerCommands.makeRouter(serverBox, queries: queries),
+                                        group: group)
             do { try control.start() } catch {
                 throw ServerError("cannot listen on \(options.socketPath): \(error)")
             }
@@ -115,24 +107,43 @@ public final class StudioServer: Sendable {
             let fanOut = OutputFanOut()
             self.fanOut = fanOut
 
-            // ISO recordings: each camera encoded and recorded on its own, beside the program recording.
+            // ISO recordings: each camera encoded and recorded on its own, beside the program recording,
+            // including cameras plugged in mid-show (see `CameraHub`).
             // A keyframe at least every second: an editor's cuts and seeks land near one, and a killed
             // server's ISO files keep all but the last second or two (they are flushed at keyframes).
-            var isoRecorders: [IsoRecorder] = []
+            let audioFormat = audioEncoder.streamDescription
+            var makeIso: CameraHub.IsoFactory?
             if let directory = configuration.recordDirectory {
                 let settings = IsoRecorder.Settings(preset: configuration.cameras.isoPreset, bitRate: configuration.video.bitRate,
                                                     keyframeIntervalSeconds: min(1, configuration.video.keyframeIntervalSeconds),
                                                     fallbackRate: configuration.program.frameRate,
                                                     staleAfterSeconds: options.cameraLossTimeoutSeconds)
-                for camera in cameras.all where configuration.cameras.isoEnabled(forIdentity: camera.identity) {
-                    let path = RecordingDirectory.isoPath(in: directory, session: sessionID, camera: camera.id)
-                    let recordingID = try store.addRecording(cameraID: camera.id, path: path)
-                    isoRecorders.append(IsoRecorder(camera: camera, path: path, recordingID: recordingID, settings: settings,
-                                                    events: events, log: log))
+                let session = sessionID, cameraSettings = configuration.cameras
+                let programEncoder = configuration.video.encoder, fault = options.injectEncoderFaultAfterFrames
+                makeIso = { camera in
+                    guard cameraSettings.isoEnabled(forIdentity: camera.identity, displayName: camera.displayName) else { return nil }
+                    var settings = settings
+                    settings.encoder = VideoEncoderChoice(cameraSettings.isoEncoder(forIdentity: camera.identity, displayName: camera.displayName,
+                                                                                    program: programEncoder))
+                    settings.faultInjectionAfterFrames = fault
+                    let path = RecordingDirectory.isoPath(in: directory, session: session, camera: camera.id)
+                    do {
+                        let recordingID = try store.addRecording(cameraID: camera.id, path: path)
+                        let iso = IsoRecorder(camera: camera, path: path, recordingID: recordingID, settings: settings, events: events, log: log)
+                        // The program audio goes into every ISO file; a recorder made mid-show first gets
+                        // the audio stream's description, then packets from the next one on.
+                        iso.deliverAudio(.format(audioFormat))
+                        log.info("ISO \(camera.id.name): \(path) (encoder \(settings.encoder.rawValue), x264 preset \(settings.preset))")
+                        return iso
+                    } catch {
+                        events.emit(StudioEvent(kind: .error, camera: camera.id, details: [
+                            "stage": "iso.\(camera.id.name)", "during": "add recording", "error": String(describing: error),
+                        ]))
+                        return nil
+                    }
                 }
             }
-            self.isoRecorders = isoRecorders
-            let isoFeeds = isoRecorders
+            let hubBox = HubBox()
             // Mid-show, an encode error switches the program to x264 on the next frame (fresh keyframe,
             // new sequence header downstream, continuous timestamps).
             let fallbackSettings = videoSettings
@@ -142,7 +153,7 @@ public final class StudioServer: Sendable {
             // The program audio also goes into every ISO file (so each angle plays with the show's sound).
             let audioStage = AudioEncodingStage(encoder: audioEncoder, events: events, deliver: { item in
                 fanOut.deliver(item)
-                for iso in isoFeeds { iso.deliverAudio(item) }
+                for iso in hubBox.isoFeeds { iso.deliverAudio(item) }
             })
             self.videoStage = videoStage
             self.audioStage = audioStage
@@ -170,16 +181,18 @@ public final class StudioServer: Sendable {
                                        configuration: .init(lossTimeout: options.cameraLossTimeoutSeconds),
                                        events: events,
                                        deliver: { frame, pts in _ = videoStage.submit(frame, pts: pts) })
-            for camera in cameras.all {
-                camera.start()
-                switcher.addSource(camera.id, frames: camera.frames)
-                events.emit(StudioEvent(kind: .cameraAdded, camera: camera.id,
-                                        details: ["backend": camera.backend.rawValue, "identity": camera.identity]))
-            }
+            let cameras = CameraHub(switcher: switcher, events: events, log: log,
+                                    lossTimeoutSeconds: options.cameraLossTimeoutSeconds, makeIso: makeIso)
+            self.cameras = cameras
+            hubBox.set(cameras)
+            undo.append { cameras.stop() }
+            let discoveries = try Discoveries.make(Discoveries.Context(
+                options: options, namer: Discoveries.namer(store: store, settings: configuration.cameras), events: events, log: log))
+            for discovery in discoveries { cameras.attach(discovery) }
             // Give the cameras up to a second to deliver their first frame, so the program opens on a
             // picture rather than on a "waiting" slate; a camera slower than that starts on the slate.
             let firstFrameDeadline = MonotonicClock.now() + 1_000_000_000
-            for camera in cameras.all {
+            for camera in cameras.present {
                 let now = MonotonicClock.now()
                 guard now < firstFrameDeadline else { break }
                 _ = camera.frames.waitForNewer(than: 0, timeoutSeconds: Double(firstFrameDeadline - now) / 1e9)
@@ -191,12 +204,10 @@ public final class StudioServer: Sendable {
             let origin = startedMonotonic
             audioSource = TestToneSource(signal: configuration.audio.source == .tone ? .standard : .silence, origin: origin,
                                          deliver: { chunk in _ = audioStage.submit(chunk) })
-            watch = CameraWatch(cameras: cameras, events: events, lossTimeoutSeconds: options.cameraLossTimeoutSeconds)
             switcher.start(origin: origin)
             audioSource.start(origin: origin)
             // Each ISO thread ticks on its camera's rate from the program's origin (one timeline).
-            for iso in isoRecorders { iso.start(origin: origin) }
-            watch.start()
+            cameras.start(origin: origin)
             serverBox.server = self
         } catch {
             unwind()
@@ -204,7 +215,6 @@ public final class StudioServer: Sendable {
         }
         log.info("session \(sessionID) started: program \(configuration.program), \(cameras.all.count) camera(s), control socket \(options.socketPath)")
         for output in outputs { log.info("output \(output.destination.name): \(output.destination.maskedURL)") }
-        for iso in isoRecorders { log.info("ISO \(iso.camera.id.name): \(iso.path) (x264 \(configuration.cameras.isoPreset))") }
     }
 
     /// Stops every stage in data-flow order so nothing is lost: sources, switcher, encoders (flushed,
@@ -212,10 +222,10 @@ public final class StudioServer: Sendable {
     /// one output's budget), then the session is closed in the store.
     public func shutdown(reason: String = "stopped", signal: String? = nil) {
         log.info("stopping" + (signal.map { " on \($0)" } ?? ""))
-        watch.stop()
+        cameras.stop()
         audioSource.stop()
         switcher.stop()
-        for camera in cameras.all { camera.stop() }
+        let isoRecorders = cameras.isoRecorders
         videoStage.finish()
         for iso in isoRecorders { iso.stopEncoding() }
         audioStage.finish()
@@ -234,6 +244,23 @@ public final class StudioServer: Sendable {
     }
 
     var uptimeSeconds: Double { Double(MonotonicClock.now() - startedMonotonic) / 1e9 }
+}
+
+extension VideoEncoderChoice {
+    init(_ choice: EncoderChoice) {
+        switch choice {
+        case .auto: self = .auto
+        case .vaapi: self = .vaapi
+        case .x264: self = .x264
+        }
+    }
+}
+
+/// Lets the audio stage, made before the hub, reach the hub's ISO recorders.
+private final class HubBox: Sendable {
+    private let hub = Mutex<CameraHub?>(nil)
+    func set(_ value: CameraHub) { hub.withLock { $0 = value } }
+    var isoFeeds: [IsoRecorder] { hub.withLock { $0 }?.isoFeeds ?? [] }
 }
 
 public struct ServerError: Error, CustomStringConvertible {

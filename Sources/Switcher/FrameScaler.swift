@@ -30,14 +30,16 @@ extension PixelFormat {
 
 /// Converts any camera frame to the program's size in I420 with one libswscale pass (scaling and
 /// pixel-format conversion together). Owns its `SwsContext`, which `sws_getCachedContext` reuses
-/// while the source format stays the same. Used by the program thread only.
-final class FrameScaler {
+/// while the source format stays the same. Not thread-safe: each user (the program thread, each ISO
+/// thread) owns its own.
+public final class FrameScaler {
     private var context: OpaquePointer?
-    private let width: Int
-    private let height: Int
     private let pool: FramePool
 
-    init(width: Int, height: Int, pool: FramePool) {
+    public let width: Int
+    public let height: Int
+
+    public init(width: Int, height: Int, pool: FramePool) {
         self.width = width
         self.height = height
         self.pool = pool
@@ -46,7 +48,7 @@ final class FrameScaler {
     deinit { sws_freeContext(context) }
 
     /// A new I420 frame of the program size showing `source`. Keeps the source's capture time.
-    func convert(_ source: VideoFrame, sequence: UInt64) throws(ScalerError) -> VideoFrame {
+    public func convert(_ source: VideoFrame, sequence: UInt64) throws(ScalerError) -> VideoFrame {
         guard source.width > 0, source.height > 0, !source.planes.isEmpty, source.planes.count <= 4 else {
             throw ScalerError(call: "sws_scale", message: "bad source frame \(source.width)x\(source.height) with \(source.planes.count) planes")
         }

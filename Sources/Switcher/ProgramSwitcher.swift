@@ -50,6 +50,11 @@ public final class ProgramSwitcher: Sendable {
     /// again or the operator cuts elsewhere.
     public func removeSource(_ id: CameraID) { core.removeSource(id) }
 
+    /// Marks a camera whose device went away: it stays a source (the operator may still cut to it), and
+    /// whenever it is on program it shows "CAMERA LOST" from the next frame on, without waiting for the
+    /// loss timeout. `addSource` with the same id (the device came back) clears it.
+    public func markSourceLost(_ id: CameraID) { core.markSourceLost(id) }
+
     /// Cuts to `camera` on the very next program frame after this call. `completion` runs on the program
     /// thread right after that frame was delivered, with its pts; a `.switchProgram` event with the same
     /// `programTime` is emitted (unless `camera` was already on program). An unknown camera fails at once,
@@ -71,6 +76,8 @@ extension ProgramSwitcher {
 
     struct Shared: Sendable {
         var sources: [CameraID: LatestValue<VideoFrame>] = [:]
+        /// Sources whose device is gone (`markSourceLost`): a slate, not their last frame.
+        var lost: Set<CameraID> = []
         var selected: CameraID?
         var pending: [PendingSwitch] = []
         var status = SwitcherStatus()
@@ -99,6 +106,7 @@ extension ProgramSwitcher {
         func addSource(_ id: CameraID, frames: LatestValue<VideoFrame>) {
             shared.withLock { s in
                 s.sources[id] = frames
+                s.lost.remove(id)
                 s.status.sources = s.sortedSources
                 if s.selected == nil, s.pending.isEmpty {
                     s.pending.append(PendingSwitch(target: id, completion: nil, reason: "first source"))
@@ -109,7 +117,15 @@ extension ProgramSwitcher {
         func removeSource(_ id: CameraID) {
             shared.withLock { s in
                 s.sources[id] = nil
+                s.lost.remove(id)
                 s.status.sources = s.sortedSources
+            }
+        }
+
+        func markSourceLost(_ id: CameraID) {
+            shared.withLock { s in
+                guard s.sources[id] != nil else { return }
+                s.lost.insert(id)
             }
         }
 
@@ -175,7 +191,7 @@ extension ProgramSwitcher {
                 // Apply at most one cut per frame, and find what to show.
                 var rejected: PendingSwitch?
                 var applied: (command: PendingSwitch, previous: CameraID?)?
-                let (selected, source) = shared.withLock { s -> (CameraID?, LatestValue<VideoFrame>?) in
+                let (selected, source, gone) = shared.withLock { s -> (CameraID?, LatestValue<VideoFrame>?, Bool) in
                     if !s.pending.isEmpty {
                         let command = s.pending.removeFirst()
                         if s.sources[command.target] != nil {
@@ -185,7 +201,7 @@ extension ProgramSwitcher {
                             rejected = command
                         }
                     }
-                    return (s.selected, s.selected.flatMap { s.sources[$0] })
+                    return (s.selected, s.selected.flatMap { s.sources[$0] }, s.selected.map { s.lost.contains($0) } ?? false)
                 }
                 if let rejected {
                     let available = shared.withLock { $0.sortedSources }
@@ -198,7 +214,9 @@ extension ProgramSwitcher {
                 var slate: [String]?
                 var passedThrough = false
                 if let selected {
-                    if let frame = source?.latest().value, frame.captureTime + lossTimeout >= now {
+                    if gone {
+                        slate = ["CAMERA LOST", selected.name]
+                    } else if let frame = source?.latest().value, frame.captureTime + lossTimeout >= now {
                         if frame.format == .i420, frame.width == format.width, frame.height == format.height {
                             output = frame
                             passedThrough = true

@@ -40,7 +40,9 @@ enum Format {
                 let fps = f["fps"]?.doubleValue ?? 0
                 format = "\(text(f["width"]))x\(text(f["height"])) \(text(f["pixel_format"])) @\(String(format: fps.rounded() == fps ? "%.0f" : "%.2f", fps))"
             }
-            return [text(camera["name"]), text(camera["backend"]), text(camera["state"]), format,
+            var state = text(camera["state"])
+            if let reason = camera["lost_reason"]?.stringValue { state += " (\(reason))" }
+            return [text(camera["name"]), text(camera["backend"]), state, format,
                     camera["on_program"]?.boolValue == true ? "ON AIR" : "", text(camera["display_name"])]
         })
     }

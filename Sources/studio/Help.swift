@@ -34,11 +34,15 @@ enum Help {
                    [--socket PATH] [--program WxH@FPS] [--preset NAME] [--bitrate RATE]
                    [--cameras N] [--camera-size WxH] [--audio tone|silence]
                    [--no-iso] [--iso-preset NAME] [--encoder auto|vaapi|x264]
+                   [--backends LIST] [--socket-group NAME]
 
     OPTIONS
       --config FILE       YAML config (see deploy/studio.yaml); flags override it
-      --demo              add test-pattern cameras (3 unless --cameras says otherwise)
+      --demo              test-pattern cameras (3 unless --cameras says otherwise) instead of
+                          the real ones; no hardware needed
       --cameras N         number of test-pattern cameras (implies --demo; 0 allowed)
+      --backends LIST     real cameras to look for: v4l2, pipewire (comma-separated) or none;
+                          default: config cameras.backends (both), none with --demo
       --rtmp URL          push the program over RTMP to URL; repeat for several destinations
       --record DIR        also record the program to DIR/session-ID-program.mkv, and each
                           camera on its own (ISO) to DIR/session-ID-camN.mkv
@@ -48,6 +52,8 @@ enum Help {
       --db FILE           SQLite event store (default: $STUDIO_DB, or the config, or
                           $XDG_DATA_HOME/studio/studio.db; /var/lib/studio/studio.db as root)
       --socket PATH       control socket (default: see `studio --help`)
+      --socket-group NAME let members of group NAME use the control socket too (mode 0660);
+                          default: owner only (config: socket_group)
       --program WxH@FPS   program format (default 1280x720@30)
       --preset NAME       x264 preset (default veryfast)
       --bitrate RATE      video bitrate, e.g. 4500k or 4.5M (default 4500k)
@@ -55,8 +61,8 @@ enum Help {
                           the default), vaapi (fail if unavailable) or x264
       --audio KIND        demo audio: tone (default) or silence
       --inject-encoder-fault N
-                          testing aid: the program encoder fails after N frames, to exercise
-                          the switch to x264 mid-show on a machine without a GPU
+                          testing aid: the program and ISO encoders fail after N frames, to
+                          exercise the switch to x264 mid-show on a machine without a GPU
 
     If the hardware encoder fails mid-show, the program switches to x264 on the next frame (a new
     keyframe and sequence header; timestamps continue) and logs an encoder_fallback event.

@@ -10,7 +10,7 @@ import Glibc
 
 enum ServeCommand {
     static let valuedOptions: Set<String> = ["config", "rtmp", "record", "db", "socket", "program", "preset", "bitrate", "cameras", "audio",
-                                             "camera-size", "iso-preset", "encoder", "inject-encoder-fault"]
+                                             "camera-size", "iso-preset", "encoder", "inject-encoder-fault", "backends", "socket-group"]
     static let switchOptions: Set<String> = ["demo", "no-iso"]
 
     static func run(_ words: [String], environment: [String: String]) throws -> Int32 {
@@ -115,6 +115,7 @@ enum ServeCommand {
         }
         if let path = arguments.value("db") { configuration.databasePath = path }
         if let path = arguments.value("socket") { configuration.socketPath = path }
+        if let group = arguments.value("socket-group") { configuration.socketGroup = group }
 
         let socket = ControlSocketPath.resolve(flag: arguments.value("socket"), configured: configuration.socketPath,
                                                environment: environment, uid: getuid())
@@ -132,6 +133,16 @@ enum ServeCommand {
                 throw Arguments.Failure(message: "studio serve: --cameras \(text): expected a number from 0 to 16")
             }
             options.testCameraCount = count
+        }
+        // Test-pattern cameras (`--demo`, `--cameras N`) stand in for the real ones: the real backends
+        // are looked at only when `--backends` asks for them too.
+        if options.testCameraCount > 0 { options.configuration.cameras.backends = [] }
+        if let text = arguments.value("backends") {
+            guard let backends = CameraBackendChoice.parseList(text) else {
+                let known = CameraBackendChoice.allCases.map(\.rawValue).joined(separator: ",")
+                throw Arguments.Failure(message: "studio serve: --backends \(text): expected a comma-separated list of \(known), or none")
+            }
+            options.configuration.cameras.backends = backends
         }
         if let text = arguments.value("camera-size") {
             guard let format = ProgramFormat(parsing: text + "@30"), format.width >= 16, format.height >= 16 else {

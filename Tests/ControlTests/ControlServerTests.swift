@@ -364,6 +364,32 @@ import Glibc
         }
     }
 
+    /// An operator group (here Debian's `nogroup`, any group other than ours would do): the socket is
+    /// 0660 in that group, directories the server creates are 0750 in it, and the existing parent
+    /// directory is left as it was.
+    @Test func socketCanBeOpenedToAnOperatorGroup() throws {
+        let operators = try #require(getgrnam("nogroup")?.pointee.gr_gid, "Debian has a nogroup group")
+        let directory = SocketDirectory()
+        let nested = directory.path + "/a/control.sock"
+        try FileManager.default.createDirectory(atPath: "/tmp/studio-control-tests", withIntermediateDirectories: true)
+        var info = stat()
+        try syscall("stat") { stat("/tmp/studio-control-tests", &info) }
+        let parentBefore = (info.st_mode, info.st_gid)
+        let server = ControlServer(socketPath: nested, handler: makeTestRouter(), group: operators)
+        try server.start()
+        defer { server.stop() }
+        try syscall("stat") { stat(nested, &info) }
+        #expect(info.st_mode & S_IFMT == S_IFSOCK && info.st_mode & 0o777 == 0o660 && info.st_gid == operators)
+        for created in [directory.path, directory.path + "/a"] {
+            try syscall("stat") { stat(created, &info) }
+            #expect(info.st_mode & 0o777 == 0o750 && info.st_gid == operators, "\(created)")
+        }
+        try syscall("stat") { stat("/tmp/studio-control-tests", &info) }
+        #expect(info.st_mode == parentBefore.0 && info.st_gid == parentBefore.1, "an existing directory is not changed")
+        let client = try ControlClient(socketPath: nested)
+        #expect(try client.request("echo", arguments: ["n": 1]) == ["n": 1])
+    }
+
     @Test func stopClosesClientsAndRemovesTheSocket() throws {
         let directory = SocketDirectory()
         let server = ControlServer(socketPath: directory.socketPath, handler: makeTestRouter())

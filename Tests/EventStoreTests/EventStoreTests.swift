@@ -293,6 +293,7 @@ import Testing
         let path = directory.file("studio.db")
         let running = try EventStore(path: path)
         let live = try running.startSession(configSnapshot: "{}")
+        let recording = try running.addRecording(cameraID: nil, path: "/tmp/x.mkv")
         running.record(StudioEvent(kind: .switchProgram, camera: "cam1", wallTime: Date().addingTimeInterval(5)))
         running.flush()
 
@@ -311,6 +312,8 @@ import Testing
         #expect(session.endReason == "crashed")
         #expect(session.endedAt == events[events.count - 2].wallTime, "ended at its last event")
         #expect(events.last?.kind == .sessionEnded && events.last?.details == ["reason": "crashed"])
+        let recordings = try other.recordings(sessionID: live)
+        #expect(recordings.map(\.id) == [recording] && recordings.first?.endedAt == session.endedAt, "its recordings end with it")
         #expect(try other.recoverOrphanedSessions() == [])
         other.close()
         running.close()

@@ -28,6 +28,9 @@ struct BadConfig: Sendable, CustomTestStringConvertible {
         // Wrong values.
         BadConfig(yaml: "video:\n  encoder: nvenc\n", line: 2, keyPath: "video.encoder", fragment: "expected one of auto, vaapi, x264"),
         BadConfig(yaml: "video:\n  preset: quick\n", line: 2, keyPath: "video.preset", fragment: "expected an x264 preset"),
+        BadConfig(yaml: "cameras:\n  backends: [v4l2, usb]\n", line: 2, keyPath: "cameras.backends[1]",
+                  fragment: "expected a camera backend (v4l2, pipewire), got \"usb\""),
+        BadConfig(yaml: "cameras:\n  backends: all\n", line: 2, keyPath: "cameras.backends", fragment: "or none, got \"all\""),
         BadConfig(yaml: "cameras:\n  iso: maybe\n", line: 2, keyPath: "cameras.iso", fragment: "expected true or false"),
         BadConfig(yaml: "cameras:\n  iso_preset: quick\n", line: 2, keyPath: "cameras.iso_preset", fragment: "expected an x264 preset"),
         BadConfig(yaml: "cameras:\n  pins:\n    - match: x\n      name: cam1\n      iso: [a]\n", line: 5, keyPath: "cameras.pins[0].iso", fragment: "expected true or false"),

@@ -49,6 +49,50 @@ import Testing
         #expect((cameras["pins"] as? [[String: Any]])?.first?["iso"] as? Bool == true)
     }
 
+    @Test func cameraBackendsAndPinMatching() throws {
+        #expect(try StudioConfiguration.parse(yaml: "", source: "t").cameras.backends == [.v4l2, .pipewire])
+        #expect(try StudioConfiguration.parse(yaml: "cameras:\n  backends: [pipewire]\n", source: "t").cameras.backends == [.pipewire])
+        #expect(try StudioConfiguration.parse(yaml: "cameras:\n  backends: []\n", source: "t").cameras.backends == [])
+        #expect(try StudioConfiguration.parse(yaml: "cameras:\n  backends: none\n", source: "t").cameras.backends == [])
+        #expect(try StudioConfiguration.parse(yaml: "cameras:\n  backends: v4l2,pipewire\n", source: "t").cameras.backends == [.v4l2, .pipewire])
+        #expect(CameraBackendChoice.parseList("v4l2,,x") == nil && CameraBackendChoice.parseList("") == nil)
+
+        let config = try StudioConfiguration.parse(yaml: """
+            cameras:
+              pins:
+                - match: C920
+                  name: wide
+                  iso: false
+                - match: /dev/v4l/by-id/usb-046d_HD_Pro_Webcam_C920_ABC-video-index0
+                  name: close
+            """, source: "t")
+        let settings = config.cameras
+        // An exact match wins over a part; a part matches the identity or the device's name.
+        #expect(settings.pin(forIdentity: "/dev/v4l/by-id/usb-046d_HD_Pro_Webcam_C920_ABC-video-index0")?.name.name == "close")
+        #expect(settings.pin(forIdentity: "/dev/v4l/by-id/usb-046d_HD_Pro_Webcam_C920_XYZ-video-index0")?.name.name == "wide")
+        #expect(settings.pin(forIdentity: "pipewire:node.x", displayName: "HD Pro Webcam C920")?.name.name == "wide")
+        #expect(settings.pin(forIdentity: "pipewire:node.y", displayName: "Other") == nil)
+        #expect(!settings.isoEnabled(forIdentity: "usb-C920-2") && settings.isoEnabled(forIdentity: "other"))
+    }
+
+    @Test func isoEncoderFollowsTheProgramUnlessSetOrPinned() throws {
+        let plain = try StudioConfiguration.parse(yaml: "video:\n  encoder: vaapi\n", source: "t")
+        #expect(plain.cameras.isoEncoder(forIdentity: "x", program: plain.video.encoder) == .vaapi)
+        let config = try StudioConfiguration.parse(yaml: """
+            cameras:
+              iso_encoder: auto
+              pins:
+                - match: C920
+                  name: wide
+                  encoder: x264
+            """, source: "t")
+        #expect(config.cameras.isoEncoder(forIdentity: "usb-C920", program: .vaapi) == .x264)
+        #expect(config.cameras.isoEncoder(forIdentity: "other", program: .vaapi) == .auto)
+        #expect(throws: ConfigError.self) {
+            try StudioConfiguration.parse(yaml: "cameras:\n  pins:\n    - match: a\n      name: b\n      encoder: nvenc\n", source: "t")
+        }
+    }
+
     @Test func sectionsLeftEmptyKeepTheirDefaults() throws {
         let config = try StudioConfiguration.parse(yaml: "program:\nvideo:\n  preset:\noutputs:\nrecord: ~\n", source: "s.yaml")
         #expect(config == StudioConfiguration())

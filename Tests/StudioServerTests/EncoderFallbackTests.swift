@@ -67,4 +67,35 @@ import TestSupport
         let sessions = try JSONValue(parsing: try studio.run(["sessions", "--json", "--db", studio.database]).output)
         #expect(sessions["sessions"]?.arrayValue?.count == 1)
     }
+
+    /// Each ISO feed has its own encoder choice and its own mid-show fallback: with the fault injected,
+    /// the camera's ISO encoder fails after 45 frames and that feed goes on with a fresh x264 from the
+    /// failed frame, as a keyframe, on the same timeline. (x264 after x264 has the same codec parameters,
+    /// so the file goes on; a VAAPI -> x264 change starts `-g1`, covered in OutputTests.)
+    @Test func anIsoFeedFallsBackOnItsOwn() throws {
+        let studio = try StudioHarness()
+        let directory = studio.directory.appendingPathComponent("recordings")
+        try studio.serve(["--cameras", "1", "--record", directory.path, "--encoder", "x264", "--inject-encoder-fault", "45"] + Self.small)
+        #expect(waitFor(seconds: 10) { (try? studio.status())?["iso"]?[0]?["generation"]?.intValue == 1 })
+        usleep(1_500_000)
+        let iso = try #require(try studio.status()["iso"]?[0])
+        #expect(iso["encoder"] == "libx264" && iso["fallback_reason"]?.stringValue?.contains("injected encoder fault") == true, "\(iso)")
+        #expect(studio.stopServer() == .exited(0))
+
+        let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
+        let events = log["events"]?.arrayValue ?? []
+        let isoFallback = try #require(events.first { $0["kind"] == "encoder_fallback" && $0["details"]?["stage"] == "iso.cam1" })
+        #expect(isoFallback["camera"] == "cam1" && isoFallback["details"]?["generation"] == "1" && isoFallback["details"]?["kind"] == "iso")
+        #expect(events.contains { $0["kind"] == "encoder_chosen" && $0["details"]?["stage"] == "iso.cam1" })
+
+        let file = directory.appendingPathComponent("session-1-cam1.mkv")
+        let check = try MediaProbe.decodeCheck(file)
+        #expect(check.clean, "\(check.errors)")
+        let video = try MediaProbe.probe(file).videoPackets
+        let pts = video.compactMap(\.ptsMilliseconds).sorted()
+        let faultMS = 45.0 * 1000 / 30
+        #expect(video.contains { $0.isKeyframe && abs(($0.ptsMilliseconds ?? 0) - faultMS) < 50 }, "a keyframe where x264 took over")
+        let gaps = zip(pts, pts.dropFirst()).map { $1 - $0 }
+        #expect(pts.count > 90 && (gaps.max() ?? 0) < 70, "no hole in the ISO across the fallback: \(pts.count) frames, largest gap \(gaps.max() ?? 0) ms")
+    }
 }

@@ -93,6 +93,11 @@ extension EndToEndTests {
 
         try studio.serve(["--record", directory.path, "--no-iso"] + Self.isoArguments)
         #expect(try studio.json(["status"])["iso"]?.arrayValue?.isEmpty == true)
+        // The next start closed the crashed session, and its recordings with it.
+        let recovered = try studio.json(["recordings", "1"])
+        #expect(recovered["session"]?["end_reason"] == "crashed")
+        #expect(recovered["recordings"]?.arrayValue?.allSatisfy { $0["ended_at"] == recovered["session"]?["ended_at"] } == true,
+                "\(recovered)")
         usleep(1_000_000)
         #expect(studio.stopServer() == .exited(0))
         let listed = try JSONValue(parsing: try studio.run(["recordings", "--json", "--db", studio.database]).output)

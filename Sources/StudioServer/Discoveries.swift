@@ -1,0 +1,46 @@
+import StudioCore
+import StudioConfig
+import Capture
+import EventStore
+
+/// Which discoveries a server runs: test-pattern cameras when asked for (`--demo`, `--cameras N`),
+/// plus one discovery per real camera backend enabled in `cameras.backends` (or `--backends`).
+/// Each backend is created here from the configuration; the hub starts them.
+enum Discoveries {
+    /// Everything a backend needs to find and name its cameras.
+    struct Context: Sendable {
+        var options: ServerOptions
+        var namer: CameraNamer
+        var events: any EventSink
+        var log: ServerLog
+    }
+
+    static func make(_ context: Context) throws -> [any CameraDiscovery] {
+        let options = context.options
+        var discoveries: [any CameraDiscovery] = []
+        if options.testCameraCount > 0 {
+            var format = TestPatternCamera.defaultFormat
+            if let size = options.testCameraSize { (format.width, format.height) = size }
+            discoveries.append(try TestPatternDiscovery(count: options.testCameraCount, format: format, namer: context.namer))
+        }
+        for backend in options.configuration.cameras.backends.sorted() {
+            switch backend {
+            case .v4l2:
+                break  // V4L2Discovery: issue 4
+            case .pipewire:
+                break  // PipeWireDiscovery: issue 3
+            }
+        }
+        return discoveries
+    }
+
+    /// The server's namer: names persist in the event store (identity -> `camN`), and a pin in the
+    /// config (matched on identity, else on a part of the identity or the device's name) decides a
+    /// device's name.
+    static func namer(store: EventStore, settings: CameraSettings) -> CameraNamer {
+        { identity in
+            try store.cameraName(forIdentity: identity.identity, backend: identity.backend, displayName: identity.displayName,
+                                 pinnedName: settings.pin(forIdentity: identity.identity, displayName: identity.displayName)?.name)
+        }
+    }
+}
