@@ -28,7 +28,14 @@ enum Discoveries {
             case .v4l2:
                 break  // V4L2Discovery: issue 4
             case .pipewire:
-                break  // PipeWireDiscovery: issue 3
+                // The daemon at PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR; none there: said once
+                // in the log, retried every few seconds, cameras added when it appears.
+                let program = options.configuration.program
+                let log = context.log
+                discoveries.append(PipeWireDiscovery(
+                    namer: context.namer,
+                    wanted: CameraFormat(pixelFormat: .i420, width: program.width, height: program.height, frameRate: program.frameRate),
+                    report: { log.info($0) }))
             }
         }
         return discoveries

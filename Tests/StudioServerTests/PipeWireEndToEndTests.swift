@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+import Capture
+import Control
+import StudioCore
+import StudioSystem
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real binary capturing PipeWire cameras and a PipeWire microphone from a private headless daemon
+/// (TestSupport's `PipeWireRig`: deploy/pipewire-test.conf, no session manager), pushing to a real
+/// nginx-rtmp; the received stream is decoded and checked against the event log.
+@Suite(.serialized) struct PipeWireEndToEndTests {
+    static let program = ["--program", "640x360@30", "--preset", "ultrafast", "--bitrate", "1500k"]
+    static let ids: [CameraID] = ["cam1", "cam2", "cam3"]
+
+    /// Three virtual cameras showing cam1's, cam2's and cam3's ident colours, in three pixel formats.
+    static func startCameras(_ rig: PipeWireRig) throws {
+        try rig.startCamera(node: "vcam1", camera: "cam1", size: "640x480", rate: 30, format: "i420")
+        try rig.startCamera(node: "vcam2", camera: "cam2", size: "640x480", rate: 30, format: "nv12")
+        try rig.startCamera(node: "vcam3", camera: "cam3", size: "640x480", rate: 30, format: "yuy2")
+    }
+
+    /// Mono float samples of the first audio stream, at 48 kHz.
+    static func audioSamples(_ file: URL) throws -> [Float] {
+        let data = try MediaProbe.run("ffmpeg", ["-nostdin", "-v", "error", "-i", file.path, "-map", "0:a:0", "-ac", "1", "-ar", "48000",
+                                                 "-f", "f32le", "-"])
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    @Test func camerasAndMicrophoneGoOnAirWithCutsWhereTheEventsSay() throws {
+        let rig = try PipeWireRig()
+        try rig.start()
+        try Self.startCameras(rig)
+        let nginx = try NginxRTMP()
+        try nginx.start()
+        defer { nginx.stop() }
+        let studio = try StudioHarness()
+        try studio.serve(["--backends", "pipewire", "--audio", "pipewire:studio-test-mic", "--rtmp", nginx.url(stream: "pw")] + Self.program,
+                         environment: rig.environment)
+        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+
+        // `studio cameras --json`: the three nodes, named in discovery order, with what they offer and deliver.
+        let cameras = try studio.json(["cameras"])["cameras"]?.arrayValue ?? []
+        #expect(cameras.compactMap { $0["name"]?.stringValue } == ["cam1", "cam2", "cam3"])
+        let expected = [("vcam1", "I420", "i420"), ("vcam2", "NV12", "nv12"), ("vcam3", "YUY2", "yuyv")]
+        for (camera, (node, offered, delivered)) in zip(cameras, expected) {
+            #expect(camera["backend"] == "pipewire")
+            #expect(camera["identity"]?.stringValue == "pipewire:\(node)")
+            #expect(camera["state"] == "live")
+            #expect(camera["offered_modes"]?[0]?["format"]?.stringValue == offered)
+            #expect(camera["offered_modes"]?[0]?["width"]?.intValue == 640 && camera["offered_modes"]?[0]?["height"]?.intValue == 480)
+            #expect(camera["offered_modes"]?[0]?["fps"]?[0]?.doubleValue == 30)
+            #expect(camera["format"]?["pixel_format"]?.stringValue == delivered)
+            #expect(camera["format"]?["width"]?.intValue == 640 && camera["format"]?["fps"]?.doubleValue == 30)
+        }
+
+        usleep(1_200_000)
+        #expect(try studio.run(["switch", "cam3", "--socket", studio.socket]).status == 0)
+        usleep(1_200_000)
+        #expect(try studio.run(["switch", "cam2", "--socket", studio.socket]).status == 0)
+        usleep(1_200_000)
+        #expect(studio.stopServer() == .exited(0))
+
+        let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
+        let switches = EndToEndTests.events(log, kind: "switch")
+        #expect(switches.compactMap { $0["camera"]?.stringValue } == ["cam1", "cam3", "cam2"])
+        #expect(EndToEndTests.events(log, kind: "camera_added").count == 3)
+        let connected = try #require(EndToEndTests.events(log, kind: "output_connected").first)
+        let firstProgramMS = try #require(Int(connected["details"]?["first_program_ms"]?.stringValue ?? ""))
+
+        let file = try #require(nginx.recordings().first)
+        let probe = try MediaProbe.probe(file)
+        #expect(probe.video?.width == 640 && probe.video?.height == 360)
+        #expect(probe.audio?.codecName == "aac" && probe.audio?.sampleRate == 48000 && probe.audio?.channels == 2)
+        let frames = try MediaProbe.videoFrames(file)
+        let thumbnails = try MediaProbe.tinyFrames(file)
+        try #require(frames.count == thumbnails.count && frames.count > 60)
+        let shown = thumbnails.map { EndToEndTests.camera(in: $0, among: Self.ids) }
+        // Exactly cam1, then cam3, then cam2 on air; each cut where its event says.
+        var runs: [CameraID] = []
+        for camera in shown.compactMap({ $0 }) where runs.last != camera { runs.append(camera) }
+        #expect(runs == ["cam1", "cam3", "cam2"])
+        #expect(shown.allSatisfy { $0 != nil }, "every frame shows a camera (no slate)")
+        for (camera, event) in zip(["cam3", "cam2"], switches.dropFirst()) {
+            let programMS = try #require(event["program_ms"]?.intValue)
+            let first = try #require(shown.firstIndex { $0 == CameraID(camera) }, "\(camera) never appears")
+            let recordedMS = try #require(frames[first].ptsMilliseconds)
+            #expect(abs(recordedMS + Double(firstProgramMS) - Double(programMS)) < 1.5,
+                    "\(camera): event says \(programMS) ms, stream shows it first at \(recordedMS) + \(firstProgramMS) ms")
+        }
+
+        // The audio track carries the microphone: audiotestsrc's 440 Hz sine (after the first second,
+        // which may hold the silence before the microphone was linked).
+        let samples = try Self.audioSamples(file)
+        try #require(samples.count > 48_000 * 2)
+        let window = Array(samples[48_000..<(48_000 * 2)])
+        let rms = (window.map { $0 * $0 }.reduce(0, +) / Float(window.count)).squareRoot()
+        let crossings = zip(window, window.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
+        #expect(rms > 0.05, "tone level \(rms)")
+        #expect(abs(crossings - 440) <= 10, "\(crossings) Hz")
+    }
+
+    @Test func aCameraKilledMidStreamShowsTheSlateAndComesBackUnderItsName() throws {
+        let rig = try PipeWireRig()
+        try rig.start()
+        try Self.startCameras(rig)
+        let nginx = try NginxRTMP()
+        try nginx.start()
+        defer { nginx.stop() }
+        let studio = try StudioHarness()
+        try studio.serve(["--backends", "pipewire", "--rtmp", nginx.url(stream: "pw")] + Self.program, environment: rig.environment)
+        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(try studio.run(["switch", "cam2", "--socket", studio.socket]).status == 0)
+        usleep(1_000_000)
+        // cam2's producer dies (SIGKILL, like a camera yanked out): the program shows the slate.
+        rig.stopCamera(node: "vcam2")
+        #expect(waitFor(seconds: 3) {
+            let cameras = (try? studio.json(["cameras"]))?["cameras"]?.arrayValue ?? []
+            return cameras.first { $0["name"] == "cam2" }?["state"] == "lost"
+        })
+        usleep(1_000_000)
+        try rig.startCamera(node: "vcam2", camera: "cam2", size: "640x480", rate: 30, format: "nv12")
+        #expect(waitFor(seconds: 5) {
+            let cameras = (try? studio.json(["cameras"]))?["cameras"]?.arrayValue ?? []
+            return cameras.first { $0["name"] == "cam2" }?["state"] == "live"
+        })
+        usleep(1_000_000)
+        let status = try studio.json(["status"])
+        #expect(status["program"]?["source"] == "cam2", "still on cam2, without operator action")
+        #expect((status["program"]?["fps"]?.doubleValue ?? 0) > 20, "the program kept its frame rate")
+        #expect(studio.stopServer() == .exited(0))
+
+        let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
+        let lost = EndToEndTests.events(log, kind: "camera_lost")
+        let returned = EndToEndTests.events(log, kind: "camera_returned")
+        #expect(lost.compactMap { $0["camera"]?.stringValue } == ["cam2"])
+        #expect(returned.compactMap { $0["camera"]?.stringValue } == ["cam2"])
+
+        // On air: cam2, the slate (no camera), cam2 again; never another camera in cam2's place.
+        let file = try #require(nginx.recordings().first)
+        let shown = try MediaProbe.tinyFrames(file).map { EndToEndTests.camera(in: $0, among: Self.ids) }
+        var runs: [String] = []
+        for camera in shown.map({ $0?.name ?? "slate" }) where runs.last != camera { runs.append(camera) }
+        #expect(runs.drop { $0 != "cam2" }.elementsEqual(["cam2", "slate", "cam2"]), "\(runs)")
+    }
+}
