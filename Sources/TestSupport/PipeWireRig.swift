@@ -118,11 +118,24 @@ public final class PipeWireRig: @unchecked Sendable {
     /// Starts a virtual camera publishing node `node` with `camera`'s test pattern, and waits until it says
     /// it is ready (its node exists). Replaces (ends) an earlier producer of the same node name.
     @discardableResult
-    public func startCamera(node: String, camera: String, size: String = "640x480", rate: Int = 30, format: String = "i420") throws -> ChildProcess {
+    public func startCamera(node: String, camera: String, size: String = "640x480", rate: Int = 30, format: String = "i420",
+                            extraArguments: [String] = []) throws -> ChildProcess {
+        try startProducer(node: node, arguments: ["--node", node, "--camera", camera, "--size", size, "--rate", String(rate), "--format", format]
+                          + extraArguments)
+    }
+
+    /// Starts a virtual microphone (`pw-virtual-camera --beep`): an Audio/Source named `node`, silent but
+    /// for a 1 kHz beep in the first 100 ms of every whole second of CLOCK_MONOTONIC.
+    @discardableResult
+    public func startBeeper(node: String) throws -> ChildProcess {
+        try startProducer(node: node, arguments: ["--node", node, "--beep", "1"])
+    }
+
+    private func startProducer(node: String, arguments: [String]) throws -> ChildProcess {
         guard FileManager.default.isExecutableFile(atPath: Self.cameraExecutable) else { throw Failure.notInstalled(Self.cameraExecutable) }
         stopCamera(node: node)
         let child = try ChildProcess(executable: Self.cameraExecutable,
-                                     arguments: ["--node", node, "--camera", camera, "--size", size, "--rate", String(rate), "--format", format],
+                                     arguments: arguments,
                                      environment: environment,
                                      outputDirectory: runtimeDirectory.appendingPathComponent("logs/\(node)-\(UUID().uuidString.prefix(4))"))
         lock.withLock { cameras[node] = child }
@@ -140,7 +153,7 @@ public final class PipeWireRig: @unchecked Sendable {
         throw Failure.didNotStart("pw-virtual-camera \(node) never became ready: \(child.errorText())")
     }
 
-    /// Kills the producer of `node` (SIGKILL by default: a camera unplugged) and waits until it is gone.
+    /// Kills the producer (camera or beeper) of `node` (SIGKILL by default: a camera unplugged) and waits until it is gone.
     public func stopCamera(node: String, signal: Int32 = SIGKILL) {
         guard let child = lock.withLock({ cameras.removeValue(forKey: node) }) else { return }
         child.terminate(signal: signal)

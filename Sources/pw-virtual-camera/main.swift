@@ -3,7 +3,13 @@
 // after scaling and H.264) and a running timecode (the frame counter), at a fixed size and rate.
 //
 //   pw-virtual-camera --node NODE_NAME --camera cam2 [--size 640x480] [--rate 30] [--format i420|nv12|yuy2]
-//                     [--description TEXT]
+//                     [--description TEXT] [--flash 1]
+//   pw-virtual-camera --node NODE_NAME --beep 1
+//
+// --flash 1: frames are due on whole seconds of CLOCK_MONOTONIC, and the frame due on each whole second
+// is all white (a known video event). --beep 1: an Audio/Source instead (48 kHz stereo float) that is
+// silent except for a 1 kHz beep during the first 100 ms of each whole second of CLOCK_MONOTONIC (a
+// known audio event at the same instants). Together they measure A/V sync through the whole pipeline.
 //
 // It connects to PIPEWIRE_REMOTE (or pipewire-0 in XDG_RUNTIME_DIR), prints `ready` once its node is
 // streaming-capable, and runs until it is killed. The stream is its own driver: a thread renders frame
@@ -35,7 +41,9 @@ while !argumentList.isEmpty {
     guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2]") }
     options[key] = argumentList.removeFirst()
 }
+if let nodeName = options["--node"], options["--beep"] != nil { Beeper.run(nodeName: nodeName) }
 guard let nodeName = options["--node"], let cameraName = options["--camera"] else { fail("--node and --camera are required") }
+let flash = options["--flash"] != nil
 let sizeParts = options["--size"]!.split(separator: "x").compactMap { Int($0) }
 guard sizeParts.count == 2, sizeParts[0] >= 16, sizeParts[1] >= 16, sizeParts[0] % 2 == 0, sizeParts[1] % 2 == 0 else { fail("bad --size") }
 guard let rateValue = Int32(options["--rate"]!), (1...120).contains(rateValue) else { fail("bad --rate") }
@@ -79,8 +87,9 @@ final class Producer: @unchecked Sendable {
     let wire: WireFormat
     let width: Int
     let height: Int
-    /// The newest rendered picture, handed from the render thread to the process callback.
-    let latest = Mutex<VideoFrame?>(nil)
+    /// The newest rendered picture (and whether it is to be sent as a white flash instead), handed
+    /// from the render thread to the process callback.
+    let latest = Mutex<(frame: VideoFrame, flash: Bool)?>(nil)
     var streaming = false
     init(stream: OpaquePointer, wire: WireFormat, width: Int, height: Int) {
         self.stream = stream
@@ -116,8 +125,12 @@ final class Producer: @unchecked Sendable {
             guard let buffer = pw_stream_dequeue_buffer(producer.stream) else { return }
             defer { pw_stream_queue_buffer(producer.stream, buffer) }
             guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
-                  let base = datas[0].data, Int(datas[0].maxsize) >= size, let frame = producer.latest.withLock({ $0 }) else { return }
-            producer.write(frame, to: base)
+                  let base = datas[0].data, Int(datas[0].maxsize) >= size, let latest = producer.latest.withLock({ $0 }) else { return }
+            if latest.flash {
+                producer.writeWhite(to: base)
+            } else {
+                producer.write(latest.frame, to: base)
+            }
             datas[0].chunk.pointee.offset = 0
             datas[0].chunk.pointee.size = UInt32(size)
             datas[0].chunk.pointee.stride = Int32(stride)
@@ -127,6 +140,23 @@ final class Producer: @unchecked Sendable {
     }
 }
 extension Producer {
+    /// A white picture in the wire layout (Y 235, chroma neutral).
+    func writeWhite(to destination: UnsafeMutableRawPointer) {
+        let bytes = destination.assumingMemoryBound(to: UInt8.self)
+        switch wire {
+        case .i420, .nv12:
+            memset(bytes, 235, width * height)
+            memset(bytes + width * height, 128, width * height / 2)
+        case .yuy2:
+            for pair in 0..<(width * height / 2) {
+                bytes[pair * 4] = 235
+                bytes[pair * 4 + 1] = 128
+                bytes[pair * 4 + 2] = 235
+                bytes[pair * 4 + 3] = 128
+            }
+        }
+    }
+
     /// Copies `frame` (I420 or NV12 in the pipeline's padded layout) into `destination` in the wire layout.
     func write(_ frame: VideoFrame, to destination: UnsafeMutableRawPointer) {
         switch wire {
@@ -176,13 +206,16 @@ guard pw_thread_loop_start(loop) >= 0 else { fail("pw_thread_loop_start failed")
 say("ready \(nodeName) \(cameraName) \(wire.rawValue) \(width)x\(height)@\(rateValue)")
 
 // The render thread's body: frame n is due at origin + n/rate, whatever the consumers do.
-let origin = MonotonicClock.now()
+// With --flash, frames are due on the whole-second grid of CLOCK_MONOTONIC (frame 0 on the next second).
+let origin = flash ? (MonotonicClock.now() / 1_000_000_000 + 1) * 1_000_000_000 : MonotonicClock.now()
+let framesPerSecond = UInt64(rate.numerator) / UInt64(max(rate.denominator, 1))
 let renderFormat = CameraFormat(pixelFormat: wire == .nv12 ? .nv12 : .i420, width: width, height: height, frameRate: rate)
 TestPatternCamera.renderFrames(of: CameraID(cameraName), format: renderFormat, count: Int.max) { frame in
     let tick = Int64(frame.sequence)
     let due = origin + UInt64(tick) * 1_000_000_000 * UInt64(rate.denominator) / UInt64(rate.numerator)
     MonotonicClock.sleep(until: due)
-    producer.latest.withLock { $0 = frame }
+    let isFlash = flash && framesPerSecond > 0 && UInt64(tick) % framesPerSecond == 0
+    producer.latest.withLock { $0 = (frame, isFlash) }
     pw_thread_loop_lock(loop)
     if producer.streaming { _ = pw_stream_trigger_process(stream) }
     pw_thread_loop_unlock(loop)
