@@ -160,6 +160,29 @@ public final class PipeWireRig: @unchecked Sendable {
         child.wait(timeout: 5)
     }
 
+    /// Starts a session manager beside the daemon: a private D-Bus session bus (`dbus-daemon`, which
+    /// WirePlumber needs) and `wireplumber`, and waits (up to 5 s) until WirePlumber is a client of the
+    /// daemon. Both end with the rig.
+    public func startSessionManager() throws {
+        for tool in ["/usr/bin/dbus-daemon", "/usr/bin/wireplumber", "/usr/bin/pw-cli"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            throw Failure.notInstalled(tool)
+        }
+        let bus = runtimeDirectory.appendingPathComponent("bus").path
+        try startHelper(executable: "/usr/bin/dbus-daemon", arguments: ["--session", "--address=unix:path=\(bus)", "--nofork", "--nopidfile"])
+        let deadline = MonotonicClock.now() + 5_000_000_000
+        while !FileManager.default.fileExists(atPath: bus), MonotonicClock.now() < deadline { MonotonicClock.sleep(seconds: 0.01) }
+        let wireplumber = try startHelper(executable: "/usr/bin/wireplumber", extraEnvironment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(bus)"])
+        while MonotonicClock.now() < deadline {
+            if wireplumber.hasExited { throw Failure.didNotStart("wireplumber exited: \(wireplumber.errorText())") }
+            let probe = try ChildProcess(executable: "/usr/bin/pw-cli", arguments: ["ls", "Client"], environment: environment,
+                                         outputDirectory: runtimeDirectory.appendingPathComponent("logs/pw-cli"))
+            probe.wait(timeout: 5)
+            if probe.outputText().contains("\"WirePlumber\"") { return }
+            MonotonicClock.sleep(seconds: 0.05)
+        }
+        throw Failure.didNotStart("wireplumber never became a client of the daemon: \(wireplumber.errorText())")
+    }
+
     /// Runs another client of this daemon (for example `wireplumber`), ended with the rig.
     @discardableResult
     public func startHelper(executable: String, arguments: [String] = [], extraEnvironment: [String: String] = [:]) throws -> ChildProcess {

@@ -320,3 +320,58 @@ enum PipeWireDiscoveryProbe {
         return discovery.cameras
     }
 }
+
+/// The same rig with a session manager (WirePlumber on a private D-Bus bus). Under WirePlumber 0.4 a
+/// stream without PW_STREAM_FLAG_DONT_RECONNECT was re-routed to another camera when its own vanished;
+/// here a lost camera must stay lost and never deliver another camera's picture.
+@Suite(.serialized) struct PipeWireWirePlumberTests {
+    @Test func aVanishedCameraStaysLostAndComesBackUnderItsNameWithWirePlumber() throws {
+        let rig = try PipeWireRig()
+        try rig.start()
+        try rig.startSessionManager()
+        try rig.startCamera(node: "vcam-a", camera: "cam1", size: "320x240", rate: 30, format: "i420")
+        try rig.startCamera(node: "vcam-b", camera: "cam2", size: "320x240", rate: 30, format: "i420")
+        let namer = MemoryNamer(), log = DiscoveryLog()
+        let discovery = PipeWireDiscovery(namer: namer.namer, wanted: program, remote: rig.remote, report: log.report)
+        discovery.start(onAdded: log.onAdded, onRemoved: log.onRemoved)
+        defer { discovery.stop() }
+        let cameras = discovery.cameras
+        try #require(cameras.count == 2)
+        for camera in cameras { camera.start() }
+        defer { for camera in cameras { camera.stop() } }
+        #expect(waitUntil(seconds: 5) { cameras.allSatisfy { $0.state == .live } }, "\(cameras.map { "\($0.id): \($0.state) \($0.problem ?? "")" })")
+        let a = try #require(cameras.first { $0.nodeName == "vcam-a" })
+        let frame = try #require(a.frames.latest().value)
+        #expect(TestPatternCamera.camera(in: frame, among: ["cam1", "cam2"]) == "cam1")
+
+        // Watch every frame cam1's camera publishes from now on: none may show cam2.
+        let foreign = Mutex(0)
+        let watcher = NamedThread.start(name: "test.watch") {
+            var version = a.frames.latest().version
+            let end = MonotonicClock.now() + 2_000_000_000
+            while MonotonicClock.now() < end {
+                let next = a.frames.waitForNewer(than: version, timeoutSeconds: 0.1)
+                if next.version > version, let frame = next.value,
+                   TestPatternCamera.camera(in: frame, among: ["cam1", "cam2"]) != "cam1" { foreign.withLock { $0 += 1 } }
+                version = next.version
+            }
+        }
+        rig.stopCamera(node: "vcam-a")
+        #expect(waitUntil(seconds: 3) { log.entries.withLock { $0.last } == .removed(a.id) })
+        watcher.join()
+        #expect(foreign.withLock { $0 } == 0, "cam1's camera delivered another camera's picture")
+        #expect(a.state == .stopped)
+
+        try rig.startCamera(node: "vcam-a", camera: "cam1", size: "320x240", rate: 30, format: "i420")
+        #expect(waitUntil(seconds: 3) { log.entries.withLock { $0.last } == .added(a.id) })
+        let returned = try #require(log.camera(a.id))
+        returned.start()
+        defer { returned.stop() }
+        #expect(waitUntil(seconds: 5) { returned.state == .live }, "\(returned.problem ?? "")")
+        let back = try #require(returned.frames.latest().value)
+        #expect(TestPatternCamera.camera(in: back, among: ["cam1", "cam2"]) == "cam1")
+        // The other camera went on undisturbed.
+        let b = try #require(cameras.first { $0.nodeName == "vcam-b" })
+        #expect(b.state == .live)
+    }
+}

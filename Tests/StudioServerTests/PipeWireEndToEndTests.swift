@@ -103,9 +103,12 @@ import Glibc
         #expect(abs(crossings - 440) <= 10, "\(crossings) Hz")
     }
 
-    @Test func aCameraKilledMidStreamShowsTheSlateAndComesBackUnderItsName() throws {
+    /// Without a session manager, and with WirePlumber running.
+    @Test(arguments: [false, true])
+    func aCameraKilledMidStreamShowsTheSlateAndComesBackUnderItsName(withWirePlumber: Bool) throws {
         let rig = try PipeWireRig()
         try rig.start()
+        if withWirePlumber { try rig.startSessionManager() }
         try Self.startCameras(rig)
         let nginx = try NginxRTMP()
         try nginx.start()
