@@ -229,7 +229,7 @@ extension PipeWireMicrophone {
                     let captured = buffer.withLock { buffer -> Int in
                         // Play captured audio only with a quantum or two queued (a jitter buffer), so a
                         // quantum arriving a little late does not become a gap; start over after a gap.
-                        let target = max(2 * buffer.largestQuantum, rate / 50)
+                        let target = min(max(2 * buffer.largestQuantum, rate / 25), rate / 8)
                         if !playing, buffer.ring.frames >= target { playing = true }
                         guard playing else { return 0 }
                         // A source running a little fast (its own clock) must not build up delay.
@@ -241,7 +241,7 @@ extension PipeWireMicrophone {
                     let chunk = AudioChunk(format: format, samples: samples, pts: MediaTime(count: next, rate: Rational(Int32(rate))),
                                            firstSample: next)
                     next += Int64(count)
-                    let (target, discarded) = buffer.withLock { (max(2 * $0.largestQuantum, rate / 50), $0.discarded) }
+                    let (target, discarded) = buffer.withLock { (min(max(2 * $0.largestQuantum, rate / 25), rate / 8), $0.discarded) }
                     status.withLock {
                         $0.framesDelivered += Int64(count)
                         $0.framesCaptured += Int64(captured)
@@ -315,7 +315,7 @@ extension PipeWireMicrophone {
             // Without a session manager nobody configures the stream's ports: ask for one DSP port per
             // channel (what the links below connect to), the converter turning them into our format.
             pw_properties_set(properties, "adapter.auto-port-config", "{ mode = dsp monitor = false control = false position = preserve }")
-            pw_properties_set(properties, "node.latency", "480/\(format.sampleRate)")
+            pw_properties_set(properties, "node.latency", "1024/\(format.sampleRate)")
             guard let stream = pw_stream_new(core, "studio microphone", properties) else { return }
             self.stream = stream
             linked = false

@@ -28,7 +28,7 @@ final class Beeper: @unchecked Sendable {
         pw_properties_set(properties, "node.description", "Beeper (1 kHz, 100 ms on every whole second)")
         // One DSP port per channel (FL, FR), so a client can link per channel without a session manager.
         pw_properties_set(properties, "adapter.auto-port-config", "{ mode = dsp monitor = false control = false position = preserve }")
-        pw_properties_set(properties, "node.latency", "480/48000")
+        pw_properties_set(properties, "node.latency", "1024/48000")
         guard let stream = pw_stream_new(core, nodeName, properties) else { fail("pw_stream_new failed") }
         let beeper = Beeper()
         beeper.stream = stream

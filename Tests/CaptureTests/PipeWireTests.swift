@@ -107,7 +107,12 @@ private let program = CameraFormat(pixelFormat: .i420, width: 1280, height: 720,
     }
 }
 
+/// Everything that starts PipeWire daemons and producers, one test at a time (2 cores: several rigs at
+/// once starve each other's audio).
+@Suite(.serialized) enum PipeWireDaemonTests {}
+
 /// Against a real private PipeWire daemon (deploy/pipewire-test.conf) and real producer processes.
+extension PipeWireDaemonTests {
 @Suite(.serialized) struct PipeWireRigTests {
     let rig: PipeWireRig
 
@@ -225,7 +230,7 @@ private let program = CameraFormat(pixelFormat: .i420, width: 1280, height: 720,
         let mic = PipeWireMicrophone(nodeName: "studio-test-mic", remote: rig.remote) { chunk in chunks.withLock { $0.append(chunk) } }
         let origin = MonotonicClock.now()
         mic.start(origin: origin)
-        #expect(waitUntil(seconds: 3) { mic.status.framesCaptured > 48_000 / 2 }, "\(mic.status)")
+        #expect(waitUntil(seconds: 4) { mic.status.framesCaptured > 48_000 }, "\(mic.status)")
         mic.stop()
         let all = chunks.withLock { $0 }
         // One gap-free timeline from sample 0, pts from the sample index.
@@ -236,16 +241,17 @@ private let program = CameraFormat(pixelFormat: .i420, width: 1280, height: 720,
             next += Int64(chunk.frameCount)
         }
         #expect(mic.status.node == nil || mic.status.node == "studio-test-mic")
-        // The last 0.25 s is captured tone: both channels equal, a 440 Hz sine (audiotestsrc's default).
+        // The last 0.5 s is captured tone: both channels equal, a 440 Hz sine (audiotestsrc's default).
         let samples = all.flatMap(\.samples)
-        let tail = Array(samples.suffix(48_000 / 4 * 2))
+        let tail = Array(samples.suffix(48_000 / 2 * 2))
         let left = stride(from: 0, to: tail.count, by: 2).map { tail[$0] }, right = stride(from: 1, to: tail.count, by: 2).map { tail[$0] }
-        let rms = (left.map { $0 * $0 }.reduce(0, +) / Float(left.count)).squareRoot()
-        #expect(rms > 0.05, "tone level \(rms)")
+        let tone = ToneAnalysis(samples: left)
+        #expect(tone.level > 0.05, "tone level \(tone.level)")
         #expect(zip(left, right).allSatisfy { abs($0 - $1) < 1e-4 })
-        let crossings = zip(left, left.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
-        let frequency = Double(crossings) / (Double(left.count) / 48_000)
-        #expect(abs(frequency - 440) < 15, "tone at \(frequency) Hz")
+        // A loaded machine (no realtime priority here) may drop a quantum now and then: the frequency is
+        // measured over the sound only, and most of the half second must be sound.
+        #expect(abs(tone.frequency - 440) < 25, "tone at \(tone.frequency) Hz")
+        #expect(tone.soundFraction > 0.6, "sound in \(tone.soundFraction * 100) % of the last 0.5 s")
     }
 
     @Test func microphoneGoesSilentOnTheClockWhenItsNodeVanishesAndPicksItUpAgain() throws {
@@ -270,8 +276,10 @@ private let program = CameraFormat(pixelFormat: .i420, width: 1280, height: 720,
         #expect(messages.withLock { $0 }.contains { $0.contains("went away") })
     }
 }
+}
 
 /// Without a daemon: clear state, no hang, and the discovery connects when one appears.
+extension PipeWireDaemonTests {
 @Suite(.serialized) struct PipeWireNoDaemonTests {
     @Test func noDaemonSaysSoOnceAndPicksUpADaemonThatAppearsLater() throws {
         let rig = try PipeWireRig()
@@ -312,6 +320,7 @@ private let program = CameraFormat(pixelFormat: .i420, width: 1280, height: 720,
         #expect(mic.status.node == nil && mic.status.framesCaptured == 0)
     }
 }
+}
 
 /// Reads a discovery's first report without keeping its thread running.
 enum PipeWireDiscoveryProbe {
@@ -324,6 +333,7 @@ enum PipeWireDiscoveryProbe {
 /// The same rig with a session manager (WirePlumber on a private D-Bus bus). Under WirePlumber 0.4 a
 /// stream without PW_STREAM_FLAG_DONT_RECONNECT was re-routed to another camera when its own vanished;
 /// here a lost camera must stay lost and never deliver another camera's picture.
+extension PipeWireDaemonTests {
 @Suite(.serialized) struct PipeWireWirePlumberTests {
     @Test func aVanishedCameraStaysLostAndComesBackUnderItsNameWithWirePlumber() throws {
         let rig = try PipeWireRig()
@@ -374,4 +384,5 @@ enum PipeWireDiscoveryProbe {
         let b = try #require(cameras.first { $0.nodeName == "vcam-b" })
         #expect(b.state == .live)
     }
+}
 }
