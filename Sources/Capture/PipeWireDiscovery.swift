@@ -102,6 +102,12 @@ public final class PipeWireDiscovery: CameraDiscovery {
         }
 
         private func run() {
+            // A discovery dropped without stop(): its connection ends with the thread.
+            defer {
+                session?.close()
+                session = nil
+                status.withLock { $0.connected = false }
+            }
             var nextAttempt = MonotonicClock.now() + UInt64(retryInterval * 1e9)
             while !worker.isStopRequested {
                 if session == nil {

@@ -1,6 +1,8 @@
-/// What a run of mono samples holds: the frequency of its sine (upward zero crossings per second of
-/// sound), how much of it is sound at all (10 ms blocks louder than -34 dBFS RMS with no gap: no run of
-/// 1 ms of digital silence), and the RMS level of the sound. Gaps (a loaded machine's audio dropouts) count against `soundFraction`, not `frequency`.
+/// What a run of mono samples holds: the frequency of its sine, how much of it is sound at all (10 ms
+/// blocks louder than -34 dBFS RMS with no gap: no run of 1 ms of digital silence), and the RMS level
+/// of the sound. The frequency is the sample rate over the median distance between upward zero
+/// crossings inside sound, so gaps and the odd discontinuity (a loaded machine's dropouts) count
+/// against `soundFraction`, not against `frequency`.
 public struct ToneAnalysis: Sendable {
     public var frequency: Double
     public var soundFraction: Double
@@ -8,7 +10,7 @@ public struct ToneAnalysis: Sendable {
 
     public init(samples: [Float], sampleRate: Int = 48_000) {
         let block = max(1, sampleRate / 100)
-        var crossings = 0, voiced = 0, energy: Float = 0
+        var voiced = 0, energy: Float = 0, intervals: [Int] = []
         var start = 0
         while start + block <= samples.count {
             let chunk = samples[start..<(start + block)]
@@ -21,12 +23,17 @@ public struct ToneAnalysis: Sendable {
             if (sum / Float(block)).squareRoot() > 0.02, longestSilentRun < sampleRate / 1000 {
                 voiced += block
                 energy += sum
-                crossings += zip(chunk, chunk.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
+                var last: Int?
+                for index in chunk.indices.dropFirst() where samples[index - 1] < 0 && samples[index] >= 0 {
+                    if let last { intervals.append(index - last) }
+                    last = index
+                }
             }
             start += block
         }
-        frequency = voiced > 0 ? Double(crossings) / (Double(voiced) / Double(sampleRate)) : 0
-        soundFraction = samples.count >= block ? Double(voiced) / Double(start) : 0
+        let median = intervals.sorted().dropFirst(intervals.count / 2).first
+        frequency = median.map { Double(sampleRate) / Double($0) } ?? 0
+        soundFraction = start > 0 ? Double(voiced) / Double(start) : 0
         level = voiced > 0 ? (energy / Float(voiced)).squareRoot() : 0
     }
 }
