@@ -254,6 +254,23 @@ extension PipeWireDaemonTests {
         #expect(tone.soundFraction > 0.6, "sound in \(tone.soundFraction * 100) % of the last 0.5 s")
     }
 
+    @Test func aMicrophoneNodeThatGoesAndReturnsIsPickedUpAgain() throws {
+        try rig.startBeeper(node: "vbeep")
+        let mic = PipeWireMicrophone(nodeName: "vbeep", remote: rig.remote) { _ in }
+        mic.start(origin: MonotonicClock.now())
+        defer { mic.stop() }
+        #expect(waitUntil(seconds: 3) { mic.status.connections == 1 && mic.status.framesCaptured > 4_800 }, "\(mic.status)")
+        #expect(mic.status.node == "vbeep")
+        rig.stopCamera(node: "vbeep")
+        #expect(waitUntil(seconds: 2) { mic.status.node == nil })
+        let captured = mic.status.framesCaptured
+        MonotonicClock.sleep(seconds: 0.3)
+        #expect(mic.status.framesCaptured - captured < 2_400, "nothing captured while the node is gone")
+        try rig.startBeeper(node: "vbeep")
+        #expect(waitUntil(seconds: 4) { mic.status.connections == 2 && mic.status.framesCaptured > captured + 4_800 }, "\(mic.status)")
+        #expect(mic.status.node == "vbeep")
+    }
+
     @Test func microphoneGoesSilentOnTheClockWhenItsNodeVanishesAndPicksItUpAgain() throws {
         let delivered = Mutex<Int64>(0)
         let messages = Mutex<[String]>([])
