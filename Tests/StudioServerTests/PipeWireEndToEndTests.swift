@@ -38,8 +38,8 @@ import Glibc
         try nginx.start()
         defer { nginx.stop() }
         let studio = try StudioHarness()
-        try studio.serve(["--backends", "pipewire", "--audio", "pipewire:studio-test-mic", "--rtmp", nginx.url(stream: "pw")] + Self.program,
-                         environment: rig.environment)
+        let server = try studio.serve(["--backends", "pipewire", "--audio", "pipewire:studio-test-mic", "--rtmp", nginx.url(stream: "pw")] + Self.program,
+                                      environment: rig.environment)
         #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
 
         // `studio cameras --json`: the three nodes, named in discovery order, with what they offer and deliver.
@@ -106,7 +106,10 @@ import Glibc
         let profile = stride(from: 0, to: samples.count - 24_000, by: 24_000).map {
             Int(ToneAnalysis(samples: Array(samples[$0..<($0 + 24_000)])).soundFraction * 100)
         }
-        #expect(tone.soundFraction > 0.6, "sound in \(tone.soundFraction * 100) % of the audio; per half second from the start: \(profile)")
+        #expect(tone.soundFraction > 0.6, """
+            sound in \(tone.soundFraction * 100) % of the audio; per half second from the start: \(profile); \
+            server: \(server.errorText().split(separator: "\n").filter { $0.contains("PipeWire") || $0.contains("stopping") })
+            """)
     }
 
     /// Without a session manager, and with WirePlumber running.
