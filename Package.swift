@@ -28,12 +28,14 @@ let package = Package(
         .target(name: "StudioSystem", dependencies: ["StudioCore", "CSystem"]),
         // glibc calls that need _GNU_SOURCE or are variadic.
         .target(name: "CSystem"),
+        // V4L2 ioctl numbers and pixel-format codes (function-like macros Swift cannot import), ioctl itself.
+        .target(name: "CV4L2"),
 
         // Bitmap font, fills and text on I420/NV12 frames: test-pattern pictures (Capture) and slates (Switcher).
         .target(name: "FrameDrawing", dependencies: ["StudioCore"]),
 
         // The pipeline stages (adapters). They depend inward only, never on each other.
-        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CPipeWire"]),
+        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CV4L2", "CFFmpeg", "CPipeWire"]),
         // Test and benchmark helper: a PipeWire Video/Source publishing a test-pattern camera's pictures.
         .executableTarget(name: "pw-virtual-camera", dependencies: ["Capture", "CPipeWire", "StudioCore", "StudioSystem"]),
         .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CFFmpeg"]),
@@ -67,6 +69,8 @@ let package = Package(
         .testTarget(name: "StudioSystemTests", dependencies: ["StudioSystem"]),
         .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
         // Switcher tests drive the switcher with real test-pattern cameras (Capture); the modules themselves never meet.
+        // V4L2 against the kernel's vivid driver: runs inside the VM (scripts/vm/run.sh), skipped on a host without vivid.
+        .testTarget(name: "V4L2Tests", dependencies: ["Capture", "CV4L2", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "SwitcherTests", dependencies: ["Switcher", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
         .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),

@@ -18,6 +18,10 @@ packages=(
   libpipewire-0.3-dev libspa-0.2-dev pipewire pipewire-bin
   # test: the session-manager case (WirePlumber needs a D-Bus session bus: dbus-daemon)
   wireplumber dbus-daemon
+  # test: V4L2 cameras are tested against the kernel's vivid driver inside a qemu VM (scripts/vm/):
+  # Debian's kernel (vivid is a module there), qemu (TCG), a busybox initramfs made with cpio, the
+  # kernel's xz payload unpacked for PVH boot, modprobe, and v4l2-ctl to disconnect a camera
+  qemu-system-x86 linux-image-amd64 busybox-static kmod cpio xz-utils v4l-utils
 )
 
 missing=()

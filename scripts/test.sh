@@ -7,3 +7,6 @@ export PATH="/opt/swift/usr/bin:$PATH"
 scripts/setup.sh
 swift build --build-tests
 swift test --skip-build
+# V4L2 against the kernel's vivid driver: the host kernel has no V4L2, so the V4L2 tests run again inside
+# a qemu VM (one boot, the test bundle built above; on the host their vivid suites are skipped).
+scripts/vm/test-v4l2.sh .build

@@ -13,7 +13,7 @@ struct ConfigDecoder {
     private static let audioKeys = ["source", "bitrate"]
     private static let outputKeys = ["url", "name"]
     private static let cameraKeys = ["backends", "demo", "pins", "iso", "iso_preset", "iso_encoder"]
-    private static let pinKeys = ["match", "name", "iso", "encoder"]
+    private static let pinKeys = ["match", "name", "iso", "encoder", "size", "fps", "controls"]
 
     func decode(_ root: ConfigNode) throws(ConfigError) -> StudioConfiguration {
         var config = StudioConfiguration()
@@ -262,9 +262,40 @@ struct ConfigDecoder {
             var name: (text: String, line: Int)?
             var iso: Bool?
             var encoder: EncoderChoice?
+            var size: (width: Int, height: Int)?
+            var fps: Rational?
+            var controls: [(name: String, value: String)] = []
             for entry in entries {
                 let keyPath = path + "." + entry.key
                 guard Self.pinKeys.contains(entry.key) else { throw unknownKey(entry, parent: path, known: Self.pinKeys) }
+                if entry.key == "size" {
+                    guard let text = try scalar(entry, keyPath: keyPath, expected: "WIDTHxHEIGHT") else { continue }
+                    let parts = text.lowercased().split(separator: "x")
+                    guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (16...7680).contains(w), (16...4320).contains(h) else {
+                        throw fail(entry.keyLine, keyPath, "expected WIDTHxHEIGHT (for example 1280x720), got \(quoted(text))")
+                    }
+                    size = (w, h)
+                    continue
+                }
+                if entry.key == "fps" {
+                    guard let text = try scalar(entry, keyPath: keyPath, expected: "a frame rate") else { continue }
+                    guard let rate = Rational(parsingRate: text) else {
+                        throw fail(entry.keyLine, keyPath, "expected a frame rate (30, 29.97, 30000/1001), got \(quoted(text))")
+                    }
+                    fps = rate
+                    continue
+                }
+                if entry.key == "controls" {
+                    if entry.value.isNull { continue }
+                    guard case .mapping(let settings) = entry.value.value else {
+                        throw fail(entry.keyLine, keyPath, "expected a mapping of control names to values (for example brightness: 140), got \(describe(entry.value))")
+                    }
+                    for setting in settings {
+                        guard let value = try scalar(setting, keyPath: keyPath + "." + setting.key, expected: "a value") else { continue }
+                        controls.append((setting.key, value))
+                    }
+                    continue
+                }
                 if entry.key == "iso" {
                     iso = try boolean(entry, keyPath: keyPath)
                     continue
@@ -291,7 +322,8 @@ struct ConfigDecoder {
             }
             matchLines[match.text] = match.line
             nameLines[name.text] = name.line
-            pins.append(CameraPin(match: match.text, name: CameraID(name.text), iso: iso, encoder: encoder))
+            pins.append(CameraPin(match: match.text, name: CameraID(name.text), iso: iso, encoder: encoder,
+                                  size: size, fps: fps, controls: controls))
         }
         return pins
     }

@@ -96,12 +96,28 @@ public struct CameraPin: Sendable, Equatable {
     public var iso: Bool?
     /// This camera's ISO encoder (`encoder:` in the pin); nil follows `CameraSettings.isoEncoder`.
     public var encoder: EncoderChoice?
+    /// Device cameras (V4L2): the size (`size: 1280x720`) and frame rate (`fps: 30`) to ask for instead
+    /// of the mode nearest the program, and controls to set when the camera appears (`controls:`
+    /// mapping of control name to value, in order). Nil/empty: the defaults.
+    public var size: (width: Int, height: Int)?
+    public var fps: Rational?
+    public var controls: [(name: String, value: String)] = []
 
-    public init(match: String, name: CameraID, iso: Bool? = nil, encoder: EncoderChoice? = nil) {
+    public init(match: String, name: CameraID, iso: Bool? = nil, encoder: EncoderChoice? = nil,
+                size: (width: Int, height: Int)? = nil, fps: Rational? = nil, controls: [(name: String, value: String)] = []) {
         self.match = match
         self.name = name
         self.iso = iso
         self.encoder = encoder
+        self.size = size
+        self.fps = fps
+        self.controls = controls
+    }
+
+    public static func == (a: CameraPin, b: CameraPin) -> Bool {
+        a.match == b.match && a.name == b.name && a.iso == b.iso && a.encoder == b.encoder
+            && a.size?.width == b.size?.width && a.size?.height == b.size?.height && a.fps == b.fps
+            && a.controls.map(\.name) == b.controls.map(\.name) && a.controls.map(\.value) == b.controls.map(\.value)
     }
 }
 

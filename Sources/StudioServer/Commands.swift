@@ -80,6 +80,7 @@ enum ServerCommands {
                 }
             }
         }
+        CameraCommands.register(on: router, server: server, deferred: deferred)
         return router
     }
 }

@@ -26,12 +26,15 @@ enum Discoveries {
         for backend in options.configuration.cameras.backends.sorted() {
             switch backend {
             case .v4l2:
-                break  // V4L2Discovery: issue 4
+                // /dev/video* capture nodes, hot-plug through inotify; each camera picks the mode nearest the program.
+                let log = context.log
+                let settings = options.configuration.cameras
+                discoveries.append(V4L2Discovery(namer: context.namer, program: options.program, log: { log.info($0) },
+                                                 prepare: { camera in applyPinnedSettings(settings, to: camera, log: log) }))
             case .pipewire:
                 // The daemon at PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR; none there: said once
                 // in the log, retried every few seconds, cameras added when it appears.
-                let program = options.configuration.program
-                let log = context.log
+                let program = options.program, log = context.log
                 discoveries.append(PipeWireDiscovery(
                     namer: context.namer,
                     wanted: CameraFormat(pixelFormat: .i420, width: program.width, height: program.height, frameRate: program.frameRate),
@@ -39,6 +42,29 @@ enum Discoveries {
             }
         }
         return discoveries
+    }
+
+    /// A pin's `size`, `fps` and `controls` (config) for a device camera, applied before it starts and
+    /// again whenever it returns. A setting the device refuses is logged; the camera runs anyway.
+    static func applyPinnedSettings(_ settings: CameraSettings, to camera: any AdjustableCamera, log: ServerLog) {
+        guard let pin = settings.pin(forIdentity: camera.identity, displayName: camera.displayName) else { return }
+        if pin.size != nil || pin.fps != nil {
+            let request = CameraModeRequest(width: pin.size?.width, height: pin.size?.height, frameRate: pin.fps)
+            do {
+                let granted = try camera.setMode(request)
+                log.info("\(camera.id.name): config asks for \(request); the device granted \(granted)")
+            } catch {
+                log.info("\(camera.id.name): config mode \(request) not applied: \(error)")
+            }
+        }
+        for (name, value) in pin.controls {
+            do {
+                let control = try camera.setControl(name, to: value)
+                log.info("\(camera.id.name): config control \(name) = \(control.valueText ?? value)")
+            } catch {
+                log.info("\(camera.id.name): config control \(name)=\(value) not applied: \(error)")
+            }
+        }
     }
 
     /// The server's namer: names persist in the event store (identity -> `camN`), and a pin in the

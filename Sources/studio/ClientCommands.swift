@@ -21,7 +21,8 @@ struct ClientFailure: Error {
 enum ClientCommands {
     static func run(_ command: String, _ words: [String], environment: [String: String]) throws -> Int32 {
         let valued: Set<String> = command == "sessions" ? ["socket", "db", "limit"]
-            : command == "log" || command == "recordings" ? ["socket", "db"] : ["socket"]
+            : command == "log" || command == "recordings" ? ["socket", "db"]
+            : command == "camera" ? ["socket", "fps", "size"] : ["socket"]
         let arguments = try Arguments(words, command: command, valued: valued, switches: command == "switch" ? [] : ["json"])
         let json = arguments.flag("json")
         let socket = clientSocketPath(flag: arguments.value("socket"), environment: environment)
@@ -85,6 +86,31 @@ enum ClientCommands {
                 return Views.recordings(session: record, recordings: try store.recordings(sessionID: record.id))
             }
             if json { print(result.jsonText) } else { print(Format.recordings(result)) }
+        case "camera":
+            guard arguments.positionals.count == 1 else {
+                throw Arguments.Failure(message: "studio camera: expected one camera name, e.g. `studio camera cam1 --fps 30 --size 1280x720`")
+            }
+            var requestArguments: [String: JSONValue] = ["camera": .string(arguments.positionals[0])]
+            if let fps = arguments.value("fps") { requestArguments["fps"] = .string(fps) }
+            if let size = arguments.value("size") { requestArguments["size"] = .string(size) }
+            let result = try request(socket, "camera", requestArguments)
+            if json { print(result.jsonText) } else { print(Format.cameraMode(result)) }
+        case "controls":
+            guard arguments.positionals.count == 1 else {
+                throw Arguments.Failure(message: "studio controls: expected one camera name, e.g. `studio controls cam1`")
+            }
+            let result = try request(socket, "controls", ["camera": .string(arguments.positionals[0])])
+            if json { print(result.jsonText) } else { print(Format.controls(result)) }
+        case "control":
+            guard arguments.positionals.count == 2, let equals = arguments.positionals[1].firstIndex(of: "=") else {
+                throw Arguments.Failure(message: "studio control: expected a camera and NAME=VALUE, e.g. `studio control cam1 brightness=140`")
+            }
+            let setting = arguments.positionals[1]
+            let name = String(setting[..<equals]), value = String(setting[setting.index(after: equals)...])
+            let result = try request(socket, "control", ["camera": .string(arguments.positionals[0]), "name": .string(name), "value": .string(value)])
+            if json { print(result.jsonText) } else {
+                print("\(result["camera"]?.stringValue ?? ""): \(result["control"]?["summary"]?.stringValue ?? name)")
+            }
         case "watch":
             try noPositionals(arguments, command)
             let client = try connect(socket)

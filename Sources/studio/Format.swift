@@ -47,6 +47,22 @@ enum Format {
         })
     }
 
+    /// `studio camera`: what the device granted.
+    static func cameraMode(_ result: JSONValue) -> String {
+        let name = text(result["camera"])
+        guard let granted = result["granted"], granted != .null else { return "\(name): no format yet" }
+        let mode = "\(text(granted["width"]))x\(text(granted["height"])) \(text(granted["pixel_format"])) @\(text(granted["fps_text"]))"
+        if let requested = result["requested"]?.stringValue { return "\(name): asked for \(requested); the device granted \(mode)" }
+        return "\(name): \(mode)"
+    }
+
+    /// `studio controls`: one control a line with type, value, range or menu.
+    static func controls(_ result: JSONValue) -> String {
+        let controls = result["controls"]?.arrayValue ?? []
+        if controls.isEmpty { return "\(text(result["camera"])): no controls" }
+        return controls.map { text($0["summary"]) }.joined(separator: "\n")
+    }
+
     static func status(_ result: JSONValue) -> String {
         let program = result["program"]
         let encoder = result["encoder"]

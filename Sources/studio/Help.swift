@@ -6,6 +6,11 @@ enum Help {
       studio serve [options]          run the server in the foreground (Ctrl-C stops it cleanly)
       studio cameras [--json]         list cameras: name, backend, state, format
       studio switch NAME              cut the program to camera NAME (e.g. cam2)
+      studio camera NAME [--fps F] [--size WxH]
+                                      set a device camera's rate and/or size; prints what
+                                      the device granted (no options: its current mode)
+      studio controls NAME [--json]   a device camera's controls: ranges, menus, values
+      studio control NAME CTRL=VALUE  set a control (e.g. brightness=140, test_pattern=0)
       studio status [--json]          session, uptime, program source and fps, encoder, outputs
       studio sessions [--json]        past and current sessions
       studio log [SESSION] [--json]   events of a session (default: the current or latest one)
@@ -148,11 +153,48 @@ enum Help {
 }
 
 extension Help {
+    static let camera = """
+    studio camera — set a device camera's frame rate and/or size while it runs.
+
+    USAGE
+      studio camera NAME [--fps RATE] [--size WxH] [--json] [--socket PATH]
+
+    The camera asks the device for the nearest mode it offers (V4L2: VIDIOC_S_FMT and
+    VIDIOC_S_PARM) and prints what the device granted, which may differ from the request.
+    Without --fps and --size it prints the current mode. Each change is logged as an
+    event (camera_mode_changed). Test-pattern cameras have no adjustable mode.
+    """
+
+    static let controls = """
+    studio controls — list a device camera's controls.
+
+    USAGE
+      studio controls NAME [--json] [--socket PATH]
+
+    One line per control: name (to set it by), type, current value, range or menu items,
+    and whether it is read-only or inactive (overridden by another control, such as an
+    automatic mode).
+    """
+
+    static let control = """
+    studio control — set one control of a device camera.
+
+    USAGE
+      studio control NAME CONTROL=VALUE [--json] [--socket PATH]
+
+    VALUE is a number, true/false (on/off) for switches, or a menu item's name or index.
+    Unknown controls, values out of range, read-only and inactive controls are refused
+    with the reason. Each change is logged as an event (camera_control_changed).
+    """
+
     static func text(for command: String) -> String? {
         switch command {
         case "serve": serve
         case "cameras": cameras
         case "switch": switchCommand
+        case "camera": camera
+        case "controls": controls
+        case "control": control
         case "status": status
         case "sessions": sessions
         case "log": log

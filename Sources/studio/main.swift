@@ -35,7 +35,7 @@ do {
     case "--version", "version": print("studio 0.1.0")
     case "serve": exit(try ServeCommand.run(rest, environment: environment))
     case "doctor": exit(try DoctorCommand.run(rest, environment: environment))
-    case "cameras", "switch", "status", "sessions", "log", "recordings", "watch":
+    case "cameras", "switch", "status", "sessions", "log", "recordings", "watch", "camera", "controls", "control":
         exit(try ClientCommands.run(command, rest, environment: environment))
     default:
         fail("unknown command \"\(command)\" (see `studio --help`)", code: 2)

@@ -51,6 +51,9 @@ struct BadConfig: Sendable, CustomTestStringConvertible {
         BadConfig(yaml: "cameras:\n  pins:\n    - {match: a, name: cam1}\n    - {match: b, name: cam1}\n", line: 4,
                   keyPath: "cameras.pins[1].name", fragment: "already given on line 3"),
         BadConfig(yaml: "cameras:\n  pins:\n    - {match: a, name: \"cam 1\"}\n", line: 3, keyPath: "cameras.pins[0].name", fragment: "letters, digits"),
+        BadConfig(yaml: "cameras:\n  pins:\n    - {match: a, name: cam1, size: big}\n", line: 3, keyPath: "cameras.pins[0].size", fragment: "expected WIDTHxHEIGHT"),
+        BadConfig(yaml: "cameras:\n  pins:\n    - {match: a, name: cam1, fps: fast}\n", line: 3, keyPath: "cameras.pins[0].fps", fragment: "expected a frame rate"),
+        BadConfig(yaml: "cameras:\n  pins:\n    - {match: a, name: cam1, controls: [a]}\n", line: 3, keyPath: "cameras.pins[0].controls", fragment: "mapping of control names"),
         BadConfig(yaml: "socket: run/studio.sock\n", line: 1, keyPath: "socket", fragment: "must be absolute"),
         // YAML structure.
         BadConfig(yaml: "video:\n  preset: fast\n  preset: slow\n", line: 3, keyPath: "video.preset", fragment: "duplicate key (first given on line 2)"),

@@ -49,6 +49,26 @@ import Testing
         #expect((cameras["pins"] as? [[String: Any]])?.first?["iso"] as? Bool == true)
     }
 
+    @Test func pinsCarryADeviceCamerasModeAndControls() throws {
+        let config = try StudioConfiguration.parse(yaml: """
+        cameras:
+          pins:
+            - match: usb-046d_HD_Pro_Webcam_C920
+              name: cam1
+              size: 1280x720
+              fps: 29.97
+              controls:
+                focus_automatic_continuous: false
+                focus_absolute: 30
+            - {match: vivid-001, name: cam2}
+        """, source: "s.yaml")
+        let pins = config.cameras.pins
+        #expect(pins[0].size?.width == 1280 && pins[0].size?.height == 720 && pins[0].fps == Rational(30000, 1001))
+        #expect(pins[0].controls.map(\.name) == ["focus_automatic_continuous", "focus_absolute"])
+        #expect(pins[0].controls.map(\.value) == ["false", "30"])
+        #expect(pins[1].size == nil && pins[1].fps == nil && pins[1].controls.isEmpty)
+    }
+
     @Test func cameraBackendsAndPinMatching() throws {
         #expect(try StudioConfiguration.parse(yaml: "", source: "t").cameras.backends == [.v4l2, .pipewire])
         #expect(try StudioConfiguration.parse(yaml: "cameras:\n  backends: [pipewire]\n", source: "t").cameras.backends == [.pipewire])

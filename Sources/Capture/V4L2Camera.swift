@@ -1,0 +1,523 @@
+import CV4L2
+import Synchronization
+import StudioCore
+import StudioSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where capture stages write log lines. Must not block (the server's log queues the line).
+public typealias CaptureLog = @Sendable (String) -> Void
+
+/// Writes a line to stderr: the default log for tools and tests.
+public let standardErrorCaptureLog: CaptureLog = { line in
+    let text = "studio: " + line + "\n"
+    _ = text.withCString { write(2, $0, strlen($0)) }
+}
+
+/// A V4L2 camera (a USB webcam, a capture card, vivid). Captures with mmap streaming on its own thread
+/// (`cap.<id>`), waiting in poll with a timeout of a few frame periods, and publishes only the newest
+/// frame: raw formats as they are (copied out of the driver's buffer), MJPEG decoded to I420.
+///
+/// The session ends by itself when the device goes away: any DQBUF error is taken as a possible loss
+/// and confirmed with QUERYCAP; then the state is `.lost` and the `onLost` handler runs (on the
+/// capture thread, after the device is closed).
+public final class V4L2Camera: AdjustableCamera {
+    public let id: CameraID
+    public var backend: CameraBackend { .v4l2 }
+    public let identity: String
+    public let displayName: String
+    /// The device node (`/dev/video0`).
+    public let path: String
+    public let frames = LatestValue<VideoFrame>()
+    /// Every mode the device offers that studio can capture.
+    public let modes: [V4L2Mode]
+    public var offeredModes: [CameraMode] { modes.map(\.cameraMode) }
+    private let core: Core
+
+    /// Opens `path` to check it is a video capture node and to read its modes, then closes it; the
+    /// mode nearest `program` is chosen (see `V4L2ModeChoice`). Capture starts with `start()`.
+    /// - Throws: `CaptureError` when the node cannot be opened, is not a capture node, or offers
+    ///   nothing studio can take.
+    public init(id: CameraID, path: String, identity: String? = nil, displayName: String? = nil,
+                program: ProgramFormat = .default, log: @escaping CaptureLog = standardErrorCaptureLog) throws(CaptureError) {
+        let capabilities: V4L2Capabilities
+        let modes: [V4L2Mode]
+        do {
+            let device = try V4L2Device(path: path)
+            capabilities = try device.capabilities()
+            guard capabilities.isVideoCapture else {
+                throw CaptureError(camera: id, message: "\(path) (\(capabilities.card)) is not a video capture node")
+            }
+            modes = try device.offeredModes(near: program)
+        } catch let error as CaptureError {
+            throw error
+        } catch {
+            throw CaptureError(camera: id, message: "\(path): \(error)")
+        }
+        guard let choice = V4L2ModeChoice.best(modes, for: program) else {
+            throw CaptureError(camera: id, message: "\(path) (\(capabilities.card)) offers no format studio can capture")
+        }
+        self.id = id
+        self.path = path
+        self.identity = identity ?? V4L2Discovery.identity(path: path, capabilities: capabilities)
+        self.displayName = displayName ?? capabilities.card
+        self.modes = modes
+        core = Core(id: id, path: path, modes: modes, program: program, choice: choice, frames: frames, log: log)
+    }
+
+    deinit { core.requestStop() }
+
+    public var state: CameraState { core.snapshot.state }
+    public var currentFormat: CameraFormat? { core.snapshot.currentFormat }
+    public var statistics: CaptureStatistics { core.snapshot.statistics }
+    /// What the running session negotiated (device format, size, bytes per line, rate).
+    public var streamFormat: V4L2StreamFormat? { core.snapshot.stream }
+    /// The mode that will be asked for at the next start.
+    public var wantedMode: V4L2ModeChoice.Choice { core.snapshot.choice }
+    /// Why the session ended, when it ended by itself.
+    public var lossReason: String? { core.snapshot.lossReason }
+
+    public func start() { core.start() }
+    public func stop() { core.stop() }
+
+    /// Runs on the capture thread when the device is lost (the session has ended and the device is
+    /// closed). It must not call `stop()` synchronously (that joins the calling thread): signal instead.
+    public func setLossHandler(_ handler: @escaping @Sendable (V4L2Camera) -> Void) {
+        core.setLossHandler { [weak self] in if let self { handler(self) } }
+    }
+
+    /// Test hook: the next `count` VIDIOC_STREAMON calls fail with `errno` (as a full USB bus gives ENOSPC).
+    public func injectStreamOnFailures(errno: Int32, count: Int) { core.injectStreamOnFailures(errno: errno, count: count) }
+
+    // MARK: AdjustableCamera
+
+    public func controls() throws(CaptureError) -> [CameraControl] {
+        do {
+            let device = try V4L2Device(path: path)
+            return try device.controls()
+        } catch {
+            throw CaptureError(camera: id, message: "cannot read controls: \(error)")
+        }
+    }
+
+    @discardableResult
+    public func setControl(_ name: String, to value: String) throws(CaptureError) -> CameraControl {
+        let device: V4L2Device
+        do { device = try V4L2Device(path: path) } catch { throw CaptureError(camera: id, message: "\(error)") }
+        do { return try device.setControl(name, to: value) } catch { throw CaptureError(camera: id, message: error.message) }
+    }
+
+    @discardableResult
+    public func setMode(_ request: CameraModeRequest) throws(CaptureError) -> CameraFormat {
+        try core.changeMode(request)
+    }
+}
+
+extension V4L2Camera {
+    struct Snapshot: Sendable {
+        var state = CameraState.stopped
+        var currentFormat: CameraFormat?
+        var statistics = CaptureStatistics()
+        var stream: V4L2StreamFormat?
+        var choice: V4L2ModeChoice.Choice
+        var lossReason: String?
+        var pendingChange: ModeChange?
+        var streamOnFaults: (errno: Int32, count: Int) = (0, 0)
+    }
+
+    /// A mode change handed to the capture thread; the caller waits for its result.
+    ///
+    /// `@unchecked Sendable`: `result` is guarded by `lock`; `request` is immutable.
+    final class ModeChange: @unchecked Sendable {
+        let choice: V4L2ModeChoice.Choice
+        private let lock = ConditionLock()
+        private var result: Result<CameraFormat, CaptureError>?
+        init(choice: V4L2ModeChoice.Choice) { self.choice = choice }
+
+        func finish(_ outcome: Result<CameraFormat, CaptureError>) {
+            lock.withLock { if result == nil { result = outcome } }
+            lock.broadcast()
+        }
+
+        func wait(timeoutSeconds: Double) -> Result<CameraFormat, CaptureError>? {
+            let deadline = MonotonicClock.now() + UInt64(timeoutSeconds * 1e9)
+            return lock.withLock {
+                while result == nil { if !lock.wait(untilMonotonic: deadline) { break } }
+                return result
+            }
+        }
+    }
+
+    /// State shared between the camera object and its capture thread (which holds the core, so the
+    /// camera object may go away first; its deinit asks the thread to stop).
+    final class Core: Sendable {
+        let id: CameraID
+        let path: String
+        let modes: [V4L2Mode]
+        let program: ProgramFormat
+        let frames: LatestValue<VideoFrame>
+        let log: CaptureLog
+        private let shared: Mutex<Snapshot>
+        private let lossHandler = Mutex<(@Sendable () -> Void)?>(nil)
+        private let worker = WorkerThread()
+        private let running = Atomic<Bool>(false)
+
+        init(id: CameraID, path: String, modes: [V4L2Mode], program: ProgramFormat, choice: V4L2ModeChoice.Choice,
+             frames: LatestValue<VideoFrame>, log: @escaping CaptureLog) {
+            self.id = id
+            self.path = path
+            self.modes = modes
+            self.program = program
+            self.frames = frames
+            self.log = log
+            shared = Mutex(Snapshot(choice: choice))
+        }
+
+        var snapshot: Snapshot { shared.withLock { $0 } }
+
+        func setLossHandler(_ handler: @escaping @Sendable () -> Void) { lossHandler.withLock { $0 = handler } }
+
+        func injectStreamOnFailures(errno: Int32, count: Int) { shared.withLock { $0.streamOnFaults = (errno, count) } }
+
+        func start() {
+            worker.start(name: "cap.\(id.name)", prepare: {
+                running.store(true, ordering: .sequentiallyConsistent)
+                shared.withLock {
+                    $0.state = .starting
+                    $0.lossReason = nil
+                }
+            }) { [self] in
+                run()
+                running.store(false, ordering: .sequentiallyConsistent)
+            }
+        }
+
+        func requestStop() { worker.requestStop() }
+
+        func stop() {
+            worker.stop()
+            shared.withLock {
+                if $0.state != .lost { $0.state = .stopped }
+                $0.pendingChange?.finish(.failure(CaptureError(camera: id, message: "the camera stopped")))
+                $0.pendingChange = nil
+            }
+        }
+
+        private var stopping: Bool { worker.isStopRequested }
+
+        // MARK: Mode changes
+
+        func changeMode(_ request: CameraModeRequest) throws(CaptureError) -> CameraFormat {
+            if let width = request.width, let height = request.height, width <= 0 || height <= 0 || width > 16384 || height > 16384 {
+                throw CaptureError(camera: id, message: "size \(width)x\(height) is not a picture size")
+            }
+            if let rate = request.frameRate, rate.numerator <= 0 || rate.denominator <= 0 || rate.doubleValue > 1000 {
+                throw CaptureError(camera: id, message: "frame rate \(rate) is not a rate")
+            }
+            let current = snapshot.choice
+            let width = request.width ?? current.width, height = request.height ?? current.height
+            let rate = request.frameRate ?? current.frameRate ?? program.frameRate
+            guard let choice = V4L2ModeChoice.ranked(modes, width: width, height: height, frameRate: rate).first else {
+                throw CaptureError(camera: id, message: "the device offers no mode studio can capture")
+            }
+            if running.load(ordering: .sequentiallyConsistent) {
+                let change = ModeChange(choice: choice)
+                shared.withLock {
+                    $0.pendingChange?.finish(.failure(CaptureError(camera: id, message: "replaced by a newer mode change")))
+                    $0.pendingChange = change
+                }
+                guard let result = change.wait(timeoutSeconds: 5) else {
+                    throw CaptureError(camera: id, message: "the capture thread did not apply the mode within 5 s")
+                }
+                return try result.get()
+            }
+            // Not capturing: apply it to the device now to learn what it grants, and start with it later.
+            do {
+                let device = try V4L2Device(path: path)
+                let granted = try device.setFormat(choice.fourcc, width: choice.width, height: choice.height)
+                let grantedRate = try choice.frameRate.flatMap { try device.setFrameRate($0) } ?? (try? device.frameRate()) ?? nil
+                let grantedChoice = V4L2ModeChoice.Choice(fourcc: granted.fourcc, width: granted.width, height: granted.height, frameRate: grantedRate)
+                shared.withLock { $0.choice = grantedChoice }
+                guard let format = granted.fourcc.publishedFormat else {
+                    throw CaptureError(camera: id, message: "the device switched to \(granted.fourcc), which studio cannot capture")
+                }
+                return CameraFormat(pixelFormat: format, width: granted.width, height: granted.height, frameRate: grantedRate ?? rate)
+            } catch let error as CaptureError {
+                throw error
+            } catch {
+                throw CaptureError(camera: id, message: "cannot set the mode: \(error)")
+            }
+        }
+
+        // MARK: The capture thread
+
+        private func run() {
+            let device: V4L2Device
+            do { device = try V4L2Device(path: path) } catch {
+                lose("cannot open \(path): \(error)")
+                return
+            }
+            var stream: V4L2Stream
+            do {
+                stream = try startStream(on: device, choice: snapshot.choice)
+            } catch {
+                device.close()
+                lose(error.message)
+                return
+            }
+            var decoder: MJPEGDecoder?
+            var lastSequence: UInt32?
+            var failures = 0
+            while !stopping {
+                if let change = shared.withLock({ state -> ModeChange? in defer { state.pendingChange = nil }; return state.pendingChange }) {
+                    let previous = snapshot.choice
+                    stream.stop()
+                    lastSequence = nil
+                    do {
+                        stream = try startStream(on: device, choice: change.choice)
+                        change.finish(.success(snapshot.currentFormat!))
+                    } catch {
+                        change.finish(.failure(error))
+                        // Back to the mode that worked; only if that fails too is the camera lost.
+                        do { stream = try startStream(on: device, choice: previous) } catch {
+                            device.close()
+                            lose("the device refused the new mode and the previous one: \(error.message)")
+                            return
+                        }
+                    }
+                }
+                let period = stream.format.frameRate?.periodNanoseconds ?? 33_333_333
+                let timeoutMs = Int32(min(max(period * 3 / 1_000_000, 100), 2000))
+                var descriptor = pollfd(fd: device.fd, events: Int16(POLLIN), revents: 0)
+                let ready: Int32
+                do { ready = try syscall("poll") { poll(&descriptor, 1, timeoutMs) } } catch {
+                    stream.stop(); device.close(); lose("\(error)"); return
+                }
+                if ready == 0 { continue }  // silent for a few frame periods: the server's silence check decides
+                var newest: v4l2_buffer?
+                var dequeueError: SystemError?
+                while true {
+                    do {
+                        guard let buffer = try device.dequeueBuffer() else { break }
+                        if let older = newest { try? device.queueBuffer(Int(older.index)) }
+                        newest = buffer
+                    } catch {
+                        dequeueError = error
+                        break
+                    }
+                }
+                if let buffer = newest {
+                    failures = 0
+                    deliver(buffer, from: stream, decoder: &decoder, lastSequence: &lastSequence)
+                    do { try device.queueBuffer(Int(buffer.index)) } catch { dequeueError = dequeueError ?? error }
+                }
+                let hangUp = descriptor.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
+                if dequeueError != nil || (hangUp && newest == nil) {
+                    // Possible loss. A vanished device fails QUERYCAP too (ENODEV); one that answers gets
+                    // its stream restarted, a few times at most.
+                    let reason = dequeueError.map { "\($0)" } ?? "poll reported an error on the device"
+                    if (try? device.capabilities()) == nil {
+                        stream.stop(); device.close()
+                        lose("device gone (\(reason); VIDIOC_QUERYCAP fails too)")
+                        return
+                    }
+                    failures += 1
+                    if failures > 3 {
+                        stream.stop(); device.close()
+                        lose("the stream keeps failing: \(reason)")
+                        return
+                    }
+                    log("\(id): \(reason); the device still answers, restarting its stream")
+                    stream.stop()
+                    do { stream = try startStream(on: device, choice: snapshot.choice) } catch {
+                        device.close()
+                        lose(error.message)
+                        return
+                    }
+                }
+            }
+            stream.stop()
+            device.close()
+        }
+
+        private func lose(_ reason: String) {
+            log("\(id): capture ended: \(reason)")
+            shared.withLock {
+                $0.state = .lost
+                $0.lossReason = reason
+                $0.stream = nil
+                $0.pendingChange?.finish(.failure(CaptureError(camera: id, message: "the camera was lost: \(reason)")))
+                $0.pendingChange = nil
+            }
+            if !stopping, let handler = lossHandler.withLock({ $0 }) { handler() }
+        }
+
+        /// Configures and starts streaming `choice`; when the bus has no room (ENOSPC) tries lighter
+        /// modes (a compressed format, then smaller sizes) and logs what it took.
+        private func startStream(on device: V4L2Device, choice: V4L2ModeChoice.Choice) throws(CaptureError) -> V4L2Stream {
+            let rate = choice.frameRate ?? program.frameRate
+            var candidates = [choice]
+            var alternativesAdded = false
+            var index = 0
+            while index < candidates.count, index < 8 {
+                let candidate = candidates[index]
+                index += 1
+                let fault = shared.withLock { state -> Int32? in
+                    guard state.streamOnFaults.count > 0 else { return nil }
+                    state.streamOnFaults.count -= 1
+                    return state.streamOnFaults.errno
+                }
+                do {
+                    let stream = try V4L2Stream(device: device, choice: candidate, injectedStreamOnError: fault)
+                    guard let published = stream.format.fourcc.publishedFormat else {
+                        stream.stop()
+                        throw CaptureError(camera: id, message: "the device gave \(stream.format.fourcc) instead of \(candidate.fourcc)")
+                    }
+                    let format = CameraFormat(pixelFormat: published, width: stream.format.width, height: stream.format.height,
+                                              frameRate: stream.format.frameRate ?? rate)
+                    if candidate != choice { log("\(id): capturing \(stream.format) instead of \(choice) (the USB bus had no room)") }
+                    shared.withLock {
+                        $0.stream = stream.format
+                        $0.currentFormat = format
+                        $0.choice = V4L2ModeChoice.Choice(fourcc: stream.format.fourcc, width: stream.format.width,
+                                                          height: stream.format.height, frameRate: stream.format.frameRate)
+                    }
+                    return stream
+                } catch let error as SystemError where error.errno == ENOSPC {
+                    log("\(id): no room on the USB bus for \(candidate) (VIDIOC_STREAMON: No space left on device); trying a lighter mode")
+                    if !alternativesAdded {
+                        alternativesAdded = true
+                        candidates += V4L2ModeChoice.lighterAlternatives(to: choice, in: modes, frameRate: rate)
+                    }
+                } catch let error as CaptureError {
+                    throw error
+                } catch {
+                    throw CaptureError(camera: id, message: "cannot start \(candidate): \(error)")
+                }
+            }
+            throw CaptureError(camera: id, message: "no mode fits on the USB bus (VIDIOC_STREAMON: No space left on device for \(choice) and every lighter mode tried)")
+        }
+
+        private func deliver(_ buffer: v4l2_buffer, from stream: V4L2Stream, decoder: inout MJPEGDecoder?,
+                             lastSequence: inout UInt32?) {
+            let now = MonotonicClock.now()
+            let gap = lastSequence.map { buffer.sequence &- $0 &- 1 } ?? 0
+            lastSequence = buffer.sequence
+            let dropped = UInt64(gap < 1_000_000 ? gap : 0)
+            let bytes = stream.bytes(of: buffer)
+            var frame: VideoFrame?
+            if buffer.flags & UInt32(V4L2_BUF_FLAG_ERROR) == 0, !bytes.isEmpty {
+                if stream.format.fourcc.isCompressed {
+                    if decoder == nil { decoder = try? MJPEGDecoder() }
+                    let sequence = snapshot.statistics.framesCaptured
+                    frame = try? decoder?.decode(bytes, captureTime: now, sequence: sequence)
+                } else {
+                    frame = stream.copyFrame(bytes, captureTime: now, sequence: snapshot.statistics.framesCaptured)
+                }
+            }
+            shared.withLock {
+                $0.statistics.framesDropped += dropped
+                if frame != nil {
+                    $0.statistics.framesCaptured += 1
+                    $0.statistics.lastFrameTime = now
+                    $0.state = .live
+                } else {
+                    $0.statistics.framesCorrupt += 1
+                }
+            }
+            if let frame { frames.publish(frame) }
+        }
+    }
+}
+
+/// One mmap streaming session on a device: format set, buffers mapped and queued, stream on. `stop()`
+/// (or deinit) turns the stream off and unmaps. Used by one capture thread only.
+final class V4L2Stream {
+    let device: V4L2Device
+    let format: V4L2StreamFormat
+    private var buffers: [(address: UnsafeMutableRawPointer, length: Int)] = []
+    private var isStreaming = false
+    private let pool: FramePool
+    private let published: PixelFormat
+
+    init(device: V4L2Device, choice: V4L2ModeChoice.Choice, bufferCount: Int = 4, injectedStreamOnError: Int32? = nil) throws {
+        self.device = device
+        var granted = try device.setFormat(choice.fourcc, width: choice.width, height: choice.height)
+        if let rate = choice.frameRate { granted.frameRate = try device.setFrameRate(rate) ?? granted.frameRate }
+        format = granted
+        published = granted.fourcc.publishedFormat ?? .yuyv
+        let needed = Self.planes(of: published, rows: granted.height, bytesPerLine: granted.bytesPerLine).map { $0.offset + $0.byteCount }.max() ?? 0
+        pool = FramePool(capacity: max(granted.imageSize, needed, 1), limit: 4)
+        let count = try device.requestBuffers(bufferCount)
+        guard count > 0 else { throw CaptureError(camera: nil, message: "the device gave no capture buffers") }
+        do {
+            for index in 0..<count {
+                let (offset, length) = try device.queryBuffer(index)
+                let address = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, device.fd, off_t(offset))
+                guard let address, address != MAP_FAILED else { throw SystemError(call: "mmap", errno: errno) }
+                buffers.append((address, length))
+                try device.queueBuffer(index)
+            }
+            if let injectedStreamOnError { throw SystemError(call: "VIDIOC_STREAMON", errno: injectedStreamOnError) }
+            try device.streamOn()
+            isStreaming = true
+        } catch {
+            release()
+            throw error
+        }
+    }
+
+    deinit { stop() }
+
+    func stop() {
+        if isStreaming {
+            try? device.streamOff()
+            isStreaming = false
+        }
+        release()
+    }
+
+    private func release() {
+        for buffer in buffers { munmap(buffer.address, buffer.length) }
+        if !buffers.isEmpty { _ = try? device.requestBuffers(0) }
+        buffers = []
+    }
+
+    func bytes(of buffer: v4l2_buffer) -> UnsafeRawBufferPointer {
+        guard Int(buffer.index) < buffers.count else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        let mapped = buffers[Int(buffer.index)]
+        return UnsafeRawBufferPointer(start: mapped.address, count: min(Int(buffer.bytesused), mapped.length))
+    }
+
+    /// The planes of a raw frame as the driver lays them out (rows `bytesPerLine` apart, chroma after luma).
+    var planes: [PlaneLayout] {
+        Self.planes(of: published, rows: format.height, bytesPerLine: format.bytesPerLine)
+    }
+
+    static func planes(of published: PixelFormat, rows: Int, bytesPerLine stride: Int) -> [PlaneLayout] {
+        let chromaRows = (rows + 1) / 2
+        switch published {
+        case .i420:
+            return [PlaneLayout(offset: 0, stride: stride, rows: rows),
+                    PlaneLayout(offset: stride * rows, stride: stride / 2, rows: chromaRows),
+                    PlaneLayout(offset: stride * rows + stride / 2 * chromaRows, stride: stride / 2, rows: chromaRows)]
+        case .nv12:
+            return [PlaneLayout(offset: 0, stride: stride, rows: rows), PlaneLayout(offset: stride * rows, stride: stride, rows: chromaRows)]
+        default:
+            return [PlaneLayout(offset: 0, stride: stride, rows: rows)]
+        }
+    }
+
+    /// Copies a raw frame out of the driver's buffer (which goes back to the driver at once); nil when
+    /// the buffer is shorter than the format needs (a damaged frame).
+    func copyFrame(_ bytes: UnsafeRawBufferPointer, captureTime: UInt64, sequence: UInt64) -> VideoFrame? {
+        let layout = planes
+        let needed = layout.map { $0.offset + $0.byteCount }.max() ?? 0
+        guard needed > 0, bytes.count >= needed, needed <= pool.capacity, let source = bytes.baseAddress else { return nil }
+        let storage = pool.makeStorage()
+        storage.bytes.copyMemory(from: source, byteCount: needed)
+        return VideoFrame(format: published, width: format.width, height: format.height, planes: layout, storage: storage,
+                          captureTime: captureTime, sequence: sequence)
+    }
+}

@@ -1,0 +1,300 @@
+import Synchronization
+import StudioCore
+import StudioSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Finds V4L2 capture nodes (`/dev/video*` whose QUERYCAP says video capture + streaming; metadata and
+/// output nodes are skipped) and reports them coming and going.
+///
+/// Hot-plug: a thread (`v4l2.discovery`) watches `/dev` and `/dev/v4l/by-id` with inotify and rescans
+/// when nodes appear or vanish, when a camera reports that its device was lost (a USB camera that fails
+/// while its node stays, or vivid's `disconnect` control), and every 2 s. A camera whose node vanished
+/// or whose session ended by loss is stopped and reported through `onRemoved`; when a node with the
+/// same identity answers again, a new camera object is reported through `onAdded` with the same `id`
+/// (the namer is asked again with the same identity).
+public final class V4L2Discovery: CameraDiscovery {
+    private let state: State
+
+    /// - Parameters:
+    ///   - namer: gives each device its `camN` (called on the discovery's thread, or the caller's for
+    ///     the cameras present at `start`).
+    ///   - program: the program format; each camera picks the mode nearest to it.
+    ///   - devDirectory: where device nodes live (tests may point elsewhere).
+    ///   - prepare: runs on each new camera object before it is reported (on the discovery's thread),
+    ///     also when a device returns: where the server applies configured mode and controls.
+    public init(namer: @escaping CameraNamer, program: ProgramFormat = .default, devDirectory: String = "/dev",
+                log: @escaping CaptureLog = standardErrorCaptureLog, prepare: (@Sendable (V4L2Camera) -> Void)? = nil) {
+        state = State(namer: namer, program: program, devDirectory: devDirectory, log: log, prepare: prepare)
+    }
+
+    deinit { state.shutdown() }
+
+    public func start(onAdded: @escaping @Sendable (any Camera) -> Void, onRemoved: @escaping @Sendable (any Camera) -> Void) {
+        state.start(onAdded: onAdded, onRemoved: onRemoved)
+    }
+
+    public func stop() { state.shutdown() }
+
+    /// The cameras reported and not removed, by name.
+    public var cameras: [V4L2Camera] { state.cameras.sorted { $0.id < $1.id } }
+
+    /// The capture nodes present now, with what QUERYCAP says (for `studio cameras` and tests).
+    public static func captureNodes(devDirectory: String = "/dev") -> [(path: String, capabilities: V4L2Capabilities)] {
+        videoNodeNames(in: devDirectory).compactMap { name in
+            let path = devDirectory + "/" + name
+            guard let device = try? V4L2Device(path: path), let caps = try? device.capabilities(), caps.isVideoCapture else { return nil }
+            return (path, caps)
+        }
+    }
+
+    /// A device's identity that survives replugging and renumbering: its `/dev/v4l/by-id` name when udev
+    /// made one, else bus info + card name (+ the USB serial number from sysfs when there is one).
+    public static func identity(path: String, capabilities: V4L2Capabilities) -> String {
+        let target = V4L2Files.realPath(path) ?? path
+        let byID = "/dev/v4l/by-id"
+        for name in V4L2Files.directoryEntries(byID).sorted() where V4L2Files.realPath(byID + "/" + name) == target {
+            return "v4l2:by-id:" + name
+        }
+        var text = "v4l2:\(capabilities.busInfo):\(capabilities.card)"
+        let node = String(target.split(separator: "/").last ?? "")
+        if let device = V4L2Files.realPath("/sys/class/video4linux/\(node)/device"),
+           let serial = V4L2Files.readSmallFile(device + "/../serial") ?? V4L2Files.readSmallFile(device + "/serial"), !serial.isEmpty {
+            text += ":" + serial
+        }
+        return text
+    }
+
+    static func videoNodeNames(in directory: String) -> [String] {
+        V4L2Files.directoryEntries(directory).filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
+            .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }
+    }
+}
+
+extension V4L2Discovery {
+    /// The discovery's state, held by its thread.
+    final class State: Sendable {
+        struct Tracked: Sendable {
+            var camera: V4L2Camera
+            var path: String
+        }
+        struct Book: Sendable {
+            var tracked: [String: Tracked] = [:]   // by identity
+            var lost: Set<ObjectIdentifier> = []   // cameras that reported a loss
+            var retryAfter: [String: UInt64] = [:] // identity -> earliest monotonic ns to re-add after a loss
+            var onAdded: (@Sendable (any Camera) -> Void)?
+            var onRemoved: (@Sendable (any Camera) -> Void)?
+            var started = false
+        }
+
+        let namer: CameraNamer
+        let program: ProgramFormat
+        let devDirectory: String
+        let log: CaptureLog
+        let prepare: (@Sendable (V4L2Camera) -> Void)?
+        private let book = Mutex(Book())
+        private let worker = WorkerThread()
+        /// Self-pipe: a camera's loss handler writes a byte to wake the thread.
+        private let wake: (read: Int32, write: Int32)
+
+        init(namer: @escaping CameraNamer, program: ProgramFormat, devDirectory: String, log: @escaping CaptureLog,
+             prepare: (@Sendable (V4L2Camera) -> Void)?) {
+            self.prepare = prepare
+            self.namer = namer
+            self.program = program
+            self.devDirectory = devDirectory
+            self.log = log
+            var fds: [Int32] = [-1, -1]
+            if pipe(&fds) == 0 {
+                _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+                _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
+                _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+                _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+            }
+            wake = (fds[0], fds[1])
+        }
+
+        deinit {
+            if wake.read >= 0 { close(wake.read) }
+            if wake.write >= 0 { close(wake.write) }
+        }
+
+        var cameras: [V4L2Camera] { book.withLock { $0.tracked.values.map(\.camera) } }
+
+        func start(onAdded: @escaping @Sendable (any Camera) -> Void, onRemoved: @escaping @Sendable (any Camera) -> Void) {
+            let first = book.withLock { book -> Bool in
+                defer { book.started = true }
+                book.onAdded = onAdded
+                book.onRemoved = onRemoved
+                return !book.started
+            }
+            guard first else { return }
+            rescan()
+            worker.start(name: "v4l2.discovery") { [self] in watch() }
+        }
+
+        func shutdown() {
+            worker.requestStop()
+            signalWake()
+            worker.stop()
+            book.withLock {
+                $0.onAdded = nil
+                $0.onRemoved = nil
+            }
+        }
+
+        private func signalWake() {
+            var byte: UInt8 = 1
+            if wake.write >= 0 { _ = write(wake.write, &byte, 1) }
+        }
+
+        private func watch() {
+            let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+            defer { if inotify >= 0 { close(inotify) } }
+            var byIDWatch: Int32 = -1
+            func watchByID() {
+                if byIDWatch < 0, inotify >= 0 {
+                    byIDWatch = inotify_add_watch(inotify, "/dev/v4l/by-id", UInt32(IN_CREATE | IN_DELETE))
+                }
+            }
+            if inotify >= 0 {
+                if inotify_add_watch(inotify, devDirectory, UInt32(IN_CREATE | IN_DELETE | IN_ATTRIB)) < 0 {
+                    log("v4l2: cannot watch \(devDirectory) (inotify_add_watch: \(String(cString: strerror(errno)))); rescanning every 2 s only")
+                }
+                watchByID()
+            } else {
+                log("v4l2: inotify_init1: \(String(cString: strerror(errno))); rescanning every 2 s only")
+            }
+            var lastScan = MonotonicClock.now()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !worker.isStopRequested {
+                var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
+                                   pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+                let ready = (try? syscall("poll") { poll(&descriptors, 2, 500) }) ?? 0
+                if worker.isStopRequested { break }
+                var changed = false
+                if ready > 0 {
+                    if descriptors[0].revents != 0 {
+                        while read(inotify, &buffer, buffer.count) > 0 { changed = true }
+                    }
+                    if descriptors[1].revents != 0 {
+                        while read(wake.read, &buffer, buffer.count) > 0 {}
+                        changed = true
+                    }
+                }
+                let now = MonotonicClock.now()
+                let retryDue = book.withLock { $0.retryAfter.values.contains { $0 <= now } }
+                if changed || retryDue || now - lastScan > 2_000_000_000 {
+                    watchByID()
+                    // Let udev finish with a new node (permissions, by-id link) before opening it.
+                    if changed { MonotonicClock.sleep(nanoseconds: 100_000_000) }
+                    rescan()
+                    lastScan = MonotonicClock.now()
+                }
+            }
+        }
+
+        /// Reconciles what is reported with what is present: removes lost cameras and vanished nodes,
+        /// adds capture nodes not yet reported.
+        func rescan() {
+            // 1. Cameras whose session ended by loss, and cameras whose node is gone.
+            let present = Set(V4L2Discovery.videoNodeNames(in: devDirectory).map { devDirectory + "/" + $0 })
+            let (gone, removed) = book.withLock { book -> ([V4L2Camera], (@Sendable (any Camera) -> Void)?) in
+                var gone: [V4L2Camera] = []
+                for (identity, entry) in book.tracked {
+                    let wasLost = book.lost.contains(ObjectIdentifier(entry.camera))
+                    guard wasLost || !present.contains(entry.path) else { continue }
+                    gone.append(entry.camera)
+                    book.tracked[identity] = nil
+                    // Give a device that failed a moment before it is opened again.
+                    if wasLost { book.retryAfter[identity] = MonotonicClock.now() + 500_000_000 }
+                }
+                book.lost = []
+                return (gone, book.onRemoved)
+            }
+            for camera in gone {
+                camera.stop()
+                log("\(camera.id): \(camera.path) removed (\(camera.lossReason ?? "node gone"))")
+                removed?(camera)
+            }
+            // 2. Capture nodes not reported yet.
+            let trackedPaths = book.withLock { Set($0.tracked.values.map(\.path)) }
+            for path in present.sorted() where !trackedPaths.contains(path) {
+                guard let device = try? V4L2Device(path: path), let caps = try? device.capabilities() else { continue }
+                device.close()
+                guard caps.isVideoCapture else { continue }
+                let identity = V4L2Discovery.identity(path: path, capabilities: caps)
+                let now = MonotonicClock.now()
+                let skip = book.withLock { book -> Bool in
+                    if book.tracked[identity] != nil { return true }
+                    if let after = book.retryAfter[identity], after > now { return true }
+                    book.retryAfter[identity] = nil
+                    return false
+                }
+                if skip { continue }
+                let id: CameraID
+                do {
+                    id = try namer(CameraIdentity(backend: .v4l2, identity: identity, displayName: caps.card))
+                } catch {
+                    log("v4l2: cannot name \(path) (\(caps.card)): \(error)")
+                    continue
+                }
+                let camera: V4L2Camera
+                do {
+                    camera = try V4L2Camera(id: id, path: path, identity: identity, displayName: caps.card, program: program, log: log)
+                } catch {
+                    log("v4l2: skipping \(path) (\(caps.card)): \(error)")
+                    continue
+                }
+                camera.setLossHandler { [weak self] camera in self?.cameraLost(camera) }
+                prepare?(camera)
+                let added = book.withLock { book -> (@Sendable (any Camera) -> Void)? in
+                    book.tracked[identity] = Tracked(camera: camera, path: path)
+                    return book.onAdded
+                }
+                log("\(id): \(path) \(caps.card) [\(identity)], capturing \(camera.wantedMode)")
+                added?(camera)
+            }
+        }
+
+        private func cameraLost(_ camera: V4L2Camera) {
+            book.withLock { _ = $0.lost.insert(ObjectIdentifier(camera)) }
+            signalWake()
+        }
+    }
+}
+
+// MARK: Small file-system helpers (plain syscalls; Capture does not use Foundation)
+
+/// Namespaced so other backends in Capture can have their own helpers without clashes.
+enum V4L2Files {
+    static func directoryEntries(_ path: String) -> [String] {
+        guard let directory = opendir(path) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    static func readSmallFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let count = read(fd, &buffer, buffer.count)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count], as: UTF8.self).v4l2TrimmingWhitespace
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+import Capture
+import Control
+import StudioCore
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `studio serve` on the two vivid cameras, pushing to a private nginx-rtmp: controls, a mode change,
+/// cuts, a disconnect and an unbind/bind mid-stream. Runs inside the VM (`scripts/vm/test-v4l2.sh`),
+/// where vivid exists; skipped on the host.
+@Suite(.serialized, .enabled(if: V4L2Discovery.captureNodes().filter { $0.capabilities.driver == "vivid" }.count >= 2,
+                             "needs two vivid /dev/video nodes: runs inside the VM (scripts/vm/test-v4l2.sh)"))
+struct V4L2EndToEndTests {
+    /// Which camera a 16x9 RGB thumbnail shows: cam1 is set to vivid's red test pattern, cam2 to blue;
+    /// nil for anything else (the slate).
+    static func camera(in thumbnail: [UInt8]) -> CameraID? {
+        var sums = (0.0, 0.0, 0.0)
+        for pixel in 0..<(16 * 9) {
+            sums.0 += Double(thumbnail[pixel * 3]); sums.1 += Double(thumbnail[pixel * 3 + 1]); sums.2 += Double(thumbnail[pixel * 3 + 2])
+        }
+        let (r, g, b) = (sums.0 / 144, sums.1 / 144, sums.2 / 144)
+        if r > 150 && g < 80 && b < 80 { return "cam1" }
+        if b > 150 && r < 80 && g < 80 { return "cam2" }
+        return nil
+    }
+
+    static func events(_ log: JSONValue, kind: String, camera: String? = nil) -> [JSONValue] {
+        (log["events"]?.arrayValue ?? []).filter {
+            $0["kind"]?.stringValue == kind && (camera == nil || $0["camera"]?.stringValue == camera)
+        }
+    }
+
+    /// A control request in-process (under TCG each CLI process costs seconds to start; the CLI itself
+    /// is exercised by a few `studio.run` calls below).
+    static func request(_ studio: StudioHarness, _ command: String, _ arguments: [String: JSONValue] = [:]) throws -> JSONValue {
+        try ControlClient(socketPath: studio.socket).request(command, arguments: arguments, timeoutSeconds: 20)
+    }
+
+    /// Every frame of `file` as a 16x9 RGB thumbnail (ffmpeg, with a timeout that suits the VM).
+    static func thumbnails(_ file: URL) throws -> [[UInt8]] {
+        let child = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-nostdin", "-v", "error", "-i", file.path, "-map", "0:v:0", "-fps_mode", "passthrough",
+            "-vf", "scale=16:9", "-pix_fmt", "rgb24", "-f", "rawvideo", "-"])
+        guard let exit = child.wait(timeout: 300) else {
+            _ = child.stop()
+            throw HarnessError("ffmpeg did not finish decoding \(file.path)")
+        }
+        try #require(exit == .exited(0), "ffmpeg: \(child.errorText())")
+        let output = [UInt8](try Data(contentsOf: child.standardOutput))
+        return stride(from: 0, to: output.count - 431, by: 432).map { Array(output[$0..<($0 + 432)]) }
+    }
+
+    static func states(_ studio: StudioHarness) -> [String: String] {
+        var result: [String: String] = [:]
+        for camera in (try? request(studio, "cameras"))?["cameras"]?.arrayValue ?? [] {
+            if let name = camera["name"]?.stringValue { result[name] = camera["state"]?.stringValue }
+        }
+        return result
+    }
+
+    @Test func servesBothCamerasThroughControlsCutsAndHotPlug() throws {
+        let nginx = try NginxRTMP()
+        try nginx.start()
+        defer { nginx.stop() }
+        let studio = try StudioHarness()
+        // cam2 is pinned in the config with its rate and test pattern (applied again whenever it returns).
+        let config = studio.directory.appendingPathComponent("studio.yaml")
+        try """
+        cameras:
+          pins:
+            - match: vivid-001
+              name: cam2
+              fps: 30
+              controls:
+                test_pattern: 100% Blue
+        """.write(to: config, atomically: true, encoding: .utf8)
+        try studio.serve(["--config", config.path, "--backends", "v4l2", "--program", "640x360@30", "--preset", "ultrafast", "--bitrate", "1500k",
+                          "--no-iso", "--rtmp", nginx.url(stream: "vivid")])
+        #expect(waitFor(seconds: 15) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+
+        let cameras = try Self.request(studio, "cameras")
+        let list = cameras["cameras"]?.arrayValue ?? []
+        #expect(list.compactMap { $0["name"]?.stringValue } == ["cam1", "cam2"])
+        #expect(list.allSatisfy { $0["backend"]?.stringValue == "v4l2" && $0["format"]?["width"]?.intValue == 640 })
+        #expect(list.allSatisfy { ($0["offered_modes"]?.arrayValue?.count ?? 0) > 20 })
+        let identities = list.compactMap { $0["identity"]?.stringValue }
+        #expect(waitFor(seconds: 5) { Self.states(studio) == ["cam1": "live", "cam2": "live"] })
+
+        // Controls: tell the cameras apart by their test pattern.
+        let red = try studio.run(["control", "cam1", "test_pattern=100% Red", "--socket", studio.socket])
+        #expect(red.status == 0 && red.output.contains("test_pattern (menu) = 100% Red"), "\(red)")
+        let controls = try Self.request(studio, "controls", ["camera": "cam2"])
+        let pattern = controls["controls"]?.arrayValue?.first { $0["name"]?.stringValue == "test_pattern" }
+        #expect(pattern?["value_text"]?.stringValue == "100% Blue")
+        #expect(pattern?["menu"]?.arrayValue?.count == 22)
+        let refused = try studio.run(["control", "cam1", "brightness=999", "--socket", studio.socket])
+        #expect(refused.status != 0 && refused.error.contains("out of range for 'brightness': 0...255"), "\(refused)")
+        #expect(throws: ControlError.self) { try Self.request(studio, "control", ["camera": "cam1", "name": "focus_absolute", "value": "10"]) }
+
+        // A mode change reports what the device granted (vivid offers 25 fps at 640x360, not 24).
+        let mode = try studio.run(["camera", "cam2", "--fps", "24", "--size", "640x360", "--socket", studio.socket])
+        #expect(mode.status == 0 && mode.output.contains("granted 640x360 i420 @25"), "\(mode)")
+        let back = try Self.request(studio, "camera", ["camera": "cam2", "fps": "30"])
+        #expect(back["granted"]?["fps"]?.doubleValue == 30)
+
+        // Cuts.
+        usleep(1_500_000)
+        _ = try Self.request(studio, "switch", ["camera": "cam2"])
+        usleep(1_500_000)
+        _ = try Self.request(studio, "switch", ["camera": "cam1"])
+        usleep(1_000_000)
+
+        // cam1 (on air) fails as an unplugged USB camera would; vivid reconnects it once it is closed.
+        let slateBefore = try Self.request(studio, "status")["program"]?["slate_frames"]?.intValue ?? 0
+        #expect(try Vivid.run(["v4l2-ctl", "-d", "/dev/video0", "-c", "disconnect=1"]) == 0)
+        #expect(waitFor(seconds: 8) {
+            let log = (try? Self.request(studio, "log")) ?? .null
+            return Self.events(log, kind: "camera_returned", camera: "cam1").count == 1
+        }, "cam1 comes back")
+        let slateAfter = try Self.request(studio, "status")["program"]?["slate_frames"]?.intValue ?? 0
+        #expect(slateAfter > slateBefore, "the slate was on program while cam1 was gone")
+        usleep(1_000_000)
+
+        // Both unplugged at once, then back: same names.
+        try "vivid.0".write(toFile: "/sys/bus/platform/drivers/vivid/unbind", atomically: false, encoding: .utf8)
+        #expect(waitFor(seconds: 5) { Self.states(studio) == ["cam1": "lost", "cam2": "lost"] })
+        usleep(1_000_000)
+        try "vivid.0".write(toFile: "/sys/bus/platform/drivers/vivid/bind", atomically: false, encoding: .utf8)
+        #expect(waitFor(seconds: 8) { Self.states(studio) == ["cam1": "live", "cam2": "live"] })
+        let after = try Self.request(studio, "cameras")["cameras"]?.arrayValue ?? []
+        #expect(after.compactMap { $0["identity"]?.stringValue } == identities)
+        // vivid came back with its defaults; the config's test pattern is on cam2 again.
+        let again = try Self.request(studio, "controls", ["camera": "cam2"])["controls"]?.arrayValue
+        #expect(again?.first { $0["name"]?.stringValue == "test_pattern" }?["value_text"]?.stringValue == "100% Blue")
+        usleep(1_000_000)
+
+        let log = try Self.request(studio, "log")
+        #expect(studio.stopServer() == .exited(0))
+        #expect(Self.events(log, kind: "camera_added").count == 2)
+        #expect(Self.events(log, kind: "camera_lost", camera: "cam1").count == 2)
+        #expect(Self.events(log, kind: "camera_lost", camera: "cam2").count == 1)
+        #expect(Self.events(log, kind: "camera_returned", camera: "cam1").count == 2)
+        #expect(Self.events(log, kind: "camera_returned", camera: "cam2").count == 1)
+        let changes = Self.events(log, kind: "camera_control_changed")
+        #expect(changes.compactMap { $0["details"]?["value"]?.stringValue } == ["100% Red"])
+        #expect(changes.first?["details"]?["previous"]?.stringValue == "75% Colorbar")
+        #expect(Self.events(log, kind: "camera_mode_changed").count == 2)
+        #expect(Self.events(log, kind: "switch").compactMap { $0["camera"]?.stringValue } == ["cam1", "cam2", "cam1"])
+
+        // What nginx received: red (cam1), blue (cam2), red again, then the slate while cam1 was gone.
+        let file = try #require(nginx.recordings().first)
+        let shown = try Self.thumbnails(file).map(Self.camera(in:))
+        #expect(shown.count > 300, "\(shown.count) frames received")
+        var runs: [String] = []
+        for camera in shown.map({ $0?.name ?? "slate" }) where runs.last != camera { runs.append(camera) }
+        let firstRed = try #require(runs.firstIndex(of: "cam1"), "\(runs)")
+        #expect(Array(runs[firstRed...].prefix(4)) == ["cam1", "cam2", "cam1", "slate"], "\(runs)")
+    }
+}
+
+/// Helpers shared with the VM (the V4L2Tests target has its own copy).
+enum Vivid {
+    @discardableResult
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
