@@ -17,6 +17,9 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // libva's DRM display: probing /dev/dri render nodes for H.264 encode (VAAPIProbe).
         .systemLibrary(name: "CVA", path: "Sources/CVA", pkgConfig: "libva-drm", providers: [.apt(["libva-dev"])]),
+        // libpipewire-0.3 (+ libspa headers): PipeWire cameras and microphones (Capture).
+        .systemLibrary(name: "CPipeWire", path: "Sources/CPipeWire", pkgConfig: "libpipewire-0.3",
+                       providers: [.apt(["libpipewire-0.3-dev", "libspa-0.2-dev"])]),
         .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
 
         // Value types shared by every stage. No C.
@@ -32,7 +35,9 @@ let package = Package(
         .target(name: "FrameDrawing", dependencies: ["StudioCore"]),
 
         // The pipeline stages (adapters). They depend inward only, never on each other.
-        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CV4L2", "CFFmpeg"]),
+        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CV4L2", "CFFmpeg", "CPipeWire"]),
+        // Test and benchmark helper: a PipeWire Video/Source publishing a test-pattern camera's pictures.
+        .executableTarget(name: "pw-virtual-camera", dependencies: ["Capture", "CPipeWire", "StudioCore", "StudioSystem"]),
         .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CFFmpeg"]),
         .target(name: "Encoding", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "CVA"]),
         .target(name: "Output", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg"]),
@@ -62,7 +67,7 @@ let package = Package(
 
         .testTarget(name: "StudioCoreTests", dependencies: ["StudioCore"]),
         .testTarget(name: "StudioSystemTests", dependencies: ["StudioSystem"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
         // Switcher tests drive the switcher with real test-pattern cameras (Capture); the modules themselves never meet.
         // V4L2 against the kernel's vivid driver: runs inside the VM (scripts/vm/run.sh), skipped on a host without vivid.
         .testTarget(name: "V4L2Tests", dependencies: ["Capture", "CV4L2", "StudioCore", "StudioSystem", "CFFmpeg"]),

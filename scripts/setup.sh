@@ -12,6 +12,12 @@ packages=(
   # run and test: the ffmpeg/ffprobe CLI (tests decode what nginx received; the benchmark compares),
   # and a private nginx with the RTMP module for the demo and the tests
   ffmpeg nginx-light libnginx-mod-rtmp
+  # build: libpipewire-0.3 + SPA headers (PipeWire cameras and microphones, CPipeWire);
+  # run and test: the pipewire daemon (tests start a private headless one, deploy/pipewire-test.conf)
+  # and pipewire-bin (pw-cli, pw-dump: looking at the graph by hand)
+  libpipewire-0.3-dev libspa-0.2-dev pipewire pipewire-bin
+  # test: the session-manager case (WirePlumber needs a D-Bus session bus: dbus-daemon)
+  wireplumber dbus-daemon
   # test: V4L2 cameras are tested against the kernel's vivid driver inside a qemu VM (scripts/vm/):
   # Debian's kernel (vivid is a module there), qemu (TCG), a busybox initramfs made with cpio, the
   # kernel's xz payload unpacked for PVH boot, modprobe, and v4l2-ctl to disconnect a camera

@@ -32,7 +32,13 @@ enum Discoveries {
                 discoveries.append(V4L2Discovery(namer: context.namer, program: options.program, log: { log.info($0) },
                                                  prepare: { camera in applyPinnedSettings(settings, to: camera, log: log) }))
             case .pipewire:
-                break  // PipeWireDiscovery: issue 3
+                // The daemon at PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR; none there: said once
+                // in the log, retried every few seconds, cameras added when it appears.
+                let program = options.program, log = context.log
+                discoveries.append(PipeWireDiscovery(
+                    namer: context.namer,
+                    wanted: CameraFormat(pixelFormat: .i420, width: program.width, height: program.height, frameRate: program.frameRate),
+                    report: { log.info($0) }))
             }
         }
         return discoveries

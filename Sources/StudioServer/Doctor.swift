@@ -71,7 +71,7 @@ public enum Doctor {
             return Check("pipewire", .warning, "no PipeWire daemon at \(socket)",
                          fix: "start PipeWire (systemctl --user start pipewire) to use PipeWire cameras and microphones")
         }
-        return Check("pipewire", .ok, "PipeWire socket \(socket) (PipeWire capture is not in this build yet)")
+        return Check("pipewire", .ok, "PipeWire socket \(socket)")
     }
 
     static func renderNodes() -> [Check] {

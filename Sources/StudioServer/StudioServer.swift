@@ -59,9 +59,6 @@ public final class StudioServer: Sendable {
             for id in try store.recoverOrphanedSessions() {
                 log.info("session \(id) had not been closed (the server was killed): marked as crashed")
             }
-            if case .pipewire(let node) = configuration.audio.source {
-                throw ServerError("audio.source pipewire:\(node): PipeWire microphones are not supported by this build yet; use tone or silence")
-            }
             if let directory = configuration.recordDirectory { try RecordingDirectory.prepare(directory) }
 
             // Everything that can fail on bad settings is made before anything starts.
@@ -202,8 +199,17 @@ public final class StudioServer: Sendable {
             startedAt = Date()
             startedMonotonic = MonotonicClock.now()
             let origin = startedMonotonic
-            audioSource = TestToneSource(signal: configuration.audio.source == .tone ? .standard : .silence, origin: origin,
-                                         deliver: { chunk in _ = audioStage.submit(chunk) })
+            switch configuration.audio.source {
+            case .pipewire(let node):
+                // A PipeWire microphone (an empty name: the default Audio/Source); silence on the clock
+                // while it (or the daemon) is missing, picked up again when it returns.
+                let node = node.trimmingCharacters(in: .whitespaces)
+                audioSource = PipeWireMicrophone(nodeName: node.isEmpty ? nil : node, report: { log.info($0) },
+                                                 deliver: { chunk in _ = audioStage.submit(chunk) })
+            case .tone, .silence:
+                audioSource = TestToneSource(signal: configuration.audio.source == .tone ? .standard : .silence, origin: origin,
+                                             deliver: { chunk in _ = audioStage.submit(chunk) })
+            }
             switcher.start(origin: origin)
             audioSource.start(origin: origin)
             // Each ISO thread ticks on its camera's rate from the program's origin (one timeline).

@@ -37,7 +37,7 @@ enum Help {
     USAGE
       studio serve [--config FILE] [--demo] [--rtmp URL]... [--record DIR] [--db FILE]
                    [--socket PATH] [--program WxH@FPS] [--preset NAME] [--bitrate RATE]
-                   [--cameras N] [--camera-size WxH] [--audio tone|silence]
+                   [--cameras N] [--camera-size WxH] [--audio tone|silence|pipewire[:NODE]]
                    [--no-iso] [--iso-preset NAME] [--encoder auto|vaapi|x264]
                    [--backends LIST] [--socket-group NAME]
 
@@ -64,7 +64,8 @@ enum Help {
       --bitrate RATE      video bitrate, e.g. 4500k or 4.5M (default 4500k)
       --encoder CHOICE    program encoder: auto (VAAPI if the GPU has H.264 encode, else x264;
                           the default), vaapi (fail if unavailable) or x264
-      --audio KIND        demo audio: tone (default) or silence
+      --audio KIND        program audio: tone (default), silence, or a PipeWire microphone:
+                          pipewire (the default Audio/Source) or pipewire:NODE (by node.name)
       --inject-encoder-fault N
                           testing aid: the program and ISO encoders fail after N frames, to
                           exercise the switch to x264 mid-show on a machine without a GPU

@@ -92,7 +92,11 @@ enum ServeCommand {
             switch text {
             case "tone": configuration.audio.source = .tone
             case "silence": configuration.audio.source = .silence
-            default: throw Arguments.Failure(message: "studio serve: --audio \(text): expected tone or silence")
+            // A PipeWire microphone: `pipewire` for the default Audio/Source, `pipewire:NODE` for one by node.name.
+            case "pipewire": configuration.audio.source = .pipewire(node: "")
+            case let text where text.hasPrefix("pipewire:") && text.count > "pipewire:".count:
+                configuration.audio.source = .pipewire(node: String(text.dropFirst("pipewire:".count)))
+            default: throw Arguments.Failure(message: "studio serve: --audio \(text): expected tone, silence, pipewire or pipewire:NODE")
             }
         }
         let urls = arguments.values("rtmp")

@@ -34,9 +34,10 @@ final class StudioHarness {
 
     /// Starts `studio serve` with the harness's database and socket, and waits until it answers.
     @discardableResult
-    func serve(_ arguments: [String], waitUntilReady: Bool = true) throws -> ChildProcess {
+    func serve(_ arguments: [String], waitUntilReady: Bool = true, environment: [String: String]? = nil) throws -> ChildProcess {
         let child = try ChildProcess(executable: Self.binary,
                                      arguments: ["serve", "--db", database, "--socket", socket] + arguments,
+                                     environment: environment,
                                      outputDirectory: directory.appendingPathComponent("serve-\(UUID().uuidString.prefix(4))"))
         server = child
         if waitUntilReady {

@@ -1,0 +1,176 @@
+// libpipewire-0.3 (0.3.65) and the SPA headers that come with it, plus static inline helpers for what
+// Swift cannot call: PipeWire's interface methods are function-like macros (spa_interface_call), and the
+// SPA POD builder and parser are variadic macros. Every helper is prefixed `cpw_`.
+#ifndef STUDIO_CPIPEWIRE_H
+#define STUDIO_CPIPEWIRE_H
+
+#include <pipewire/pipewire.h>
+#include <pipewire/extensions/metadata.h>
+#include <spa/param/video/format-utils.h>
+#include <spa/param/audio/format-utils.h>
+#include <spa/param/buffers.h>
+#include <spa/pod/builder.h>
+#include <spa/pod/iter.h>
+#include <spa/utils/result.h>
+#include <string.h>
+
+// spa_strerror is a macro.
+static inline const char *cpw_strerror(int result) {
+    return spa_strerror(result);
+}
+
+// pw_core_add_listener is a macro over spa_interface_call.
+static inline int cpw_core_add_listener(struct pw_core *core, struct spa_hook *hook,
+                                        const struct pw_core_events *events, void *data) {
+    return pw_core_add_listener(core, hook, events, data);
+}
+
+// pw_core_sync is a macro; the answer comes back as the core's `done` event with the same seq.
+static inline int cpw_core_sync(struct pw_core *core, int seq) {
+    return pw_core_sync(core, PW_ID_CORE, seq);
+}
+
+// pw_core_get_registry is a macro-built interface call (with the version macro).
+static inline struct pw_registry *cpw_core_get_registry(struct pw_core *core) {
+    return pw_core_get_registry(core, PW_VERSION_REGISTRY, 0);
+}
+
+// pw_registry_add_listener is a macro.
+static inline int cpw_registry_add_listener(struct pw_registry *registry, struct spa_hook *hook,
+                                            const struct pw_registry_events *events, void *data) {
+    return pw_registry_add_listener(registry, hook, events, data);
+}
+
+// pw_registry_bind is a macro; binds a Node global to read its params (offered formats).
+static inline struct pw_node *cpw_registry_bind_node(struct pw_registry *registry, uint32_t id) {
+    return (struct pw_node *)pw_registry_bind(registry, id, PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, 0);
+}
+
+// pw_node_add_listener is a macro.
+static inline int cpw_node_add_listener(struct pw_node *node, struct spa_hook *hook,
+                                        const struct pw_node_events *events, void *data) {
+    return pw_node_add_listener(node, hook, events, data);
+}
+
+// pw_node_enum_params is a macro; asks for every EnumFormat param (answers arrive as `param` events,
+// followed by the core's `done` for a later sync).
+static inline int cpw_node_enum_formats(struct pw_node *node, int seq) {
+    return pw_node_enum_params(node, seq, SPA_PARAM_EnumFormat, 0, UINT32_MAX, NULL);
+}
+
+// pw_core_create_object with a literal factory name and the Link type/version macros: asks the
+// daemon's link-factory for a link between two ports. `object.linger = false` makes the link die with
+// this client (a crashed server leaves no stale links behind).
+static inline struct pw_proxy *cpw_core_create_link(struct pw_core *core, uint32_t output_node, uint32_t output_port,
+                                                    uint32_t input_node, uint32_t input_port) {
+    struct pw_properties *props = pw_properties_new(PW_KEY_OBJECT_LINGER, "false", NULL);
+    pw_properties_setf(props, PW_KEY_LINK_OUTPUT_NODE, "%u", output_node);
+    pw_properties_setf(props, PW_KEY_LINK_OUTPUT_PORT, "%u", output_port);
+    pw_properties_setf(props, PW_KEY_LINK_INPUT_NODE, "%u", input_node);
+    pw_properties_setf(props, PW_KEY_LINK_INPUT_PORT, "%u", input_port);
+    struct pw_proxy *proxy = (struct pw_proxy *)pw_core_create_object(core, "link-factory", PW_TYPE_INTERFACE_Link,
+                                                                     PW_VERSION_LINK, &props->dict, 0);
+    pw_properties_free(props);
+    return proxy;
+}
+
+// pw_properties_new is variadic: a property list with one key/value (more through pw_properties_set).
+static inline struct pw_properties *cpw_properties_new(const char *key, const char *value) {
+    return pw_properties_new(key, value, NULL);
+}
+
+// pw_loop_add_timer / pw_loop_update_timer are macros over the loop's utils interface.
+static inline struct spa_source *cpw_loop_add_timer(struct pw_loop *loop, spa_source_timer_func_t func, void *data) {
+    return pw_loop_add_timer(loop, func, data);
+}
+
+// Arms `timer` to fire after `first_ns` and then every `interval_ns` (0: once).
+static inline int cpw_loop_update_timer(struct pw_loop *loop, struct spa_source *timer, uint64_t first_ns, uint64_t interval_ns) {
+    struct timespec value = { (time_t)(first_ns / SPA_NSEC_PER_SEC), (long)(first_ns % SPA_NSEC_PER_SEC) };
+    struct timespec interval = { (time_t)(interval_ns / SPA_NSEC_PER_SEC), (long)(interval_ns % SPA_NSEC_PER_SEC) };
+    return pw_loop_update_timer(loop, timer, &value, &interval, false);
+}
+
+// pw_loop_destroy_source is a macro.
+static inline void cpw_loop_destroy_source(struct pw_loop *loop, struct spa_source *source) {
+    pw_loop_destroy_source(loop, source);
+}
+
+// SPA_POD_BUILDER_INIT is a macro; builds into `buffer`.
+static inline struct spa_pod_builder cpw_pod_builder(void *buffer, uint32_t size) {
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
+    return builder;
+}
+
+// A fixed raw video format (one pixel format, size and rate): what a producer offers, or what a camera
+// stream asks for once it has chosen among the source's offers. spa_video_info_raw's designated
+// initialisers and SPA_RECTANGLE/SPA_FRACTION are macros.
+static inline const struct spa_pod *cpw_build_video_format(struct spa_pod_builder *builder, uint32_t param_id,
+                                                           uint32_t format, uint32_t width, uint32_t height,
+                                                           uint32_t rate_num, uint32_t rate_denom) {
+    struct spa_video_info_raw info;
+    memset(&info, 0, sizeof info);
+    info.format = (enum spa_video_format)format;
+    info.size = SPA_RECTANGLE(width, height);
+    info.framerate = SPA_FRACTION(rate_num, rate_denom);
+    return spa_format_video_raw_build(builder, param_id, &info);
+}
+
+// Interleaved 32-bit float audio at `rate` with `channels` (FL FR for two, MONO for one). The stream's
+// own converter (the adapter's audioconvert) resamples and remixes the source into this.
+static inline const struct spa_pod *cpw_build_audio_format(struct spa_pod_builder *builder, uint32_t rate, uint32_t channels) {
+    struct spa_audio_info_raw info;
+    memset(&info, 0, sizeof info);
+    info.format = SPA_AUDIO_FORMAT_F32;
+    info.rate = rate;
+    info.channels = channels;
+    if (channels == 1) {
+        info.position[0] = SPA_AUDIO_CHANNEL_MONO;
+    } else if (channels >= 2) {
+        info.position[0] = SPA_AUDIO_CHANNEL_FL;
+        info.position[1] = SPA_AUDIO_CHANNEL_FR;
+    }
+    return spa_format_audio_raw_build(builder, SPA_PARAM_EnumFormat, &info);
+}
+
+// spa_pod_builder_add_object with SPA_POD_* is variadic: the Buffers param of a producer (count range,
+// one data block of `size` bytes with row `stride`).
+static inline const struct spa_pod *cpw_build_video_buffers(struct spa_pod_builder *builder, uint32_t size, uint32_t stride) {
+    return (const struct spa_pod *)spa_pod_builder_add_object(builder,
+        SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(4, 2, 16),
+        SPA_PARAM_BUFFERS_blocks,  SPA_POD_Int(1),
+        SPA_PARAM_BUFFERS_size,    SPA_POD_Int((int32_t)size),
+        SPA_PARAM_BUFFERS_stride,  SPA_POD_Int((int32_t)stride));
+}
+
+// The values of property `key` of an object pod (a format), for reading what a source offers.
+// SPA_POD_BODY / SPA_POD_CHOICE_* are macros. Returns the number of values copied into `values` (each
+// `value_size` bytes: 4 for an Id, 8 for a Rectangle or Fraction), at most `max`; `choice` gets the
+// choice type (SPA_CHOICE_None, Range: default,min,max, Step, Enum: default then alternatives).
+// 0 when the pod has no such property or the values are not of `value_type`.
+static inline uint32_t cpw_pod_property_values(const struct spa_pod *object, uint32_t key, uint32_t value_type,
+                                               uint32_t value_size, void *values, uint32_t max, uint32_t *choice) {
+    if (object == NULL || !spa_pod_is_object(object)) return 0;
+    const struct spa_pod_prop *prop = spa_pod_find_prop(object, NULL, key);
+    if (prop == NULL) return 0;
+    uint32_t count = 0, kind = SPA_CHOICE_None;
+    const struct spa_pod *value = spa_pod_get_values(&prop->value, &count, &kind);
+    if (value->type != value_type || value->size != value_size) return 0;
+    *choice = kind;
+    uint32_t copied = count < max ? count : max;
+    memcpy(values, SPA_POD_BODY_CONST(value), (size_t)copied * value_size);
+    return copied;
+}
+
+// spa_pod_is_object for a param whose object type is the Format one (SPA_POD_OBJECT_TYPE is a macro).
+static inline uint32_t cpw_pod_object_type(const struct spa_pod *pod) {
+    return spa_pod_is_object(pod) ? SPA_POD_OBJECT_TYPE(pod) : 0;
+}
+
+// The property dictionary of a pw_properties (a field read behind a struct Swift sees as opaque in places).
+static inline const char *cpw_dict_get(const struct spa_dict *dict, const char *key) {
+    return dict ? spa_dict_lookup(dict, key) : NULL;
+}
+
+#endif

@@ -1,0 +1,348 @@
+import CPipeWire
+import Synchronization
+import StudioCore
+import StudioSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A PipeWire Video/Source node captured through one `pw_stream` of its own.
+///
+/// `start()` starts the camera's thread (`cap.<id>`), which connects to the daemon (its own
+/// `pw_thread_loop`), creates the stream asking for one fixed format (the best of what the node offers
+/// for `wanted`, see `PipeWireVideoFormats.choose`) and links it to the node itself through the
+/// link-factory (object.linger=false), so it works with or without a session manager. The stream has
+/// PW_STREAM_FLAG_DONT_RECONNECT and no autoconnect: when its node goes away the camera becomes `.lost`
+/// and stays so; it never shows another node's picture. The stream's process callback only copies the
+/// newest buffer into `frames`.
+public final class PipeWireCamera: Camera {
+    public let id: CameraID
+    public var backend: CameraBackend { .pipewire }
+    public let identity: String
+    public let displayName: String
+    public let frames = LatestValue<VideoFrame>()
+    /// The source node's registry id and name at discovery.
+    public let nodeID: UInt32
+    public let nodeName: String
+    /// What the node offers (its EnumFormat params, read at discovery).
+    public let offers: [PipeWireVideoOffer]
+    public let offeredModes: [CameraMode]
+    /// What the camera asks the node for (nil when the node offers nothing the pipeline takes).
+    public let requestedFormat: CameraFormat?
+    private let core: Core
+
+    /// - Parameters:
+    ///   - wanted: the program's size and rate; the closest offered mode is asked for.
+    ///   - remote: the daemon's socket (default PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR).
+    public init(id: CameraID, identity: String, displayName: String, nodeID: UInt32, nodeSerial: String? = nil, nodeName: String,
+                offers: [PipeWireVideoOffer], wanted: CameraFormat, remote: String? = nil) {
+        self.id = id
+        self.identity = identity
+        self.displayName = displayName
+        self.nodeID = nodeID
+        self.nodeName = nodeName
+        self.offers = offers
+        offeredModes = offers.flatMap(\.modes)
+        let selection = PipeWireVideoFormats.select(from: offers, wanted: wanted)
+        requestedFormat = selection?.format
+        core = Core(id: id, nodeID: nodeID, nodeSerial: nodeSerial, selection: selection, remote: remote, frames: frames)
+    }
+
+    deinit { core.requestStop() }
+
+    public var state: CameraState { core.snapshot.state }
+    public var currentFormat: CameraFormat? { core.snapshot.currentFormat }
+    public var statistics: CaptureStatistics { core.snapshot.statistics }
+    /// Why the camera is lost or could not start, if it is.
+    public var problem: String? { core.snapshot.problem }
+
+    public func start() { core.start() }
+    public func stop() { core.stop() }
+}
+
+extension PipeWireCamera {
+    struct Snapshot: Sendable {
+        var state = CameraState.stopped
+        var currentFormat: CameraFormat?
+        var statistics = CaptureStatistics()
+        var problem: String?
+    }
+
+    /// The state shared by the camera's thread, the PipeWire loop's callbacks and the camera object.
+    ///
+    /// `@unchecked Sendable`: `stream`, `session`, the hook/events memory and `sequence`/`pool` are
+    /// touched only by the camera thread while it holds the loop lock, or by the loop thread in
+    /// callbacks (which run with that lock held); everything read from other threads is in `shared`.
+    final class Core: @unchecked Sendable {
+        let id: CameraID
+        let nodeID: UInt32
+        let nodeSerial: String?
+        let selection: (format: CameraFormat, spaFormat: UInt32)?
+        let remote: String?
+        let frames: LatestValue<VideoFrame>
+        private let shared = Mutex(Snapshot())
+        private let worker = WorkerThread()
+
+        private var session: PipeWireSession?
+        private var stream: OpaquePointer?
+        private var link: OpaquePointer?
+        private let hook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+        private let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
+        private var pool: FramePool?
+        private var sequence: UInt64 = 0
+        private var negotiated: CameraFormat?
+        private var streamState = PW_STREAM_STATE_UNCONNECTED
+        private var wasStreaming = false
+
+        init(id: CameraID, nodeID: UInt32, nodeSerial: String?, selection: (format: CameraFormat, spaFormat: UInt32)?, remote: String?,
+             frames: LatestValue<VideoFrame>) {
+            self.id = id
+            self.nodeID = nodeID
+            self.nodeSerial = nodeSerial
+            self.selection = selection
+            self.remote = remote
+            self.frames = frames
+            hook.initialize(to: spa_hook())
+            events.initialize(to: pw_stream_events())
+        }
+
+        deinit {
+            hook.deallocate()
+            events.deallocate()
+        }
+
+        var snapshot: Snapshot { shared.withLock { $0 } }
+
+        func start() {
+            worker.start(name: "cap.\(id.name)", prepare: {
+                shared.withLock {
+                    $0.state = .starting
+                    $0.problem = nil
+                }
+            }) { [self] in run() }
+        }
+
+        func requestStop() { worker.requestStop() }
+
+        func stop() {
+            worker.stop()
+            shared.withLock { $0.state = .stopped }
+        }
+
+        private func markLost(_ why: String) {
+            shared.withLock {
+                if $0.state != .stopped { $0.state = .lost }
+                if $0.problem == nil { $0.problem = why }
+            }
+        }
+
+        private func run() {
+            guard let selection else {
+                markLost("the node offers no raw format the pipeline takes")
+                while !worker.isStopRequested { MonotonicClock.sleep(seconds: 0.05) }
+                return
+            }
+            let session: PipeWireSession
+            do {
+                session = try PipeWireSession(name: "pw.\(id.name)", remote: remote)
+            } catch {
+                markLost(error.message)
+                while !worker.isStopRequested { MonotonicClock.sleep(seconds: 0.05) }
+                return
+            }
+            self.session = session
+            session.withLock {
+                connectStream(session: session, selection: selection)
+                // Every global the daemon has now is in `globals` after this.
+                session.roundTrip()
+            }
+            var linked = false
+            while !worker.isStopRequested {
+                session.withLock {
+                    session.wait(seconds: 0.05)
+                    if session.isDisconnected {
+                        markLost("PipeWire daemon gone: \(session.lastError ?? "disconnected")")
+                        return
+                    }
+                    // Ids are reused by the daemon; the serial tells a new node from ours.
+                    guard let node = session.globals[nodeID], nodeSerial == nil || node.properties["object.serial"] == nodeSerial else {
+                        markLost("node \(nodeID) removed (globals \(session.globals.count), serial \(session.globals[nodeID]?.properties["object.serial"] ?? "-") vs \(nodeSerial ?? "-"))")
+                        return
+                    }
+                    if !linked, let stream {
+                        let ownNode = pw_stream_get_node_id(stream)
+                        guard ownNode != SPA_ID_INVALID,
+                              let output = session.ports(ofNode: nodeID, direction: "out").first,
+                              let input = session.ports(ofNode: ownNode, direction: "in").first else { return }
+                        // Both ports are known in the registry; a round trip makes sure the daemon has
+                        // finished setting our node up before the link-factory looks for it.
+                        session.roundTrip()
+                        link = session.createLink(outputNode: nodeID, outputPort: output.id, inputNode: ownNode, inputPort: input.id)
+                        linked = true
+                        if link == nil { markLost("link-factory refused the link") }
+                    }
+                }
+            }
+            session.withLock {
+                if let stream {
+                    spa_hook_remove(hook)
+                    pw_stream_disconnect(stream)
+                    pw_stream_destroy(stream)
+                }
+                stream = nil
+                if let link { pw_proxy_destroy(link) }
+                link = nil
+            }
+            session.close()
+            self.session = nil
+        }
+
+        /// Must hold the loop lock.
+        private func connectStream(session: PipeWireSession, selection: (format: CameraFormat, spaFormat: UInt32)) {
+            guard let core = session.core else { return }
+            let properties = cpw_properties_new("media.type", "Video")
+            pw_properties_set(properties, "media.category", "Capture")
+            pw_properties_set(properties, "media.role", "Camera")
+            pw_properties_set(properties, "node.name", "studio.\(id.name)")
+            pw_properties_set(properties, "node.description", "studio \(id.name)")
+            // Never let a session manager route this stream anywhere else (see the type's doc).
+            pw_properties_set(properties, "node.autoconnect", "false")
+            pw_properties_set(properties, "node.dont-reconnect", "true")
+            guard let stream = pw_stream_new(core, "studio \(id.name)", properties) else {
+                markLost("pw_stream_new failed")
+                return
+            }
+            self.stream = stream
+            events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
+            events.pointee.state_changed = { data, old, state, error in
+                let core = Unmanaged<Core>.fromOpaque(data!).takeUnretainedValue()
+                core.stateChanged(from: old, to: state, error: error.map { String(cString: $0) })
+            }
+            events.pointee.param_changed = { data, id, param in
+                guard id == SPA_PARAM_Format.rawValue, let param else { return }
+                let core = Unmanaged<Core>.fromOpaque(data!).takeUnretainedValue()
+                core.formatChanged(param)
+            }
+            events.pointee.process = { data in
+                Unmanaged<Core>.fromOpaque(data!).takeUnretainedValue().process()
+            }
+            pw_stream_add_listener(stream, hook, events, Unmanaged.passUnretained(self).toOpaque())
+            var buffer = [UInt8](repeating: 0, count: 1024)
+            let result = buffer.withUnsafeMutableBytes { bytes -> Int32 in
+                var builder = cpw_pod_builder(bytes.baseAddress, UInt32(bytes.count))
+                let format = selection.format
+                var param: UnsafePointer<spa_pod>? = cpw_build_video_format(
+                    &builder, SPA_PARAM_EnumFormat.rawValue, selection.spaFormat, UInt32(format.width), UInt32(format.height),
+                    UInt32(format.frameRate.numerator), UInt32(format.frameRate.denominator))
+                let flags = pw_stream_flags(PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
+                return pw_stream_connect(stream, SPA_DIRECTION_INPUT, UInt32.max, flags, &param, 1)
+            }
+            if result < 0 { markLost("pw_stream_connect: \(String(cString: cpw_strerror(result)))") }
+        }
+
+        // Callbacks (loop thread): copy and signal only.
+
+        private func stateChanged(from old: pw_stream_state, to state: pw_stream_state, error: String?) {
+            streamState = state
+            if state == PW_STREAM_STATE_STREAMING {
+                wasStreaming = true
+            } else if wasStreaming || state == PW_STREAM_STATE_ERROR {
+                markLost(error.map { "stream error: \($0)" } ?? "stream left streaming (\(String(cString: pw_stream_state_as_string(state))))")
+            }
+            if let loop = session?.loop { pw_thread_loop_signal(loop, false) }
+        }
+
+        private func formatChanged(_ param: UnsafePointer<spa_pod>) {
+            var info = spa_video_info_raw()
+            guard spa_format_video_raw_parse(param, &info) >= 0,
+                  let pixel = PipeWireVideoFormats.pixelFormat(spaFormat: info.format.rawValue) else { return }
+            let format = CameraFormat(pixelFormat: pixel, width: Int(info.size.width), height: Int(info.size.height),
+                                      frameRate: Rational(Int32(clamping: info.framerate.num), Int32(clamping: max(info.framerate.denom, 1))))
+            negotiated = format
+            pool = FramePool(capacity: VideoFrame.byteCount(format: pixel, width: format.width, height: format.height), limit: 4)
+            shared.withLock { $0.currentFormat = format }
+        }
+
+        private func process() {
+            guard let stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
+            defer { pw_stream_queue_buffer(stream, buffer) }
+            guard let format = negotiated, let spaBuffer = buffer.pointee.buffer, let datas = spaBuffer.pointee.datas,
+                  spaBuffer.pointee.n_datas > 0 else { return }
+            let now = MonotonicClock.now()
+            let frame = VideoFrame.allocate(format: format.pixelFormat, width: format.width, height: format.height, pool: pool,
+                                            captureTime: now, sequence: sequence)
+            if !PipeWireFrameCopy.copy(datas: datas, count: Int(spaBuffer.pointee.n_datas), into: frame) {
+                shared.withLock { $0.statistics.framesCorrupt += 1 }
+                return
+            }
+            sequence += 1
+            shared.withLock {
+                $0.statistics.framesCaptured += 1
+                $0.statistics.lastFrameTime = now
+                if $0.state == .starting { $0.state = .live }
+            }
+            frames.publish(frame)
+        }
+    }
+}
+
+/// Copies one PipeWire buffer (planes in one data block or one block per plane) into a frame laid out
+/// the pipeline's way.
+enum PipeWireFrameCopy {
+    /// Bytes of picture per row of each plane.
+    static func rowBytes(_ format: PixelFormat, width: Int) -> [Int] {
+        let chroma = (width + 1) / 2
+        switch format {
+        case .i420: return [width, chroma, chroma]
+        case .nv12: return [width, chroma * 2]
+        case .yuyv, .uyvy: return [chroma * 4]
+        case .rgb24, .bgr24: return [width * 3]
+        case .bgra, .rgba: return [width * 4]
+        }
+    }
+
+    /// False when the buffer is flagged corrupt or too small for the negotiated format.
+    static func copy(datas: UnsafeMutablePointer<spa_data>, count: Int, into frame: VideoFrame) -> Bool {
+        let first = datas[0]
+        guard let firstBase = first.data, let firstChunk = first.chunk?.pointee,
+              firstChunk.flags & Int32(SPA_CHUNK_FLAG_CORRUPTED) == 0 else { return false }
+        let rows = rowBytes(frame.format, width: frame.width)
+        var sources: [(base: UnsafeRawPointer, stride: Int, limit: Int)] = []
+        if count >= frame.planes.count {
+            for index in 0..<frame.planes.count {
+                let data = datas[index]
+                guard let base = data.data, let chunk = data.chunk?.pointee else { return false }
+                let offset = Int(chunk.offset % max(data.maxsize, 1))
+                let stride = chunk.stride > 0 ? Int(chunk.stride) : rows[index]
+                sources.append((UnsafeRawPointer(base) + offset, stride, Int(data.maxsize) - offset))
+            }
+        } else {
+            let offset = Int(firstChunk.offset % max(first.maxsize, 1))
+            let base = UnsafeRawPointer(firstBase) + offset
+            let limit = Int(first.maxsize) - offset
+            let stride = firstChunk.stride > 0 ? Int(firstChunk.stride) : rows[0]
+            let lumaBytes = stride * frame.height
+            let chromaRows = (frame.height + 1) / 2
+            switch frame.format {
+            case .i420:
+                let chromaStride = stride / 2
+                sources = [(base, stride, limit), (base + lumaBytes, chromaStride, limit - lumaBytes),
+                           (base + lumaBytes + chromaStride * chromaRows, chromaStride, limit - lumaBytes - chromaStride * chromaRows)]
+            case .nv12:
+                sources = [(base, stride, limit), (base + lumaBytes, stride, limit - lumaBytes)]
+            default:
+                sources = [(base, stride, limit)]
+            }
+        }
+        for (index, plane) in frame.planes.enumerated() {
+            let source = sources[index]
+            let needed = source.stride * (plane.rows - 1) + rows[index]
+            guard source.stride >= rows[index], needed <= source.limit, rows[index] <= plane.stride else { return false }
+            let destination = frame.plane(index)
+            for row in 0..<plane.rows {
+                (destination + row * plane.stride).copyMemory(from: source.base + row * source.stride, byteCount: rows[index])
+            }
+        }
+        return true
+    }
+}

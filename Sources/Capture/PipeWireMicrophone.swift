@@ -1,0 +1,424 @@
+import CPipeWire
+import Synchronization
+import StudioCore
+import StudioSystem
+
+/// The program's audio from a PipeWire Audio/Source (a microphone), on the program's timeline.
+///
+/// A thread (`cap.mic`) runs the program's audio clock exactly like `TestToneSource`: every
+/// `chunkDuration` it delivers the samples due since the origin, so the timeline never has holes.
+/// The samples come from a small jitter buffer that the stream's process callback fills (copy only);
+/// whatever the microphone has not supplied (no daemon, no such node, the node went away, a late
+/// quantum) is silence. The same thread finds the node (by `nodeName`, else the Audio/Source with the
+/// highest `priority.session`, then the lowest id), creates the capture stream and links it itself, one
+/// link per channel matched by `audio.channel`, so no session manager is needed; when the node goes away
+/// it waits for it to come back and picks it up again.
+///
+/// The stream asks for interleaved F32 at `format` (48 kHz stereo); the stream's own converter (the
+/// adapter's audioconvert, in dsp port mode) resamples and remixes whatever the source delivers.
+public final class PipeWireMicrophone: AudioInput {
+    public let nodeName: String?
+    public let format: AudioFormat
+    public let remote: String?
+    public let chunkDuration: Double
+    private let core: Core
+
+    public struct Status: Sendable, Hashable {
+        /// The node captured now (node.name), nil while there is none.
+        public var node: String?
+        /// Samples per channel delivered on the timeline since `start`.
+        public var framesDelivered: Int64 = 0
+        /// Of those, samples that came from the microphone (the rest was silence).
+        public var framesCaptured: Int64 = 0
+        /// Samples per channel the stream delivered that were dropped (jitter buffer full).
+        public var framesDiscarded: Int64 = 0
+        /// Times the microphone was found and linked.
+        public var connections: Int = 0
+        /// Index of the next sample on the program's audio timeline.
+        public var nextSample: Int64 = 0
+        /// The capture stream's state (PipeWire's name for it), "none" without a stream.
+        public var streamState: String = "none"
+        /// Jitter-buffer delay in samples (what the clock keeps queued before it plays captured audio).
+        public var bufferTarget: Int = 0
+    }
+
+    /// - Parameters:
+    ///   - nodeName: the Audio/Source's node.name; nil for the default (see the type's doc).
+    ///   - report: one line for the operator's log when the microphone or daemon is missing, found or lost.
+    ///   - deliver: called on the microphone's thread with each chunk; must not block.
+    public init(nodeName: String? = nil, format: AudioFormat = .program, remote: String? = nil, chunkDuration: Double = 0.01,
+                retryInterval: Double = 2, threadName: String = "cap.mic", report: @escaping @Sendable (String) -> Void = { _ in },
+                deliver: @escaping @Sendable (AudioChunk) -> Void) {
+        self.nodeName = nodeName
+        self.format = format
+        self.remote = remote
+        self.chunkDuration = min(max(chunkDuration, 0.002), 0.1)
+        core = Core(nodeName: nodeName, format: format, remote: remote, interval: UInt64(self.chunkDuration * 1e9),
+                    retryInterval: max(0.1, retryInterval), threadName: threadName, report: report, deliver: deliver)
+    }
+
+    deinit { core.worker.requestStop() }
+
+    /// Starts the clock: sample 0 is due at `origin` (default now), as with `TestToneSource.start`.
+    public func start(origin: UInt64? = nil) { core.start(origin: origin ?? MonotonicClock.now()) }
+    public func stop() { core.stop() }
+    public var status: Status { core.status.withLock { $0 } }
+    /// Buffers received and the layout of the last one, for test messages.
+    public var diagnostics: String {
+        let quanta = core.buffer.withLock { $0.quanta }, last = core.lastChunk.withLock { $0 }
+        return "quanta \(quanta), last chunk size \(last.0) maxsize \(last.1) offset \(last.2) datas \(last.3)"
+    }
+
+    /// Picks the node to capture among the registry's nodes: the one named `nodeName`, or (nil) the
+    /// Audio/Source with the highest priority.session, then the lowest id.
+    static func choose(_ nodes: [PipeWireGlobal], nodeName: String?) -> PipeWireGlobal? {
+        let sources = nodes.filter { $0.isNode && $0.mediaClass == "Audio/Source" }
+        if let nodeName { return sources.first { $0.properties["node.name"] == nodeName } }
+        return sources.max { a, b in
+            let pa = Int(a.properties["priority.session"] ?? "") ?? 0, pb = Int(b.properties["priority.session"] ?? "") ?? 0
+            return pa != pb ? pa < pb : a.id > b.id
+        }
+    }
+}
+
+/// Interleaved samples between the stream's callback and the clock thread. Fixed capacity; a writer
+/// that finds it full drops the oldest samples.
+struct AudioRing {
+    private var storage: [Float]
+    private var readIndex = 0
+    private(set) var count = 0
+    let channels: Int
+
+    init(frames: Int, channels: Int) {
+        self.channels = channels
+        storage = [Float](repeating: 0, count: frames * channels)
+    }
+
+    var frames: Int { count / channels }
+    var capacityFrames: Int { storage.count / channels }
+
+    /// Appends; returns the number of frames dropped to make room.
+    mutating func write(_ samples: UnsafeBufferPointer<Float>) -> Int {
+        var dropped = 0
+        let overflow = count + samples.count - storage.count
+        if overflow > 0 {
+            let drop = min(count, (overflow + channels - 1) / channels * channels)
+            readIndex = (readIndex + drop) % storage.count
+            count -= drop
+            dropped = drop / channels
+        }
+        let incoming = samples.count > storage.count ? UnsafeBufferPointer(rebasing: samples.suffix(storage.count)) : samples
+        var writeIndex = (readIndex + count) % storage.count
+        for sample in incoming {
+            storage[writeIndex] = sample
+            writeIndex = writeIndex + 1 == storage.count ? 0 : writeIndex + 1
+        }
+        count += incoming.count
+        return dropped
+    }
+
+    /// Moves up to `frames` frames into `destination` (starting at `offset` samples); returns frames moved.
+    mutating func read(frames: Int, into destination: inout [Float], offset: Int) -> Int {
+        let samples = min(frames * channels, count)
+        for index in 0..<samples { destination[offset + index] = storage[(readIndex + index) % storage.count] }
+        readIndex = (readIndex + samples) % storage.count
+        count -= samples
+        return samples / channels
+    }
+
+    mutating func discard(frames: Int) {
+        let samples = min(frames * channels, count)
+        readIndex = (readIndex + samples) % storage.count
+        count -= samples
+    }
+
+    mutating func removeAll() {
+        readIndex = 0
+        count = 0
+    }
+}
+
+extension PipeWireMicrophone {
+    struct Buffer: Sendable {
+        var ring: AudioRing
+        /// Largest quantum the stream delivered, in frames.
+        var largestQuantum = 0
+        var discarded: Int64 = 0
+        /// Buffers the stream delivered (with and without samples).
+        var quanta: Int64 = 0
+    }
+
+    /// `@unchecked Sendable`: `session`, `stream`, `links`, hooks and `current` are touched only by the
+    /// microphone thread (holding the loop lock for every PipeWire call) and by the stream's callbacks
+    /// on the loop thread (which hold that lock); the samples cross in `buffer`, the counters in `status`.
+    final class Core: @unchecked Sendable {
+        let nodeName: String?
+        let format: AudioFormat
+        let remote: String?
+        let interval: UInt64
+        let retryInterval: Double
+        let threadName: String
+        let report: @Sendable (String) -> Void
+        let deliver: @Sendable (AudioChunk) -> Void
+        let worker = WorkerThread()
+        let status = Mutex(Status())
+        let buffer: Mutex<Buffer>
+        let lastChunk = Mutex((0, 0, 0, 0))
+
+        private var session: PipeWireSession?
+        private var stream: OpaquePointer?
+        private var links: [OpaquePointer] = []
+        /// The node captured (id and serial), once linked or while linking.
+        private var current: (id: UInt32, serial: String?, name: String)?
+        private var linked = false
+        private var streamCreatedAt: UInt64 = 0
+        private let hook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+        private let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
+        private var nextAttempt: UInt64 = 0
+        private var saidMissing = false
+
+        init(nodeName: String?, format: AudioFormat, remote: String?, interval: UInt64, retryInterval: Double, threadName: String,
+             report: @escaping @Sendable (String) -> Void, deliver: @escaping @Sendable (AudioChunk) -> Void) {
+            self.nodeName = nodeName
+            self.format = format
+            self.remote = remote
+            self.interval = interval
+            self.retryInterval = retryInterval
+            self.threadName = threadName
+            self.report = report
+            self.deliver = deliver
+            buffer = Mutex(Buffer(ring: AudioRing(frames: format.sampleRate, channels: max(1, format.channels))))
+            hook.initialize(to: spa_hook())
+            events.initialize(to: pw_stream_events())
+        }
+
+        deinit {
+            hook.deallocate()
+            events.deallocate()
+        }
+
+        func start(origin: UInt64) {
+            worker.start(name: threadName) { [self] in run(origin: origin) }
+        }
+
+        func stop() { worker.stop() }
+
+        private func sampleDue(at now: UInt64, origin: UInt64) -> Int64 {
+            guard now > origin else { return 0 }
+            return Int64(UInt128(now - origin) * UInt128(format.sampleRate) / 1_000_000_000)
+        }
+
+        private func run(origin: UInt64) {
+            let rate = format.sampleRate, channels = max(1, format.channels)
+            let maximumFrames = Int64(rate / 10)
+            let dueAtStart = sampleDue(at: MonotonicClock.now(), origin: origin)
+            var next = dueAtStart <= maximumFrames ? 0 : dueAtStart
+            status.withLock { $0 = Status(nextSample: next) }
+            var playing = false
+            let start = max(origin, MonotonicClock.now())
+            var wake: UInt64 = 1
+            while !worker.isStopRequested {
+                MonotonicClock.sleep(until: start + wake * interval)
+                if worker.isStopRequested { break }
+                let now = MonotonicClock.now()
+                wake = max(wake + 1, (now - start) / interval + 1)
+                let due = sampleDue(at: now, origin: origin)
+                while next < due {
+                    let count = Int(min(due - next, maximumFrames))
+                    var samples = [Float](repeating: 0, count: count * channels)
+                    let captured = buffer.withLock { buffer -> Int in
+                        // Play captured audio only with a quantum or two queued (a jitter buffer), so a
+                        // quantum arriving a little late does not become a gap; start over after a gap.
+                        let target = min(max(2 * buffer.largestQuantum, rate / 25), rate / 8)
+                        if !playing, buffer.ring.frames >= target { playing = true }
+                        guard playing else { return 0 }
+                        // A source running a little fast (its own clock) must not build up delay.
+                        if buffer.ring.frames > target + rate / 10 { buffer.ring.discard(frames: buffer.ring.frames - target) }
+                        let moved = buffer.ring.read(frames: count, into: &samples, offset: 0)
+                        if moved < count { playing = false }
+                        return moved
+                    }
+                    let chunk = AudioChunk(format: format, samples: samples, pts: MediaTime(count: next, rate: Rational(Int32(rate))),
+                                           firstSample: next)
+                    next += Int64(count)
+                    let (target, discarded) = buffer.withLock { (min(max(2 * $0.largestQuantum, rate / 25), rate / 8), $0.discarded) }
+                    status.withLock {
+                        $0.framesDelivered += Int64(count)
+                        $0.framesCaptured += Int64(captured)
+                        $0.nextSample = next
+                        $0.bufferTarget = target
+                        $0.framesDiscarded = discarded
+                    }
+                    deliver(chunk)
+                }
+                housekeeping()
+            }
+            teardown(closeSession: true)
+        }
+
+        /// Connects, finds the node, creates and links the stream, notices loss. Runs between deliveries.
+        private func housekeeping() {
+            if session == nil {
+                let now = MonotonicClock.now()
+                guard now >= nextAttempt else { return }
+                nextAttempt = now + UInt64(retryInterval * 1e9)
+                do {
+                    session = try PipeWireSession(name: "pw.mic", remote: remote)
+                    if let session { session.withLock { _ = session.roundTrip() } }
+                } catch {
+                    if !saidMissing { report("PipeWire microphone: \(error.message); the program audio is silence until it appears") }
+                    saidMissing = true
+                    return
+                }
+            }
+            guard let session else { return }
+            var lostWhy: String?
+            session.withLock {
+                if session.isDisconnected {
+                    lostWhy = "the PipeWire daemon went away"
+                    return
+                }
+                if let current {
+                    guard let node = session.globals[current.id], node.properties["object.serial"] == current.serial else {
+                        lostWhy = "microphone \(current.name) went away"
+                        return
+                    }
+                    if !linked { link(session: session, source: current.id) }
+                    return
+                }
+                guard let node = PipeWireMicrophone.choose(Array(session.globals.values), nodeName: nodeName) else {
+                    if !saidMissing {
+                        report("PipeWire microphone: no Audio/Source\(nodeName.map { " named \($0)" } ?? ""); the program audio is silence until it appears")
+                        saidMissing = true
+                    }
+                    return
+                }
+                current = (node.id, node.properties["object.serial"], node.properties["node.name"] ?? "node \(node.id)")
+                createStream(session: session)
+            }
+            if let lostWhy {
+                report("PipeWire microphone: \(lostWhy); silence until it returns")
+                saidMissing = true
+                teardown(closeSession: session.withLock { session.isDisconnected })
+            }
+        }
+
+        /// Must hold the loop lock.
+        private func createStream(session: PipeWireSession) {
+            guard let core = session.core, current != nil else { return }
+            let properties = cpw_properties_new("media.type", "Audio")
+            pw_properties_set(properties, "media.category", "Capture")
+            pw_properties_set(properties, "media.role", "Production")
+            pw_properties_set(properties, "node.name", "studio.mic")
+            pw_properties_set(properties, "node.autoconnect", "false")
+            pw_properties_set(properties, "node.dont-reconnect", "true")
+            // Without a session manager nobody configures the stream's ports: ask for one DSP port per
+            // channel (what the links below connect to), the converter turning them into our format.
+            pw_properties_set(properties, "adapter.auto-port-config", "{ mode = dsp monitor = false control = false position = preserve }")
+            pw_properties_set(properties, "node.latency", "1024/\(format.sampleRate)")
+            guard let stream = pw_stream_new(core, "studio microphone", properties) else { return }
+            self.stream = stream
+            linked = false
+            streamCreatedAt = MonotonicClock.now()
+            buffer.withLock {
+                $0.ring.removeAll()
+                $0.largestQuantum = 0
+            }
+            events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
+            events.pointee.process = { data in
+                Unmanaged<Core>.fromOpaque(data!).takeUnretainedValue().process()
+            }
+            events.pointee.state_changed = { data, _, state, error in
+                let core = Unmanaged<Core>.fromOpaque(data!).takeUnretainedValue()
+                let name = String(cString: pw_stream_state_as_string(state)) + (error.map { ": " + String(cString: $0) } ?? "")
+                core.status.withLock { $0.streamState = name }
+            }
+            pw_stream_add_listener(stream, hook, events, Unmanaged.passUnretained(self).toOpaque())
+            var bytes = [UInt8](repeating: 0, count: 1024)
+            let result = bytes.withUnsafeMutableBytes { raw -> Int32 in
+                var builder = cpw_pod_builder(raw.baseAddress, UInt32(raw.count))
+                var param: UnsafePointer<spa_pod>? = cpw_build_audio_format(&builder, UInt32(format.sampleRate), UInt32(max(1, format.channels)))
+                let flags = pw_stream_flags(PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
+                return pw_stream_connect(stream, SPA_DIRECTION_INPUT, UInt32.max, flags, &param, 1)
+            }
+            if result < 0 { report("PipeWire microphone: pw_stream_connect: \(String(cString: cpw_strerror(result)))") }
+        }
+
+        /// Links the source's output ports to the stream's input ports, by channel. Must hold the lock.
+        private func link(session: PipeWireSession, source: UInt32) {
+            guard let stream else { return }
+            let own = pw_stream_get_node_id(stream)
+            guard own != SPA_ID_INVALID else { return }
+            let outputs = session.ports(ofNode: source, direction: "out").filter { $0.properties["port.monitor"] != "true" }
+            let inputs = session.ports(ofNode: own, direction: "in")
+            guard !outputs.isEmpty, inputs.count >= max(1, format.channels) else {
+                // Ports appear shortly after the stream connects; give up on this node after a while.
+                return
+            }
+            session.roundTrip()
+            for input in inputs {
+                let channel = input.properties["audio.channel"]
+                // Same channel; a mono source feeds every input; otherwise by position.
+                let output = outputs.first { $0.properties["audio.channel"] == channel }
+                    ?? (outputs.count == 1 ? outputs[0] : outputs[min(inputs.firstIndex(of: input)!, outputs.count - 1)])
+                if let proxy = session.createLink(outputNode: source, outputPort: output.id, inputNode: own, inputPort: input.id) {
+                    links.append(proxy)
+                }
+            }
+            linked = true
+            saidMissing = false
+            let name = current?.name
+            status.withLock {
+                $0.node = name
+                $0.connections += 1
+            }
+            report("PipeWire microphone: capturing \(name ?? "?")")
+        }
+
+        /// Destroys the stream and links (and the session when asked); the clock goes on with silence.
+        private func teardown(closeSession: Bool) {
+            guard let session else { return }
+            session.withLock {
+                for link in links { pw_proxy_destroy(link) }
+                links = []
+                if let stream {
+                    spa_hook_remove(hook)
+                    pw_stream_disconnect(stream)
+                    pw_stream_destroy(stream)
+                }
+                stream = nil
+                current = nil
+                linked = false
+            }
+            status.withLock {
+                $0.node = nil
+                $0.streamState = "none"
+            }
+            if closeSession {
+                session.close()
+                self.session = nil
+                nextAttempt = MonotonicClock.now() + UInt64(retryInterval * 1e9)
+            }
+        }
+
+        // Callback (loop thread): copy only.
+        private func process() {
+            guard let stream, let pwBuffer = pw_stream_dequeue_buffer(stream) else { return }
+            defer { pw_stream_queue_buffer(stream, pwBuffer) }
+            buffer.withLock { $0.quanta += 1 }
+            guard let spaBuffer = pwBuffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
+                  let base = datas[0].data, let chunk = datas[0].chunk?.pointee else { return }
+            let offset = Int(chunk.offset % max(datas[0].maxsize, 1))
+            let bytes = min(Int(chunk.size), Int(datas[0].maxsize) - offset)
+            let count = bytes / MemoryLayout<Float>.size
+            lastChunk.withLock { $0 = (Int(chunk.size), Int(datas[0].maxsize), Int(chunk.offset), Int(spaBuffer.pointee.n_datas)) }
+            guard count > 0 else { return }
+            let samples = UnsafeBufferPointer(start: (base + offset).assumingMemoryBound(to: Float.self), count: count)
+            buffer.withLock {
+                let dropped = $0.ring.write(samples)
+                $0.discarded += Int64(dropped)
+                $0.largestQuantum = max($0.largestQuantum, count / max(1, format.channels))
+            }
+        }
+    }
+}

@@ -1,0 +1,222 @@
+// pw-virtual-camera: a PipeWire Video/Source for tests and the benchmark. It publishes the pictures of a
+// test-pattern camera (`TestPatternCamera`): the ident block in that camera's colour (tells cameras apart
+// after scaling and H.264) and a running timecode (the frame counter), at a fixed size and rate.
+//
+//   pw-virtual-camera --node NODE_NAME --camera cam2 [--size 640x480] [--rate 30] [--format i420|nv12|yuy2]
+//                     [--description TEXT] [--flash 1]
+//   pw-virtual-camera --node NODE_NAME --beep 1
+//
+// --flash 1: frames are due on whole seconds of CLOCK_MONOTONIC, and the frame due on each whole second
+// is all white (a known video event). --beep 1: an Audio/Source instead (48 kHz stereo float) that is
+// silent except for a 1 kHz beep during the first 100 ms of each whole second of CLOCK_MONOTONIC (a
+// known audio event at the same instants). Together they measure A/V sync through the whole pipeline.
+//
+// It connects to PIPEWIRE_REMOTE (or pipewire-0 in XDG_RUNTIME_DIR), prints `ready` once its node is
+// streaming-capable, and runs until it is killed. The stream is its own driver: a thread renders frame
+// n at origin + n/rate and then triggers the stream's process, which copies the newest picture out.
+import CPipeWire
+import Capture
+import Synchronization
+import StudioCore
+import StudioSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes a line to fd 1 or 2 directly (the C stdio globals are not concurrency-safe in Swift 6).
+func say(_ line: String, to fd: Int32 = 1) {
+    let text = Array((line + "\n").utf8)
+    _ = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+}
+
+func fail(_ message: String) -> Never {
+    say("pw-virtual-camera: \(message)", to: 2)
+    exit(2)
+}
+
+var options: [String: String] = ["--size": "640x480", "--rate": "30", "--format": "i420"]
+var argumentList = Array(CommandLine.arguments.dropFirst())
+while !argumentList.isEmpty {
+    let key = argumentList.removeFirst()
+    guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2]") }
+    options[key] = argumentList.removeFirst()
+}
+if let nodeName = options["--node"], options["--beep"] != nil { Beeper.run(nodeName: nodeName) }
+guard let nodeName = options["--node"], let cameraName = options["--camera"] else { fail("--node and --camera are required") }
+let flash = options["--flash"] != nil
+let sizeParts = options["--size"]!.split(separator: "x").compactMap { Int($0) }
+guard sizeParts.count == 2, sizeParts[0] >= 16, sizeParts[1] >= 16, sizeParts[0] % 2 == 0, sizeParts[1] % 2 == 0 else { fail("bad --size") }
+guard let rateValue = Int32(options["--rate"]!), (1...120).contains(rateValue) else { fail("bad --rate") }
+let width = sizeParts[0], height = sizeParts[1], rate = Rational(rateValue)
+
+/// The wire layout: one data block, planes packed one after the other, rows not padded.
+enum WireFormat: String {
+    case i420, nv12, yuy2
+    var spa: spa_video_format {
+        switch self {
+        case .i420: SPA_VIDEO_FORMAT_I420
+        case .nv12: SPA_VIDEO_FORMAT_NV12
+        case .yuy2: SPA_VIDEO_FORMAT_YUY2
+        }
+    }
+    func stride(width: Int) -> Int { self == .yuy2 ? width * 2 : width }
+    func size(width: Int, height: Int) -> Int { self == .yuy2 ? width * height * 2 : width * height * 3 / 2 }
+}
+guard let wire = WireFormat(rawValue: options["--format"]!.lowercased()) else { fail("bad --format") }
+
+
+pw_init(nil, nil)
+guard let loop = pw_thread_loop_new("pw-virtual-cam", nil) else { fail("pw_thread_loop_new failed") }
+guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else { fail("pw_context_new failed") }
+guard let core = pw_context_connect(context, nil, 0) else { fail("no PipeWire daemon (pw_context_connect: \(String(cString: strerror(errno))))") }
+
+let properties = cpw_properties_new("media.class", "Video/Source")
+pw_properties_set(properties, "media.type", "Video")
+pw_properties_set(properties, "media.category", "Source")
+pw_properties_set(properties, "media.role", "Camera")
+pw_properties_set(properties, "node.name", nodeName)
+pw_properties_set(properties, "node.description", options["--description"] ?? "Virtual \(cameraName)")
+guard let stream = pw_stream_new(core, nodeName, properties) else { fail("pw_stream_new failed") }
+
+/// What the stream's callbacks need, reached through their `data` pointer (C callbacks cannot capture).
+///
+/// `@unchecked Sendable`: `streaming` is written by the loop thread in callbacks (which hold the loop
+/// lock) and read by the render thread under that lock; the rest is immutable.
+final class Producer: @unchecked Sendable {
+    let stream: OpaquePointer
+    let wire: WireFormat
+    let width: Int
+    let height: Int
+    /// The newest rendered picture (and whether it is to be sent as a white flash instead), handed
+    /// from the render thread to the process callback.
+    let latest = Mutex<(frame: VideoFrame, flash: Bool)?>(nil)
+    var streaming = false
+    init(stream: OpaquePointer, wire: WireFormat, width: Int, height: Int) {
+        self.stream = stream
+        self.wire = wire
+        self.width = width
+        self.height = height
+    }
+
+    /// The stream's callbacks. Made here, not in top-level code: closures written at the top level of
+    /// main.swift belong to the main actor, and Swift traps when the loop thread calls them.
+    static func makeEvents() -> UnsafeMutablePointer<pw_stream_events> {
+        let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
+        events.initialize(to: pw_stream_events())
+        events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        events.pointee.state_changed = { data, _, state, error in
+            Unmanaged<Producer>.fromOpaque(data!).takeUnretainedValue().streaming = state == PW_STREAM_STATE_STREAMING
+            if let error { say("pw-virtual-camera: stream error: \(String(cString: error))", to: 2) }
+        }
+        events.pointee.param_changed = { data, id, param in
+            guard id == SPA_PARAM_Format.rawValue, param != nil else { return }
+            let producer = Unmanaged<Producer>.fromOpaque(data!).takeUnretainedValue()
+            // The format is fixed (we offered one); answer with the buffer layout it needs.
+            var buffer = [UInt8](repeating: 0, count: 512)
+            buffer.withUnsafeMutableBytes { bytes in
+                var builder = cpw_pod_builder(bytes.baseAddress, UInt32(bytes.count))
+                var params: UnsafePointer<spa_pod>? = cpw_build_video_buffers(&builder, UInt32(producer.wire.size(width: producer.width, height: producer.height)), UInt32(producer.wire.stride(width: producer.width)))
+                _ = pw_stream_update_params(producer.stream, &params, 1)
+            }
+        }
+        events.pointee.process = { data in
+            let producer = Unmanaged<Producer>.fromOpaque(data!).takeUnretainedValue()
+            let size = producer.wire.size(width: producer.width, height: producer.height), stride = producer.wire.stride(width: producer.width)
+            guard let buffer = pw_stream_dequeue_buffer(producer.stream) else { return }
+            defer { pw_stream_queue_buffer(producer.stream, buffer) }
+            guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
+                  let base = datas[0].data, Int(datas[0].maxsize) >= size, let latest = producer.latest.withLock({ $0 }) else { return }
+            if latest.flash {
+                producer.writeWhite(to: base)
+            } else {
+                producer.write(latest.frame, to: base)
+            }
+            datas[0].chunk.pointee.offset = 0
+            datas[0].chunk.pointee.size = UInt32(size)
+            datas[0].chunk.pointee.stride = Int32(stride)
+            datas[0].chunk.pointee.flags = 0
+        }
+        return events
+    }
+}
+extension Producer {
+    /// A white picture in the wire layout (Y 235, chroma neutral).
+    func writeWhite(to destination: UnsafeMutableRawPointer) {
+        let bytes = destination.assumingMemoryBound(to: UInt8.self)
+        switch wire {
+        case .i420, .nv12:
+            memset(bytes, 235, width * height)
+            memset(bytes + width * height, 128, width * height / 2)
+        case .yuy2:
+            for pair in 0..<(width * height / 2) {
+                bytes[pair * 4] = 235
+                bytes[pair * 4 + 1] = 128
+                bytes[pair * 4 + 2] = 235
+                bytes[pair * 4 + 3] = 128
+            }
+        }
+    }
+
+    /// Copies `frame` (I420 or NV12 in the pipeline's padded layout) into `destination` in the wire layout.
+    func write(_ frame: VideoFrame, to destination: UnsafeMutableRawPointer) {
+        switch wire {
+        case .i420, .nv12:
+            var offset = 0
+            for (index, plane) in frame.planes.enumerated() {
+                let rowBytes = index == 0 ? width : (wire == .i420 ? width / 2 : width)
+                for row in 0..<plane.rows {
+                    (destination + offset).copyMemory(from: frame.plane(index) + row * plane.stride, byteCount: rowBytes)
+                    offset += rowBytes
+                }
+            }
+        case .yuy2:
+            let y = frame.plane(0).assumingMemoryBound(to: UInt8.self), u = frame.plane(1).assumingMemoryBound(to: UInt8.self)
+            let v = frame.plane(2).assumingMemoryBound(to: UInt8.self)
+            let out = destination.assumingMemoryBound(to: UInt8.self)
+            for row in 0..<height {
+                let yRow = y + row * frame.planes[0].stride, uRow = u + (row / 2) * frame.planes[1].stride, vRow = v + (row / 2) * frame.planes[2].stride
+                let line = out + row * width * 2
+                for pair in 0..<(width / 2) {
+                    line[pair * 4] = yRow[pair * 2]
+                    line[pair * 4 + 1] = uRow[pair]
+                    line[pair * 4 + 2] = yRow[pair * 2 + 1]
+                    line[pair * 4 + 3] = vRow[pair]
+                }
+            }
+        }
+    }
+}
+let producer = Producer(stream: stream, wire: wire, width: width, height: height)
+
+let hook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+hook.initialize(to: spa_hook())
+let events = Producer.makeEvents()
+pw_stream_add_listener(stream, hook, events, Unmanaged.passUnretained(producer).toOpaque())
+
+var formatBuffer = [UInt8](repeating: 0, count: 512)
+let connected = formatBuffer.withUnsafeMutableBytes { bytes -> Int32 in
+    var builder = cpw_pod_builder(bytes.baseAddress, UInt32(bytes.count))
+    var param: UnsafePointer<spa_pod>? = cpw_build_video_format(&builder, SPA_PARAM_EnumFormat.rawValue, wire.spa.rawValue,
+                                                                UInt32(width), UInt32(height), UInt32(rateValue), 1)
+    let flags = pw_stream_flags(PW_STREAM_FLAG_DRIVER.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
+    return pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, UInt32.max, flags, &param, 1)
+}
+guard connected >= 0 else { fail("pw_stream_connect: \(String(cString: cpw_strerror(connected)))") }
+guard pw_thread_loop_start(loop) >= 0 else { fail("pw_thread_loop_start failed") }
+say("ready \(nodeName) \(cameraName) \(wire.rawValue) \(width)x\(height)@\(rateValue)")
+
+// The render thread's body: frame n is due at origin + n/rate, whatever the consumers do.
+// With --flash, frames are due on the whole-second grid of CLOCK_MONOTONIC (frame 0 on the next second).
+let origin = flash ? (MonotonicClock.now() / 1_000_000_000 + 1) * 1_000_000_000 : MonotonicClock.now()
+let framesPerSecond = UInt64(rate.numerator) / UInt64(max(rate.denominator, 1))
+let renderFormat = CameraFormat(pixelFormat: wire == .nv12 ? .nv12 : .i420, width: width, height: height, frameRate: rate)
+TestPatternCamera.renderFrames(of: CameraID(cameraName), format: renderFormat, count: Int.max) { frame in
+    let tick = Int64(frame.sequence)
+    let due = origin + UInt64(tick) * 1_000_000_000 * UInt64(rate.denominator) / UInt64(rate.numerator)
+    MonotonicClock.sleep(until: due)
+    let isFlash = flash && framesPerSecond > 0 && UInt64(tick) % framesPerSecond == 0
+    producer.latest.withLock { $0 = (frame, isFlash) }
+    pw_thread_loop_lock(loop)
+    if producer.streaming { _ = pw_stream_trigger_process(stream) }
+    pw_thread_loop_unlock(loop)
+}

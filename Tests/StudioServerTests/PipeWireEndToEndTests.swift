@@ -1,0 +1,221 @@
+import Foundation
+import Testing
+import Capture
+import Control
+import StudioCore
+import StudioSystem
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real binary capturing PipeWire cameras and a PipeWire microphone from a private headless daemon
+/// (TestSupport's `PipeWireRig`: deploy/pipewire-test.conf, no session manager), pushing to a real
+/// nginx-rtmp; the received stream is decoded and checked against the event log.
+@Suite(.serialized) struct PipeWireEndToEndTests {
+    static let program = ["--program", "640x360@30", "--preset", "ultrafast", "--bitrate", "1500k"]
+    static let ids: [CameraID] = ["cam1", "cam2", "cam3"]
+
+    /// Three virtual cameras showing cam1's, cam2's and cam3's ident colours, in three pixel formats.
+    static func startCameras(_ rig: PipeWireRig) throws {
+        try rig.startCamera(node: "vcam1", camera: "cam1", size: "640x480", rate: 30, format: "i420")
+        try rig.startCamera(node: "vcam2", camera: "cam2", size: "640x480", rate: 30, format: "nv12")
+        try rig.startCamera(node: "vcam3", camera: "cam3", size: "640x480", rate: 30, format: "yuy2")
+    }
+
+    /// Mono float samples of the first audio stream, at 48 kHz.
+    static func audioSamples(_ file: URL) throws -> [Float] {
+        let data = try MediaProbe.run("ffmpeg", ["-nostdin", "-v", "error", "-i", file.path, "-map", "0:a:0", "-ac", "1", "-ar", "48000",
+                                                 "-f", "f32le", "-"])
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    @Test func camerasAndMicrophoneGoOnAirWithCutsWhereTheEventsSay() throws {
+        let rig = try PipeWireRig()
+        try rig.start()
+        try Self.startCameras(rig)
+        let nginx = try NginxRTMP()
+        try nginx.start()
+        defer { nginx.stop() }
+        let studio = try StudioHarness()
+        let server = try studio.serve(["--backends", "pipewire", "--audio", "pipewire:studio-test-mic", "--rtmp", nginx.url(stream: "pw")] + Self.program,
+                                      environment: rig.environment)
+        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+
+        // `studio cameras --json`: the three nodes, named in discovery order, with what they offer and deliver.
+        let cameras = try studio.json(["cameras"])["cameras"]?.arrayValue ?? []
+        #expect(cameras.compactMap { $0["name"]?.stringValue } == ["cam1", "cam2", "cam3"])
+        let expected = [("vcam1", "I420", "i420"), ("vcam2", "NV12", "nv12"), ("vcam3", "YUY2", "yuyv")]
+        for (camera, (node, offered, delivered)) in zip(cameras, expected) {
+            #expect(camera["backend"] == "pipewire")
+            #expect(camera["identity"]?.stringValue == "pipewire:\(node)")
+            #expect(camera["state"] == "live")
+            #expect(camera["offered_modes"]?[0]?["format"]?.stringValue == offered)
+            #expect(camera["offered_modes"]?[0]?["width"]?.intValue == 640 && camera["offered_modes"]?[0]?["height"]?.intValue == 480)
+            #expect(camera["offered_modes"]?[0]?["fps"]?[0]?.doubleValue == 30)
+            #expect(camera["format"]?["pixel_format"]?.stringValue == delivered)
+            #expect(camera["format"]?["width"]?.intValue == 640 && camera["format"]?["fps"]?.doubleValue == 30)
+        }
+
+        usleep(1_200_000)
+        #expect(try studio.run(["switch", "cam3", "--socket", studio.socket]).status == 0)
+        usleep(1_200_000)
+        #expect(try studio.run(["switch", "cam2", "--socket", studio.socket]).status == 0)
+        usleep(1_200_000)
+        #expect(studio.stopServer() == .exited(0))
+
+        let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
+        let switches = EndToEndTests.events(log, kind: "switch")
+        #expect(switches.compactMap { $0["camera"]?.stringValue } == ["cam1", "cam3", "cam2"])
+        #expect(EndToEndTests.events(log, kind: "camera_added").count == 3)
+        let connected = try #require(EndToEndTests.events(log, kind: "output_connected").first)
+        let firstProgramMS = try #require(Int(connected["details"]?["first_program_ms"]?.stringValue ?? ""))
+
+        let file = try #require(nginx.recordings().first)
+        let probe = try MediaProbe.probe(file)
+        #expect(probe.video?.width == 640 && probe.video?.height == 360)
+        #expect(probe.audio?.codecName == "aac" && probe.audio?.sampleRate == 48000 && probe.audio?.channels == 2)
+        let frames = try MediaProbe.videoFrames(file)
+        let thumbnails = try MediaProbe.tinyFrames(file)
+        try #require(frames.count == thumbnails.count && frames.count > 60)
+        let shown = thumbnails.map { EndToEndTests.camera(in: $0, among: Self.ids) }
+        // Exactly cam1, then cam3, then cam2 on air; each cut where its event says.
+        var runs: [CameraID] = []
+        for camera in shown.compactMap({ $0 }) where runs.last != camera { runs.append(camera) }
+        #expect(runs == ["cam1", "cam3", "cam2"])
+        #expect(shown.allSatisfy { $0 != nil }, "every frame shows a camera (no slate)")
+        // The recording's first video frame is program time `first_program_ms` (nginx may rebase the
+        // file's timestamps on the first audio packet instead, so map from the first video frame).
+        let firstRecordedMS = try #require(frames.first?.ptsMilliseconds)
+        for (camera, event) in zip(["cam3", "cam2"], switches.dropFirst()) {
+            let programMS = try #require(event["program_ms"]?.intValue)
+            let first = try #require(shown.firstIndex { $0 == CameraID(camera) }, "\(camera) never appears")
+            let recordedMS = try #require(frames[first].ptsMilliseconds)
+            let shownAt = recordedMS - firstRecordedMS + Double(firstProgramMS)
+            #expect(abs(shownAt - Double(programMS)) < 1.5, "\(camera): event says \(programMS) ms, stream shows it first at \(shownAt) ms")
+        }
+
+        // The audio track carries the microphone: audiotestsrc's 440 Hz sine (after the first second,
+        // which may hold the silence before the microphone was linked).
+        let samples = try Self.audioSamples(file)
+        try #require(samples.count > 48_000 * 2)
+        let tone = ToneAnalysis(samples: Array(samples[48_000...]))
+        #expect(tone.level > 0.05, "tone level \(tone.level)")
+        #expect(abs(tone.frequency - 440) < 25, "tone at \(tone.frequency) Hz")
+        // Mostly sound: a loaded machine (no realtime priority here: the whole suite runs in parallel on
+        // two cores) may drop quanta now and then.
+        let profile = stride(from: 0, to: samples.count - 24_000, by: 24_000).map {
+            Int(ToneAnalysis(samples: Array(samples[$0..<($0 + 24_000)])).soundFraction * 100)
+        }
+        #expect(tone.soundFraction > 0.5, """
+            sound in \(tone.soundFraction * 100) % of the audio; per half second from the start: \(profile); \
+            server: \(server.errorText().split(separator: "\n").filter { $0.contains("PipeWire") || $0.contains("stopping") })
+            """)
+    }
+
+    /// Without a session manager, and with WirePlumber running.
+    @Test(arguments: [false, true])
+    func aCameraKilledMidStreamShowsTheSlateAndComesBackUnderItsName(withWirePlumber: Bool) throws {
+        let rig = try PipeWireRig()
+        try rig.start()
+        if withWirePlumber { try rig.startSessionManager() }
+        try Self.startCameras(rig)
+        let nginx = try NginxRTMP()
+        try nginx.start()
+        defer { nginx.stop() }
+        let studio = try StudioHarness()
+        try studio.serve(["--backends", "pipewire", "--rtmp", nginx.url(stream: "pw")] + Self.program, environment: rig.environment)
+        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(try studio.run(["switch", "cam2", "--socket", studio.socket]).status == 0)
+        usleep(1_000_000)
+        // cam2's producer dies (SIGKILL, like a camera yanked out): the program shows the slate.
+        rig.stopCamera(node: "vcam2")
+        #expect(waitFor(seconds: 3) {
+            let cameras = (try? studio.json(["cameras"]))?["cameras"]?.arrayValue ?? []
+            return cameras.first { $0["name"] == "cam2" }?["state"] == "lost"
+        })
+        usleep(1_000_000)
+        try rig.startCamera(node: "vcam2", camera: "cam2", size: "640x480", rate: 30, format: "nv12")
+        #expect(waitFor(seconds: 5) {
+            let cameras = (try? studio.json(["cameras"]))?["cameras"]?.arrayValue ?? []
+            return cameras.first { $0["name"] == "cam2" }?["state"] == "live"
+        })
+        usleep(1_000_000)
+        let status = try studio.json(["status"])
+        #expect(status["program"]?["source"] == "cam2", "still on cam2, without operator action")
+        #expect((status["program"]?["fps"]?.doubleValue ?? 0) > 20, "the program kept its frame rate")
+        #expect(studio.stopServer() == .exited(0))
+
+        let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
+        let lost = EndToEndTests.events(log, kind: "camera_lost")
+        let returned = EndToEndTests.events(log, kind: "camera_returned")
+        #expect(lost.compactMap { $0["camera"]?.stringValue } == ["cam2"])
+        #expect(returned.compactMap { $0["camera"]?.stringValue } == ["cam2"])
+
+        // On air: cam2, the slate (no camera), cam2 again; never another camera in cam2's place.
+        let file = try #require(nginx.recordings().first)
+        let shown = try MediaProbe.tinyFrames(file).map { EndToEndTests.camera(in: $0, among: Self.ids) }
+        var runs: [String] = []
+        for camera in shown.map({ $0?.name ?? "slate" }) where runs.last != camera { runs.append(camera) }
+        #expect(runs.drop { $0 != "cam2" }.elementsEqual(["cam2", "slate", "cam2"]), "\(runs)")
+    }
+
+    /// A/V sync through the whole pipeline. On the input side a flash (an all-white frame from a
+    /// virtual camera) and a beep (from a virtual microphone) happen at the same instants: every whole
+    /// second of CLOCK_MONOTONIC. On the output side the decoded stream's flash frames and beep onsets
+    /// are paired; their offset is what the pipeline adds between audio and video.
+    @Test func aKnownAudioEventAndAKnownVideoEventStayTogether() throws {
+        let rig = try PipeWireRig()
+        try rig.start()
+        try rig.startCamera(node: "vcam1", camera: "cam1", size: "640x480", rate: 30, format: "i420", extraArguments: ["--flash", "1"])
+        try rig.startBeeper(node: "vbeep")
+        let nginx = try NginxRTMP()
+        try nginx.start()
+        defer { nginx.stop() }
+        let studio = try StudioHarness()
+        try studio.serve(["--backends", "pipewire", "--audio", "pipewire:vbeep", "--rtmp", nginx.url(stream: "av")] + Self.program,
+                         environment: rig.environment)
+        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        usleep(6_000_000)
+        #expect(studio.stopServer() == .exited(0))
+
+        let file = try #require(nginx.recordings().first)
+        let probe = try MediaProbe.probe(file)
+        let frames = try MediaProbe.videoFrames(file)
+        let thumbnails = try MediaProbe.tinyFrames(file)
+        try #require(frames.count == thumbnails.count)
+        let flashes = zip(frames, thumbnails).compactMap { frame, thumbnail -> Double? in
+            let colour = MediaProbe.averageColour(thumbnail)
+            return colour.red > 200 && colour.green > 200 && colour.blue > 200 ? frame.ptsMilliseconds : nil
+        }
+        let audioStart = try #require(probe.audioPackets.first?.ptsMilliseconds)
+        let samples = try Self.audioSamples(file)
+        var onsets: [Double] = []
+        var quiet = 0
+        for (index, sample) in samples.enumerated() {
+            if abs(sample) > 0.05 {
+                if quiet >= 24_000 { onsets.append(audioStart + Double(index) / 48) }
+                quiet = 0
+            } else {
+                quiet += 1
+            }
+        }
+        try #require(flashes.count >= 4, "flash frames at \(flashes)")
+        try #require(onsets.count >= 4, "beep onsets at \(onsets)")
+        // Pair each flash with the nearest beep; audio later than video is a positive offset. The events
+        // are a second apart: a flash with no beep within half a second (the first one, before the
+        // microphone was linked, is silence) has no pair.
+        let offsets = flashes.compactMap { flash in
+            onsets.min { abs($0 - flash) < abs($1 - flash) }.map { $0 - flash }.flatMap { abs($0) < 500 ? $0 : nil }
+        }
+        try #require(offsets.count >= 3, "pairs: \(offsets); flashes \(flashes); onsets \(onsets)")
+        let median = offsets.sorted()[offsets.count / 2]
+        // Steady within a jitter buffer: every pair within 90 ms of the median (a frame interval is 33 ms,
+        // a quantum 21 ms; when the microphone's buffer runs dry on a loaded machine it refills, and the
+        // audio moves by up to one buffer, 43-125 ms).
+        #expect(offsets.allSatisfy { abs($0 - median) < 90 }, "offsets vary: \(offsets)")
+        // Within what viewers accept as lip sync (ITU-R BT.1359: audio at most 45 ms early, 125 ms late).
+        #expect(median > -45 && median < 125, "A/V offset \(median) ms (audio minus video); all: \(offsets)")
+        print("A/V offset through the pipeline: median \(median) ms (audio minus video), per event \(offsets.map { Int($0.rounded()) })")
+    }
+}
