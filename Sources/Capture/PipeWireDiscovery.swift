@@ -22,12 +22,25 @@ public final class PipeWireDiscovery: CameraDiscovery {
     ///   - remote: the daemon's socket; nil: PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR.
     ///   - report: one line for the operator's log when the daemon is missing, found or gone, or a node
     ///     cannot be named. Must not block.
+    ///   - skipsV4L2Devices: leave out nodes that PipeWire's own V4L2 monitor made from /dev/video
+    ///     devices (`device.api` = `v4l2`): when the server also captures V4L2 directly, the same webcam
+    ///     would otherwise be listed twice, and the two captures would fight over the device.
     public init(namer: @escaping CameraNamer, wanted: CameraFormat = CameraFormat(pixelFormat: .i420, width: 1280, height: 720, frameRate: Rational(30)),
-                remote: String? = nil, retryInterval: Double = 3, report: @escaping @Sendable (String) -> Void = { _ in }) {
+                remote: String? = nil, retryInterval: Double = 3, skipsV4L2Devices: Bool = false,
+                report: @escaping @Sendable (String) -> Void = { _ in }) {
         self.remote = remote
         self.wanted = wanted
         self.retryInterval = max(0.1, retryInterval)
-        core = Core(namer: namer, wanted: wanted, remote: remote, retryInterval: self.retryInterval, report: report)
+        core = Core(namer: namer, wanted: wanted, remote: remote, retryInterval: self.retryInterval, skipsV4L2Devices: skipsV4L2Devices,
+                    report: report)
+    }
+
+    /// Whether a node is one of PipeWire's V4L2-monitor cameras (a /dev/video device seen through
+    /// PipeWire): its `object.path` is `v4l2:/dev/videoN`, or it or its device says `device.api` = v4l2.
+    /// (The registry announces only some properties of a node; `object.path` is among them.)
+    public static func isV4L2Device(node properties: [String: String], device: [String: String] = [:]) -> Bool {
+        properties["object.path"]?.hasPrefix("v4l2:") == true || properties["device.api"] == "v4l2"
+            || device["device.api"] == "v4l2" || properties["api.v4l2.path"] != nil
     }
 
     deinit { core.worker.requestStop() }
@@ -64,6 +77,7 @@ public final class PipeWireDiscovery: CameraDiscovery {
         let wanted: CameraFormat
         let remote: String?
         let retryInterval: Double
+        let skipsV4L2Devices: Bool
         let report: @Sendable (String) -> Void
         let worker = WorkerThread()
         let status = Mutex(Status())
@@ -76,8 +90,9 @@ public final class PipeWireDiscovery: CameraDiscovery {
         private var onAdded: (@Sendable (any Camera) -> Void)?
         private var onRemoved: (@Sendable (any Camera) -> Void)?
 
-        init(namer: @escaping CameraNamer, wanted: CameraFormat, remote: String?, retryInterval: Double,
+        init(namer: @escaping CameraNamer, wanted: CameraFormat, remote: String?, retryInterval: Double, skipsV4L2Devices: Bool,
              report: @escaping @Sendable (String) -> Void) {
+            self.skipsV4L2Devices = skipsV4L2Devices
             self.namer = namer
             self.wanted = wanted
             self.remote = remote
@@ -156,7 +171,12 @@ public final class PipeWireDiscovery: CameraDiscovery {
                 guard session.generation != seenGeneration || !pending.isEmpty else { return }
                 changed = true
                 seenGeneration = session.generation
-                nodes = session.globals.values.filter { $0.isNode && $0.mediaClass == "Video/Source" }.sorted { $0.id < $1.id }
+                nodes = session.globals.values.filter { node in
+                    guard node.isNode, node.mediaClass == "Video/Source" else { return false }
+                    guard skipsV4L2Devices else { return true }
+                    let device = node.properties["device.id"].flatMap { UInt32($0) }.flatMap { session.globals[$0]?.properties } ?? [:]
+                    return !PipeWireDiscovery.isV4L2Device(node: node.properties, device: device)
+                }.sorted { $0.id < $1.id }
                 for node in nodes where known[node.id].map({ $0.serial != node.properties["object.serial"] }) ?? true {
                     offers[node.id] = session.enumerateFormats(ofNode: node.id).flatMap(PipeWireVideoFormats.offers(fromPod:))
                     if let device = node.properties["device.id"].flatMap({ UInt32($0) }), let global = session.globals[device] {

@@ -137,10 +137,12 @@ struct ConfigDecoder {
                 switch text {
                 case "tone": audio.source = .tone
                 case "silence": audio.source = .silence
+                // The PipeWire daemon's default microphone.
+                case "pipewire": audio.source = .pipewire(node: "")
                 default:
                     let node = text.hasPrefix("pipewire:") ? String(text.dropFirst("pipewire:".count)) : ""
                     guard !node.trimmingCharacters(in: .whitespaces).isEmpty else {
-                        throw fail(entry.keyLine, path, "expected tone, silence or pipewire:<node name>, got \(quoted(text))")
+                        throw fail(entry.keyLine, path, "expected tone, silence, pipewire (the default microphone) or pipewire:<node name>, got \(quoted(text))")
                     }
                     audio.source = .pipewire(node: node)
                 }

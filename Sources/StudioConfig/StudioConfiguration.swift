@@ -52,14 +52,15 @@ public enum AudioSource: Sendable, Equatable, CustomStringConvertible {
     /// A 1 kHz test tone.
     case tone
     case silence
-    /// A PipeWire node, written `pipewire:<node name>` in the file.
+    /// A PipeWire node, written `pipewire:<node name>` in the file; `pipewire` alone (node "") is the
+    /// default microphone.
     case pipewire(node: String)
 
     public var description: String {
         switch self {
         case .tone: return "tone"
         case .silence: return "silence"
-        case .pipewire(let node): return "pipewire:\(node)"
+        case .pipewire(let node): return node.isEmpty ? "pipewire" : "pipewire:\(node)"
         }
     }
 }

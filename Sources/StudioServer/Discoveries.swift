@@ -33,11 +33,14 @@ enum Discoveries {
                                                  prepare: { camera in applyPinnedSettings(settings, to: camera, log: log) }))
             case .pipewire:
                 // The daemon at PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR; none there: said once
-                // in the log, retried every few seconds, cameras added when it appears.
+                // in the log, retried every few seconds, cameras added when it appears. With V4L2 on too,
+                // PipeWire's own views of /dev/video devices are left to the V4L2 backend (one webcam,
+                // one camera).
                 let program = options.program, log = context.log
                 discoveries.append(PipeWireDiscovery(
                     namer: context.namer,
                     wanted: CameraFormat(pixelFormat: .i420, width: program.width, height: program.height, frameRate: program.frameRate),
+                    skipsV4L2Devices: options.configuration.cameras.backends.contains(.v4l2),
                     report: { log.info($0) }))
             }
         }

@@ -38,7 +38,7 @@ var options: [String: String] = ["--size": "640x480", "--rate": "30", "--format"
 var argumentList = Array(CommandLine.arguments.dropFirst())
 while !argumentList.isEmpty {
     let key = argumentList.removeFirst()
-    guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2]") }
+    guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2] [--object-path PATH]") }
     options[key] = argumentList.removeFirst()
 }
 if let nodeName = options["--node"], options["--beep"] != nil { Beeper.run(nodeName: nodeName) }
@@ -76,6 +76,9 @@ pw_properties_set(properties, "media.category", "Source")
 pw_properties_set(properties, "media.role", "Camera")
 pw_properties_set(properties, "node.name", nodeName)
 pw_properties_set(properties, "node.description", options["--description"] ?? "Virtual \(cameraName)")
+// `--object-path v4l2:/dev/video9` makes the node look like one of PipeWire's V4L2-monitor cameras
+// (tests of the server leaving those to its own V4L2 backend).
+if let path = options["--object-path"] { pw_properties_set(properties, "object.path", path) }
 guard let stream = pw_stream_new(core, nodeName, properties) else { fail("pw_stream_new failed") }
 
 /// What the stream's callbacks need, reached through their `data` pointer (C callbacks cannot capture).

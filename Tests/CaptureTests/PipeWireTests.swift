@@ -147,6 +147,26 @@ extension PipeWireDaemonTests {
         #expect(namer.requests.withLock { $0.map(\.backend) } == [.pipewire, .pipewire, .pipewire])
     }
 
+    /// With the V4L2 backend on, PipeWire's views of /dev/video devices are left out (one webcam, one
+    /// camera); without it they are PipeWire cameras like any other.
+    @Test func v4l2BackedNodesAreLeftToTheV4L2BackendWhenAsked() throws {
+        try rig.startCamera(node: "vcam-plain", camera: "cam1")
+        try rig.startCamera(node: "vcam-usb", camera: "cam2", extraArguments: ["--object-path", "v4l2:/dev/video9"])
+        let skipping = PipeWireDiscovery(namer: MemoryNamer().namer, wanted: program, remote: rig.remote, skipsV4L2Devices: true)
+        skipping.start(onAdded: { _ in }, onRemoved: { _ in })
+        let kept = skipping.cameras.map(\.nodeName)
+        skipping.stop()
+        let all = PipeWireDiscovery(namer: MemoryNamer().namer, wanted: program, remote: rig.remote)
+        all.start(onAdded: { _ in }, onRemoved: { _ in })
+        let everything = all.cameras.map(\.nodeName).sorted()
+        all.stop()
+        #expect(kept == ["vcam-plain"])
+        #expect(everything == ["vcam-plain", "vcam-usb"])
+        #expect(PipeWireDiscovery.isV4L2Device(node: ["api.v4l2.path": "/dev/video0"]))
+        #expect(PipeWireDiscovery.isV4L2Device(node: ["node.name": "x"], device: ["device.api": "v4l2"]))
+        #expect(!PipeWireDiscovery.isV4L2Device(node: ["device.api": "libcamera"]))
+    }
+
     @Test func capturesFramesOfTheNegotiatedSizeFromEachCamera() throws {
         try startThreeCameras()
         let namer = MemoryNamer(), log = DiscoveryLog()

@@ -37,7 +37,7 @@ struct BadConfig: Sendable, CustomTestStringConvertible {
         BadConfig(yaml: "video:\n  bitrate: 4500kb\n", line: 2, keyPath: "video.bitrate", fragment: "expected a bit rate"),
         BadConfig(yaml: "video:\n  bitrate: 10\n", line: 2, keyPath: "video.bitrate", fragment: "10 bit/s is outside the range 100k to 100M"),
         BadConfig(yaml: "video:\n  keyframe_interval: soon\n", line: 2, keyPath: "video.keyframe_interval", fragment: "seconds"),
-        BadConfig(yaml: "audio:\n  source: mic\n", line: 2, keyPath: "audio.source", fragment: "expected tone, silence or pipewire:<node name>"),
+        BadConfig(yaml: "audio:\n  source: mic\n", line: 2, keyPath: "audio.source", fragment: "expected tone, silence, pipewire (the default microphone) or pipewire:<node name>"),
         BadConfig(yaml: "audio:\n  bitrate: 5M\n", line: 2, keyPath: "audio.bitrate", fragment: "outside"),
         BadConfig(yaml: "program:\n  size: 1281x720\n", line: 2, keyPath: "program.size", fragment: "expected WIDTHxHEIGHT"),
         BadConfig(yaml: "program:\n  fps: 500\n", line: 2, keyPath: "program.fps", fragment: "from 1 to 240"),

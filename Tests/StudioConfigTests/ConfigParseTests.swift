@@ -153,6 +153,8 @@ import Testing
         #expect(config.video.bitRate == 6_000_000)
         #expect(config.video.keyframeIntervalSeconds == 1.5)
         #expect(config.audio.source == .pipewire(node: "alsa_input.usb-mic"))
+        let defaultMic = try StudioConfiguration.parse(yaml: "audio:\n  source: pipewire\n", source: "t").audio.source
+        #expect(defaultMic == .pipewire(node: "") && defaultMic.description == "pipewire")
         #expect(config.audio.bitRate == 160_000)
         #expect(config.outputs == [
             OutputTarget(name: "youtube", url: "rtmp://a.rtmp.youtube.com/live2/abcd-efgh"),
