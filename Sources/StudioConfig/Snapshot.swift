@@ -34,6 +34,9 @@ private struct Snapshot: Encodable {
         var match: String, name: String
         var iso: Bool?
         var encoder: String?
+        var size: String?
+        var fps: String?
+        var controls: [String: String]?
     }
     struct Cameras: Encodable {
         var backends: [String]
@@ -62,7 +65,10 @@ private struct Snapshot: Encodable {
         database = config.databasePath
         socket = config.socketPath
         socket_group = config.socketGroup
-        cameras = Cameras(backends: config.cameras.backends.sorted().map(\.rawValue), demo: config.cameras.demoCount, pins: config.cameras.pins.map { Pin(match: $0.match, name: $0.name.name, iso: $0.iso, encoder: $0.encoder?.rawValue) },
+        cameras = Cameras(backends: config.cameras.backends.sorted().map(\.rawValue), demo: config.cameras.demoCount, pins: config.cameras.pins.map { Pin(match: $0.match, name: $0.name.name, iso: $0.iso, encoder: $0.encoder?.rawValue,
+                                                       size: $0.size.map { "\($0.width)x\($0.height)" }, fps: $0.fps?.description,
+                                                       controls: $0.controls.isEmpty ? nil : Dictionary($0.controls.map { ($0.name, $0.value) },
+                                                                                                        uniquingKeysWith: { _, last in last })) },
                           iso: config.cameras.iso, iso_preset: config.cameras.isoPreset,
                           iso_encoder: config.cameras.isoEncoder?.rawValue)
     }

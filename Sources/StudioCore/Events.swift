@@ -11,6 +11,10 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let cameraAdded = EventKind(rawValue: "camera_added")
     public static let cameraLost = EventKind(rawValue: "camera_lost")
     public static let cameraReturned = EventKind(rawValue: "camera_returned")
+    /// A camera's size or frame rate changed on the operator's request (details: requested, granted).
+    public static let cameraModeChanged = EventKind(rawValue: "camera_mode_changed")
+    /// A camera control was set (details: control, value, previous).
+    public static let cameraControlChanged = EventKind(rawValue: "camera_control_changed")
     public static let switchProgram = EventKind(rawValue: "switch")
     public static let sceneChanged = EventKind(rawValue: "scene_changed")
     public static let outputConnected = EventKind(rawValue: "output_connected")

@@ -3,13 +3,6 @@ import StudioCore
 import Capture
 import Control
 
-extension EventKind {
-    /// A camera's size or frame rate changed on request (details: requested, granted).
-    static let cameraModeChanged = EventKind(rawValue: "camera_mode_changed")
-    /// A camera control was set (details: control, value, previous).
-    static let cameraControlChanged = EventKind(rawValue: "camera_control_changed")
-}
-
 /// `camera` (mode: size and rate), `controls` and `control`: the operator's handles on a device camera
 /// (any `AdjustableCamera`; the server never sees a backend's types). They run on the query worker,
 /// not the control thread: a mode change waits for the capture thread to restart its stream.

@@ -67,6 +67,11 @@ import Testing
         #expect(pins[0].controls.map(\.name) == ["focus_automatic_continuous", "focus_absolute"])
         #expect(pins[0].controls.map(\.value) == ["false", "30"])
         #expect(pins[1].size == nil && pins[1].fps == nil && pins[1].controls.isEmpty)
+        // The session's config snapshot keeps them.
+        let snapshot = try #require(try JSONSerialization.jsonObject(with: Data(config.jsonSnapshot().utf8)) as? [String: Any])
+        let first = try #require(((snapshot["cameras"] as? [String: Any])?["pins"] as? [[String: Any]])?.first)
+        #expect(first["size"] as? String == "1280x720" && first["fps"] as? String == Rational(30000, 1001).description)
+        #expect(first["controls"] as? [String: String] == ["focus_automatic_continuous": "false", "focus_absolute": "30"])
     }
 
     @Test func cameraBackendsAndPinMatching() throws {
