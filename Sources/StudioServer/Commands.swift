@@ -189,8 +189,21 @@ extension StudioServer {
             return .object(members)
         }
 
+        // Where the program audio comes from; a microphone says which node it has and how it is doing.
+        var audioInput: [String: JSONValue] = ["source": .string(options.configuration.audio.source.description)]
+        if let microphone = audioSource as? PipeWireMicrophone {
+            let mic = microphone.status, rate = Double(microphone.format.sampleRate)
+            audioInput["node"] = Views.optional(mic.node)
+            audioInput["state"] = .string(mic.streamState)
+            audioInput["connections"] = .int(mic.connections)
+            audioInput["captured_s"] = .number((Double(mic.framesCaptured) / rate * 10).rounded() / 10)
+            audioInput["silence_s"] = .number((Double(mic.framesDelivered - mic.framesCaptured) / rate * 10).rounded() / 10)
+            audioInput["discarded_samples"] = .int(Int(mic.framesDiscarded))
+        }
+
         var members: [String: JSONValue] = [:]
         members["session"] = .int(Int(sessionID))
+        members["audio_input"] = .object(audioInput)
         members["started_at"] = .string(Views.timestamp(startedAt))
         members["uptime_s"] = .number((uptimeSeconds * 10).rounded() / 10)
         members["program"] = .object(programView)

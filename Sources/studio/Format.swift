@@ -77,6 +77,13 @@ enum Format {
         if let generation = encoder?["generation"]?.intValue, generation > 0 {
             lines.append("          (the encoder was replaced \(generation) time(s) mid-show: see `studio log`, encoder_fallback)")
         }
+        if let input = result["audio_input"], input != .null {
+            var line = "audio in  \(text(input["source"]))"
+            if input["state"] != nil {
+                line += " · node \(text(input["node"])) · \(text(input["state"])) · \(text(input["captured_s"])) s captured, \(text(input["silence_s"])) s silence (mic missing)"
+            }
+            lines.append(line)
+        }
         let outputs = result["outputs"]?.arrayValue ?? []
         if outputs.isEmpty { lines.append("outputs   none") }
         for output in outputs {

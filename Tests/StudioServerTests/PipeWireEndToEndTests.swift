@@ -62,6 +62,10 @@ import Glibc
         usleep(1_200_000)
         #expect(try studio.run(["switch", "cam2", "--socket", studio.socket]).status == 0)
         usleep(1_200_000)
+        // `studio status` says where the program audio comes from and that the microphone is live.
+        let input = try #require(try studio.status()["audio_input"])
+        #expect(input["source"] == "pipewire:studio-test-mic" && input["node"] == "studio-test-mic" && input["state"] == "streaming", "\(input)")
+        #expect((input["captured_s"]?.doubleValue ?? 0) > 2, "\(input)")
         #expect(studio.stopServer() == .exited(0))
 
         let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
