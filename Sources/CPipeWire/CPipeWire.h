@@ -116,6 +116,19 @@ static inline const struct spa_pod *cpw_build_video_format(struct spa_pod_builde
     return spa_format_video_raw_build(builder, param_id, &info);
 }
 
+// An MJPEG video format (size, rate) for a camera whose node offers no raw format that fits, or for
+// pw-virtual-camera --format mjpeg. spa_format_video_mjpg_build takes a struct the shim fills, like the
+// raw one above (one place for the builder calls).
+static inline const struct spa_pod *cpw_build_mjpg_format(struct spa_pod_builder *builder, uint32_t param_id,
+                                                          uint32_t width, uint32_t height,
+                                                          uint32_t rate_num, uint32_t rate_denom) {
+    struct spa_video_info_mjpg info;
+    memset(&info, 0, sizeof info);
+    info.size = SPA_RECTANGLE(width, height);
+    info.framerate = SPA_FRACTION(rate_num, rate_denom);
+    return spa_format_video_mjpg_build(builder, param_id, &info);
+}
+
 // Interleaved 32-bit float audio at `rate` with `channels` (FL FR for two, MONO for one). The stream's
 // own converter (the adapter's audioconvert) resamples and remixes the source into this.
 static inline const struct spa_pod *cpw_build_audio_format(struct spa_pod_builder *builder, uint32_t rate, uint32_t channels) {

@@ -95,10 +95,33 @@ private let program = CameraFormat(pixelFormat: .i420, width: 1280, height: 720,
         #expect(PipeWireVideoFormats.choose(from: offers, wanted: program) == CameraFormat(pixelFormat: .i420, width: 1024, height: 720, frameRate: Rational(25)))
     }
 
-    @Test func compressedOnlyGivesNothing() {
-        let offers = [Offer(spaFormat: 0, name: "MJPG", sizes: .list([.init(width: 1280, height: 720)]), rates: .list([Rational(30)]))]
+    @Test func h264OnlyGivesNothing() {
+        let offers = [Offer(spaFormat: 0, name: "H264", sizes: .list([.init(width: 1280, height: 720)]), rates: .list([Rational(30)]))]
         #expect(PipeWireVideoFormats.choose(from: offers, wanted: program) == nil)
-        #expect(offers[0].modes == [CameraMode(format: "MJPG", width: 1280, height: 720, frameRates: [Rational(30)])])
+        #expect(offers[0].modes == [CameraMode(format: "H264", width: 1280, height: 720, frameRates: [Rational(30)])])
+    }
+
+    @Test func mjpegOnlyIsAskedForAsMJPEGAndDecodedToI420() {
+        let offers = [
+            Offer(spaFormat: 0, name: "H264", sizes: .list([.init(width: 1280, height: 720)]), rates: .list([Rational(30)])),
+            Offer(spaFormat: 0, name: "MJPG", sizes: .list([.init(width: 640, height: 480), .init(width: 1280, height: 720), .init(width: 1920, height: 1080)]),
+                  rates: .list([Rational(30), Rational(60)])),
+        ]
+        let choice = PipeWireVideoFormats.select(from: offers, wanted: program)
+        #expect(choice?.isMJPEG == true && choice?.wireName == "MJPG")
+        #expect(choice?.format == CameraFormat(pixelFormat: .i420, width: 1280, height: 720, frameRate: Rational(30)))
+        #expect(offers[1].modes.first == CameraMode(format: "MJPG", width: 640, height: 480, frameRates: [Rational(60), Rational(30)]))
+    }
+
+    /// A typical USB webcam: YUY2 up to 640x480, MJPEG at 720p. Raw is taken whenever it fits (no decode).
+    @Test func rawIsPreferredOverMJPEGEvenAtASmallerSize() {
+        let offers = [
+            Offer(spaFormat: 0, name: "MJPG", sizes: .list([.init(width: 1280, height: 720)]), rates: .list([Rational(30)])),
+            Offer(spaFormat: PipeWireVideoFormats.spaFormat(for: .yuyv), name: "YUY2", sizes: .list([.init(width: 640, height: 480)]), rates: .list([Rational(30)])),
+        ]
+        let choice = PipeWireVideoFormats.select(from: offers, wanted: program)
+        #expect(choice?.isMJPEG == false && choice?.wireName == "YUY2")
+        #expect(choice?.format == CameraFormat(pixelFormat: .yuyv, width: 640, height: 480, frameRate: Rational(30)))
     }
 
     @Test func identityUsesNodeNameAndDeviceSerial() {
@@ -202,6 +225,34 @@ extension PipeWireDaemonTests {
                 #expect(row[(width / 8) * 2 + 1] > 200, "cam3's blue ident block")
             }
         }
+    }
+
+    /// A node offering only MJPEG: asked for MJPEG, each JPEG decoded on the camera's thread to I420 at the
+    /// node's size; every 4th frame is sent cut short and must be dropped and counted, not shown.
+    @Test func anMJPEGOnlyCameraDeliversDecodedFramesAndCountsCorruptOnes() throws {
+        try rig.startCamera(node: "vcam-mjpeg", camera: "cam2", size: "640x360", rate: 15, format: "mjpeg", extraArguments: ["--corrupt-every", "4"])
+        let log = DiscoveryLog()
+        let discovery = PipeWireDiscovery(namer: MemoryNamer().namer, wanted: program, remote: rig.remote, report: log.report)
+        let camera = try #require(PipeWireDiscoveryProbe.cameras(discovery, log).first)
+        discovery.stop()
+        #expect(camera.offeredModes == [CameraMode(format: "MJPG", width: 640, height: 360, frameRates: [Rational(15)])])
+        #expect(camera.requestedWireFormat == "MJPG")
+        #expect(camera.requestedFormat == CameraFormat(pixelFormat: .i420, width: 640, height: 360, frameRate: Rational(15)))
+        camera.start()
+        defer { camera.stop() }
+        #expect(waitUntil(seconds: 5) { camera.state == .live }, "\(camera.state) \(camera.problem ?? "")")
+        #expect(waitUntil(seconds: 5) { camera.statistics.framesCaptured >= 12 && camera.statistics.framesCorrupt >= 3 }, "\(camera.statistics)")
+        #expect(camera.currentFormat == CameraFormat(pixelFormat: .i420, width: 640, height: 360, frameRate: Rational(15)))
+        let frame = try #require(camera.frames.latest().value)
+        #expect(frame.format == .i420 && frame.width == 640 && frame.height == 360)
+        #expect(TestPatternCamera.camera(in: frame, among: ["cam1", "cam2", "cam3"]) == "cam2")
+        // One in four sent is corrupt: those are counted, the good ones published (a frame replaced
+        // before it was decoded is counted as dropped, not corrupt).
+        let statistics = camera.statistics
+        let sent = Double(statistics.framesCaptured + statistics.framesCorrupt + statistics.framesDropped)
+        #expect(Double(statistics.framesCorrupt) <= sent * 0.25 + 1, "\(statistics)")
+        #expect(Double(statistics.framesCaptured) >= sent * 0.5, "\(statistics)")
+        #expect(camera.state == .live)
     }
 
     @Test func aProducerKilledAndRestartedIsRemovedThenAddedWithTheSameName() throws {
