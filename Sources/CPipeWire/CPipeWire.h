@@ -12,6 +12,7 @@
 #include <spa/pod/builder.h>
 #include <spa/pod/iter.h>
 #include <spa/utils/result.h>
+#include <spa/utils/json.h>
 #include <string.h>
 
 // spa_strerror is a macro.
@@ -72,6 +73,41 @@ static inline struct pw_proxy *cpw_core_create_link(struct pw_core *core, uint32
                                                                      PW_VERSION_LINK, &props->dict, 0);
     pw_properties_free(props);
     return proxy;
+}
+
+// pw_registry_bind is a macro; binds the "default" Metadata global, where a session manager keeps
+// default.audio.source (the microphone follows it).
+static inline struct pw_metadata *cpw_registry_bind_metadata(struct pw_registry *registry, uint32_t id) {
+    return (struct pw_metadata *)pw_registry_bind(registry, id, PW_TYPE_INTERFACE_Metadata, PW_VERSION_METADATA, 0);
+}
+
+// pw_metadata_add_listener is a macro; every current property arrives as a `property` event, then changes.
+static inline int cpw_metadata_add_listener(struct pw_metadata *metadata, struct spa_hook *hook,
+                                            const struct pw_metadata_events *events, void *data) {
+    return pw_metadata_add_listener(metadata, hook, events, data);
+}
+
+// Metadata values are SPA JSON (default.audio.source is `{ "name": "<node.name>" }`). The spa_json
+// walk is a loop over out-parameters and a key buffer; one helper: the string value of `key` in the
+// JSON object `json`, copied into `out` (NUL-terminated). Returns its length, or -1 when `json` is not
+// an object or has no string `key`.
+static inline int cpw_json_object_string(const char *json, const char *key, char *out, int size) {
+    struct spa_json iter, object;
+    char name[256];
+    const char *value;
+    spa_json_init(&iter, json, strlen(json));
+    if (spa_json_enter_object(&iter, &object) <= 0)
+        return -1;
+    while (spa_json_get_string(&object, name, sizeof name) > 0) {
+        if (strcmp(name, key) == 0) {
+            if (spa_json_get_string(&object, out, size) <= 0)
+                return -1;
+            return (int)strlen(out);
+        }
+        if (spa_json_next(&object, &value) <= 0)
+            return -1;
+    }
+    return -1;
 }
 
 // pw_properties_new is variadic: a property list with one key/value (more through pw_properties_set).

@@ -346,6 +346,57 @@ extension PipeWireDaemonTests {
         #expect(mic.status.node == "vbeep")
     }
 
+    /// Without a node name the microphone follows the daemon's default.audio.source metadata (set here
+    /// with pw-metadata, as a session manager would); without it, the rule (highest priority.session, then
+    /// lowest id). A new default mid-show is followed with the timeline unbroken.
+    @Test func theDefaultMicrophoneFollowsTheDefaultAudioSourceMetadata() throws {
+        try rig.startBeeper(node: "vbeep")
+        let chunks = Mutex<[AudioChunk]>([])
+        let mic = PipeWireMicrophone(remote: rig.remote) { chunk in chunks.withLock { $0.append(chunk) } }
+        mic.start(origin: MonotonicClock.now())
+        defer { mic.stop() }
+        // No metadata yet: the rule (no priority.session here: the lowest id, the daemon's own tone).
+        #expect(waitUntil(seconds: 3) { mic.status.node == "studio-test-mic" && mic.status.framesCaptured > 4_800 }, "\(mic.status)")
+        #expect(mic.status.defaultNode == nil)
+        // The default becomes the beeper: the microphone moves to it.
+        try rig.setDefaultMetadata("default.audio.source", to: #"{ "name": "vbeep" }"#)
+        #expect(waitUntil(seconds: 3) { mic.status.node == "vbeep" && mic.status.connections == 2 }, "\(mic.status)")
+        #expect(mic.status.defaultNode == "vbeep")
+        let movedAt = chunks.withLock { $0.count }
+        MonotonicClock.sleep(seconds: 2.2)  // two beeps at least
+        let backAt = chunks.withLock { $0.count }
+        // And back; a default that is deleted, or names no node, leaves it where it is.
+        try rig.setDefaultMetadata("default.audio.source", to: #"{ "name": "studio-test-mic" }"#)
+        #expect(waitUntil(seconds: 3) { mic.status.node == "studio-test-mic" && mic.status.connections == 3 }, "\(mic.status)")
+        try rig.setDefaultMetadata("default.audio.source", to: nil)
+        #expect(waitUntil(seconds: 2) { mic.status.defaultNode == nil })
+        try rig.setDefaultMetadata("default.audio.source", to: #"{ "name": "no-such-node" }"#)
+        #expect(waitUntil(seconds: 2) { mic.status.defaultNode == "no-such-node" })
+        MonotonicClock.sleep(seconds: 0.3)
+        #expect(mic.status.node == "studio-test-mic" && mic.status.connections == 3, "\(mic.status)")
+        mic.stop()
+
+        let all = chunks.withLock { $0 }
+        // One gap-free timeline across the moves.
+        var next: Int64 = 0
+        for chunk in all {
+            #expect(chunk.firstSample == next)
+            next += Int64(chunk.frameCount)
+        }
+        // While on the beeper the audio is its 1 kHz beep, not the 440 Hz tone.
+        let samples = all[movedAt..<backAt].flatMap(\.samples)
+        let beep = ToneAnalysis(samples: stride(from: 0, to: samples.count, by: 2).map { samples[$0] })
+        #expect(beep.level > 0.05 && abs(beep.frequency - 1000) < 50, "level \(beep.level), \(beep.frequency) Hz")
+
+        // A microphone started while the metadata names a node takes that one first.
+        try rig.setDefaultMetadata("default.audio.source", to: #"{ "name": "vbeep" }"#)
+        let second = PipeWireMicrophone(remote: rig.remote) { _ in }
+        second.start(origin: MonotonicClock.now())
+        defer { second.stop() }
+        #expect(waitUntil(seconds: 3) { second.status.node == "vbeep" }, "\(second.status)")
+        #expect(second.status.connections == 1 && second.status.defaultNode == "vbeep")
+    }
+
     @Test func microphoneGoesSilentOnTheClockWhenItsNodeVanishesAndPicksItUpAgain() throws {
         let delivered = Mutex<Int64>(0)
         let messages = Mutex<[String]>([])

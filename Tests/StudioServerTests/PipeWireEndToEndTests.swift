@@ -180,19 +180,26 @@ import Glibc
     /// virtual camera) and a beep (from a virtual microphone) happen at the same instants: every whole
     /// second of CLOCK_MONOTONIC. On the output side the decoded stream's flash frames and beep onsets
     /// are paired; their offset is what the pipeline adds between audio and video.
+    ///
+    /// The server takes the default microphone (`--audio pipewire`), which the daemon's
+    /// default.audio.source metadata says is the beeper; without following it the server would take the
+    /// rig's 440 Hz test tone (the rule's choice) and no beep onsets would be found.
     @Test func aKnownAudioEventAndAKnownVideoEventStayTogether() throws {
         let rig = try PipeWireRig()
         try rig.start()
         try rig.startCamera(node: "vcam1", camera: "cam1", size: "640x480", rate: 30, format: "i420", extraArguments: ["--flash", "1"])
         try rig.startBeeper(node: "vbeep")
+        try rig.setDefaultMetadata("default.audio.source", to: #"{ "name": "vbeep" }"#)
         let nginx = try NginxRTMP()
         try nginx.start()
         defer { nginx.stop() }
         let studio = try StudioHarness()
-        try studio.serve(["--backends", "pipewire", "--audio", "pipewire:vbeep", "--rtmp", nginx.url(stream: "av")] + Self.program,
+        try studio.serve(["--backends", "pipewire", "--audio", "pipewire", "--rtmp", nginx.url(stream: "av")] + Self.program,
                          environment: rig.environment)
         #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
         usleep(6_000_000)
+        let input = try #require(try studio.status()["audio_input"])
+        #expect(input["node"] == "vbeep" && input["default_node"] == "vbeep" && input["connections"]?.intValue == 1, "\(input)")
         #expect(studio.stopServer() == .exited(0))
 
         let file = try #require(nginx.recordings().first)
