@@ -149,7 +149,7 @@ extension PipeWireCamera {
 
         private func run() {
             guard let selection else {
-                markLost("the node offers no raw format the pipeline takes")
+                markLost("the node offers no raw or MJPEG format the pipeline takes (H.264 only?)")
                 while !worker.isStopRequested { MonotonicClock.sleep(seconds: 0.05) }
                 return
             }
