@@ -174,7 +174,8 @@ extension PipeWireCamera {
                 // Outside the loop lock: decoding takes milliseconds and must not hold up the loop.
                 if selection.isMJPEG { decodeNewest(decoder: &decoder, work: &work) }
                 session.withLock {
-                    session.wait(seconds: 0.05)
+                    // A JPEG that came in while decoding (its signal then found nobody waiting) goes first.
+                    if !selection.isMJPEG || !compressed.withLock({ $0.isFresh }) { session.wait(seconds: 0.05) }
                     if session.isDisconnected {
                         markLost("PipeWire daemon gone: \(session.lastError ?? "disconnected")")
                         return
