@@ -80,6 +80,8 @@ extension PipeWireCamera {
     /// `@unchecked Sendable`: `stream`, `session`, the hook/events memory and `sequence`/`pool` are
     /// touched only by the camera thread while it holds the loop lock, or by the loop thread in
     /// callbacks (which run with that lock held); everything read from other threads is in `shared`.
+    /// Exception, MJPEG: `sequence` is the camera thread's alone (it decodes and publishes; the callback
+    /// then only fills `compressed`, a Mutex, and never touches `sequence` or `pool`).
     final class Core: @unchecked Sendable {
         let id: CameraID
         let nodeID: UInt32
