@@ -97,7 +97,7 @@ public enum Doctor {
                 } else {
                     let who = users.isEmpty ? "another program (not one of this user's: try sudo fuser -v \(path))" : named
                     checks.append(Check("v4l2", .problem, "\(text): busy, \(who) is capturing from it (\(busy))",
-                                        fix: "close or stop \(users.isEmpty ? "that program" : named) (only one program can capture from a camera); studio takes it once it is free",
+                                        fix: "close or stop \(users.isEmpty ? "that program" : named): only one program at a time can capture from a camera",
                                         details: details))
                 }
                 continue
