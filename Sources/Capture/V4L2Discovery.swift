@@ -96,6 +96,7 @@ extension V4L2Discovery {
             var tracked: [String: Tracked] = [:]   // by identity
             var lost: Set<ObjectIdentifier> = []   // cameras that reported a loss
             var retryAfter: [String: UInt64] = [:] // identity -> earliest monotonic ns to re-add after a loss
+            var failedStarts: [String: Int] = [:]  // identity -> losses in a row before any frame (busy device...)
             var onAdded: (@Sendable (any Camera) -> Void)?
             var onRemoved: (@Sendable (any Camera) -> Void)?
             var started = false
@@ -255,13 +256,21 @@ extension V4L2Discovery {
                     // A by-id link that appeared, vanished or changed: the node is the same, its identity is not.
                     let byIDNow = isPresent ? V4L2Discovery.byIDName(of: entry.path, in: byIDDirectory) : entry.byID
                     guard wasLost || !isPresent || byIDNow != entry.byID else { continue }
-                    let reason = wasLost ? entry.camera.lossReason ?? "device lost"
+                    var reason = wasLost ? entry.camera.lossReason ?? "device lost"
                         : !isPresent ? "node gone"
                         : "by-id link now \(byIDNow ?? "none"), was \(entry.byID ?? "none"): identified again"
-                    gone.append((entry.camera, reason))
                     book.tracked[identity] = nil
-                    // Give a device that failed a moment before it is opened again.
-                    if wasLost { book.retryAfter[identity] = MonotonicClock.now() + 500_000_000 }
+                    if wasLost {
+                        // Give a device that failed a moment before it is opened again; one that fails
+                        // before delivering any frame (another program holds it: EBUSY) is tried again
+                        // after pauses that double up to 30 s, not every half second.
+                        let failures = entry.camera.statistics.framesCaptured == 0 ? (book.failedStarts[identity] ?? 0) + 1 : 0
+                        book.failedStarts[identity] = failures
+                        let pause = failures == 0 ? 0.5 : min(0.5 * Double(1 << min(failures - 1, 6)), 30)
+                        book.retryAfter[identity] = MonotonicClock.now() + UInt64(pause * 1e9)
+                        if failures > 0 { reason += "; trying again in \(pause == pause.rounded() ? String(Int(pause)) : String(pause)) s" }
+                    }
+                    gone.append((entry.camera, reason))
                 }
                 book.lost = []
                 return (gone, book.onRemoved)
@@ -310,6 +319,9 @@ extension V4L2Discovery {
                 log("\(id): \(path) \(caps.card) [\(identity)], capturing \(camera.wantedMode)")
                 added?(camera)
             }
+            // 3. Pauses that ended for nodes that are gone: done (otherwise the thread would rescan on every wake).
+            let now = MonotonicClock.now()
+            book.withLock { book in book.retryAfter = book.retryAfter.filter { $0.value > now } }
         }
 
         private func cameraLost(_ camera: V4L2Camera) {

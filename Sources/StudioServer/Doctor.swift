@@ -97,7 +97,7 @@ public enum Doctor {
                 } else {
                     let who = users.isEmpty ? "another program (not one of this user's: try sudo fuser -v \(path))" : named
                     checks.append(Check("v4l2", .problem, "\(text): busy, \(who) is capturing from it (\(busy))",
-                                        fix: "close or stop \(users.isEmpty ? "that program" : named): only one program at a time can capture from a camera",
+                                        fix: "close or stop \(users.isEmpty ? "that program" : named): only one program at a time can capture from a camera (a running studio serve takes it at its next try, within 30 s)",
                                         details: details))
                 }
                 continue

@@ -139,7 +139,8 @@ struct V4L2EndToEndTests {
         usleep(1_000_000)
 
         let log = try Self.request(studio, "log")
-        #expect(studio.stopServer() == .exited(0))
+        let stopped = studio.stopServer()
+        #expect(stopped == .exited(0), "server's last lines: \(studio.server?.errorText().split(separator: "\n").suffix(25).joined(separator: "\n") ?? "")")
         #expect(Self.events(log, kind: "camera_added").count == 2)
         // The device going away and coming back, exactly: cam1 twice (disconnect, unbind), cam2 once.
         // (Under TCG a camera can also stall past the loss timeout, e.g. around a mode change: those are

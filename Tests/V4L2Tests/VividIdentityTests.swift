@@ -114,3 +114,39 @@ extension VividTests {
     }
 }
 }
+
+extension VividTests.HotPlug {
+    /// A camera another program captures from fails at once (EBUSY): it is tried again after pauses
+    /// that double, not every half second, and taken as soon as it is free.
+    @Test func aCameraAnotherProgramHoldsIsTriedAgainAfterGrowingPausesAndTakenOnceFree() throws {
+        let program = ProgramFormat(width: 640, height: 360, frameRate: Rational(30))
+        // The other program: a camera object of this test on the first node.
+        let holder = try V4L2Camera(id: "holder", path: Vivid.nodes[0].path, program: program)
+        holder.start()
+        defer { holder.stop() }
+        #expect(VividRig.wait(seconds: 5) { holder.state == .live })
+        let events = Events()
+        let lines = Vivid.Lines()
+        let discovery = V4L2Discovery(namer: Namer().namer, program: program, log: lines.log)
+        discovery.start(onAdded: { camera in
+            events.added.withLock { $0.append(camera) }
+            camera.start()   // as the server does
+        }, onRemoved: { camera in events.removed.withLock { $0.append(camera) } })
+        defer {
+            discovery.stop()
+            for camera in events.added.withLock({ $0 }) { camera.stop() }
+        }
+        #expect(VividRig.wait(seconds: 10) { lines.all.contains { $0.contains("trying again in 2 s") } }, "\(lines.all)")
+        let retries = lines.all.filter { $0.hasPrefix("cam1: ") && $0.contains("removed") }
+        #expect(retries.count >= 3 && retries[0].contains("Device or resource busy") && retries[0].contains("trying again in 0.5 s"), "\(retries)")
+        #expect(retries[1].contains("trying again in 1 s"), "\(retries)")
+        #expect(events.removedCount("cam2") == 0, "the free camera is untouched")
+
+        holder.stop()
+        // Free now: taken at the next try (the pause is at most 8 s by now).
+        #expect(VividRig.wait(seconds: 15) {
+            guard let cam1 = events.newest("cam1") as? V4L2Camera else { return false }
+            return cam1.state == .live && cam1.statistics.framesCaptured > 3
+        })
+    }
+}
