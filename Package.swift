@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
         // Switcher tests drive the switcher with real test-pattern cameras (Capture); the modules themselves never meet.
         // V4L2 against the kernel's vivid driver: runs inside the VM (scripts/vm/run.sh), skipped on a host without vivid.
-        .testTarget(name: "V4L2Tests", dependencies: ["Capture", "CV4L2", "StudioCore", "StudioSystem", "CFFmpeg"]),
+        .testTarget(name: "V4L2Tests", dependencies: ["TestSupport", "Capture", "CV4L2", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "SwitcherTests", dependencies: ["Switcher", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
         .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),

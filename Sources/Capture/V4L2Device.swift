@@ -86,6 +86,13 @@ public struct V4L2Capabilities: Sendable, Hashable {
     /// The node's own capabilities (device_caps when the driver sets V4L2_CAP_DEVICE_CAPS).
     public var deviceCaps: UInt32
 
+    public init(driver: String, card: String, busInfo: String, deviceCaps: UInt32) {
+        self.driver = driver
+        self.card = card
+        self.busInfo = busInfo
+        self.deviceCaps = deviceCaps
+    }
+
     /// A single-planar video capture node with streaming I/O: what studio captures from. Metadata and
     /// output nodes (a UVC camera has a metadata node beside its video node) are not.
     public var isVideoCapture: Bool {

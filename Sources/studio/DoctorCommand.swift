@@ -17,7 +17,8 @@ enum DoctorCommand {
         if arguments.flag("json") {
             let list: [JSONValue] = checks.map { check in
                 .object(["area": .string(check.area), "status": .string(check.status.rawValue),
-                         "message": .string(check.message), "fix": check.fix.map(JSONValue.string) ?? .null])
+                         "message": .string(check.message), "fix": check.fix.map(JSONValue.string) ?? .null,
+                         "details": .object(check.details.mapValues(JSONValue.string))])
             }
             print(JSONValue.object(["checks": .array(list), "problems": .int(problems), "warnings": .int(warnings)]).jsonText)
         } else {

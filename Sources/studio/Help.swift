@@ -126,8 +126,9 @@ enum Help {
     USAGE
       studio doctor [--json] [--config FILE] [--rtmp URL]... [--record DIR] [--db FILE] ...
 
-    Takes the same options as `studio serve` and checks the setup that serve would run: V4L2
-    devices and access, the PipeWire socket, GPU render nodes, video/render group membership,
+    Takes the same options as `studio serve` and checks the setup that serve would run: each V4L2
+    camera (card, identity, the mode it would capture for the program, access, and which program
+    holds it when busy; metadata/output nodes counted as skipped), the PipeWire socket, GPU render nodes, video/render group membership,
     FFmpeg encoders (libx264, aac, h264_vaapi), the database path, free disk for recordings, and a
     TCP connect to each RTMP destination (stream keys masked). Each line is OK, WARNING or PROBLEM
     with what to do. Exits 1 when there is a problem.

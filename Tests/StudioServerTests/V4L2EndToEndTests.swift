@@ -4,6 +4,7 @@ import Capture
 import Control
 import StudioCore
 import TestSupport
+@testable import StudioServer
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -115,7 +116,7 @@ struct V4L2EndToEndTests {
 
         // cam1 (on air) fails as an unplugged USB camera would; vivid reconnects it once it is closed.
         let slateBefore = try Self.request(studio, "status")["program"]?["slate_frames"]?.intValue ?? 0
-        #expect(try Vivid.run(["v4l2-ctl", "-d", "/dev/video0", "-c", "disconnect=1"]) == 0)
+        #expect(try VividRig.run(["v4l2-ctl", "-d", "/dev/video0", "-c", "disconnect=1"]) == 0)
         #expect(waitFor(seconds: 8) {
             let log = (try? Self.request(studio, "log")) ?? .null
             return Self.events(log, kind: "camera_returned", camera: "cam1").contains { $0["details"]?["reason"]?.stringValue == "reappeared" }
@@ -125,10 +126,10 @@ struct V4L2EndToEndTests {
         usleep(1_000_000)
 
         // Both unplugged at once, then back: same names.
-        try "vivid.0".write(toFile: "/sys/bus/platform/drivers/vivid/unbind", atomically: false, encoding: .utf8)
+        try VividRig.unbind()
         #expect(waitFor(seconds: 5) { Self.states(studio) == ["cam1": "lost", "cam2": "lost"] })
         usleep(1_000_000)
-        try "vivid.0".write(toFile: "/sys/bus/platform/drivers/vivid/bind", atomically: false, encoding: .utf8)
+        try VividRig.bind()
         #expect(waitFor(seconds: 8) { Self.states(studio) == ["cam1": "live", "cam2": "live"] })
         let after = try Self.request(studio, "cameras")["cameras"]?.arrayValue ?? []
         #expect(after.compactMap { $0["identity"]?.stringValue } == identities)
@@ -138,7 +139,8 @@ struct V4L2EndToEndTests {
         usleep(1_000_000)
 
         let log = try Self.request(studio, "log")
-        #expect(studio.stopServer() == .exited(0))
+        let stopped = studio.stopServer()
+        #expect(stopped == .exited(0), "server's last lines: \(studio.server?.errorText().split(separator: "\n").suffix(25).joined(separator: "\n") ?? "")")
         #expect(Self.events(log, kind: "camera_added").count == 2)
         // The device going away and coming back, exactly: cam1 twice (disconnect, unbind), cam2 once.
         // (Under TCG a camera can also stall past the loss timeout, e.g. around a mode change: those are
@@ -167,17 +169,40 @@ struct V4L2EndToEndTests {
         let firstRed = try #require(runs.firstIndex(of: "cam1"), "\(runs)")
         #expect(Array(runs[firstRed...].prefix(4)) == ["cam1", "cam2", "cam1", "slate"], "\(runs)")
     }
-}
 
-/// Helpers shared with the VM (the V4L2Tests target has its own copy).
-enum Vivid {
-    @discardableResult
-    static func run(_ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+    /// `studio doctor` on the two vivid cameras: one free with a by-id link, one that another program
+    /// (this test process) captures from.
+    @Test func doctorDescribesEachCameraAndWhoHoldsABusyOne() throws {
+        VividRig.removeByIDDirectory()
+        defer { VividRig.removeByIDDirectory() }
+        let byID = VividRig.byIDName(serial: "SERIAL2")
+        try VividRig.makeByIDLink(byID, to: "video1")
+        let camera = try V4L2Camera(id: "cam1", path: "/dev/video0", program: ProgramFormat(width: 640, height: 360, frameRate: Rational(30)))
+        camera.start()
+        defer { camera.stop() }
+        #expect(waitFor(seconds: 5) { camera.state == .live })
+
+        let studio = try StudioHarness()
+        let result = try studio.run(["doctor", "--json", "--db", studio.database, "--program", "640x360@30"])
+        #expect(result.status == 1, "the busy camera is a problem: \(result)")
+        let checks = DoctorTests.checks(try JSONValue(parsing: result.output), area: "v4l2")
+        #expect(checks.count == 2, "\(checks)")
+        let busy = try #require(checks.first { $0["details"]?["device"]?.stringValue == "/dev/video0" })
+        #expect(busy["status"]?.stringValue == "problem")
+        #expect(busy["message"]?.stringValue?.contains("busy") == true, "\(busy)")
+        #expect(busy["details"]?["used_by"]?.stringValue?.contains("(pid \(getpid()))") == true, "\(busy)")
+        #expect(busy["fix"]?.stringValue?.contains("close or stop") == true)
+        let free = try #require(checks.first { $0["details"]?["device"]?.stringValue == "/dev/video1" })
+        #expect(free["status"]?.stringValue == "ok", "\(free)")
+        #expect(free["details"]?["card"]?.stringValue == "vivid")
+        #expect(free["details"]?["identity"]?.stringValue == "v4l2:by-id:" + byID)
+        #expect(free["details"]?["mode"]?.stringValue == "YU12 640x360@30")
+        #expect(free["message"]?.stringValue?.contains("YU12 640x360@30 for the 640x360@30 program") == true, "\(free)")
+
+        // At the default 1280x720@30 program vivid gives 12.5 fps: said, with what to do.
+        camera.stop()
+        let defaults = Doctor.videoDevices(program: .default)
+        #expect(defaults.map(\.status) == [.warning, .warning], "\(defaults.map(\.message))")
+        #expect(defaults.allSatisfy { $0.details["mode"] == "YU12 1280x720@12.5" && $0.message.contains("at most 12.5 fps") && $0.fix != nil })
     }
 }

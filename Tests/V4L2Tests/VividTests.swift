@@ -5,6 +5,7 @@ import Testing
 @testable import Capture
 import StudioCore
 import StudioSystem
+import TestSupport
 
 /// The vivid virtual cameras, when this runs where they exist: inside the VM that
 /// `scripts/vm/test-v4l2.sh` boots (`modprobe vivid n_devs=2 node_types=0x1,0x1 ...`). The host kernel
@@ -13,32 +14,6 @@ enum Vivid {
     static let nodes = V4L2Discovery.captureNodes().filter { $0.capabilities.driver == "vivid" }
     static var isLoaded: Bool { nodes.count >= 2 }
     static let skipReason: Comment = "needs two vivid /dev/video nodes: runs inside the VM (scripts/vm/test-v4l2.sh)"
-
-    /// Polls `condition` every 20 ms until it holds or `seconds` pass.
-    @discardableResult
-    static func wait(seconds: Double, until condition: () -> Bool) -> Bool {
-        let deadline = MonotonicClock.now() + UInt64(seconds * 1e9)
-        while MonotonicClock.now() < deadline {
-            if condition() { return true }
-            MonotonicClock.sleep(nanoseconds: 20_000_000)
-        }
-        return condition()
-    }
-
-    /// Runs a command (v4l2-ctl, a sysfs write through sh) and returns its exit status.
-    @discardableResult
-    static func run(_ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-
-    static func sysfs(_ text: String, to path: String) throws {
-        try text.write(toFile: path, atomically: false, encoding: .utf8)
-    }
 
     /// A log that keeps its lines, to check what the camera said.
     final class Lines: Sendable {
@@ -113,7 +88,7 @@ extension VividTests {
         #expect(granted == CameraFormat(pixelFormat: .i420, width: 640, height: 360, frameRate: Rational(30)))
         camera.start()
         defer { camera.stop() }
-        #expect(Vivid.wait(seconds: 5) { camera.state == .live })
+        #expect(VividRig.wait(seconds: 5) { camera.state == .live })
         let before = camera.statistics.framesCaptured
         MonotonicClock.sleep(seconds: 2)
         let counted = camera.statistics.framesCaptured - before
@@ -173,12 +148,12 @@ extension VividTests {
         try camera.setMode(CameraModeRequest(frameRate: Rational(30)))
         camera.start()
         defer { camera.stop() }
-        #expect(Vivid.wait(seconds: 5) { camera.statistics.framesCaptured > 5 })
+        #expect(VividRig.wait(seconds: 5) { camera.statistics.framesCaptured > 5 })
         // vivid marks the next buffer with V4L2_BUF_FLAG_ERROR.
         try camera.setControl("inject_v4l2_buf_flag_error", to: "1")
-        #expect(Vivid.wait(seconds: 3) { camera.statistics.framesCorrupt == 1 })
+        #expect(VividRig.wait(seconds: 3) { camera.statistics.framesCorrupt == 1 })
         let captured = camera.statistics.framesCaptured
-        #expect(Vivid.wait(seconds: 3) { camera.statistics.framesCaptured > captured + 5 }, "capture goes on")
+        #expect(VividRig.wait(seconds: 3) { camera.statistics.framesCaptured > captured + 5 }, "capture goes on")
         #expect(camera.state == .live)
     }
 
@@ -190,7 +165,7 @@ extension VividTests {
         camera.injectStreamOnFailures(errno: ENOSPC, count: 1)
         camera.start()
         defer { camera.stop() }
-        #expect(Vivid.wait(seconds: 5) { camera.state == .live })
+        #expect(VividRig.wait(seconds: 5) { camera.state == .live })
         let format = try #require(camera.currentFormat)
         #expect(format.width * format.height < 1280 * 720)
         #expect(lines.all.contains { $0.contains("No space left on device") })
@@ -296,28 +271,28 @@ extension VividTests {
         }
         #expect(events.addedCount("cam1") == 1 && events.addedCount("cam2") == 1)
         let cam1 = try #require(events.newest("cam1") as? V4L2Camera)
-        #expect(Vivid.wait(seconds: 5) { cam1.state == .live })
+        #expect(VividRig.wait(seconds: 5) { cam1.state == .live })
 
         // 1. vivid's disconnect control: the streaming device fails (ENODEV) while its node stays.
-        #expect(try Vivid.run(["v4l2-ctl", "-d", cam1.path, "-c", "disconnect=1"]) == 0)
-        #expect(Vivid.wait(seconds: 5) { events.removedCount("cam1") == 1 }, "cam1 reported removed")
+        #expect(try VividRig.run(["v4l2-ctl", "-d", cam1.path, "-c", "disconnect=1"]) == 0)
+        #expect(VividRig.wait(seconds: 5) { events.removedCount("cam1") == 1 }, "cam1 reported removed")
         #expect(cam1.state == .lost)
         #expect(cam1.lossReason?.contains("QUERYCAP") == true, "\(cam1.lossReason ?? "nil")")
         // Once closed, vivid connects the device again: it comes back as cam1, a new object, and captures.
-        #expect(Vivid.wait(seconds: 5) { events.addedCount("cam1") == 2 }, "cam1 returned")
+        #expect(VividRig.wait(seconds: 5) { events.addedCount("cam1") == 2 }, "cam1 returned")
         let cam1Again = try #require(events.newest("cam1") as? V4L2Camera)
         #expect(cam1Again !== cam1 && cam1Again.identity == cam1.identity)
-        #expect(Vivid.wait(seconds: 5) { cam1Again.state == .live && cam1Again.statistics.framesCaptured > 3 })
+        #expect(VividRig.wait(seconds: 5) { cam1Again.state == .live && cam1Again.statistics.framesCaptured > 3 })
         #expect(events.removedCount("cam2") == 0, "cam2 untouched")
 
         // 2. Unbinding the driver removes every vivid node at once (a USB unplug of both); bind brings them back.
-        try Vivid.sysfs("vivid.0", to: "/sys/bus/platform/drivers/vivid/unbind")
-        #expect(Vivid.wait(seconds: 5) { events.removedCount("cam1") == 2 && events.removedCount("cam2") == 1 })
+        try VividRig.unbind()
+        #expect(VividRig.wait(seconds: 5) { events.removedCount("cam1") == 2 && events.removedCount("cam2") == 1 })
         #expect(V4L2Discovery.captureNodes().isEmpty)
-        try Vivid.sysfs("vivid.0", to: "/sys/bus/platform/drivers/vivid/bind")
-        #expect(Vivid.wait(seconds: 6) { events.addedCount("cam1") == 3 && events.addedCount("cam2") == 2 })
+        try VividRig.bind()
+        #expect(VividRig.wait(seconds: 6) { events.addedCount("cam1") == 3 && events.addedCount("cam2") == 2 })
         let cam2Back = try #require(events.newest("cam2") as? V4L2Camera)
-        #expect(Vivid.wait(seconds: 5) { cam2Back.state == .live && cam2Back.statistics.framesCaptured > 3 })
+        #expect(VividRig.wait(seconds: 5) { cam2Back.state == .live && cam2Back.statistics.framesCaptured > 3 })
         #expect(discovery.cameras.map(\.id) == ["cam1", "cam2"])
         #expect(lines.all.contains { $0.contains("cam1: capture ended") })
     }
