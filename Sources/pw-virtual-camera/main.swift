@@ -74,7 +74,7 @@ enum WireFormat: String {
     func size(width: Int, height: Int) -> Int { self == .yuy2 || self == .mjpeg ? width * height * 2 : width * height * 3 / 2 }
 }
 guard let wire = WireFormat(rawValue: options["--format"]!.lowercased()) else { fail("bad --format") }
-let corruptEvery = options["--corrupt-every"].map { Int($0) ?? 0 } ?? 0
+let corruptEvery = options["--corrupt-every"].map { Int($0) ?? -1 } ?? 0
 guard corruptEvery >= 0 else { fail("bad --corrupt-every") }
 var encoderProblem = ""
 let encoder = wire == .mjpeg ? JPEGEncoder(width: width, height: height, rate: rate, problem: &encoderProblem) : nil
