@@ -37,7 +37,7 @@ let package = Package(
         // The pipeline stages (adapters). They depend inward only, never on each other.
         .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CV4L2", "CFFmpeg", "CPipeWire"]),
         // Test and benchmark helper: a PipeWire Video/Source publishing a test-pattern camera's pictures.
-        .executableTarget(name: "pw-virtual-camera", dependencies: ["Capture", "CPipeWire", "StudioCore", "StudioSystem"]),
+        .executableTarget(name: "pw-virtual-camera", dependencies: ["Capture", "CPipeWire", "CFFmpeg", "StudioCore", "StudioSystem"]),
         .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CFFmpeg"]),
         .target(name: "Encoding", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "CVA"]),
         .target(name: "Output", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg"]),

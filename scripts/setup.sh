@@ -14,7 +14,8 @@ packages=(
   ffmpeg nginx-light libnginx-mod-rtmp
   # build: libpipewire-0.3 + SPA headers (PipeWire cameras and microphones, CPipeWire);
   # run and test: the pipewire daemon (tests start a private headless one, deploy/pipewire-test.conf)
-  # and pipewire-bin (pw-cli, pw-dump: looking at the graph by hand)
+  # and pipewire-bin (pw-cli, pw-dump: looking at the graph by hand; pw-metadata: tests set the
+  # default microphone with it, as a session manager does)
   libpipewire-0.3-dev libspa-0.2-dev pipewire pipewire-bin
   # test: the session-manager case (WirePlumber needs a D-Bus session bus: dbus-daemon)
   wireplumber dbus-daemon

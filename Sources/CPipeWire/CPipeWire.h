@@ -12,6 +12,7 @@
 #include <spa/pod/builder.h>
 #include <spa/pod/iter.h>
 #include <spa/utils/result.h>
+#include <spa/utils/json.h>
 #include <string.h>
 
 // spa_strerror is a macro.
@@ -74,6 +75,41 @@ static inline struct pw_proxy *cpw_core_create_link(struct pw_core *core, uint32
     return proxy;
 }
 
+// pw_registry_bind is a macro; binds the "default" Metadata global, where a session manager keeps
+// default.audio.source (the microphone follows it).
+static inline struct pw_metadata *cpw_registry_bind_metadata(struct pw_registry *registry, uint32_t id) {
+    return (struct pw_metadata *)pw_registry_bind(registry, id, PW_TYPE_INTERFACE_Metadata, PW_VERSION_METADATA, 0);
+}
+
+// pw_metadata_add_listener is a macro; every current property arrives as a `property` event, then changes.
+static inline int cpw_metadata_add_listener(struct pw_metadata *metadata, struct spa_hook *hook,
+                                            const struct pw_metadata_events *events, void *data) {
+    return pw_metadata_add_listener(metadata, hook, events, data);
+}
+
+// Metadata values are SPA JSON (default.audio.source is `{ "name": "<node.name>" }`). The spa_json
+// walk is a loop over out-parameters and a key buffer; one helper: the string value of `key` in the
+// JSON object `json`, copied into `out` (NUL-terminated). Returns its length, or -1 when `json` is not
+// an object or has no string `key`.
+static inline int cpw_json_object_string(const char *json, const char *key, char *out, int size) {
+    struct spa_json iter, object;
+    char name[256];
+    const char *value;
+    spa_json_init(&iter, json, strlen(json));
+    if (spa_json_enter_object(&iter, &object) <= 0)
+        return -1;
+    while (spa_json_get_string(&object, name, sizeof name) > 0) {
+        if (strcmp(name, key) == 0) {
+            if (spa_json_get_string(&object, out, size) <= 0)
+                return -1;
+            return (int)strlen(out);
+        }
+        if (spa_json_next(&object, &value) <= 0)
+            return -1;
+    }
+    return -1;
+}
+
 // pw_properties_new is variadic: a property list with one key/value (more through pw_properties_set).
 static inline struct pw_properties *cpw_properties_new(const char *key, const char *value) {
     return pw_properties_new(key, value, NULL);
@@ -114,6 +150,19 @@ static inline const struct spa_pod *cpw_build_video_format(struct spa_pod_builde
     info.size = SPA_RECTANGLE(width, height);
     info.framerate = SPA_FRACTION(rate_num, rate_denom);
     return spa_format_video_raw_build(builder, param_id, &info);
+}
+
+// An MJPEG video format (size, rate) for a camera whose node offers no raw format that fits, or for
+// pw-virtual-camera --format mjpeg. spa_format_video_mjpg_build takes a struct the shim fills, like the
+// raw one above (one place for the builder calls).
+static inline const struct spa_pod *cpw_build_mjpg_format(struct spa_pod_builder *builder, uint32_t param_id,
+                                                          uint32_t width, uint32_t height,
+                                                          uint32_t rate_num, uint32_t rate_denom) {
+    struct spa_video_info_mjpg info;
+    memset(&info, 0, sizeof info);
+    info.size = SPA_RECTANGLE(width, height);
+    info.framerate = SPA_FRACTION(rate_num, rate_denom);
+    return spa_format_video_mjpg_build(builder, param_id, &info);
 }
 
 // Interleaved 32-bit float audio at `rate` with `channels` (FL FR for two, MONO for one). The stream's

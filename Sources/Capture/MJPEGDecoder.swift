@@ -20,6 +20,10 @@ public final class MJPEGDecoder {
     private let packet: UnsafeMutablePointer<AVPacket>
     private let frame: UnsafeMutablePointer<AVFrame>
     private var scaler: OpaquePointer?
+    /// Size and format the scaler was made for. Not sws_getCachedContext: libswscale rewrites a yuvj*
+    /// source format to the plain one inside the context, so the cached one never matched and a new
+    /// scaler was made (and the deprecation line logged) for every frame.
+    private var scalerKey: (width: Int, height: Int, format: Int32)?
     private var pool: FramePool?
 
     public init() throws(CaptureError) {
@@ -93,11 +97,15 @@ public final class MJPEGDecoder {
         // because the formats differ (it logs once per scaler that yuvj* is deprecated; with the plain
         // format and sws_setColorspaceDetails its same-format fast path skipped the range conversion).
         let format = AVPixelFormat(rawValue: frame.pointee.format)
-        guard let next = sws_getCachedContext(scaler, Int32(width), Int32(height), format, Int32(width), Int32(height),
-                                              AV_PIX_FMT_YUV420P, SWS_BILINEAR, nil, nil, nil) else {
+        if scalerKey.map({ $0 != (width, height, frame.pointee.format) }) ?? true {
+            sws_freeContext(scaler)
+            scaler = sws_getContext(Int32(width), Int32(height), format, Int32(width), Int32(height), AV_PIX_FMT_YUV420P,
+                                    SWS_BILINEAR, nil, nil, nil)
+            scalerKey = scaler == nil ? nil : (width, height, frame.pointee.format)
+        }
+        guard let next = scaler else {
             throw Failure(message: "cannot convert decoded format \(frame.pointee.format) to I420")
         }
-        scaler = next
         let byteCount = VideoFrame.byteCount(format: .i420, width: width, height: height)
         if pool?.capacity != byteCount { pool = FramePool(capacity: byteCount, limit: 4) }
         let output = VideoFrame.allocate(format: .i420, width: width, height: height, pool: pool, captureTime: captureTime, sequence: sequence)

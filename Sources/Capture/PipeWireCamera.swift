@@ -14,7 +14,10 @@ import Glibc
 /// link-factory (object.linger=false), so it works with or without a session manager. The stream has
 /// PW_STREAM_FLAG_DONT_RECONNECT and no autoconnect: when its node goes away the camera becomes `.lost`
 /// and stays so; it never shows another node's picture. The stream's process callback only copies the
-/// newest buffer into `frames`.
+/// newest buffer into `frames`. An MJPEG-only node (no raw offer fits) is asked for MJPEG: the callback
+/// then only copies the newest buffer's compressed bytes and wakes the camera thread, which decodes them
+/// (`MJPEGDecoder`, to I420) and publishes; a frame that does not decode is dropped and counted in
+/// `framesCorrupt`.
 public final class PipeWireCamera: Camera {
     public let id: CameraID
     public var backend: CameraBackend { .pipewire }
@@ -27,8 +30,11 @@ public final class PipeWireCamera: Camera {
     /// What the node offers (its EnumFormat params, read at discovery).
     public let offers: [PipeWireVideoOffer]
     public let offeredModes: [CameraMode]
-    /// What the camera asks the node for (nil when the node offers nothing the pipeline takes).
+    /// What the camera publishes (nil when the node offers nothing the pipeline takes); for an MJPEG
+    /// node the decoded I420 frames.
     public let requestedFormat: CameraFormat?
+    /// What the camera asks the node for on the wire (`NV12`, `MJPG`...), nil when nothing fits.
+    public let requestedWireFormat: String?
     private let core: Core
 
     /// - Parameters:
@@ -45,6 +51,7 @@ public final class PipeWireCamera: Camera {
         offeredModes = offers.flatMap(\.modes)
         let selection = PipeWireVideoFormats.select(from: offers, wanted: wanted)
         requestedFormat = selection?.format
+        requestedWireFormat = selection?.wireName
         core = Core(id: id, nodeID: nodeID, nodeSerial: nodeSerial, selection: selection, remote: remote, frames: frames)
     }
 
@@ -73,11 +80,13 @@ extension PipeWireCamera {
     /// `@unchecked Sendable`: `stream`, `session`, the hook/events memory and `sequence`/`pool` are
     /// touched only by the camera thread while it holds the loop lock, or by the loop thread in
     /// callbacks (which run with that lock held); everything read from other threads is in `shared`.
+    /// Exception, MJPEG: `sequence` is the camera thread's alone (it decodes and publishes; the callback
+    /// then only fills `compressed`, a Mutex, and never touches `sequence` or `pool`).
     final class Core: @unchecked Sendable {
         let id: CameraID
         let nodeID: UInt32
         let nodeSerial: String?
-        let selection: (format: CameraFormat, spaFormat: UInt32)?
+        let selection: PipeWireVideoChoice?
         let remote: String?
         let frames: LatestValue<VideoFrame>
         private let shared = Mutex(Snapshot())
@@ -93,8 +102,12 @@ extension PipeWireCamera {
         private var negotiated: CameraFormat?
         private var streamState = PW_STREAM_STATE_UNCONNECTED
         private var wasStreaming = false
+        /// True when the negotiated format is MJPEG (loop thread only).
+        private var negotiatedMJPEG = false
+        /// The newest compressed frame, handed from the process callback to the camera thread.
+        private let compressed = Mutex(CompressedFrame())
 
-        init(id: CameraID, nodeID: UInt32, nodeSerial: String?, selection: (format: CameraFormat, spaFormat: UInt32)?, remote: String?,
+        init(id: CameraID, nodeID: UInt32, nodeSerial: String?, selection: PipeWireVideoChoice?, remote: String?,
              frames: LatestValue<VideoFrame>) {
             self.id = id
             self.nodeID = nodeID
@@ -138,7 +151,7 @@ extension PipeWireCamera {
 
         private func run() {
             guard let selection else {
-                markLost("the node offers no raw format the pipeline takes")
+                markLost("the node offers no raw or MJPEG format the pipeline takes (H.264 only?)")
                 while !worker.isStopRequested { MonotonicClock.sleep(seconds: 0.05) }
                 return
             }
@@ -157,9 +170,14 @@ extension PipeWireCamera {
                 session.roundTrip()
             }
             var linked = false
+            var decoder: MJPEGDecoder?
+            var work: [UInt8] = []
             while !worker.isStopRequested {
+                // Outside the loop lock: decoding takes milliseconds and must not hold up the loop.
+                if selection.isMJPEG { decodeNewest(decoder: &decoder, work: &work) }
                 session.withLock {
-                    session.wait(seconds: 0.05)
+                    // A JPEG that came in while decoding (its signal then found nobody waiting) goes first.
+                    if !selection.isMJPEG || !compressed.withLock({ $0.isFresh }) { session.wait(seconds: 0.05) }
                     if session.isDisconnected {
                         markLost("PipeWire daemon gone: \(session.lastError ?? "disconnected")")
                         return
@@ -197,8 +215,39 @@ extension PipeWireCamera {
             self.session = nil
         }
 
+        /// Decodes the newest compressed frame, if one came since the last call, and publishes it. Camera
+        /// thread only.
+        private func decodeNewest(decoder: inout MJPEGDecoder?, work: inout [UInt8]) {
+            guard let captureTime = compressed.withLock({ slot -> UInt64? in
+                guard slot.isFresh else { return nil }
+                swap(&slot.bytes, &work)
+                slot.isFresh = false
+                return slot.captureTime
+            }) else { return }
+            if decoder == nil {
+                do {
+                    decoder = try MJPEGDecoder()
+                } catch {
+                    markLost(error.message)
+                    return
+                }
+            }
+            let frame = work.withUnsafeBytes { try? decoder?.decode($0, captureTime: captureTime, sequence: sequence) }
+            guard let frame else {
+                shared.withLock { $0.statistics.framesCorrupt += 1 }
+                return
+            }
+            sequence += 1
+            shared.withLock {
+                $0.statistics.framesCaptured += 1
+                $0.statistics.lastFrameTime = captureTime
+                if $0.state == .starting { $0.state = .live }
+            }
+            frames.publish(frame)
+        }
+
         /// Must hold the loop lock.
-        private func connectStream(session: PipeWireSession, selection: (format: CameraFormat, spaFormat: UInt32)) {
+        private func connectStream(session: PipeWireSession, selection: PipeWireVideoChoice) {
             guard let core = session.core else { return }
             let properties = cpw_properties_new("media.type", "Video")
             pw_properties_set(properties, "media.category", "Capture")
@@ -231,9 +280,11 @@ extension PipeWireCamera {
             let result = buffer.withUnsafeMutableBytes { bytes -> Int32 in
                 var builder = cpw_pod_builder(bytes.baseAddress, UInt32(bytes.count))
                 let format = selection.format
-                var param: UnsafePointer<spa_pod>? = cpw_build_video_format(
-                    &builder, SPA_PARAM_EnumFormat.rawValue, selection.spaFormat, UInt32(format.width), UInt32(format.height),
-                    UInt32(format.frameRate.numerator), UInt32(format.frameRate.denominator))
+                var param: UnsafePointer<spa_pod>? = selection.isMJPEG
+                    ? cpw_build_mjpg_format(&builder, SPA_PARAM_EnumFormat.rawValue, UInt32(format.width), UInt32(format.height),
+                                            UInt32(format.frameRate.numerator), UInt32(format.frameRate.denominator))
+                    : cpw_build_video_format(&builder, SPA_PARAM_EnumFormat.rawValue, selection.spaFormat, UInt32(format.width),
+                                             UInt32(format.height), UInt32(format.frameRate.numerator), UInt32(format.frameRate.denominator))
                 let flags = pw_stream_flags(PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
                 return pw_stream_connect(stream, SPA_DIRECTION_INPUT, UInt32.max, flags, &param, 1)
             }
@@ -253,6 +304,20 @@ extension PipeWireCamera {
         }
 
         private func formatChanged(_ param: UnsafePointer<spa_pod>) {
+            var mediaType: UInt32 = 0, mediaSubtype: UInt32 = 0
+            guard spa_format_parse(param, &mediaType, &mediaSubtype) >= 0 else { return }
+            if mediaSubtype == SPA_MEDIA_SUBTYPE_mjpg.rawValue {
+                var info = spa_video_info_mjpg()
+                guard spa_format_video_mjpg_parse(param, &info) >= 0 else { return }
+                // Published as decoded I420 (the JPEG's own size decides; this is what was agreed).
+                let format = CameraFormat(pixelFormat: .i420, width: Int(info.size.width), height: Int(info.size.height),
+                                          frameRate: Rational(Int32(clamping: info.framerate.num), Int32(clamping: max(info.framerate.denom, 1))))
+                negotiated = format
+                negotiatedMJPEG = true
+                shared.withLock { $0.currentFormat = format }
+                return
+            }
+            negotiatedMJPEG = false
             var info = spa_video_info_raw()
             guard spa_format_video_raw_parse(param, &info) >= 0,
                   let pixel = PipeWireVideoFormats.pixelFormat(spaFormat: info.format.rawValue) else { return }
@@ -269,6 +334,10 @@ extension PipeWireCamera {
             guard let format = negotiated, let spaBuffer = buffer.pointee.buffer, let datas = spaBuffer.pointee.datas,
                   spaBuffer.pointee.n_datas > 0 else { return }
             let now = MonotonicClock.now()
+            if negotiatedMJPEG {
+                takeCompressed(datas[0], at: now)
+                return
+            }
             let frame = VideoFrame.allocate(format: format.pixelFormat, width: format.width, height: format.height, pool: pool,
                                             captureTime: now, sequence: sequence)
             if !PipeWireFrameCopy.copy(datas: datas, count: Int(spaBuffer.pointee.n_datas), into: frame) {
@@ -284,6 +353,37 @@ extension PipeWireCamera {
             frames.publish(frame)
         }
     }
+}
+
+extension PipeWireCamera.Core {
+    /// Loop thread: copies the JPEG bytes of one buffer for the camera thread and wakes it. A newer frame
+    /// replaces one not yet decoded (counted as dropped); a flagged or empty chunk is counted as corrupt.
+    fileprivate func takeCompressed(_ data: spa_data, at now: UInt64) {
+        guard let base = data.data, let chunk = data.chunk?.pointee, chunk.flags & Int32(SPA_CHUNK_FLAG_CORRUPTED) == 0,
+              chunk.size > 0 else {
+            shared.withLock { $0.statistics.framesCorrupt += 1 }
+            return
+        }
+        let offset = Int(chunk.offset % max(data.maxsize, 1))
+        let size = min(Int(chunk.size), Int(data.maxsize) - offset)
+        let replaced = compressed.withLock { slot -> Bool in
+            let replaced = slot.isFresh
+            slot.bytes.removeAll(keepingCapacity: true)
+            slot.bytes.append(contentsOf: UnsafeRawBufferPointer(start: UnsafeRawPointer(base) + offset, count: size))
+            slot.isFresh = true
+            slot.captureTime = now
+            return replaced
+        }
+        if replaced { shared.withLock { $0.statistics.framesDropped += 1 } }
+        if let loop = session?.loop { pw_thread_loop_signal(loop, false) }
+    }
+}
+
+/// The newest JPEG image of an MJPEG camera, between the process callback and the camera thread.
+struct CompressedFrame {
+    var bytes: [UInt8] = []
+    var isFresh = false
+    var captureTime: UInt64 = 0
 }
 
 /// Copies one PipeWire buffer (planes in one data block or one block per plane) into a frame laid out

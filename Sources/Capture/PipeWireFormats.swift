@@ -35,7 +35,10 @@ public struct PipeWireVideoOffer: Sendable, Hashable {
         self.rates = rates
     }
 
-    /// The pipeline's pixel format for this offer, nil when the capture path cannot take it.
+    /// True for a compressed MJPEG offer (`spaFormat` 0, name `MJPG`).
+    public var isMJPEG: Bool { spaFormat == 0 && name == "MJPG" }
+
+    /// The pipeline's pixel format for this offer, nil when the capture path cannot take it as it is.
     public var pixelFormat: PixelFormat? { PipeWireVideoFormats.pixelFormat(spaFormat: spaFormat) }
 
     /// As `CameraMode`s for `studio cameras --json`: one per listed size (a size range shows its default).
@@ -158,13 +161,24 @@ public enum PipeWireVideoFormats {
     /// What to ask a source for, given what it offers and what the program wants: among the raw offers
     /// the pipeline takes, the size closest to `wanted` (by area ratio, a larger size beating an equally
     /// far smaller one), then the rate closest to it, then the preferred pixel format (NV12, I420, YUY2,
-    /// UYVY, RGB variants). Nil when nothing offered is usable (compressed only).
+    /// UYVY, RGB variants). Only when no raw offer fits, the MJPEG offer chosen the same way (decoded to
+    /// I420 by the camera, so the format says `i420`). Nil when nothing offered is usable (H.264 only).
     public static func choose(from offers: [PipeWireVideoOffer], wanted: CameraFormat) -> CameraFormat? {
         select(from: offers, wanted: wanted)?.format
     }
 
-    /// `choose`, plus the SPA format to ask for (BGRx and BGRA both become `bgra`).
-    static func select(from offers: [PipeWireVideoOffer], wanted: CameraFormat) -> (format: CameraFormat, spaFormat: UInt32)? {
+    /// `choose`, plus what goes on the wire (BGRx and BGRA both become `bgra`; MJPEG is decoded to I420).
+    public static func select(from offers: [PipeWireVideoOffer], wanted: CameraFormat) -> PipeWireVideoChoice? {
+        if let raw = selectRaw(from: offers, wanted: wanted) { return raw }
+        // MJPEG offers scored as if they were I420 (what the decoder makes of them).
+        let mjpeg = offers.filter(\.isMJPEG).map {
+            PipeWireVideoOffer(spaFormat: spaFormat(for: .i420), name: $0.name, sizes: $0.sizes, rates: $0.rates)
+        }
+        guard let chosen = selectRaw(from: mjpeg, wanted: wanted) else { return nil }
+        return PipeWireVideoChoice(format: chosen.format, spaFormat: 0, isMJPEG: true)
+    }
+
+    private static func selectRaw(from offers: [PipeWireVideoOffer], wanted: CameraFormat) -> PipeWireVideoChoice? {
         let wantedArea = Double(max(1, wanted.width * wanted.height))
         var best: (score: (Double, Double, Int), format: CameraFormat, spa: UInt32)?
         for offer in offers {
@@ -199,8 +213,20 @@ public enum PipeWireVideoFormats {
                 if best == nil || score < best!.score { best = (score, format, offer.spaFormat) }
             }
         }
-        return best.map { ($0.format, $0.spa) }
+        return best.map { PipeWireVideoChoice(format: $0.format, spaFormat: $0.spa, isMJPEG: false) }
     }
+}
+
+/// What a PipeWire camera asks its node for.
+public struct PipeWireVideoChoice: Sendable, Hashable {
+    /// The frames the camera publishes (for MJPEG: I420 at the JPEG's size and rate).
+    public var format: CameraFormat
+    /// The SPA raw video format asked for; 0 for MJPEG.
+    public var spaFormat: UInt32
+    /// True when the node sends JPEG images that the camera decodes.
+    public var isMJPEG: Bool
+    /// The wire format's name as PipeWire spells it (`NV12`, `MJPG`...).
+    public var wireName: String { isMJPEG ? "MJPG" : PipeWireVideoFormats.name(spaFormat: spaFormat) }
 }
 
 #if canImport(Glibc)

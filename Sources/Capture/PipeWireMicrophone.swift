@@ -9,10 +9,13 @@ import StudioSystem
 /// `chunkDuration` it delivers the samples due since the origin, so the timeline never has holes.
 /// The samples come from a small jitter buffer that the stream's process callback fills (copy only);
 /// whatever the microphone has not supplied (no daemon, no such node, the node went away, a late
-/// quantum) is silence. The same thread finds the node (by `nodeName`, else the Audio/Source with the
-/// highest `priority.session`, then the lowest id), creates the capture stream and links it itself, one
-/// link per channel matched by `audio.channel`, so no session manager is needed; when the node goes away
-/// it waits for it to come back and picks it up again.
+/// quantum) is silence. The same thread finds the node (by `nodeName`; without one, the daemon's
+/// default: the node named by `default.audio.source` in the "default" metadata a session manager keeps,
+/// else the Audio/Source with the highest `priority.session`, then the lowest id), creates the capture
+/// stream and links it itself, one link per channel matched by `audio.channel`, so no session manager is
+/// needed; when the node goes away it waits for it to come back and picks it up again. Following the
+/// default, it moves to the new node when the metadata names another existing Audio/Source (the
+/// timeline goes on; the switch costs a jitter buffer of silence).
 ///
 /// The stream asks for interleaved F32 at `format` (48 kHz stereo); the stream's own converter (the
 /// adapter's audioconvert, in dsp port mode) resamples and remixes whatever the source delivers.
@@ -40,6 +43,9 @@ public final class PipeWireMicrophone: AudioInput {
         public var streamState: String = "none"
         /// Jitter-buffer delay in samples (what the clock keeps queued before it plays captured audio).
         public var bufferTarget: Int = 0
+        /// Without a node name: the node the daemon's `default.audio.source` metadata names, nil when
+        /// there is none (or no "default" metadata: no session manager).
+        public var defaultNode: String?
     }
 
     /// - Parameters:
@@ -69,11 +75,13 @@ public final class PipeWireMicrophone: AudioInput {
         return "quanta \(quanta), last chunk size \(last.0) maxsize \(last.1) offset \(last.2) datas \(last.3)"
     }
 
-    /// Picks the node to capture among the registry's nodes: the one named `nodeName`, or (nil) the
+    /// Picks the node to capture among the registry's nodes: the one named `nodeName`, or (nil) the one
+    /// named `defaultName` (the metadata's default.audio.source) if it is an Audio/Source, else the
     /// Audio/Source with the highest priority.session, then the lowest id.
-    static func choose(_ nodes: [PipeWireGlobal], nodeName: String?) -> PipeWireGlobal? {
+    static func choose(_ nodes: [PipeWireGlobal], nodeName: String?, defaultName: String? = nil) -> PipeWireGlobal? {
         let sources = nodes.filter { $0.isNode && $0.mediaClass == "Audio/Source" }
         if let nodeName { return sources.first { $0.properties["node.name"] == nodeName } }
+        if let defaultName, let node = sources.first(where: { $0.properties["node.name"] == defaultName }) { return node }
         return sources.max { a, b in
             let pa = Int(a.properties["priority.session"] ?? "") ?? 0, pb = Int(b.properties["priority.session"] ?? "") ?? 0
             return pa != pb ? pa < pb : a.id > b.id
@@ -176,6 +184,14 @@ extension PipeWireMicrophone {
         private let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
         private var nextAttempt: UInt64 = 0
         private var saidMissing = false
+        /// The bound "default" metadata (only without `nodeName`), its global id, and what it says.
+        private var metadata: OpaquePointer?
+        private var metadataID: UInt32 = 0
+        private var metadataSearchedAt: UInt64 = .max
+        private let metadataHook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+        private let metadataEvents = UnsafeMutablePointer<pw_metadata_events>.allocate(capacity: 1)
+        /// default.audio.source's node name (written by the metadata callback on the loop thread).
+        private var defaultSource: String?
 
         init(nodeName: String?, format: AudioFormat, remote: String?, interval: UInt64, retryInterval: Double, threadName: String,
              report: @escaping @Sendable (String) -> Void, deliver: @escaping @Sendable (AudioChunk) -> Void) {
@@ -190,11 +206,15 @@ extension PipeWireMicrophone {
             buffer = Mutex(Buffer(ring: AudioRing(frames: format.sampleRate, channels: max(1, format.channels))))
             hook.initialize(to: spa_hook())
             events.initialize(to: pw_stream_events())
+            metadataHook.initialize(to: spa_hook())
+            metadataEvents.initialize(to: pw_metadata_events())
         }
 
         deinit {
             hook.deallocate()
             events.deallocate()
+            metadataHook.deallocate()
+            metadataEvents.deallocate()
         }
 
         func start(origin: UInt64) {
@@ -272,21 +292,28 @@ extension PipeWireMicrophone {
                 }
             }
             guard let session else { return }
-            var lostWhy: String?
+            var lostWhy: String?, movedTo: String?
             session.withLock {
                 if session.isDisconnected {
                     lostWhy = "the PipeWire daemon went away"
                     return
                 }
+                if nodeName == nil { followDefaultMetadata(session: session) }
                 if let current {
                     guard let node = session.globals[current.id], node.properties["object.serial"] == current.serial else {
                         lostWhy = "microphone \(current.name) went away"
                         return
                     }
+                    // The default moved to another Audio/Source that exists: follow it.
+                    if nodeName == nil, let wanted = defaultSource, wanted != current.name,
+                       PipeWireMicrophone.choose(Array(session.globals.values), nodeName: wanted) != nil {
+                        movedTo = wanted
+                        return
+                    }
                     if !linked { link(session: session, source: current.id) }
                     return
                 }
-                guard let node = PipeWireMicrophone.choose(Array(session.globals.values), nodeName: nodeName) else {
+                guard let node = PipeWireMicrophone.choose(Array(session.globals.values), nodeName: nodeName, defaultName: defaultSource) else {
                     if !saidMissing {
                         report("PipeWire microphone: no Audio/Source\(nodeName.map { " named \($0)" } ?? ""); the program audio is silence until it appears")
                         saidMissing = true
@@ -296,11 +323,71 @@ extension PipeWireMicrophone {
                 current = (node.id, node.properties["object.serial"], node.properties["node.name"] ?? "node \(node.id)")
                 createStream(session: session)
             }
+            if let movedTo {
+                report("PipeWire microphone: the default microphone is now \(movedTo); moving to it")
+                teardown(closeSession: false)
+                return
+            }
             if let lostWhy {
                 report("PipeWire microphone: \(lostWhy); silence until it returns")
                 saidMissing = true
                 teardown(closeSession: session.withLock { session.isDisconnected })
             }
+        }
+
+        /// Binds the daemon's "default" metadata when it appears (and lets go of it when it goes), so
+        /// `defaultSource` follows default.audio.source. Must hold the loop lock.
+        private func followDefaultMetadata(session: PipeWireSession) {
+            if metadata != nil {
+                guard session.globals[metadataID] == nil else { return }
+                dropMetadata()
+            }
+            // Look again only when the registry changed.
+            guard session.generation != metadataSearchedAt else { return }
+            metadataSearchedAt = session.generation
+            guard let registry = session.registry,
+                  let global = session.globals.values.first(where: {
+                      $0.type == "PipeWire:Interface:Metadata" && $0.properties["metadata.name"] == "default"
+                  }),
+                  let proxy = cpw_registry_bind_metadata(registry, global.id) else { return }
+            metadata = proxy
+            metadataID = global.id
+            metadataEvents.pointee.version = UInt32(PW_VERSION_METADATA_EVENTS)
+            metadataEvents.pointee.property = { data, subject, key, _, value in
+                Unmanaged<Core>.fromOpaque(data!).takeUnretainedValue().metadataChanged(subject: subject, key: key, value: value)
+                return 0
+            }
+            cpw_metadata_add_listener(proxy, metadataHook, metadataEvents, Unmanaged.passUnretained(self).toOpaque())
+            // The metadata's current properties arrive before the answer: the first choice sees them.
+            session.roundTrip()
+        }
+
+        /// Must hold the loop lock.
+        private func dropMetadata() {
+            if let metadata {
+                spa_hook_remove(metadataHook)
+                pw_proxy_destroy(metadata)
+            }
+            metadata = nil
+            defaultSource = nil
+            metadataSearchedAt = .max
+            status.withLock { $0.defaultNode = nil }
+        }
+
+        // Callback (loop thread): copy only. A nil key clears everything.
+        private func metadataChanged(subject: UInt32, key: UnsafePointer<CChar>?, value: UnsafePointer<CChar>?) {
+            guard subject == PW_ID_CORE else { return }
+            if let key, String(cString: key) != "default.audio.source" { return }
+            var name: String?
+            if let value {
+                var text = [CChar](repeating: 0, count: 1024)
+                if cpw_json_object_string(value, "name", &text, Int32(text.count)) > 0 {
+                    name = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                }
+            }
+            defaultSource = name
+            status.withLock { $0.defaultNode = name }
+            if let loop = session?.loop { pw_thread_loop_signal(loop, false) }
         }
 
         /// Must hold the loop lock.
@@ -395,6 +482,7 @@ extension PipeWireMicrophone {
                 $0.streamState = "none"
             }
             if closeSession {
+                session.withLock { dropMetadata() }
                 session.close()
                 self.session = nil
                 nextAttempt = MonotonicClock.now() + UInt64(retryInterval * 1e9)

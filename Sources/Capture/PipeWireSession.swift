@@ -53,7 +53,7 @@ final class PipeWireSession: @unchecked Sendable {
     private(set) var loop: OpaquePointer?
     private var context: OpaquePointer?
     private(set) var core: OpaquePointer?
-    private var registry: OpaquePointer?
+    private(set) var registry: OpaquePointer?
     private let coreHook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let registryHook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let coreEvents = UnsafeMutablePointer<pw_core_events>.allocate(capacity: 1)

@@ -194,6 +194,8 @@ extension StudioServer {
         if let microphone = audioSource as? PipeWireMicrophone {
             let mic = microphone.status, rate = Double(microphone.format.sampleRate)
             audioInput["node"] = Views.optional(mic.node)
+            // The default microphone: what the daemon's default.audio.source metadata names (it follows it).
+            if microphone.nodeName == nil { audioInput["default_node"] = Views.optional(mic.defaultNode) }
             audioInput["state"] = .string(mic.streamState)
             audioInput["connections"] = .int(mic.connections)
             audioInput["captured_s"] = .number((Double(mic.framesCaptured) / rate * 10).rounded() / 10)

@@ -160,6 +160,20 @@ public final class PipeWireRig: @unchecked Sendable {
         child.wait(timeout: 5)
     }
 
+    /// Sets (or with nil deletes) property `key` of subject 0 in the daemon's "default" metadata with
+    /// `pw-metadata`, as a session manager does (`default.audio.source` = `{ "name": "<node>" }`).
+    public func setDefaultMetadata(_ key: String, to value: String?) throws {
+        let tool = "/usr/bin/pw-metadata"
+        guard FileManager.default.isExecutableFile(atPath: tool) else { throw Failure.notInstalled(tool) }
+        let arguments = value.map { ["-r", remote, "0", key, $0, "Spa:String:JSON"] } ?? ["-r", remote, "-d", "0", key]
+        let child = try ChildProcess(executable: tool, arguments: arguments, environment: environment)
+        defer { try? FileManager.default.removeItem(at: child.standardOutput.deletingLastPathComponent()) }
+        guard child.wait(timeout: 5) == .exited(0) else {
+            child.stop()
+            throw Failure.didNotStart("pw-metadata \(arguments.joined(separator: " ")): \(child.errorText())")
+        }
+    }
+
     /// Starts a session manager beside the daemon: a private D-Bus session bus (`dbus-daemon`, which
     /// WirePlumber needs) and `wireplumber`, and waits (up to 5 s) until WirePlumber is a client of the
     /// daemon. Both end with the rig.

@@ -2,14 +2,17 @@
 // test-pattern camera (`TestPatternCamera`): the ident block in that camera's colour (tells cameras apart
 // after scaling and H.264) and a running timecode (the frame counter), at a fixed size and rate.
 //
-//   pw-virtual-camera --node NODE_NAME --camera cam2 [--size 640x480] [--rate 30] [--format i420|nv12|yuy2]
-//                     [--description TEXT] [--flash 1]
+//   pw-virtual-camera --node NODE_NAME --camera cam2 [--size 640x480] [--rate 30] [--format i420|nv12|yuy2|mjpeg]
+//                     [--description TEXT] [--flash 1] [--corrupt-every N]
 //   pw-virtual-camera --node NODE_NAME --beep 1
 //
 // --flash 1: frames are due on whole seconds of CLOCK_MONOTONIC, and the frame due on each whole second
 // is all white (a known video event). --beep 1: an Audio/Source instead (48 kHz stereo float) that is
 // silent except for a 1 kHz beep during the first 100 ms of each whole second of CLOCK_MONOTONIC (a
 // known audio event at the same instants). Together they measure A/V sync through the whole pipeline.
+// --format mjpeg: the node offers only MJPEG (like many USB webcams at 720p and above); each picture is
+// encoded with libavcodec's MJPEG encoder. --corrupt-every N (mjpeg): every Nth frame (frames N-1,
+// 2N-1...) is sent cut to a third of its bytes, as a USB transfer that lost its tail.
 //
 // It connects to PIPEWIRE_REMOTE (or pipewire-0 in XDG_RUNTIME_DIR), prints `ready` once its node is
 // streaming-capable, and runs until it is killed. The stream is its own driver: a thread renders frame
@@ -38,7 +41,7 @@ var options: [String: String] = ["--size": "640x480", "--rate": "30", "--format"
 var argumentList = Array(CommandLine.arguments.dropFirst())
 while !argumentList.isEmpty {
     let key = argumentList.removeFirst()
-    guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2] [--object-path PATH]") }
+    guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2|mjpeg] [--corrupt-every N] [--object-path PATH]") }
     options[key] = argumentList.removeFirst()
 }
 if let nodeName = options["--node"], options["--beep"] != nil { Beeper.run(nodeName: nodeName) }
@@ -50,19 +53,32 @@ guard let rateValue = Int32(options["--rate"]!), (1...120).contains(rateValue) e
 let width = sizeParts[0], height = sizeParts[1], rate = Rational(rateValue)
 
 /// The wire layout: one data block, planes packed one after the other, rows not padded.
+/// For MJPEG: one JPEG per buffer, the buffers sized for the largest JPEG expected (2 bytes a pixel).
 enum WireFormat: String {
-    case i420, nv12, yuy2
+    case i420, nv12, yuy2, mjpeg
     var spa: spa_video_format {
         switch self {
         case .i420: SPA_VIDEO_FORMAT_I420
         case .nv12: SPA_VIDEO_FORMAT_NV12
         case .yuy2: SPA_VIDEO_FORMAT_YUY2
+        case .mjpeg: SPA_VIDEO_FORMAT_UNKNOWN
         }
     }
-    func stride(width: Int) -> Int { self == .yuy2 ? width * 2 : width }
-    func size(width: Int, height: Int) -> Int { self == .yuy2 ? width * height * 2 : width * height * 3 / 2 }
+    func stride(width: Int) -> Int {
+        switch self {
+        case .yuy2: width * 2
+        case .mjpeg: 0
+        default: width
+        }
+    }
+    func size(width: Int, height: Int) -> Int { self == .yuy2 || self == .mjpeg ? width * height * 2 : width * height * 3 / 2 }
 }
 guard let wire = WireFormat(rawValue: options["--format"]!.lowercased()) else { fail("bad --format") }
+let corruptEvery = options["--corrupt-every"].map { Int($0) ?? -1 } ?? 0
+guard corruptEvery >= 0 else { fail("bad --corrupt-every") }
+var encoderProblem = ""
+let encoder = wire == .mjpeg ? JPEGEncoder(width: width, height: height, rate: rate, problem: &encoderProblem) : nil
+if wire == .mjpeg && encoder == nil { fail(encoderProblem) }
 
 
 pw_init(nil, nil)
@@ -93,6 +109,8 @@ final class Producer: @unchecked Sendable {
     /// The newest rendered picture (and whether it is to be sent as a white flash instead), handed
     /// from the render thread to the process callback.
     let latest = Mutex<(frame: VideoFrame, flash: Bool)?>(nil)
+    /// With --format mjpeg: the newest JPEG (already white for a flash, already cut when corrupt).
+    let latestJPEG = Mutex<[UInt8]?>(nil)
     var streaming = false
     init(stream: OpaquePointer, wire: WireFormat, width: Int, height: Int) {
         self.stream = stream
@@ -127,6 +145,16 @@ final class Producer: @unchecked Sendable {
             let size = producer.wire.size(width: producer.width, height: producer.height), stride = producer.wire.stride(width: producer.width)
             guard let buffer = pw_stream_dequeue_buffer(producer.stream) else { return }
             defer { pw_stream_queue_buffer(producer.stream, buffer) }
+            if producer.wire == .mjpeg {
+                guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
+                      let base = datas[0].data, let jpeg = producer.latestJPEG.withLock({ $0 }), Int(datas[0].maxsize) >= jpeg.count else { return }
+                jpeg.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                datas[0].chunk.pointee.offset = 0
+                datas[0].chunk.pointee.size = UInt32(jpeg.count)
+                datas[0].chunk.pointee.stride = 0
+                datas[0].chunk.pointee.flags = 0
+                return
+            }
             guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
                   let base = datas[0].data, Int(datas[0].maxsize) >= size, let latest = producer.latest.withLock({ $0 }) else { return }
             if latest.flash {
@@ -157,12 +185,16 @@ extension Producer {
                 bytes[pair * 4 + 2] = 235
                 bytes[pair * 4 + 3] = 128
             }
+        case .mjpeg:
+            break  // JPEGs are made white by the encoder
         }
     }
 
     /// Copies `frame` (I420 or NV12 in the pipeline's padded layout) into `destination` in the wire layout.
     func write(_ frame: VideoFrame, to destination: UnsafeMutableRawPointer) {
         switch wire {
+        case .mjpeg:
+            break  // sent from `latestJPEG` instead
         case .i420, .nv12:
             var offset = 0
             for (index, plane) in frame.planes.enumerated() {
@@ -199,8 +231,9 @@ pw_stream_add_listener(stream, hook, events, Unmanaged.passUnretained(producer).
 var formatBuffer = [UInt8](repeating: 0, count: 512)
 let connected = formatBuffer.withUnsafeMutableBytes { bytes -> Int32 in
     var builder = cpw_pod_builder(bytes.baseAddress, UInt32(bytes.count))
-    var param: UnsafePointer<spa_pod>? = cpw_build_video_format(&builder, SPA_PARAM_EnumFormat.rawValue, wire.spa.rawValue,
-                                                                UInt32(width), UInt32(height), UInt32(rateValue), 1)
+    var param: UnsafePointer<spa_pod>? = wire == .mjpeg
+        ? cpw_build_mjpg_format(&builder, SPA_PARAM_EnumFormat.rawValue, UInt32(width), UInt32(height), UInt32(rateValue), 1)
+        : cpw_build_video_format(&builder, SPA_PARAM_EnumFormat.rawValue, wire.spa.rawValue, UInt32(width), UInt32(height), UInt32(rateValue), 1)
     let flags = pw_stream_flags(PW_STREAM_FLAG_DRIVER.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
     return pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, UInt32.max, flags, &param, 1)
 }
@@ -218,7 +251,13 @@ TestPatternCamera.renderFrames(of: CameraID(cameraName), format: renderFormat, c
     let due = origin + UInt64(tick) * 1_000_000_000 * UInt64(rate.denominator) / UInt64(rate.numerator)
     MonotonicClock.sleep(until: due)
     let isFlash = flash && framesPerSecond > 0 && UInt64(tick) % framesPerSecond == 0
-    producer.latest.withLock { $0 = (frame, isFlash) }
+    if let encoder {
+        guard var jpeg = encoder.encode(frame, white: isFlash) else { fail("the MJPEG encoder failed") }
+        if corruptEvery > 0 && (tick + 1) % Int64(corruptEvery) == 0 { jpeg = Array(jpeg.prefix(jpeg.count / 3)) }
+        producer.latestJPEG.withLock { $0 = jpeg }
+    } else {
+        producer.latest.withLock { $0 = (frame, isFlash) }
+    }
     pw_thread_loop_lock(loop)
     if producer.streaming { _ = pw_stream_trigger_process(stream) }
     pw_thread_loop_unlock(loop)

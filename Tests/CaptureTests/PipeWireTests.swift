@@ -95,10 +95,33 @@ private let program = CameraFormat(pixelFormat: .i420, width: 1280, height: 720,
         #expect(PipeWireVideoFormats.choose(from: offers, wanted: program) == CameraFormat(pixelFormat: .i420, width: 1024, height: 720, frameRate: Rational(25)))
     }
 
-    @Test func compressedOnlyGivesNothing() {
-        let offers = [Offer(spaFormat: 0, name: "MJPG", sizes: .list([.init(width: 1280, height: 720)]), rates: .list([Rational(30)]))]
+    @Test func h264OnlyGivesNothing() {
+        let offers = [Offer(spaFormat: 0, name: "H264", sizes: .list([.init(width: 1280, height: 720)]), rates: .list([Rational(30)]))]
         #expect(PipeWireVideoFormats.choose(from: offers, wanted: program) == nil)
-        #expect(offers[0].modes == [CameraMode(format: "MJPG", width: 1280, height: 720, frameRates: [Rational(30)])])
+        #expect(offers[0].modes == [CameraMode(format: "H264", width: 1280, height: 720, frameRates: [Rational(30)])])
+    }
+
+    @Test func mjpegOnlyIsAskedForAsMJPEGAndDecodedToI420() {
+        let offers = [
+            Offer(spaFormat: 0, name: "H264", sizes: .list([.init(width: 1280, height: 720)]), rates: .list([Rational(30)])),
+            Offer(spaFormat: 0, name: "MJPG", sizes: .list([.init(width: 640, height: 480), .init(width: 1280, height: 720), .init(width: 1920, height: 1080)]),
+                  rates: .list([Rational(30), Rational(60)])),
+        ]
+        let choice = PipeWireVideoFormats.select(from: offers, wanted: program)
+        #expect(choice?.isMJPEG == true && choice?.wireName == "MJPG")
+        #expect(choice?.format == CameraFormat(pixelFormat: .i420, width: 1280, height: 720, frameRate: Rational(30)))
+        #expect(offers[1].modes.first == CameraMode(format: "MJPG", width: 640, height: 480, frameRates: [Rational(60), Rational(30)]))
+    }
+
+    /// A typical USB webcam: YUY2 up to 640x480, MJPEG at 720p. Raw is taken whenever it fits (no decode).
+    @Test func rawIsPreferredOverMJPEGEvenAtASmallerSize() {
+        let offers = [
+            Offer(spaFormat: 0, name: "MJPG", sizes: .list([.init(width: 1280, height: 720)]), rates: .list([Rational(30)])),
+            Offer(spaFormat: PipeWireVideoFormats.spaFormat(for: .yuyv), name: "YUY2", sizes: .list([.init(width: 640, height: 480)]), rates: .list([Rational(30)])),
+        ]
+        let choice = PipeWireVideoFormats.select(from: offers, wanted: program)
+        #expect(choice?.isMJPEG == false && choice?.wireName == "YUY2")
+        #expect(choice?.format == CameraFormat(pixelFormat: .yuyv, width: 640, height: 480, frameRate: Rational(30)))
     }
 
     @Test func identityUsesNodeNameAndDeviceSerial() {
@@ -204,6 +227,34 @@ extension PipeWireDaemonTests {
         }
     }
 
+    /// A node offering only MJPEG: asked for MJPEG, each JPEG decoded on the camera's thread to I420 at the
+    /// node's size; every 4th frame is sent cut short and must be dropped and counted, not shown.
+    @Test func anMJPEGOnlyCameraDeliversDecodedFramesAndCountsCorruptOnes() throws {
+        try rig.startCamera(node: "vcam-mjpeg", camera: "cam2", size: "640x360", rate: 15, format: "mjpeg", extraArguments: ["--corrupt-every", "4"])
+        let log = DiscoveryLog()
+        let discovery = PipeWireDiscovery(namer: MemoryNamer().namer, wanted: program, remote: rig.remote, report: log.report)
+        let camera = try #require(PipeWireDiscoveryProbe.cameras(discovery, log).first)
+        discovery.stop()
+        #expect(camera.offeredModes == [CameraMode(format: "MJPG", width: 640, height: 360, frameRates: [Rational(15)])])
+        #expect(camera.requestedWireFormat == "MJPG")
+        #expect(camera.requestedFormat == CameraFormat(pixelFormat: .i420, width: 640, height: 360, frameRate: Rational(15)))
+        camera.start()
+        defer { camera.stop() }
+        #expect(waitUntil(seconds: 5) { camera.state == .live }, "\(camera.state) \(camera.problem ?? "")")
+        #expect(waitUntil(seconds: 5) { camera.statistics.framesCaptured >= 12 && camera.statistics.framesCorrupt >= 3 }, "\(camera.statistics)")
+        #expect(camera.currentFormat == CameraFormat(pixelFormat: .i420, width: 640, height: 360, frameRate: Rational(15)))
+        let frame = try #require(camera.frames.latest().value)
+        #expect(frame.format == .i420 && frame.width == 640 && frame.height == 360)
+        #expect(TestPatternCamera.camera(in: frame, among: ["cam1", "cam2", "cam3"]) == "cam2")
+        // One in four sent is corrupt: those are counted, the good ones published (a frame replaced
+        // before it was decoded is counted as dropped, not corrupt).
+        let statistics = camera.statistics
+        let sent = Double(statistics.framesCaptured + statistics.framesCorrupt + statistics.framesDropped)
+        #expect(Double(statistics.framesCorrupt) <= sent * 0.25 + 1, "\(statistics)")
+        #expect(Double(statistics.framesCaptured) >= sent * 0.5, "\(statistics)")
+        #expect(camera.state == .live)
+    }
+
     @Test func aProducerKilledAndRestartedIsRemovedThenAddedWithTheSameName() throws {
         try startThreeCameras()
         let namer = MemoryNamer(), log = DiscoveryLog()
@@ -293,6 +344,57 @@ extension PipeWireDaemonTests {
         try rig.startBeeper(node: "vbeep")
         #expect(waitUntil(seconds: 4) { mic.status.connections == 2 && mic.status.framesCaptured > captured + 4_800 }, "\(mic.status)")
         #expect(mic.status.node == "vbeep")
+    }
+
+    /// Without a node name the microphone follows the daemon's default.audio.source metadata (set here
+    /// with pw-metadata, as a session manager would); without it, the rule (highest priority.session, then
+    /// lowest id). A new default mid-show is followed with the timeline unbroken.
+    @Test func theDefaultMicrophoneFollowsTheDefaultAudioSourceMetadata() throws {
+        try rig.startBeeper(node: "vbeep")
+        let chunks = Mutex<[AudioChunk]>([])
+        let mic = PipeWireMicrophone(remote: rig.remote) { chunk in chunks.withLock { $0.append(chunk) } }
+        mic.start(origin: MonotonicClock.now())
+        defer { mic.stop() }
+        // No metadata yet: the rule (no priority.session here: the lowest id, the daemon's own tone).
+        #expect(waitUntil(seconds: 3) { mic.status.node == "studio-test-mic" && mic.status.framesCaptured > 4_800 }, "\(mic.status)")
+        #expect(mic.status.defaultNode == nil)
+        // The default becomes the beeper: the microphone moves to it.
+        try rig.setDefaultMetadata("default.audio.source", to: #"{ "name": "vbeep" }"#)
+        #expect(waitUntil(seconds: 3) { mic.status.node == "vbeep" && mic.status.connections == 2 }, "\(mic.status)")
+        #expect(mic.status.defaultNode == "vbeep")
+        let movedAt = chunks.withLock { $0.count }
+        MonotonicClock.sleep(seconds: 2.2)  // two beeps at least
+        let backAt = chunks.withLock { $0.count }
+        // And back; a default that is deleted, or names no node, leaves it where it is.
+        try rig.setDefaultMetadata("default.audio.source", to: #"{ "name": "studio-test-mic" }"#)
+        #expect(waitUntil(seconds: 3) { mic.status.node == "studio-test-mic" && mic.status.connections == 3 }, "\(mic.status)")
+        try rig.setDefaultMetadata("default.audio.source", to: nil)
+        #expect(waitUntil(seconds: 2) { mic.status.defaultNode == nil })
+        try rig.setDefaultMetadata("default.audio.source", to: #"{ "name": "no-such-node" }"#)
+        #expect(waitUntil(seconds: 2) { mic.status.defaultNode == "no-such-node" })
+        MonotonicClock.sleep(seconds: 0.3)
+        #expect(mic.status.node == "studio-test-mic" && mic.status.connections == 3, "\(mic.status)")
+        mic.stop()
+
+        let all = chunks.withLock { $0 }
+        // One gap-free timeline across the moves.
+        var next: Int64 = 0
+        for chunk in all {
+            #expect(chunk.firstSample == next)
+            next += Int64(chunk.frameCount)
+        }
+        // While on the beeper the audio is its 1 kHz beep, not the 440 Hz tone.
+        let samples = all[movedAt..<backAt].flatMap(\.samples)
+        let beep = ToneAnalysis(samples: stride(from: 0, to: samples.count, by: 2).map { samples[$0] })
+        #expect(beep.level > 0.05 && abs(beep.frequency - 1000) < 50, "level \(beep.level), \(beep.frequency) Hz")
+
+        // A microphone started while the metadata names a node takes that one first.
+        try rig.setDefaultMetadata("default.audio.source", to: #"{ "name": "vbeep" }"#)
+        let second = PipeWireMicrophone(remote: rig.remote) { _ in }
+        second.start(origin: MonotonicClock.now())
+        defer { second.stop() }
+        #expect(waitUntil(seconds: 3) { second.status.node == "vbeep" }, "\(second.status)")
+        #expect(second.status.connections == 1 && second.status.defaultNode == "vbeep")
     }
 
     @Test func microphoneGoesSilentOnTheClockWhenItsNodeVanishesAndPicksItUpAgain() throws {

@@ -30,6 +30,8 @@ import Glibc
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
 
+    /// vcam3 (cam3's picture) is pinned in the config by its node name (a part of its identity,
+    /// `pipewire:vcam3`): it is `wide`, listed and switched to under that name.
     @Test func camerasAndMicrophoneGoOnAirWithCutsWhereTheEventsSay() throws {
         let rig = try PipeWireRig()
         try rig.start()
@@ -38,13 +40,23 @@ import Glibc
         try nginx.start()
         defer { nginx.stop() }
         let studio = try StudioHarness()
-        let server = try studio.serve(["--backends", "pipewire", "--audio", "pipewire:studio-test-mic", "--rtmp", nginx.url(stream: "pw")] + Self.program,
-                                      environment: rig.environment)
+        let config = studio.directory.appendingPathComponent("studio.yaml")
+        try """
+        cameras:
+          pins:
+            - match: vcam3
+              name: wide
+        """.write(to: config, atomically: true, encoding: .utf8)
+        let server = try studio.serve(["--config", config.path, "--backends", "pipewire", "--audio", "pipewire:studio-test-mic",
+                                       "--rtmp", nginx.url(stream: "pw")] + Self.program, environment: rig.environment)
         #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
 
-        // `studio cameras --json`: the three nodes, named in discovery order, with what they offer and deliver.
+        // `studio cameras --json`: the three nodes, named in discovery order (vcam3 by its pin), with what
+        // they offer and deliver.
         let cameras = try studio.json(["cameras"])["cameras"]?.arrayValue ?? []
-        #expect(cameras.compactMap { $0["name"]?.stringValue } == ["cam1", "cam2", "cam3"])
+        #expect(cameras.compactMap { $0["name"]?.stringValue } == ["cam1", "cam2", "wide"])
+        let listing = try studio.run(["cameras", "--socket", studio.socket])
+        #expect(listing.output.split(separator: "\n").contains { $0.hasPrefix("wide ") && $0.contains("Virtual cam3") }, "\(listing.output)")
         let expected = [("vcam1", "I420", "i420"), ("vcam2", "NV12", "nv12"), ("vcam3", "YUY2", "yuyv")]
         for (camera, (node, offered, delivered)) in zip(cameras, expected) {
             #expect(camera["backend"] == "pipewire")
@@ -58,7 +70,7 @@ import Glibc
         }
 
         usleep(1_200_000)
-        #expect(try studio.run(["switch", "cam3", "--socket", studio.socket]).status == 0)
+        #expect(try studio.run(["switch", "wide", "--socket", studio.socket]).status == 0)
         usleep(1_200_000)
         #expect(try studio.run(["switch", "cam2", "--socket", studio.socket]).status == 0)
         usleep(1_200_000)
@@ -70,7 +82,7 @@ import Glibc
 
         let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
         let switches = EndToEndTests.events(log, kind: "switch")
-        #expect(switches.compactMap { $0["camera"]?.stringValue } == ["cam1", "cam3", "cam2"])
+        #expect(switches.compactMap { $0["camera"]?.stringValue } == ["cam1", "wide", "cam2"])
         #expect(EndToEndTests.events(log, kind: "camera_added").count == 3)
         let connected = try #require(EndToEndTests.events(log, kind: "output_connected").first)
         let firstProgramMS = try #require(Int(connected["details"]?["first_program_ms"]?.stringValue ?? ""))
@@ -83,7 +95,7 @@ import Glibc
         let thumbnails = try MediaProbe.tinyFrames(file)
         try #require(frames.count == thumbnails.count && frames.count > 60)
         let shown = thumbnails.map { EndToEndTests.camera(in: $0, among: Self.ids) }
-        // Exactly cam1, then cam3, then cam2 on air; each cut where its event says.
+        // Exactly cam1, then cam3's picture (`wide`), then cam2 on air; each cut where its event says.
         var runs: [CameraID] = []
         for camera in shown.compactMap({ $0 }) where runs.last != camera { runs.append(camera) }
         #expect(runs == ["cam1", "cam3", "cam2"])
@@ -168,19 +180,26 @@ import Glibc
     /// virtual camera) and a beep (from a virtual microphone) happen at the same instants: every whole
     /// second of CLOCK_MONOTONIC. On the output side the decoded stream's flash frames and beep onsets
     /// are paired; their offset is what the pipeline adds between audio and video.
+    ///
+    /// The server takes the default microphone (`--audio pipewire`), which the daemon's
+    /// default.audio.source metadata says is the beeper; without following it the server would take the
+    /// rig's 440 Hz test tone (the rule's choice) and no beep onsets would be found.
     @Test func aKnownAudioEventAndAKnownVideoEventStayTogether() throws {
         let rig = try PipeWireRig()
         try rig.start()
         try rig.startCamera(node: "vcam1", camera: "cam1", size: "640x480", rate: 30, format: "i420", extraArguments: ["--flash", "1"])
         try rig.startBeeper(node: "vbeep")
+        try rig.setDefaultMetadata("default.audio.source", to: #"{ "name": "vbeep" }"#)
         let nginx = try NginxRTMP()
         try nginx.start()
         defer { nginx.stop() }
         let studio = try StudioHarness()
-        try studio.serve(["--backends", "pipewire", "--audio", "pipewire:vbeep", "--rtmp", nginx.url(stream: "av")] + Self.program,
+        try studio.serve(["--backends", "pipewire", "--audio", "pipewire", "--rtmp", nginx.url(stream: "av")] + Self.program,
                          environment: rig.environment)
         #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
         usleep(6_000_000)
+        let input = try #require(try studio.status()["audio_input"])
+        #expect(input["node"] == "vbeep" && input["default_node"] == "vbeep" && input["connections"]?.intValue == 1, "\(input)")
         #expect(studio.stopServer() == .exited(0))
 
         let file = try #require(nginx.recordings().first)

@@ -1,0 +1,93 @@
+import CFFmpeg
+import StudioCore
+
+/// libavcodec's MJPEG encoder for `--format mjpeg`: one test-pattern picture (I420, limited range) in,
+/// one baseline JPEG (4:2:0, full range as JPEG is) out. Owns its codec context, frame and packet; used
+/// by the render thread only.
+final class JPEGEncoder {
+    let width: Int
+    let height: Int
+    private let context: UnsafeMutablePointer<AVCodecContext>
+    private let frame: UnsafeMutablePointer<AVFrame>
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private var pts: Int64 = 0
+    /// Limited (16-235 / 16-240) to full range (0-255), as JPEG decoders read the samples.
+    private let lumaTable: [UInt8] = (0..<256).map { UInt8(clamping: (($0 - 16) * 255 + 109) / 219) }
+    private let chromaTable: [UInt8] = (0..<256).map { UInt8(clamping: (($0 - 128) * 255 + (($0 >= 128) ? 112 : -112)) / 224 + 128) }
+
+    /// Nil (with the failing call in `problem`) when libavcodec has no MJPEG encoder or refuses the size.
+    init?(width: Int, height: Int, rate: Rational, problem: inout String) {
+        guard let codec = avcodec_find_encoder(AV_CODEC_ID_MJPEG) else {
+            problem = "libavcodec has no MJPEG encoder"
+            return nil
+        }
+        var optionalContext = avcodec_alloc_context3(codec)
+        var optionalFrame = av_frame_alloc()
+        var optionalPacket = av_packet_alloc()
+        guard let context = optionalContext, let frame = optionalFrame, let packet = optionalPacket else {
+            avcodec_free_context(&optionalContext)
+            av_frame_free(&optionalFrame)
+            av_packet_free(&optionalPacket)
+            problem = "out of memory"
+            return nil
+        }
+        context.pointee.width = Int32(width)
+        context.pointee.height = Int32(height)
+        context.pointee.pix_fmt = AV_PIX_FMT_YUVJ420P
+        context.pointee.time_base = AVRational(num: rate.denominator, den: rate.numerator)
+        context.pointee.flags |= AV_CODEC_FLAG_QSCALE
+        context.pointee.global_quality = 3 * FF_QP2LAMBDA
+        frame.pointee.width = Int32(width)
+        frame.pointee.height = Int32(height)
+        frame.pointee.format = AV_PIX_FMT_YUVJ420P.rawValue
+        frame.pointee.quality = context.pointee.global_quality
+        let opened = avcodec_open2(context, codec, nil)
+        let allocated = opened >= 0 ? av_frame_get_buffer(frame, 32) : opened
+        guard opened >= 0, allocated >= 0 else {
+            avcodec_free_context(&optionalContext)
+            av_frame_free(&optionalFrame)
+            av_packet_free(&optionalPacket)
+            problem = opened < 0 ? "avcodec_open2(mjpeg): error \(opened)" : "av_frame_get_buffer: error \(allocated)"
+            return nil
+        }
+        self.width = width
+        self.height = height
+        self.context = context
+        self.frame = frame
+        self.packet = packet
+    }
+
+    deinit {
+        var optionalContext: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&optionalContext)
+        var optionalFrame: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&optionalFrame)
+        var optionalPacket: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&optionalPacket)
+    }
+
+    /// The JPEG of `picture` (an I420 frame of this size), or of an all-white picture; nil if the encoder fails.
+    func encode(_ picture: VideoFrame, white: Bool) -> [UInt8]? {
+        guard av_frame_make_writable(frame) >= 0 else { return nil }
+        let strides = withUnsafeBytes(of: frame.pointee.linesize) { Array($0.bindMemory(to: Int32.self).prefix(3)) }
+        for index in 0..<3 {
+            guard let destination = cff_frame_plane(frame, Int32(index)) else { return nil }
+            let table = index == 0 ? lumaTable : chromaTable
+            let columns = index == 0 ? width : width / 2, rows = index == 0 ? height : height / 2
+            let source = picture.plane(index).assumingMemoryBound(to: UInt8.self), sourceStride = picture.planes[index].stride
+            for row in 0..<rows {
+                let out = destination + row * Int(strides[index]), line = source + row * sourceStride
+                if white {
+                    for column in 0..<columns { out[column] = index == 0 ? 255 : 128 }
+                } else {
+                    for column in 0..<columns { out[column] = table[Int(line[column])] }
+                }
+            }
+        }
+        frame.pointee.pts = pts
+        pts += 1
+        guard avcodec_send_frame(context, frame) >= 0, avcodec_receive_packet(context, packet) >= 0 else { return nil }
+        defer { av_packet_unref(packet) }
+        return Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+    }
+}
