@@ -44,12 +44,7 @@ public final class VAAPIEncoder: VideoEncoder {
     ///   - profile: the H.264 profile; nil lets libavcodec choose (High).
     public init(settings: VideoEncoderSettings, renderNode: String, lowPower: Bool = false,
                 profile: H264EncodeProfile? = nil) throws {
-        guard settings.width > 0, settings.height > 0, settings.width % 2 == 0, settings.height % 2 == 0 else {
-            throw CodecError(call: "VAAPIEncoder", message: "frame size \(settings.width)x\(settings.height) must be even and positive")
-        }
-        guard settings.frameRate.numerator > 0, settings.frameRate.denominator > 0, settings.bitRate > 0 else {
-            throw CodecError(call: "VAAPIEncoder", message: "frame rate \(settings.frameRate) and bit rate \(settings.bitRate) must be positive")
-        }
+        try settings.validate(for: "VAAPIEncoder")
         guard let codec = avcodec_find_encoder_by_name("h264_vaapi") else {
             throw CodecError(call: "avcodec_find_encoder_by_name", message: "h264_vaapi is not available in this libavcodec")
         }

@@ -55,6 +55,17 @@ public struct VideoEncoderSettings: Sendable, Hashable {
     public var keyframeIntervalFrames: Int {
         max(1, Int((keyframeIntervalSeconds * frameRate.doubleValue).rounded()))
     }
+
+    /// Throws, naming `encoder`, unless the size is even and positive and the rates are positive
+    /// (what every H.264 encoder here needs before it allocates anything).
+    func validate(for encoder: String) throws(CodecError) {
+        guard width > 0, height > 0, width % 2 == 0, height % 2 == 0 else {
+            throw CodecError(call: encoder, message: "frame size \(width)x\(height) must be even and positive")
+        }
+        guard frameRate.numerator > 0, frameRate.denominator > 0, bitRate > 0 else {
+            throw CodecError(call: encoder, message: "frame rate \(frameRate) and bit rate \(bitRate) must be positive")
+        }
+    }
 }
 
 /// An H.264 encoder for program frames (I420). Not thread-safe: one stage thread owns it.

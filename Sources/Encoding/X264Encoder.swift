@@ -19,12 +19,7 @@ public final class X264Encoder: VideoEncoder {
     private var flushed = false
 
     public init(settings: VideoEncoderSettings) throws {
-        guard settings.width > 0, settings.height > 0, settings.width % 2 == 0, settings.height % 2 == 0 else {
-            throw CodecError(call: "X264Encoder", message: "frame size \(settings.width)x\(settings.height) must be even and positive")
-        }
-        guard settings.frameRate.numerator > 0, settings.frameRate.denominator > 0, settings.bitRate > 0 else {
-            throw CodecError(call: "X264Encoder", message: "frame rate \(settings.frameRate) and bit rate \(settings.bitRate) must be positive")
-        }
+        try settings.validate(for: "X264Encoder")
         guard let codec = avcodec_find_encoder_by_name("libx264") else {
             throw CodecError(call: "avcodec_find_encoder_by_name", message: "libx264 is not available in this libavcodec")
         }

@@ -75,6 +75,23 @@ import TestSupport
         }
     }
 
+    @Test func oddSizesAndZeroRatesAreRefusedBeforeAnythingOpens() {
+        var odd = smallSettings
+        odd.width = 321
+        #expect {
+            _ = try X264Encoder(settings: odd)
+        } throws: { error in
+            (error as? CodecError).map { $0.call == "X264Encoder" && $0.message.contains("321x") } ?? false
+        }
+        var still = smallSettings
+        still.bitRate = 0
+        #expect {
+            _ = try X264Encoder(settings: still)
+        } throws: { error in
+            (error as? CodecError).map { $0.call == "X264Encoder" && $0.message.contains("bit rate 0") } ?? false
+        }
+    }
+
     @Test func makeEncoderBuildsX264() throws {
         let selection = try makeEncoder(for: smallSettings)
         let encoder = selection.encoder
