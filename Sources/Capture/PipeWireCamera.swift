@@ -237,10 +237,17 @@ extension PipeWireCamera {
                 shared.withLock { $0.statistics.framesCorrupt += 1 }
                 return
             }
+            publish(frame)
+        }
+
+        /// Counts a good frame, marks the camera live on its first, and makes it the newest. Called by
+        /// whichever thread produced the frame: the loop's process callback (raw formats) or the camera
+        /// thread (MJPEG, decoded there); a camera uses one of the two, never both.
+        private func publish(_ frame: VideoFrame) {
             sequence += 1
             shared.withLock {
                 $0.statistics.framesCaptured += 1
-                $0.statistics.lastFrameTime = captureTime
+                $0.statistics.lastFrameTime = frame.captureTime
                 if $0.state == .starting { $0.state = .live }
             }
             frames.publish(frame)
@@ -344,13 +351,7 @@ extension PipeWireCamera {
                 shared.withLock { $0.statistics.framesCorrupt += 1 }
                 return
             }
-            sequence += 1
-            shared.withLock {
-                $0.statistics.framesCaptured += 1
-                $0.statistics.lastFrameTime = now
-                if $0.state == .starting { $0.state = .live }
-            }
-            frames.publish(frame)
+            publish(frame)
         }
     }
 }
