@@ -37,7 +37,7 @@ let package = Package(
         // The pipeline stages (adapters). They depend inward only, never on each other.
         .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CV4L2", "CFFmpeg", "CPipeWire"]),
         // Test and benchmark helper: a PipeWire Video/Source publishing a test-pattern camera's pictures.
-        .executableTarget(name: "pw-virtual-camera", dependencies: ["Capture", "CPipeWire", "CFFmpeg", "StudioCore", "StudioSystem"]),
+        .executableTarget(name: "pw-virtual-camera", dependencies: ["Capture", "CPipeWire", "TestSupport", "StudioCore", "StudioSystem"]),
         .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CFFmpeg"]),
         .target(name: "Encoding", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "CVA"]),
         .target(name: "Output", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg"]),
@@ -63,14 +63,14 @@ let package = Package(
         .executableTarget(name: "pattern-y4m", dependencies: ["Capture", "StudioCore"], path: "Benchmarks/pattern-y4m"),
 
         // Helpers for tests only: a private nginx-rtmp, child processes, ffprobe.
-        .target(name: "TestSupport", dependencies: ["StudioSystem"]),
+        .target(name: "TestSupport", dependencies: ["StudioSystem", "StudioCore", "CFFmpeg"]),
 
         .testTarget(name: "StudioCoreTests", dependencies: ["StudioCore"]),
         .testTarget(name: "StudioSystemTests", dependencies: ["StudioSystem"]),
         .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
         // Switcher tests drive the switcher with real test-pattern cameras (Capture); the modules themselves never meet.
         // V4L2 against the kernel's vivid driver: runs inside the VM (scripts/vm/run.sh), skipped on a host without vivid.
-        .testTarget(name: "V4L2Tests", dependencies: ["TestSupport", "Capture", "CV4L2", "StudioCore", "StudioSystem", "CFFmpeg"]),
+        .testTarget(name: "V4L2Tests", dependencies: ["TestSupport", "Capture", "CV4L2", "StudioCore", "StudioSystem"]),
         .testTarget(name: "SwitcherTests", dependencies: ["Switcher", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
         .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),

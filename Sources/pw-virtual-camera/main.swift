@@ -22,6 +22,7 @@ import Capture
 import Synchronization
 import StudioCore
 import StudioSystem
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,49 +1,27 @@
-import CFFmpeg
 import Testing
 @testable import Capture
 import StudioCore
+import TestSupport
 
 /// MJPEG decoding with JPEG frames made here by libavcodec's MJPEG encoder (vivid has no MJPEG), plus
 /// damaged ones. Runs on the host too: it needs no device.
 @Suite struct MJPEGDecoderTests {
-    /// Encodes one 4:2:0 JPEG: the left half bright (Y 200), the right half dark (Y 50), chroma neutral.
+    /// Encodes one 4:2:0 JPEG: the left half bright (Y 200 in JPEG's full range: 188 limited), the right
+    /// half dark (Y 50 full: 59 limited), chroma neutral.
     static func makeJPEG(width: Int = 640, height: Int = 360) throws -> [UInt8] {
-        let codec = try #require(avcodec_find_encoder(AV_CODEC_ID_MJPEG))
-        var context = avcodec_alloc_context3(codec)
-        defer { avcodec_free_context(&context) }
-        let c = try #require(context)
-        c.pointee.width = Int32(width)
-        c.pointee.height = Int32(height)
-        c.pointee.pix_fmt = AV_PIX_FMT_YUVJ420P
-        c.pointee.time_base = AVRational(num: 1, den: 30)
-        c.pointee.flags |= AV_CODEC_FLAG_QSCALE
-        c.pointee.global_quality = 2 * FF_QP2LAMBDA
-        try #require(avcodec_open2(c, codec, nil) >= 0)
-        var frame = av_frame_alloc()
-        defer { av_frame_free(&frame) }
-        let f = try #require(frame)
-        f.pointee.width = Int32(width)
-        f.pointee.height = Int32(height)
-        f.pointee.format = AV_PIX_FMT_YUVJ420P.rawValue
-        f.pointee.quality = c.pointee.global_quality
-        try #require(av_frame_get_buffer(f, 32) >= 0)
-        let strides = withUnsafeBytes(of: f.pointee.linesize) { Array($0.bindMemory(to: Int32.self).prefix(3)) }
-        let y = try #require(cff_frame_plane(f, 0)), u = try #require(cff_frame_plane(f, 1)), v = try #require(cff_frame_plane(f, 2))
+        var problem = ""
+        let encoder = try #require(JPEGEncoder(width: width, height: height, rate: Rational(30), problem: &problem), "\(problem)")
+        let picture = VideoFrame.allocate(format: .i420, width: width, height: height, captureTime: 0, sequence: 0)
         for row in 0..<height {
-            for column in 0..<width { y[row * Int(strides[0]) + column] = column < width / 2 ? 200 : 50 }
+            let line = picture.plane(0).assumingMemoryBound(to: UInt8.self) + row * picture.planes[0].stride
+            for column in 0..<width { line[column] = column < width / 2 ? 188 : 59 }
         }
-        for row in 0..<height / 2 {
-            for column in 0..<width / 2 {
-                u[row * Int(strides[1]) + column] = 128
-                v[row * Int(strides[2]) + column] = 128
+        for plane in 1...2 {
+            for row in 0..<height / 2 {
+                (picture.plane(plane) + row * picture.planes[plane].stride).initializeMemory(as: UInt8.self, repeating: 128, count: width / 2)
             }
         }
-        try #require(avcodec_send_frame(c, f) >= 0)
-        var packet = av_packet_alloc()
-        defer { av_packet_free(&packet) }
-        let p = try #require(packet)
-        try #require(avcodec_receive_packet(c, p) >= 0)
-        return Array(UnsafeBufferPointer(start: p.pointee.data, count: Int(p.pointee.size)))
+        return try #require(encoder.encode(picture))
     }
 
     static func luma(_ frame: VideoFrame, x: Int, y: Int) -> UInt8 {

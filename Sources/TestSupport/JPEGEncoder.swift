@@ -1,12 +1,13 @@
 import CFFmpeg
 import StudioCore
 
-/// libavcodec's MJPEG encoder for `--format mjpeg`: one test-pattern picture (I420, limited range) in,
-/// one baseline JPEG (4:2:0, full range as JPEG is) out. Owns its codec context, frame and packet; used
-/// by the render thread only.
-final class JPEGEncoder {
-    let width: Int
-    let height: Int
+/// libavcodec's MJPEG encoder, for what needs JPEGs made on the spot (`pw-virtual-camera --format
+/// mjpeg`, the MJPEG decoder's tests): one I420 picture (limited range, as cameras and the program use)
+/// in, one baseline JPEG (4:2:0, full range as JPEG is) out. Owns its codec context, frame and packet;
+/// not thread-safe.
+public final class JPEGEncoder {
+    public let width: Int
+    public let height: Int
     private let context: UnsafeMutablePointer<AVCodecContext>
     private let frame: UnsafeMutablePointer<AVFrame>
     private let packet: UnsafeMutablePointer<AVPacket>
@@ -16,7 +17,7 @@ final class JPEGEncoder {
     private let chromaTable: [UInt8] = (0..<256).map { UInt8(clamping: (($0 - 128) * 255 + (($0 >= 128) ? 112 : -112)) / 224 + 128) }
 
     /// Nil (with the failing call in `problem`) when libavcodec has no MJPEG encoder or refuses the size.
-    init?(width: Int, height: Int, rate: Rational, problem: inout String) {
+    public init?(width: Int, height: Int, rate: Rational, problem: inout String) {
         guard let codec = avcodec_find_encoder(AV_CODEC_ID_MJPEG) else {
             problem = "libavcodec has no MJPEG encoder"
             return nil
@@ -67,7 +68,7 @@ final class JPEGEncoder {
     }
 
     /// The JPEG of `picture` (an I420 frame of this size), or of an all-white picture; nil if the encoder fails.
-    func encode(_ picture: VideoFrame, white: Bool) -> [UInt8]? {
+    public func encode(_ picture: VideoFrame, white: Bool = false) -> [UInt8]? {
         guard av_frame_make_writable(frame) >= 0 else { return nil }
         let strides = withUnsafeBytes(of: frame.pointee.linesize) { Array($0.bindMemory(to: Int32.self).prefix(3)) }
         for index in 0..<3 {
