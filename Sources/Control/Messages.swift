@@ -63,40 +63,6 @@ public struct ControlRequest: Sendable, Equatable {
         self.arguments = arguments
     }
 
-    /// A required string argument; throws `invalid_argument` naming it otherwise.
-    public func string(_ name: String) throws(ControlError) -> String {
-        guard let value = arguments[name] else {
-            throw ControlError(.invalidArgument, "\(command): missing argument \"\(name)\"")
-        }
-        guard let text = value.stringValue else {
-            throw ControlError(.invalidArgument, "\(command): argument \"\(name)\" must be a string, got \(value.typeName)")
-        }
-        return text
-    }
-
-    /// An optional string argument (absent or null gives nil); throws if present with another type.
-    public func optionalString(_ name: String) throws(ControlError) -> String? {
-        guard let value = arguments[name], !value.isNull else { return nil }
-        return try string(name)
-    }
-
-    /// A required integer argument.
-    public func int(_ name: String) throws(ControlError) -> Int {
-        guard let value = arguments[name] else {
-            throw ControlError(.invalidArgument, "\(command): missing argument \"\(name)\"")
-        }
-        guard let number = value.intValue else {
-            throw ControlError(.invalidArgument, "\(command): argument \"\(name)\" must be an integer, got \(value.typeName)")
-        }
-        return number
-    }
-
-    /// An optional integer argument (absent or null gives nil).
-    public func optionalInt(_ name: String) throws(ControlError) -> Int? {
-        guard let value = arguments[name], !value.isNull else { return nil }
-        return try int(name)
-    }
-
     /// Parses one line of the protocol. The id is returned even when the rest is bad, so the error
     /// reply can carry it.
     static func parse(_ line: some Collection<UInt8>) -> (id: JSONValue, result: Result<ControlRequest, ControlError>) {
@@ -141,20 +107,17 @@ public struct ControlRequest: Sendable, Equatable {
     }
 }
 
-/// A handler's answer to one request: a result or an error, and optionally an event that the server
-/// broadcasts to subscribed clients right after sending the reply (Voctomix-style notifications,
-/// for example "the program switched to cam2").
+/// A handler's answer to one request: a result or an error. (Events for subscribers go through
+/// `ControlServer.broadcast`.)
 public struct ControlReply: Sendable, Equatable {
     public var outcome: Result<JSONValue, ControlError>
-    public var event: JSONValue?
 
-    public init(outcome: Result<JSONValue, ControlError>, event: JSONValue? = nil) {
+    public init(outcome: Result<JSONValue, ControlError>) {
         self.outcome = outcome
-        self.event = event
     }
 
-    public static func success(_ result: JSONValue = [:], event: JSONValue? = nil) -> ControlReply {
-        ControlReply(outcome: .success(result), event: event)
+    public static func success(_ result: JSONValue = [:]) -> ControlReply {
+        ControlReply(outcome: .success(result))
     }
 
     public static func failure(_ error: ControlError) -> ControlReply {

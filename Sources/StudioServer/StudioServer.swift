@@ -75,7 +75,6 @@ public final class StudioServer: Sendable {
             let audioEncoder = try AACEncoder(format: .program, bitRate: configuration.audio.bitRate)
             // The control socket is claimed before the session starts, so a second server on the same
             // socket fails without leaving an empty session behind.
-            let serverBox = WeakServerBox()
             let queries = QueryWorker()
             self.queries = queries
             undo.append { queries.stop() }
@@ -85,8 +84,9 @@ public final class StudioServer: Sendable {
                 }
                 return gid
             }
-            let control = ControlServer(socketPath: options.socketPath, handler: ServerCommands.makeRouter(serverBox, queries: queries),
-                                        group: group)
+            // Commands answer `unavailable` until the server is complete and attached to the router (below).
+            let router = ServerCommands.makeRouter(queries: queries)
+            let control = ControlServer(socketPath: options.socketPath, handler: router, group: group)
             do { try control.start() } catch {
                 throw ServerError("cannot listen on \(options.socketPath): \(error)")
             }
@@ -214,7 +214,7 @@ public final class StudioServer: Sendable {
             audioSource.start(origin: origin)
             // Each ISO thread ticks on its camera's rate from the program's origin (one timeline).
             cameras.start(origin: origin)
-            serverBox.server = self
+            router.attach(self)
         } catch {
             unwind()
             throw error
