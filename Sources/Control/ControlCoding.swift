@@ -69,6 +69,8 @@ public struct Nullable<Value: Codable & Sendable>: Codable, Sendable {
     }
 }
 
+extension Nullable: Equatable where Value: Equatable {}
+
 extension KeyedDecodingContainer {
     /// A `@Nullable` property whose key is missing decodes as nil (synthesized decoding asks for the key).
     public func decode<Value>(_ type: Nullable<Value>.Type, forKey key: Key) throws -> Nullable<Value> {
@@ -129,48 +131,5 @@ public enum ISO8601Time {
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
         let quotient = value / divisor
         return (value % divisor != 0 && (value < 0) != (divisor < 0)) ? quotient - 1 : quotient
-    }
-}
-
-/// A studio event as control clients see it: broadcast to subscribers (`{"event": ...}`) and listed
-/// by `log` (which adds the event's `id` and `session`):
-/// `{"kind":"switch","camera":"cam2","wall_time":"2024-05-01T12:00:00.123Z","program_ms":1234,"details":{}}`.
-/// `camera` and `program_ms` are null when the event has none.
-public struct EventView: Codable, Sendable, Equatable {
-    /// The stored event's id and session (`log` only; left out of broadcasts).
-    public var id: Int64?
-    public var session: Int64?
-    public var kind: EventKind
-    @Nullable public var camera: String?
-    public var wallTime: Date
-    @Nullable public var programMilliseconds: Int64?
-    public var details: [String: String]
-
-    public init(id: Int64? = nil, session: Int64? = nil, kind: EventKind, camera: String?, wallTime: Date,
-                programMilliseconds: Int64?, details: [String: String]) {
-        self.id = id
-        self.session = session
-        self.kind = kind
-        self.camera = camera
-        self.wallTime = wallTime
-        self.programMilliseconds = programMilliseconds
-        self.details = details
-    }
-
-    /// A live event, as broadcast.
-    public init(_ event: StudioEvent) {
-        self.init(kind: event.kind, camera: event.camera?.name, wallTime: event.wallTime,
-                  programMilliseconds: event.programTime?.milliseconds, details: event.details)
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case id, session, kind, camera, details
-        case wallTime = "wall_time"
-        case programMilliseconds = "program_ms"
-    }
-
-    public static func == (lhs: EventView, rhs: EventView) -> Bool {
-        lhs.id == rhs.id && lhs.session == rhs.session && lhs.kind == rhs.kind && lhs.camera == rhs.camera
-            && lhs.wallTime == rhs.wallTime && lhs.programMilliseconds == rhs.programMilliseconds && lhs.details == rhs.details
     }
 }

@@ -1,3 +1,6 @@
+import Foundation
+import StudioCore
+
 /// The code of a control error, as sent on the wire (`"code": "unknown_camera"`).
 public struct ControlErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible,
     ExpressibleByStringLiteral {
@@ -161,5 +164,43 @@ public struct ClosureControlHandler: ControlHandler {
 
     public func handle(_ request: ControlRequest, reply: @escaping @Sendable (ControlReply) -> Void) {
         body(request, reply)
+    }
+}
+
+/// A studio event as control clients see it: broadcast to subscribers (`{"event": ...}`) and listed
+/// by `log` (which adds the event's `id` and `session`):
+/// `{"kind":"switch","camera":"cam2","wall_time":"2024-05-01T12:00:00.123Z","program_ms":1234,"details":{}}`.
+/// `camera` and `program_ms` are null when the event has none.
+public struct EventView: Codable, Sendable, Equatable {
+    /// The stored event's id and session (`log` only; left out of broadcasts).
+    public var id: Int64?
+    public var session: Int64?
+    public var kind: EventKind
+    @Nullable public var camera: String?
+    public var wallTime: Date
+    @Nullable public var programMilliseconds: Int64?
+    public var details: [String: String]
+
+    public init(id: Int64? = nil, session: Int64? = nil, kind: EventKind, camera: String?, wallTime: Date,
+                programMilliseconds: Int64?, details: [String: String]) {
+        self.id = id
+        self.session = session
+        self.kind = kind
+        self.camera = camera
+        self.wallTime = wallTime
+        self.programMilliseconds = programMilliseconds
+        self.details = details
+    }
+
+    /// A live event, as broadcast.
+    public init(_ event: StudioEvent) {
+        self.init(kind: event.kind, camera: event.camera?.name, wallTime: event.wallTime,
+                  programMilliseconds: event.programTime?.milliseconds, details: event.details)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, session, kind, camera, details
+        case wallTime = "wall_time"
+        case programMilliseconds = "program_ms"
     }
 }
