@@ -53,8 +53,8 @@ enum Migrator {
 
     static func appliedMigrations(_ connection: SQLiteConnection) throws -> [AppliedMigration] {
         try connection.query("SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version") {
-            AppliedMigration(version: Int($0.int64(0)), name: $0.text(1), checksum: $0.text(2),
-                             appliedAt: Date(unixMilliseconds: $0.int64(3)))
+            AppliedMigration(version: Int(try $0.int64("version")), name: try $0.text("name"), checksum: try $0.text("checksum"),
+                             appliedAt: Date(unixMilliseconds: try $0.int64("applied_at")))
         }
     }
 

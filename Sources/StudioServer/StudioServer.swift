@@ -87,11 +87,11 @@ public final class StudioServer: Sendable {
                 return gid
             }
             // The control socket is claimed before the session starts, so a second server on the same
-            // socket fails without leaving an empty session behind.
-            let serverBox = WeakServerBox()
+            // socket fails without leaving an empty session behind. Commands answer `unavailable` until
+            // the server is complete and attached to the router (below).
             queries = services.make("queries", QueryWorker()) { $0.stop() }
-            control = ControlServer(socketPath: options.socketPath, handler: ServerCommands.makeRouter(serverBox, queries: queries),
-                                    group: group)
+            let router = ServerCommands.makeRouter(queries: queries)
+            control = ControlServer(socketPath: options.socketPath, handler: router, group: group)
             try services.start("control", { [control] in
                 do { try control.start() } catch { throw ServerError("cannot listen on \(options.socketPath): \(error)") }
             }, stop: { [control] in control.stop() })
@@ -196,7 +196,7 @@ public final class StudioServer: Sendable {
             // Each ISO thread ticks on its camera's rate from the program's origin (one timeline); the
             // hub's silence watch starts with them. Both stop with the cameras.
             cameras.start(origin: origin)
-            serverBox.server = self
+            router.attach(self)
         } catch {
             services.stopAll()
             throw error

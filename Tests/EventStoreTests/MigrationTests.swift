@@ -20,11 +20,11 @@ import Testing
         #expect(applied.allSatisfy { abs($0.appliedAt.timeIntervalSinceNow) < 600 })
 
         let connection = try SQLiteConnection(path: path, readOnly: true)
-        let tables = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.text(0) })
+        let tables = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { try $0.text("name") })
         #expect(tables.isSuperset(of: ["schema_migrations", "sessions", "cameras", "events", "recordings"]))
-        let indexes = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'") { $0.text(0) })
+        let indexes = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'") { try $0.text("name") })
         #expect(indexes.contains("events_by_session"))
-        #expect(try connection.query("PRAGMA journal_mode") { $0.text(0) } == ["wal"])
+        #expect(try connection.query("PRAGMA journal_mode") { try $0.text("journal_mode") } == ["wal"])
     }
 
     @Test func reopeningIsANoOp() throws {
@@ -77,7 +77,7 @@ import Testing
         #expect(try Migrator.migrate(connection, known: [first]) == [1])
 
         #expect(throws: SQLiteError.self) { try Migrator.migrate(connection, known: [first, broken]) }
-        let tables = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.text(0) })
+        let tables = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { try $0.text("name") })
         #expect(tables.contains("a"))
         #expect(!tables.contains("b"), "the failed migration's first statement must be rolled back")
         #expect(try Migrator.appliedMigrations(connection).map(\.version) == [1])
@@ -126,9 +126,9 @@ import Testing
         // Not a byte changed: no studio tables, not even the switch to WAL.
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         let connection = try SQLiteConnection(path: path, readOnly: false)
-        let tables = try connection.query("SELECT name FROM sqlite_master") { $0.text(0) }
+        let tables = try connection.query("SELECT name FROM sqlite_master") { try $0.text("name") }
         #expect(tables == ["customers"])
-        #expect(try connection.query("PRAGMA journal_mode") { $0.text(0) } == ["delete"])
+        #expect(try connection.query("PRAGMA journal_mode") { try $0.text("journal_mode") } == ["delete"])
 
         // The migrator refuses it on its own, too (a second line of defence), and so does the CLI's open.
         let direct = #expect(throws: EventStoreError.self) { try Migrator.migrate(connection) }
@@ -136,7 +136,7 @@ import Testing
             Issue.record("expected notAnEventDatabase, got \(String(describing: direct))")
             return
         }
-        #expect(try connection.query("SELECT name FROM sqlite_master") { $0.text(0) } == ["customers"])
+        #expect(try connection.query("SELECT name FROM sqlite_master") { try $0.text("name") } == ["customers"])
         let readOnly = #expect(throws: EventStoreError.self) { try EventStore.openReadOnly(path: path) }
         guard case .notAnEventDatabase(path)? = readOnly else {
             Issue.record("expected notAnEventDatabase, got \(String(describing: readOnly))")
