@@ -79,7 +79,7 @@ public struct ParsedArguments: Sendable {
     public func values(_ name: String) -> [String] { values[name] ?? [] }
 
     /// The option's value read by `syntax`; nil when it was not given. A refused value is a usage
-    /// error that names the option and the value (a URL's stream key masked).
+    /// error that names the option and the value (not a URL: it may hold a stream key).
     public func parse<T>(_ name: String, _ syntax: ValueSyntax<T>) throws(UsageError) -> T? {
         guard let text = value(name) else { return nil }
         return try parseOne(name, text, syntax)
@@ -94,8 +94,10 @@ public struct ParsedArguments: Sendable {
 
     private func parseOne<T>(_ name: String, _ text: String, _ syntax: ValueSyntax<T>) throws(UsageError) -> T {
         do { return try syntax.parse(text) } catch {
-            let shown = text.contains("://") ? SecretMasking.maskURL(text) : text
-            throw UsageError("studio \(command): --\(name) \(shown): \(error.message)")
+            // A URL is not echoed: in a malformed one the stream key may sit where masking does not
+            // look (the message shows it masked where that is safe).
+            let shown = text.contains("://") ? "" : " " + text
+            throw UsageError("studio \(command): --\(name)\(shown): \(error.message)")
         }
     }
 }

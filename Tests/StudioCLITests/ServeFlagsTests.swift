@@ -17,9 +17,8 @@ import StudioCore
             _ = try settings(["--" + flag, value])
             return nil
         } catch let error as UsageError {
-            // A URL is shown with its stream key masked.
-            let shown = value.contains("://") ? SecretMasking.maskURL(value) : value
-            let prefix = "studio serve: --\(flag) \(shown): "
+            // A URL is not echoed (the message shows it masked where that is safe).
+            let prefix = "studio serve: --\(flag)" + (value.contains("://") ? "" : " " + value) + ": "
             #expect(error.message.hasPrefix(prefix), "\(error.message)")
             return String(error.message.dropFirst(prefix.count))
         } catch {
