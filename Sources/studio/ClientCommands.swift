@@ -156,13 +156,8 @@ enum LogCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let session = try sessionID(arguments)
-        let result = try requestOrReadDatabase(socket, arguments, environment, "log",
-                                               session.map { ["session": .number(Double($0))] } ?? [:]) { store in
-            guard let record = try store.session(id: session) else {
-                throw ClientFailure(session.map { "no session \($0) in the database" } ?? "the database has no sessions yet")
-            }
-            return Views.log(session: record, events: try store.events(sessionID: record.id))
+        let result = try requestSession(socket, arguments, environment, "log") { store, record in
+            Views.log(session: record, events: try store.events(sessionID: record.id))
         }
         if json { print(result.jsonText) } else { print(Format.log(result)) }
         return 0
@@ -183,13 +178,8 @@ enum RecordingsCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let session = try sessionID(arguments)
-        let result = try requestOrReadDatabase(socket, arguments, environment, "recordings",
-                                               session.map { ["session": .number(Double($0))] } ?? [:]) { store in
-            guard let record = try store.session(id: session) else {
-                throw ClientFailure(session.map { "no session \($0) in the database" } ?? "the database has no sessions yet")
-            }
-            return Views.recordings(session: record, recordings: try store.recordings(sessionID: record.id))
+        let result = try requestSession(socket, arguments, environment, "recordings") { store, record in
+            Views.recordings(session: record, recordings: try store.recordings(sessionID: record.id))
         }
         if json { print(result.jsonText) } else { print(Format.recordings(result)) }
         return 0
@@ -222,13 +212,23 @@ extension ClientCommand {
         (clientSocketPath(flag: arguments.value("socket"), environment: environment), arguments.flag("json"))
     }
 
-    /// `log` and `recordings`: the optional SESSION.
-    static func sessionID(_ arguments: ParsedArguments) throws -> Int64? {
-        guard let text = arguments.positionals.first else { return nil }
-        guard let value = Int64(text), value > 0 else {
-            throw UsageError("studio \(arguments.command): \(text) is not a session id (see `studio sessions`)")
+    /// `log` and `recordings`: about the session SESSION (default: the current or latest one), from
+    /// the server or, with none running, from the database.
+    static func requestSession(_ socket: String, _ arguments: ParsedArguments, _ environment: [String: String], _ command: String,
+                               offline: (EventStore, SessionRecord) throws -> JSONValue) throws -> JSONValue {
+        var session: Int64?
+        if let text = arguments.positionals.first {
+            guard let value = Int64(text), value > 0 else {
+                throw UsageError("studio \(command): \(text) is not a session id (see `studio sessions`)")
+            }
+            session = value
         }
-        return value
+        return try requestOrReadDatabase(socket, arguments, environment, command, session.map { ["session": .number(Double($0))] } ?? [:]) { store in
+            guard let record = try store.session(id: session) else {
+                throw ClientFailure(session.map { "no session \($0) in the database" } ?? "the database has no sessions yet")
+            }
+            return try offline(store, record)
+        }
     }
 
     /// Where the server listens: `--socket`, `$STUDIO_SOCKET`, the per-user default; and when that
