@@ -1,4 +1,5 @@
 import StudioCore
+
 /// A `Decoder` over the YAML node tree. The config types decode themselves through it
 /// (`init(from:)`); an error carries its coding path, and `ConfigError` gets the line and key path
 /// from that path (`NodeLines`). A mapping decoded with `CaseIterable` coding keys refuses keys
@@ -125,8 +126,7 @@ extension CodingUserInfoKey {
 }
 
 /// Finds lines and key paths for coding paths in the tree.
-struct NodeLines: @unchecked Sendable {
-    // @unchecked: holds only the immutable node tree (value types); never mutated after init.
+struct NodeLines: Sendable {
     let root: ConfigNode
 
     /// The line of the deepest node on `path` that exists: a key's line for a mapping entry, an

@@ -187,7 +187,7 @@ extension ValueSyntax where Value == ProgramFormat {
 }
 
 /// A picture size.
-public struct FrameSize: Sendable, Equatable {
+public struct FrameSize: Sendable, Equatable, CustomStringConvertible {
     public var width: Int
     public var height: Int
     public init(width: Int, height: Int) {
@@ -289,9 +289,9 @@ extension ValueSyntax where Value == Set<CameraBackendChoice> {
 extension ValueSyntax where Value == CameraBackendChoice {
     /// One camera backend, as an item of the `cameras.backends` list.
     public static var cameraBackend: Self {
-        Self("a camera backend") { (text: String) throws(ValueError) -> CameraBackendChoice in
+        let known = CameraBackendChoice.allCases.map(\.rawValue).joined(separator: ", ")
+        return Self("a camera backend (\(known))") { (text: String) throws(ValueError) -> CameraBackendChoice in
             guard let backend = CameraBackendChoice(rawValue: text.lowercased()) else {
-                let known = CameraBackendChoice.allCases.map(\.rawValue).joined(separator: ", ")
                 throw ValueError("expected a camera backend (\(known)), got \(quoted(text))")
             }
             return backend
