@@ -57,7 +57,10 @@ let package = Package(
             "StudioCore", "StudioSystem", "Capture", "Switcher", "Encoding", "Output",
             "EventStore", "Control", "StudioConfig",
         ]),
-        .executableTarget(name: "studio", dependencies: ["StudioServer", "Control", "EventStore", "StudioConfig", "StudioCore", "StudioSystem"]),
+        // The command line: each command's options declared once (parsing, help, the overview), and the
+        // `studio serve` flags with the config keys whose values they take.
+        .target(name: "StudioCLI", dependencies: ["StudioServer", "StudioConfig", "Control", "StudioCore"]),
+        .executableTarget(name: "studio", dependencies: ["StudioCLI", "StudioServer", "Control", "EventStore", "StudioConfig", "StudioCore", "StudioSystem"]),
 
         // Benchmark tool: writes a test camera's frames as Y4M so the ffmpeg CLI can encode the same pictures.
         .executableTarget(name: "pattern-y4m", dependencies: ["Capture", "StudioCore"], path: "Benchmarks/pattern-y4m"),
@@ -77,6 +80,7 @@ let package = Package(
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore", "StudioSystem"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore"]),
+        .testTarget(name: "StudioCLITests", dependencies: ["StudioCLI", "StudioConfig", "StudioCore"]),
         .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem"]),
     ]
 )

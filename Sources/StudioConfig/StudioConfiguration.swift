@@ -3,7 +3,11 @@ import StudioCore
 
 /// Everything `studio.yaml` can say. Every field has a default, so an absent or empty file gives a
 /// working 1280x720@30 setup with test-pattern cameras and no outputs.
-public struct StudioConfiguration: Sendable, Equatable {
+///
+/// Each key is declared once, in the `CodingKeys` of its section: the decoder refuses keys that are
+/// not there (with a "did you mean"), `init(from:)` reads each with its `ValueSyntax` (a missing or
+/// null key keeps the default), and `encode(to:)` writes the same keys for the session's snapshot.
+public struct StudioConfiguration: Sendable, Equatable, Codable {
     /// Program size and frame rate (`program.size` / `program.fps`, or `program.format`).
     public var program: ProgramFormat = .default
     public var video = VideoSettings()
@@ -21,167 +25,65 @@ public struct StudioConfiguration: Sendable, Equatable {
     public var cameras = CameraSettings()
 
     public init() {}
-}
 
-/// Which H.264 encoder to use.
-public enum EncoderChoice: String, Sendable, CaseIterable {
-    /// VA-API when a working device is found, else x264.
-    case auto
-    case vaapi
-    case x264
-}
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case program, video, audio, outputs
+        case recordDirectory = "record", databasePath = "database", socketPath = "socket", socketGroup = "socket_group"
+        case cameras
+    }
 
-public struct VideoSettings: Sendable, Equatable {
-    public var encoder: EncoderChoice = .auto
-    /// x264 preset (also accepted, and ignored, with VA-API).
-    public var preset = "veryfast"
-    /// Target bit rate in bits per second.
-    public var bitRate = 4_500_000
-    /// Seconds between keyframes (2 is what most platforms ask for).
-    public var keyframeIntervalSeconds: Double = 2
-
-    public init() {}
-
-    /// The x264 presets, fastest first.
-    public static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower",
-                                 "veryslow", "placebo"]
-}
-
-/// Where program audio comes from.
-public enum AudioSource: Sendable, Equatable, CustomStringConvertible {
-    /// A 1 kHz test tone.
-    case tone
-    case silence
-    /// A PipeWire node, written `pipewire:<node name>` in the file; `pipewire` alone (node "") is the
-    /// default microphone.
-    case pipewire(node: String)
-
-    public var description: String {
-        switch self {
-        case .tone: return "tone"
-        case .silence: return "silence"
-        case .pipewire(let node): return node.isEmpty ? "pipewire" : "pipewire:\(node)"
+    public init(from decoder: any Decoder) throws {
+        let known = CodingKeys.allCases.map(\.stringValue).joined(separator: ", ")
+        let keys = try decoder.rewording({ "the top level must be a mapping of keys (\(known)), got \($0)" }) {
+            try decoder.container(keyedBy: CodingKeys.self)
         }
-    }
-}
-
-public struct AudioSettings: Sendable, Equatable {
-    public var source: AudioSource = .tone
-    /// AAC bit rate in bits per second.
-    public var bitRate = 128_000
-    public init() {}
-}
-
-/// One RTMP destination.
-public struct OutputTarget: Sendable, Equatable {
-    /// The `name:` given, or `output1`, `output2`... by position. Unique.
-    public var name: String
-    /// The full URL including the stream key. Never log it: use `maskedURL`.
-    public var url: String
-
-    public init(name: String, url: String) {
-        self.name = name
-        self.url = url
+        if let section = try keys.decodeIfPresent(ProgramSection.self, forKey: .program) { program = section.format }
+        try keys.update(&video, .video)
+        try keys.update(&audio, .audio)
+        if let list = try keys.decodeIfPresent(OutputList.self, forKey: .outputs) { outputs = list.targets }
+        recordDirectory = try keys.parse(.recordDirectory, .path)
+        databasePath = try keys.parse(.databasePath, .path)
+        socketPath = try keys.parse(.socketPath, .socketPath)
+        socketGroup = try keys.parse(.socketGroup, .groupName)
+        try keys.update(&cameras, .cameras)
     }
 
-    /// The URL with its stream key masked, for logs, status and snapshots.
-    public var maskedURL: String { SecretMasking.maskURL(url) }
-}
-
-/// A stable camera name for a device identity (a V4L2 by-id name, a serial, a PipeWire node name).
-public struct CameraPin: Sendable, Equatable {
-    /// Matched against the device's identity: equal to it, or else contained in it or in the device's name.
-    public var match: String
-    public var name: CameraID
-    /// This camera's ISO recording (`iso:` in the pin); nil follows `CameraSettings.iso`.
-    public var iso: Bool?
-    /// This camera's ISO encoder (`encoder:` in the pin); nil follows `CameraSettings.isoEncoder`.
-    public var encoder: EncoderChoice?
-    /// Device cameras (V4L2): the size (`size: 1280x720`) and frame rate (`fps: 30`) to ask for instead
-    /// of the mode nearest the program, and controls to set when the camera appears (`controls:`
-    /// mapping of control name to value, in order). Nil/empty: the defaults.
-    public var size: (width: Int, height: Int)?
-    public var fps: Rational?
-    public var controls: [(name: String, value: String)] = []
-
-    public init(match: String, name: CameraID, iso: Bool? = nil, encoder: EncoderChoice? = nil,
-                size: (width: Int, height: Int)? = nil, fps: Rational? = nil, controls: [(name: String, value: String)] = []) {
-        self.match = match
-        self.name = name
-        self.iso = iso
-        self.encoder = encoder
-        self.size = size
-        self.fps = fps
-        self.controls = controls
+    /// The session's snapshot: optional paths are written as null, so every key but `socket_group`
+    /// is always present; output URLs have their stream keys masked.
+    public func encode(to encoder: any Encoder) throws {
+        var keys = encoder.container(keyedBy: CodingKeys.self)
+        try keys.encode(ProgramSection(format: program), forKey: .program)
+        try keys.encode(video, forKey: .video)
+        try keys.encode(audio, forKey: .audio)
+        try keys.encode(outputs, forKey: .outputs)
+        try keys.encode(recordDirectory, forKey: .recordDirectory)
+        try keys.encode(databasePath, forKey: .databasePath)
+        try keys.encode(socketPath, forKey: .socketPath)
+        try keys.encodeIfPresent(socketGroup, forKey: .socketGroup)
+        try keys.encode(cameras, forKey: .cameras)
     }
 
-    public static func == (a: CameraPin, b: CameraPin) -> Bool {
-        a.match == b.match && a.name == b.name && a.iso == b.iso && a.encoder == b.encoder
-            && a.size?.width == b.size?.width && a.size?.height == b.size?.height && a.fps == b.fps
-            && a.controls.map(\.name) == b.controls.map(\.name) && a.controls.map(\.value) == b.controls.map(\.value)
-    }
-}
-
-/// A family of real cameras the server looks for (`cameras.backends`).
-public enum CameraBackendChoice: String, Sendable, CaseIterable, Comparable {
-    /// USB webcams and capture cards through /dev/video* (hot-plugged).
-    case v4l2
-    /// Video/Source nodes of the desktop's PipeWire daemon (including portals and virtual cameras).
-    case pipewire
-
-    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
-
-    /// `v4l2,pipewire` or `none` (as `--backends` takes it); nil for anything else.
-    public static func parseList(_ text: String) -> Set<CameraBackendChoice>? {
-        let words = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        if words == ["none"] { return [] }
-        var result = Set<CameraBackendChoice>()
-        for word in words {
-            guard let backend = CameraBackendChoice(rawValue: word) else { return nil }
-            result.insert(backend)
+    /// The configuration as compact JSON with sorted keys, for the session's config snapshot in the
+    /// event store. Keys follow the YAML file; output URLs have their stream keys masked.
+    public func jsonSnapshot() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(self), let text = String(data: data, encoding: .utf8) else {
+            // Encoding plain strings and numbers cannot fail; keep a valid JSON value regardless.
+            return "{}"
         }
-        return result.isEmpty ? nil : result
-    }
-}
-
-public struct CameraSettings: Sendable, Equatable {
-    /// Which real camera families to look for (`cameras.backends`): both by default. Test-pattern
-    /// cameras come on top with `--demo` / `--cameras N`.
-    public var backends: Set<CameraBackendChoice> = Set(CameraBackendChoice.allCases)
-    /// How many test-pattern cameras the demo mode (`--demo`) starts.
-    public var demoCount = 3
-    public var pins: [CameraPin] = []
-    /// ISO recordings: when recording (`record:`), each camera is also encoded and recorded on its own
-    /// (`cameras.iso`, default true; a pin's `iso:` overrides it for that camera).
-    public var iso = true
-    /// x264 preset of the ISO encoders (`cameras.iso_preset`), default ultrafast: one software encoder
-    /// per camera runs beside the program's.
-    public var isoPreset = "ultrafast"
-    /// The ISO encoders (`cameras.iso_encoder`): auto, vaapi or x264; nil follows `video.encoder`. A
-    /// pin's `encoder:` overrides it for that camera.
-    public var isoEncoder: EncoderChoice?
-    public init() {}
-
-    /// The ISO encoder of the camera with this identity: its pin's, else `isoEncoder`, else the program's.
-    public func isoEncoder(forIdentity identity: String, displayName: String = "", program: EncoderChoice) -> EncoderChoice {
-        pin(forIdentity: identity, displayName: displayName)?.encoder ?? isoEncoder ?? program
-    }
-
-    /// The pin for a device: the last pin whose `match` equals its identity, else the last whose `match`
-    /// occurs in its identity or display name (so `C920` pins `/dev/v4l/by-id/usb-046d_HD_Pro_Webcam_C920_...`).
-    public func pin(forIdentity identity: String, displayName: String = "") -> CameraPin? {
-        pins.last { $0.match == identity }
-            ?? pins.last { identity.contains($0.match) || (!displayName.isEmpty && displayName.contains($0.match)) }
-    }
-
-    /// Whether the camera with this identity gets an ISO recording: its pin's `iso:` if given, else `iso`.
-    public func isoEnabled(forIdentity identity: String, displayName: String = "") -> Bool {
-        pin(forIdentity: identity, displayName: displayName)?.iso ?? iso
+        return text
     }
 }
 
 /// Bit rates as people write them: `4500000`, `4500k`, `4.5M` (k = 1000, M = 1,000,000).
+/// `ValueSyntax.videoBitRate` and `.audioBitRate` add the allowed ranges.
 public enum BitRate {
+    /// The program's video bit rate, in the config (`video.bitrate`) and on the command line (`--bitrate`).
+    public static let videoRange = 100_000...100_000_000
+    /// The program's AAC bit rate (`audio.bitrate`).
+    public static let audioRange = 16_000...512_000
+
     /// Bits per second, or nil for anything else (negative, zero, exponents, unknown suffixes).
     public static func parse(_ text: String) -> Int? {
         var number = Substring(text.trimmingCharacters(in: .whitespaces))
@@ -226,10 +128,19 @@ extension StudioConfiguration {
         return try load(path: path)
     }
 
-    /// Decodes YAML text. `source` names it in error messages (usually the file path).
+    /// Decodes YAML text. `source` names it in error messages (usually the file path); an error
+    /// names the line and key path its coding path leads to.
     public static func parse(yaml: String, source: String) throws(ConfigError) -> StudioConfiguration {
         guard let root = try ConfigNode.parse(yaml: yaml, source: source) else { return StudioConfiguration() }
-        return try ConfigDecoder(source: source).decode(root)
+        let lines = NodeLines(root: root)
+        do {
+            return try StudioConfiguration(from: NodeDecoder(node: root, codingPath: [], lines: lines))
+        } catch let error as NodeDecodingError {
+            throw ConfigError(source: source, line: lines.line(at: error.codingPath), keyPath: NodeLines.keyPath(error.codingPath),
+                              message: error.message)
+        } catch {
+            throw ConfigError(source: source, message: "\(error)")
+        }
     }
 
     private static func readFile(_ path: String) throws(ConfigError) -> String {

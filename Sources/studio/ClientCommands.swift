@@ -3,126 +3,232 @@ import StudioCore
 import StudioServer
 import EventStore
 import Control
+import StudioCLI
 #if canImport(Glibc)
 import Glibc
 #endif
 
-struct ClientFailure: Error {
-    let message: String
-    let exitCode: Int32
-    init(_ message: String, exitCode: Int32 = 1) {
-        self.message = message
-        self.exitCode = exitCode
+/// The operator's commands: each sends one request over the control socket and prints the reply,
+/// as a table for people or as JSON (`--json`) for scripts.
+
+enum CamerasCommand: ClientCommand {
+    static let spec = CommandSpec("cameras", abstract: "list the server's cameras.", summary: "list cameras: name, backend, state, format",
+                                  options: [.json, .socket])
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let result = try request(socket, "cameras", [:])
+        if json { print(result.jsonText) } else { print(Format.cameras(result)) }
+        return 0
     }
 }
 
-/// The operator's commands: each sends one request over the control socket and prints the reply,
-/// as a table for people or as JSON (`--json`) for scripts.
-enum ClientCommands {
-    static func run(_ command: String, _ words: [String], environment: [String: String]) throws -> Int32 {
-        let valued: Set<String> = command == "sessions" ? ["socket", "db", "limit"]
-            : command == "log" || command == "recordings" ? ["socket", "db"]
-            : command == "camera" ? ["socket", "fps", "size"] : ["socket"]
-        let arguments = try Arguments(words, command: command, valued: valued, switches: command == "switch" ? [] : ["json"])
-        let json = arguments.flag("json")
-        let socket = clientSocketPath(flag: arguments.value("socket"), environment: environment)
+enum SwitchCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "switch", abstract: "cut the program feed to a camera.", summary: "cut the program to camera NAME (e.g. cam2)",
+        positionals: [PositionalSpec("NAME")], options: [.socket],
+        positionalsError: "expected one camera name, e.g. `studio switch cam2`",
+        discussion: """
+        Exits 0 once the server has put the camera on program, and prints the program time of the cut.
+        An unknown NAME exits 1 and lists the cameras that exist.
+        """)
 
-        switch command {
-        case "switch":
-            guard arguments.positionals.count == 1 else {
-                throw Arguments.Failure(message: "studio switch: expected one camera name, e.g. `studio switch cam2`")
-            }
-            let name = arguments.positionals[0]
-            let result = try request(socket, "switch", ["camera": .string(name)])
-            let at = result["program_ms"]?.intValue.map { " at program time \(Format.programTime(Int64($0)))" } ?? ""
-            print("program: \(result["camera"]?.stringValue ?? name)\(at)")
-        case "cameras":
-            try noPositionals(arguments, command)
-            let result = try request(socket, "cameras", [:])
-            if json { print(result.jsonText) } else { print(Format.cameras(result)) }
-        case "status":
-            try noPositionals(arguments, command)
-            let result = try request(socket, "status", [:])
-            if json { print(result.jsonText) } else { print(Format.status(result)) }
-        case "sessions":
-            try noPositionals(arguments, command)
-            var limit: Int?
-            if let text = arguments.value("limit") {
-                guard let value = Int(text), value > 0 else { throw Arguments.Failure(message: "studio sessions: --limit expects a positive number") }
-                limit = value
-            }
-            let result = try requestOrReadDatabase(socket, arguments, environment, "sessions",
-                                                   limit.map { ["limit": .number(Double($0))] } ?? [:]) { store in
-                Views.sessions(try store.sessions(limit: limit))
-            }
-            if json { print(result.jsonText) } else { print(Format.sessions(result)) }
-        case "log":
-            guard arguments.positionals.count <= 1 else { throw Arguments.Failure(message: "studio log: expected at most one session id") }
-            var session: Int64?
-            if let text = arguments.positionals.first {
-                guard let value = Int64(text), value > 0 else { throw Arguments.Failure(message: "studio log: \(text) is not a session id (see `studio sessions`)") }
-                session = value
-            }
-            let result = try requestOrReadDatabase(socket, arguments, environment, "log",
-                                                   session.map { ["session": .number(Double($0))] } ?? [:]) { store in
-                guard let record = try store.session(id: session) else {
-                    throw ClientFailure(session.map { "no session \($0) in the database" } ?? "the database has no sessions yet")
-                }
-                return Views.log(session: record, events: try store.events(sessionID: record.id))
-            }
-            if json { print(result.jsonText) } else { print(Format.log(result)) }
-        case "recordings":
-            guard arguments.positionals.count <= 1 else { throw Arguments.Failure(message: "studio recordings: expected at most one session id") }
-            var session: Int64?
-            if let text = arguments.positionals.first {
-                guard let value = Int64(text), value > 0 else { throw Arguments.Failure(message: "studio recordings: \(text) is not a session id (see `studio sessions`)") }
-                session = value
-            }
-            let result = try requestOrReadDatabase(socket, arguments, environment, "recordings",
-                                                   session.map { ["session": .number(Double($0))] } ?? [:]) { store in
-                guard let record = try store.session(id: session) else {
-                    throw ClientFailure(session.map { "no session \($0) in the database" } ?? "the database has no sessions yet")
-                }
-                return Views.recordings(session: record, recordings: try store.recordings(sessionID: record.id))
-            }
-            if json { print(result.jsonText) } else { print(Format.recordings(result)) }
-        case "camera":
-            guard arguments.positionals.count == 1 else {
-                throw Arguments.Failure(message: "studio camera: expected one camera name, e.g. `studio camera cam1 --fps 30 --size 1280x720`")
-            }
-            var requestArguments: [String: JSONValue] = ["camera": .string(arguments.positionals[0])]
-            if let fps = arguments.value("fps") { requestArguments["fps"] = .string(fps) }
-            if let size = arguments.value("size") { requestArguments["size"] = .string(size) }
-            let result = try request(socket, "camera", requestArguments)
-            if json { print(result.jsonText) } else { print(Format.cameraMode(result)) }
-        case "controls":
-            guard arguments.positionals.count == 1 else {
-                throw Arguments.Failure(message: "studio controls: expected one camera name, e.g. `studio controls cam1`")
-            }
-            let result = try request(socket, "controls", ["camera": .string(arguments.positionals[0])])
-            if json { print(result.jsonText) } else { print(Format.controls(result)) }
-        case "control":
-            guard arguments.positionals.count == 2, let equals = arguments.positionals[1].firstIndex(of: "=") else {
-                throw Arguments.Failure(message: "studio control: expected a camera and NAME=VALUE, e.g. `studio control cam1 brightness=140`")
-            }
-            let setting = arguments.positionals[1]
-            let name = String(setting[..<equals]), value = String(setting[setting.index(after: equals)...])
-            let result = try request(socket, "control", ["camera": .string(arguments.positionals[0]), "name": .string(name), "value": .string(value)])
-            if json { print(result.jsonText) } else {
-                print("\(result["camera"]?.stringValue ?? ""): \(result["control"]?["summary"]?.stringValue ?? name)")
-            }
-        case "watch":
-            try noPositionals(arguments, command)
-            let client = try connect(socket)
-            try client.subscribe { event in
-                // Line by line, so `studio watch | grep switch` shows each event as it happens; stop
-                // when the reader goes away.
-                writeAll(1, (json ? event.jsonText : Format.eventLine(event)) + "\n")
-            }
-        default:
-            break
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, _) = common(arguments, environment)
+        let name = arguments.positionals[0]
+        let result = try request(socket, "switch", ["camera": .string(name)])
+        let at = result["program_ms"]?.intValue.map { " at program time \(Format.programTime(Int64($0)))" } ?? ""
+        print("program: \(result["camera"]?.stringValue ?? name)\(at)")
+        return 0
+    }
+}
+
+enum CameraCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "camera", abstract: "set a device camera's frame rate and/or size while it runs.",
+        summary: "set a device camera's rate and/or size; prints what\nthe device granted (no options: its current mode)",
+        positionals: [PositionalSpec("NAME")],
+        options: [OptionSpec("fps", "RATE", help: "frame rate to ask for (30, 29.97, 30000/1001)"),
+                  OptionSpec("size", "WxH", help: "size to ask for (e.g. 1280x720)"), .json, .socket],
+        positionalsError: "expected one camera name, e.g. `studio camera cam1 --fps 30 --size 1280x720`",
+        discussion: """
+        The camera asks the device for the nearest mode it offers (V4L2: VIDIOC_S_FMT and
+        VIDIOC_S_PARM) and prints what the device granted, which may differ from the request.
+        Without --fps and --size it prints the current mode. Each change is logged as an
+        event (camera_mode_changed). Test-pattern cameras have no adjustable mode.
+        """)
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        var requestArguments: [String: JSONValue] = ["camera": .string(arguments.positionals[0])]
+        if let fps = arguments.value("fps") { requestArguments["fps"] = .string(fps) }
+        if let size = arguments.value("size") { requestArguments["size"] = .string(size) }
+        let result = try request(socket, "camera", requestArguments)
+        if json { print(result.jsonText) } else { print(Format.cameraMode(result)) }
+        return 0
+    }
+}
+
+enum ControlsCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "controls", abstract: "list a device camera's controls.", summary: "a device camera's controls: ranges, menus, values",
+        positionals: [PositionalSpec("NAME")], options: [.json, .socket],
+        positionalsError: "expected one camera name, e.g. `studio controls cam1`",
+        discussion: """
+        One line per control: name (to set it by), type, current value, range or menu items,
+        and whether it is read-only or inactive (overridden by another control, such as an
+        automatic mode).
+        """)
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let result = try request(socket, "controls", ["camera": .string(arguments.positionals[0])])
+        if json { print(result.jsonText) } else { print(Format.controls(result)) }
+        return 0
+    }
+}
+
+enum ControlCommand: ClientCommand {
+    static let usage = "expected a camera and NAME=VALUE, e.g. `studio control cam1 brightness=140`"
+    static let spec = CommandSpec(
+        "control", abstract: "set one control of a device camera.", summary: "set a control (e.g. brightness=140, test_pattern=0)",
+        positionals: [PositionalSpec("NAME"), PositionalSpec("CONTROL=VALUE")], options: [.json, .socket],
+        positionalsError: usage,
+        discussion: """
+        VALUE is a number, true/false (on/off) for switches, or a menu item's name or index.
+        Unknown controls, values out of range, read-only and inactive controls are refused
+        with the reason. Each change is logged as an event (camera_control_changed).
+        """)
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        guard let equals = arguments.positionals[1].firstIndex(of: "=") else { throw UsageError("studio control: \(usage)") }
+        let setting = arguments.positionals[1]
+        let name = String(setting[..<equals]), value = String(setting[setting.index(after: equals)...])
+        let result = try request(socket, "control", ["camera": .string(arguments.positionals[0]), "name": .string(name), "value": .string(value)])
+        if json { print(result.jsonText) } else {
+            print("\(result["camera"]?.stringValue ?? ""): \(result["control"]?["summary"]?.stringValue ?? name)")
         }
         return 0
+    }
+}
+
+enum StatusCommand: ClientCommand {
+    static let spec = CommandSpec("status", abstract: "what the server is doing now.",
+                                  summary: "session, uptime, program source and fps, encoder, outputs", options: [.json, .socket])
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let result = try request(socket, "status", [:])
+        if json { print(result.jsonText) } else { print(Format.status(result)) }
+        return 0
+    }
+}
+
+enum SessionsCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "sessions", abstract: "past and current sessions.", summary: "past and current sessions",
+        options: [.json, OptionSpec("limit", "N", help: "only the latest N sessions"), .socket, .database],
+        discussion: "Asks the running server; with none running, reads the database directly.")
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let limit = try arguments.parse("limit", .positive("a positive number"))
+        let result = try requestOrReadDatabase(socket, arguments, environment, "sessions",
+                                               limit.map { ["limit": .number(Double($0))] } ?? [:]) { store in
+            Views.sessions(try store.sessions(limit: limit))
+        }
+        if json { print(result.jsonText) } else { print(Format.sessions(result)) }
+        return 0
+    }
+}
+
+enum LogCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "log", abstract: "the events of a session, in order.", summary: "events of a session (default: the current or latest one)",
+        positionals: [PositionalSpec("SESSION", optional: true)], options: [.json, .socket, .database],
+        positionalsError: "expected at most one session id",
+        discussion: """
+        SESSION defaults to the current session, or the latest one. In JSON each event has
+        `kind`, `camera`, `wall_time` (ISO 8601), `program_ms` (program time in milliseconds,
+        the clock of the FLV timestamps) and `details`.
+        """)
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let result = try requestSession(socket, arguments, environment, "log") { store, record in
+            Views.log(session: record, events: try store.events(sessionID: record.id))
+        }
+        if json { print(result.jsonText) } else { print(Format.log(result)) }
+        return 0
+    }
+}
+
+enum RecordingsCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "recordings", abstract: "the recording files of a session: the program and each camera's ISO.",
+        summary: "program and ISO recording files of a session",
+        positionals: [PositionalSpec("SESSION", optional: true)], options: [.json, .socket, .database],
+        positionalsError: "expected at most one session id",
+        discussion: """
+        SESSION defaults to the current session, or the latest one. Lists each file with its camera
+        ("program" for the program feed), when it started and ended, and its size on disk ("missing"
+        when the file is gone). Asks the running server; with none running, reads the database directly.
+        """)
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let result = try requestSession(socket, arguments, environment, "recordings") { store, record in
+            Views.recordings(session: record, recordings: try store.recordings(sessionID: record.id))
+        }
+        if json { print(result.jsonText) } else { print(Format.recordings(result)) }
+        return 0
+    }
+}
+
+enum WatchCommand: ClientCommand {
+    static let spec = CommandSpec("watch", abstract: "print events as the server emits them, until interrupted.",
+                                  summary: "follow events as they happen", options: [.json, .socket])
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let client = try connect(socket)
+        try client.subscribe { event in
+            // Line by line, so `studio watch | grep switch` shows each event as it happens; stop
+            // when the reader goes away.
+            writeAll(1, (json ? event.jsonText : Format.eventLine(event)) + "\n")
+        }
+        return 0
+    }
+}
+
+/// A command that talks to the server. What they share: finding the server, asking it, reading
+/// the database without it.
+protocol ClientCommand: Command {}
+
+extension ClientCommand {
+    /// The socket to ask and whether to print JSON.
+    static func common(_ arguments: ParsedArguments, _ environment: [String: String]) -> (socket: String, json: Bool) {
+        (clientSocketPath(flag: arguments.value("socket"), environment: environment), arguments.flag("json"))
+    }
+
+    /// `log` and `recordings`: about the session SESSION (default: the current or latest one), from
+    /// the server or, with none running, from the database.
+    static func requestSession(_ socket: String, _ arguments: ParsedArguments, _ environment: [String: String], _ command: String,
+                               offline: (EventStore, SessionRecord) throws -> JSONValue) throws -> JSONValue {
+        var session: Int64?
+        if let text = arguments.positionals.first {
+            guard let value = Int64(text), value > 0 else {
+                throw UsageError("studio \(command): \(text) is not a session id (see `studio sessions`)")
+            }
+            session = value
+        }
+        return try requestOrReadDatabase(socket, arguments, environment, command, session.map { ["session": .number(Double($0))] } ?? [:]) { store in
+            guard let record = try store.session(id: session) else {
+                throw ClientFailure(session.map { "no session \($0) in the database" } ?? "the database has no sessions yet")
+            }
+            return try offline(store, record)
+        }
     }
 
     /// Where the server listens: `--socket`, `$STUDIO_SOCKET`, the per-user default; and when that
@@ -136,12 +242,6 @@ enum ClientCommands {
             return system
         }
         return resolved
-    }
-
-    static func noPositionals(_ arguments: Arguments, _ command: String) throws {
-        if let extra = arguments.positionals.first {
-            throw Arguments.Failure(message: "studio \(command): unexpected argument \(extra) (see `studio \(command) --help`)")
-        }
     }
 
     static func connect(_ socket: String) throws -> ControlClient {
@@ -158,7 +258,7 @@ enum ClientCommands {
     }
 
     /// `sessions`, `log` and `recordings` ask the server when one runs, else read the database directly.
-    static func requestOrReadDatabase(_ socket: String, _ arguments: Arguments, _ environment: [String: String],
+    static func requestOrReadDatabase(_ socket: String, _ arguments: ParsedArguments, _ environment: [String: String],
                                       _ command: String, _ requestArguments: [String: JSONValue],
                                       offline: (EventStore) throws -> JSONValue) throws -> JSONValue {
         if arguments.value("db") == nil, let client = try? ControlClient(socketPath: socket) {

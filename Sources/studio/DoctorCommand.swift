@@ -1,16 +1,25 @@
 import Foundation
 import StudioServer
 import Control
+import StudioCLI
 
 /// `studio doctor`: checks the machine for the server that `studio serve` with the same options would run.
-enum DoctorCommand {
-    static func run(_ words: [String], environment: [String: String]) throws -> Int32 {
-        let arguments = try Arguments(words, command: "doctor", valued: ServeCommand.valuedOptions,
-                                      switches: ServeCommand.switchOptions.union(["json"]))
-        if let extra = arguments.positionals.first {
-            throw Arguments.Failure(message: "studio doctor: unexpected argument \(extra) (see `studio doctor --help`)")
-        }
-        let options = try ServeCommand.makeOptions(arguments, environment: environment)
+enum DoctorCommand: Command {
+    static let spec = CommandSpec(
+        "doctor", abstract: "what this machine offers a studio, and what is wrong.",
+        summary: "check this machine: cameras, GPU, groups, encoders,\ndisk, database, RTMP destinations (takes the serve options)",
+        options: [.json] + ServeFlags.options,
+        discussion: """
+        Takes the same options as `studio serve` and checks the setup that serve would run: each V4L2
+        camera (card, identity, the mode it would capture for the program, access, and which program
+        holds it when busy; metadata/output nodes counted as skipped), the PipeWire socket, GPU render nodes, video/render group membership,
+        FFmpeg encoders (libx264, aac, h264_vaapi), the database path, free disk for recordings, and a
+        TCP connect to each RTMP destination (stream keys masked). Each line is OK, WARNING or PROBLEM
+        with what to do. Exits 1 when there is a problem.
+        """)
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let options = try ServeFlags.settings(arguments).serverOptions(environment: environment)
         let checks = Doctor.run(options, environment: environment)
         let problems = checks.filter { $0.status == .problem }.count
         let warnings = checks.filter { $0.status == .warning }.count

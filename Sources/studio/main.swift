@@ -1,10 +1,6 @@
 import Foundation
-import StudioCore
-import StudioSystem
+import StudioCLI
 import StudioServer
-import StudioConfig
-import EventStore
-import Control
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,29 +14,21 @@ func fail(_ message: String, code: Int32 = 1) -> Never {
     exit(code)
 }
 
-guard let command = words.first else {
+guard let name = words.first else {
     print(Help.overview)
     exit(2)
 }
 let rest = Array(words.dropFirst())
-if rest.contains("--help") || rest.contains("-h") || command == "help" {
-    let topic = command == "help" ? rest.first ?? "" : command
-    print(Help.text(for: topic) ?? Help.overview)
+let command = Help.commands.first { $0.spec.name == name } ?? Help.aliases[name]
+if rest.contains("--help") || rest.contains("-h") {
+    print(command?.spec.helpText ?? Help.overview)
     exit(0)
 }
 
 do {
-    switch command {
-    case "--help", "-h": print(Help.overview)
-    case "--version", "version": print("studio 0.1.0")
-    case "serve": exit(try ServeCommand.run(rest, environment: environment))
-    case "doctor": exit(try DoctorCommand.run(rest, environment: environment))
-    case "cameras", "switch", "status", "sessions", "log", "recordings", "watch", "camera", "controls", "control":
-        exit(try ClientCommands.run(command, rest, environment: environment))
-    default:
-        fail("unknown command \"\(command)\" (see `studio --help`)", code: 2)
-    }
-} catch let error as Arguments.Failure {
+    guard let command else { fail("unknown command \"\(name)\" (see `studio --help`)", code: 2) }
+    exit(try command.run(ParsedArguments(rest, for: command.spec), environment: environment))
+} catch let error as UsageError {
     // These already name the command ("studio serve: ...").
     writeStandardError(error.message + "\n")
     exit(2)

@@ -1,0 +1,161 @@
+import StudioCore
+import StudioConfig
+import StudioServer
+import Control
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the `studio serve` flags say: the config file's values with the flags applied on top, and
+/// the settings that only the command line has.
+public struct ServeSettings: Sendable {
+    public var configuration = StudioConfiguration()
+    /// `--demo`: the config's number of test-pattern cameras.
+    public var demo = false
+    /// `--cameras N`.
+    public var cameraCount: Int?
+    /// `--backends`.
+    public var backends: Set<CameraBackendChoice>?
+    /// `--camera-size`.
+    public var cameraSize: FrameSize?
+    /// `--inject-encoder-fault N`.
+    public var injectEncoderFaultAfterFrames: Int?
+    /// `--db` and `--socket` as given (they win over the environment, which wins over the config).
+    public var databaseFlag: String?
+    public var socketFlag: String?
+
+    public init() {}
+
+    /// The server's options: paths resolved, test-pattern cameras counted. Test-pattern cameras
+    /// (`--demo`, `--cameras N`) stand in for the real ones: the real backends are looked at only
+    /// when `--backends` asks for them too.
+    public func serverOptions(environment: [String: String]) -> ServerOptions {
+        let socket = ControlSocketPath.resolve(flag: socketFlag, configured: configuration.socketPath, environment: environment, uid: getuid())
+        let database = DatabasePath.resolve(flag: databaseFlag, configured: configuration.databasePath, environment: environment)
+        var options = ServerOptions(configuration: configuration, databasePath: database, socketPath: socket)
+        if demo { options.testCameraCount = configuration.cameras.demoCount }
+        if let cameraCount { options.testCameraCount = cameraCount }
+        if options.testCameraCount > 0 { options.configuration.cameras.backends = [] }
+        if let backends { options.configuration.cameras.backends = backends }
+        options.testCameraSize = cameraSize.map { ($0.width, $0.height) }
+        options.injectEncoderFaultAfterFrames = injectEncoderFaultAfterFrames
+        return options
+    }
+}
+
+/// One `studio serve` (and `studio doctor`) flag, declared once: its option (name, value, help),
+/// the config key it overrides, and what it sets. A flag that has a config key reads its value
+/// with that key's `ValueSyntax`, so the two take the same values with the same words.
+public struct ServeFlag: Sendable {
+    public let option: OptionSpec
+    /// The config key the flag overrides and whose values it takes (`video.bitrate`); nil when it has none.
+    public let configKey: String?
+    let apply: @Sendable (ParsedArguments, inout ServeSettings) throws -> Void
+
+    /// A flag with a value read by `syntax`.
+    static func value<T>(_ name: String, _ valueName: String, _ syntax: ValueSyntax<T>, config: String? = nil, help: String,
+                         set: @escaping @Sendable (inout ServeSettings, T) -> Void) -> ServeFlag {
+        ServeFlag(option: OptionSpec(name, valueName, help: help), configKey: config) { arguments, settings in
+            if let value = try arguments.parse(name, syntax) { set(&settings, value) }
+        }
+    }
+
+    /// A flag that may be given several times.
+    static func repeated<T>(_ name: String, _ valueName: String, _ syntax: ValueSyntax<T>, config: String? = nil, help: String,
+                            set: @escaping @Sendable (inout ServeSettings, [T]) -> Void) -> ServeFlag {
+        ServeFlag(option: OptionSpec(name, valueName, repeatable: true, help: help), configKey: config) { arguments, settings in
+            let values = try arguments.parseAll(name, syntax)
+            if !values.isEmpty { set(&settings, values) }
+        }
+    }
+
+    /// A switch.
+    static func toggle(_ name: String, config: String? = nil, help: String, set: @escaping @Sendable (inout ServeSettings) -> Void) -> ServeFlag {
+        ServeFlag(option: OptionSpec(name, help: help), configKey: config) { arguments, settings in
+            if arguments.flag(name) { set(&settings) }
+        }
+    }
+}
+
+/// The flags of `studio serve`, which `studio doctor` takes too. Applied in this order (`--config`
+/// first: the flags override the file).
+public enum ServeFlags {
+    public static let all: [ServeFlag] = [
+        ServeFlag(option: OptionSpec("config", "FILE", help: "YAML config (see deploy/studio.yaml); flags override it"), configKey: nil) {
+            arguments, settings in
+            guard let path = try arguments.parse("config", .path) else { return }
+            // Its errors name the file, line and key (exit 2).
+            do { settings.configuration = try StudioConfiguration.load(path: path) } catch {
+                throw ClientFailure("\(error)", exitCode: 2)
+            }
+        },
+        .toggle("demo", help: "test-pattern cameras (3 unless --cameras says otherwise) instead of\nthe real ones; no hardware needed") {
+            $0.demo = true
+        },
+        .value("cameras", "N", .cameraCount, config: "cameras.demo",
+               help: "number of test-pattern cameras (implies --demo; 0 allowed)") { $0.cameraCount = $1 },
+        .value("backends", "v4l2,pipewire|none", .cameraBackends, config: "cameras.backends",
+               help: "real cameras to look for: v4l2, pipewire (comma-separated) or none;\ndefault: config cameras.backends (both), none with --demo") {
+            $0.backends = $1
+        },
+        .repeated("rtmp", "URL", .outputURL, config: "outputs",
+                  help: "push the program over RTMP to URL; repeat for several destinations") { settings, urls in
+            settings.configuration.outputs = urls.enumerated().map { OutputTarget(name: "rtmp\($0.offset + 1)", url: $0.element) }
+        },
+        .value("record", "DIR", .path, config: "record",
+               help: "also record the program to DIR/session-ID-program.mkv, and each\ncamera on its own (ISO) to DIR/session-ID-camN.mkv") {
+            $0.configuration.recordDirectory = $1
+        },
+        .toggle("no-iso", config: "cameras.iso", help: "record only the program (config: cameras: iso: false)") { settings in
+            settings.configuration.cameras.iso = false
+            for index in settings.configuration.cameras.pins.indices { settings.configuration.cameras.pins[index].iso = false }
+        },
+        .value("iso-preset", "NAME", .x264Preset, config: "cameras.iso_preset",
+               help: "x264 preset of the ISO encoders (default ultrafast)") { $0.configuration.cameras.isoPreset = $1 },
+        .value("camera-size", "WxH", .evenSize, help: "size of the test-pattern cameras (default 1280x720)") { $0.cameraSize = $1 },
+        .value("db", "FILE", .path, config: "database",
+               help: "SQLite event store (default: $STUDIO_DB, or the config, or\n$XDG_DATA_HOME/studio/studio.db; /var/lib/studio/studio.db as root)") {
+            $0.configuration.databasePath = $1
+            $0.databaseFlag = $1
+        },
+        .value("socket", "PATH", .socketPath, config: "socket", help: "control socket (default: see `studio --help`)") {
+            $0.configuration.socketPath = $1
+            $0.socketFlag = $1
+        },
+        .value("socket-group", "NAME", .groupName, config: "socket_group",
+               help: "let members of group NAME use the control socket too (mode 0660);\ndefault: owner only (config: socket_group)") {
+            $0.configuration.socketGroup = $1
+        },
+        .value("program", "WxH@FPS", .programFormat, config: "program.format",
+               help: "program format (default 1280x720@30)") { $0.configuration.program = $1 },
+        .value("preset", "NAME", .x264Preset, config: "video.preset", help: "x264 preset (default veryfast)") {
+            $0.configuration.video.preset = $1
+        },
+        .value("bitrate", "RATE", .videoBitRate, config: "video.bitrate",
+               help: "video bitrate, e.g. 4500k or 4.5M (default 4500k; 100k to 100M)") { $0.configuration.video.bitRate = $1 },
+        .value("encoder", "auto|vaapi|x264", .encoder, config: "video.encoder",
+               help: "program encoder: auto (VAAPI if the GPU has H.264 encode, else x264;\nthe default), vaapi (fail if unavailable) or x264") {
+            $0.configuration.video.encoder = $1
+        },
+        .value("audio", "tone|silence|pipewire|pipewire:NODE", .audioSource, config: "audio.source",
+               help: "program audio: tone (default), silence, or a PipeWire microphone:\npipewire (the default Audio/Source) or pipewire:NODE (by node.name)") {
+            $0.configuration.audio.source = $1
+        },
+        .value("inject-encoder-fault", "N", .positive("a frame count"),
+               help: "testing aid: the program and ISO encoders fail after N frames, to\nexercise the switch to x264 mid-show on a machine without a GPU") {
+            $0.injectEncoderFaultAfterFrames = $1
+        },
+    ]
+
+    /// The options as the parser and help see them.
+    public static var options: [OptionSpec] { all.map(\.option) }
+
+    /// The settings the flags ask for: the config file (`--config`) loaded first, the other flags
+    /// on top. A bad flag is a `UsageError`; a bad config file a `ClientFailure` (exit 2) with its
+    /// file, line and key.
+    public static func settings(_ arguments: ParsedArguments) throws -> ServeSettings {
+        var settings = ServeSettings()
+        for flag in all { try flag.apply(arguments, &settings) }
+        return settings
+    }
+}
