@@ -13,7 +13,19 @@
 #include <spa/pod/iter.h>
 #include <spa/utils/result.h>
 #include <spa/utils/json.h>
+#include <stdio.h>
 #include <string.h>
+
+// pw_init, then stderr put back to unbuffered. pw_init's logger calls setlinebuf(stderr); on a stream
+// that was already used unbuffered, glibc keeps its one-byte buffer and only marks it line-buffered,
+// so every later fwrite to stderr goes out as two write(2) calls: its first byte, then the rest. A
+// reader that takes each read as text then sees half a UTF-8 character: `swift test` drops such
+// chunks, which lost swift-testing's closing lines (they start with a 3-byte symbol) after any
+// PipeWire test. Unbuffered, each fwrite is one write(2) again.
+static inline void cpw_init(void) {
+    pw_init(NULL, NULL);
+    setvbuf(stderr, NULL, _IONBF, 0);
+}
 
 // spa_strerror is a macro.
 static inline const char *cpw_strerror(int result) {

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include "CSystem.h"
 
@@ -8,4 +9,8 @@ int csys_set_thread_name(const char *name) {
     strncpy(truncated, name, sizeof truncated - 1);
     truncated[sizeof truncated - 1] = '\0';
     return pthread_setname_np(pthread_self(), truncated);
+}
+
+FILE *csys_standard_error_stream(void) {
+    return stderr;
 }

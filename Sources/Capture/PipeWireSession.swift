@@ -23,7 +23,7 @@ struct PipeWireGlobal: Sendable, Hashable {
 
 enum PipeWireLibrary {
     private static let initialized: Bool = {
-        pw_init(nil, nil)
+        cpw_init()
         return true
     }()
 

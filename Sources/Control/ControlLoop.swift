@@ -199,10 +199,10 @@ final class ControlLoop: @unchecked Sendable {
             request = value
         }
         switch request.command {
-        case "subscribe":
+        case ControlServer.subscribe.name:
             queueLine(ControlReply.line(id: id, outcome: .success(["subscribed": true])), to: connection)
             connection.isSubscribed = true
-        case "unsubscribe":
+        case ControlServer.unsubscribe.name:
             connection.isSubscribed = false
             queueLine(ControlReply.line(id: id, outcome: .success(["subscribed": false])), to: connection)
         default:
@@ -254,12 +254,11 @@ final class ControlLoop: @unchecked Sendable {
     private func deliverOutbox() {
         for item in shared.takeOutbox() {
             switch item {
-            case .reply(let id, let line, let event):
+            case .reply(let id, let line):
                 if let connection = connections[id] {
                     connection.pendingReplies -= 1
                     append(line, to: connection)
                 }
-                if let event { broadcast(event) }
             case .event(let line):
                 broadcast(line)
             }

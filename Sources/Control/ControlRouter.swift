@@ -1,61 +1,116 @@
 import Synchronization
 
-/// Dispatches requests by command name to small functions, Voctomix style: each command returns a
-/// reply, which may carry an event for subscribers (`.success(result, event: ...)`).
+/// Dispatches requests to a table of `ControlCommand` types, Voctomix style: each command is a small
+/// function from its arguments to its reply.
 ///
 /// ```swift
-/// let router = ControlRouter()
-/// router.add("cameras") { _ in .success(["cameras": ["cam1", "cam2"]]) }
-/// router.addDeferred("switch") { request, reply in
-///     let camera = try request.string("camera")
-///     program.switch(to: camera) { reply(.success(["camera": .string(camera)], event: ...)) }
-/// }
+/// let router = ControlRouter<StudioServer>(commands: [Ping.self, Switch.self, Sessions.self], worker: queries.submit)
 /// let server = ControlServer(socketPath: path, handler: router)
+/// ...
+/// router.attach(studioServer)
 /// ```
 ///
-/// A thrown `ControlError` becomes that error reply; any other error becomes `internal`.
-/// Commands run on the control thread and must not block it.
-public final class ControlRouter: ControlHandler {
-    public typealias Command = @Sendable (ControlRequest) throws -> ControlReply
-    public typealias DeferredCommand = @Sendable (ControlRequest, @escaping @Sendable (ControlReply) -> Void) throws -> Void
+/// The router answers `help` itself, from the table. Commands see the context once it is attached;
+/// before that (and after the context is gone) they are answered `unavailable`. The context is held
+/// weakly: the context usually owns the control server, which owns this router.
+///
+/// Commands run on the control thread and must not block it; `.worker` commands run on `worker`
+/// (`.deferred` ones answer from wherever they finish).
+public final class ControlRouter<Context: AnyObject & Sendable>: ControlHandler {
+    /// Runs a job on another thread; false when it cannot take more (the request is answered `busy`).
+    public typealias Worker = @Sendable (@escaping @Sendable () -> Void) -> Bool
+    typealias Handle = @Sendable (ControlRequest, Context, @escaping @Sendable (ControlReply) -> Void) throws -> Void
 
-    private enum Entry {
-        case immediate(Command)
-        case deferred(DeferredCommand)
+    private struct ContextReference: ~Copyable {
+        weak var value: Context?
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    /// Every command answered, in declaration order: the table's, `help`, then those the control server
+    /// answers itself (`subscribe`, `unsubscribe`).
+    public let commands: [ControlCommandInfo]
+    private let handlers: [String: Handle]
+    private let context = Mutex(ContextReference())
 
-    public init() {}
-
-    /// Adds (or replaces) a command that answers at once.
-    public func add(_ name: String, _ command: @escaping Command) {
-        entries.withLock { $0[name] = .immediate(command) }
+    public static var help: ControlCommandInfo {
+        ControlCommandInfo(name: "help", summary: "lists the commands with a line about each")
     }
 
-    /// Adds (or replaces) a command that answers later, from any thread, by calling `reply` once.
-    public func addDeferred(_ name: String, _ command: @escaping DeferredCommand) {
-        entries.withLock { $0[name] = .deferred(command) }
+    /// A router for `commands`. `worker` runs the `.worker` commands; without one they run on the
+    /// control thread.
+    public init(commands: [any ControlCommand<Context>.Type], worker: Worker? = nil) {
+        var handlers: [String: Handle] = [:]
+        var infos: [ControlCommandInfo] = []
+        for command in commands {
+            precondition(handlers[command.name] == nil && command.name != Self.help.name, "control command \(command.name) declared twice")
+            handlers[command.name] = Self.handle(command, worker: worker)
+            infos.append(command.info)
+        }
+        self.handlers = handlers
+        self.commands = infos + [Self.help] + ControlServer.builtInCommands
     }
 
-    /// The commands known, sorted (plus `subscribe` and `unsubscribe`, which the server answers itself).
-    public var commandNames: [String] { entries.withLock { $0.keys.sorted() } }
+    /// Hands the commands their context; until then they answer `unavailable`.
+    public func attach(_ context: Context) {
+        self.context.withLock { $0.value = context }
+    }
 
     public func handle(_ request: ControlRequest, reply: @escaping @Sendable (ControlReply) -> Void) {
-        guard let entry = entries.withLock({ $0[request.command] }) else {
-            let known = (commandNames + ["subscribe", "unsubscribe"]).sorted().joined(separator: ", ")
+        if request.command == Self.help.name {
+            reply(Self.encoded(HelpReply(commands: commands), command: request.command))
+            return
+        }
+        guard let handler = handlers[request.command] else {
+            let known = commands.map(\.name).sorted().joined(separator: ", ")
             reply(.failure(.unknownCommand, "unknown command \"\(request.command)\" (known: \(known))"))
             return
         }
+        guard let context = context.withLock({ $0.value }) else {
+            reply(.failure(.unavailable, "the server is starting or stopping"))
+            return
+        }
         do {
-            switch entry {
-            case .immediate(let command): reply(try command(request))
-            case .deferred(let command): try command(request, reply)
-            }
-        } catch let error as ControlError {
-            reply(.failure(error))
+            try handler(request, context, reply)
         } catch {
-            reply(.failure(.internal, "\(request.command): \(error)"))
+            reply(.failure(Self.controlError(error, command: request.command)))
+        }
+    }
+
+    private static func handle<Command: ControlCommand>(_ command: Command.Type, worker: Worker?) -> Handle
+    where Command.Context == Context {
+        { request, context, reply in
+            let arguments = try request.decodeArguments(Command.Arguments.self)
+            let answer: @Sendable (Result<Command.Reply, ControlError>) -> Void = { result in
+                switch result {
+                case .success(let value): reply(encoded(value, command: request.command))
+                case .failure(let error): reply(.failure(error))
+                }
+            }
+            switch Command.execution {
+            case .immediate:
+                answer(.success(try Command.run(arguments, in: context)))
+            case .deferred:
+                try Command.start(arguments, in: context, reply: answer)
+            case .worker:
+                let job: @Sendable () -> Void = {
+                    do { answer(.success(try Command.run(arguments, in: context))) } catch {
+                        answer(.failure(controlError(error, command: nil)))
+                    }
+                }
+                guard let worker else { return job() }
+                if !worker(job) { throw ControlError(.busy, "too many queries waiting; try again") }
+            }
+        }
+    }
+
+    /// A thrown `ControlError` as it is; anything else `internal`, prefixed with the command's name when given.
+    private static func controlError(_ error: any Error, command: String?) -> ControlError {
+        if let error = error as? ControlError { return error }
+        return ControlError(.internal, command.map { "\($0): \(error)" } ?? "\(error)")
+    }
+
+    private static func encoded(_ value: some Encodable, command: String) -> ControlReply {
+        do { return .success(try JSONValue(encoding: value)) } catch {
+            return .failure(.internal, "\(command): cannot encode the reply: \(error)")
         }
     }
 }

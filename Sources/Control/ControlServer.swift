@@ -149,10 +149,18 @@ public final class ControlServer: Sendable {
         shared.enqueue(.event(Array((ControlReply.eventLine(event) + "\n").utf8)))
     }
 
-    /// Broadcasts a studio event in the shape of `JSONValue(_: StudioEvent)`.
+    /// Broadcasts a studio event in the shape of `EventView`.
     public func broadcast(_ event: StudioEvent) {
-        broadcast(JSONValue(event))
+        // An event holds strings, integers and a date: encoding it cannot fail.
+        broadcast((try? JSONValue(encoding: EventView(event))) ?? .null)
     }
+
+    /// The commands the server answers itself, whatever its handler.
+    public static let subscribe = ControlCommandInfo(
+        name: "subscribe", summary: "this connection receives the server's events from now on ({\"subscribed\": true})")
+    public static let unsubscribe = ControlCommandInfo(
+        name: "unsubscribe", summary: "this connection stops receiving events ({\"subscribed\": false})")
+    public static var builtInCommands: [ControlCommandInfo] { [subscribe, unsubscribe] }
 
     // MARK: Setup
 
@@ -304,8 +312,8 @@ public final class ControlServer: Sendable {
 
 /// What other threads hand to the control loop.
 enum Outgoing {
-    /// A handler's reply (and the event it asks to broadcast) for request `requestID` on `connection`.
-    case reply(connection: UInt64, line: [UInt8], event: [UInt8]?)
+    /// A handler's reply for a request on `connection`.
+    case reply(connection: UInt64, line: [UInt8])
     /// A line for every subscribed client.
     case event([UInt8])
 }
@@ -439,15 +447,14 @@ final class ReplySlot: @unchecked Sendable {
         }
         guard first else { return }
         let line = Array((ControlReply.line(id: requestID, outcome: reply.outcome) + "\n").utf8)
-        let event = reply.event.map { Array((ControlReply.eventLine($0) + "\n").utf8) }
-        shared.enqueue(.reply(connection: connection, line: line, event: event))
+        shared.enqueue(.reply(connection: connection, line: line))
     }
 
     deinit {
         if !answered.withLock({ $0 }) {
             let error = ControlError(.internal, "the handler for \"\(command)\" finished without replying")
             let line = Array((ControlReply.line(id: requestID, outcome: .failure(error)) + "\n").utf8)
-            shared.enqueue(.reply(connection: connection, line: line, event: nil))
+            shared.enqueue(.reply(connection: connection, line: line))
         }
     }
 }

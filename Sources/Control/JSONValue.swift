@@ -278,31 +278,4 @@ extension JSONValue {
     public init(_ value: Bool) { self = .bool(value) }
     public init(_ value: String?) { self = value.map(JSONValue.string) ?? .null }
     public init(_ values: [String: String]) { self = .object(values.mapValues(JSONValue.string)) }
-
-    /// Converts any `Encodable` value (a status struct, a `StudioEvent`...) through its `Codable`
-    /// representation. Dates become ISO 8601 strings.
-    public init(encoding value: some Encodable) throws {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        let data = try encoder.encode(value)
-        self = try JSONDecoder().decode(JSONValue.self, from: data)
-    }
-
-    /// A studio event as control clients see it, the same shape as `studio log --json`:
-    /// `{"kind":"switch","camera":"cam2","wall_time":"2024-05-01T12:00:00.123Z","program_ms":1234,"details":{}}`.
-    /// `camera` and `program_ms` are null when the event has none.
-    public init(_ event: StudioEvent) {
-        self = .object([
-            "kind": .string(event.kind.rawValue),
-            "camera": event.camera.map { .string($0.name) } ?? .null,
-            "wall_time": .string(Self.isoTime(event.wallTime)),
-            "program_ms": event.programTime.map { .int(Int($0.milliseconds)) } ?? .null,
-            "details": JSONValue(event.details),
-        ])
-    }
-
-    /// ISO 8601 in UTC with milliseconds, as everywhere in studio's output.
-    public static func isoTime(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-    }
 }

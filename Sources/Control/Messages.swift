@@ -1,3 +1,6 @@
+import Foundation
+import StudioCore
+
 /// The code of a control error, as sent on the wire (`"code": "unknown_camera"`).
 public struct ControlErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible,
     ExpressibleByStringLiteral {
@@ -63,40 +66,6 @@ public struct ControlRequest: Sendable, Equatable {
         self.arguments = arguments
     }
 
-    /// A required string argument; throws `invalid_argument` naming it otherwise.
-    public func string(_ name: String) throws(ControlError) -> String {
-        guard let value = arguments[name] else {
-            throw ControlError(.invalidArgument, "\(command): missing argument \"\(name)\"")
-        }
-        guard let text = value.stringValue else {
-            throw ControlError(.invalidArgument, "\(command): argument \"\(name)\" must be a string, got \(value.typeName)")
-        }
-        return text
-    }
-
-    /// An optional string argument (absent or null gives nil); throws if present with another type.
-    public func optionalString(_ name: String) throws(ControlError) -> String? {
-        guard let value = arguments[name], !value.isNull else { return nil }
-        return try string(name)
-    }
-
-    /// A required integer argument.
-    public func int(_ name: String) throws(ControlError) -> Int {
-        guard let value = arguments[name] else {
-            throw ControlError(.invalidArgument, "\(command): missing argument \"\(name)\"")
-        }
-        guard let number = value.intValue else {
-            throw ControlError(.invalidArgument, "\(command): argument \"\(name)\" must be an integer, got \(value.typeName)")
-        }
-        return number
-    }
-
-    /// An optional integer argument (absent or null gives nil).
-    public func optionalInt(_ name: String) throws(ControlError) -> Int? {
-        guard let value = arguments[name], !value.isNull else { return nil }
-        return try int(name)
-    }
-
     /// Parses one line of the protocol. The id is returned even when the rest is bad, so the error
     /// reply can carry it.
     static func parse(_ line: some Collection<UInt8>) -> (id: JSONValue, result: Result<ControlRequest, ControlError>) {
@@ -141,20 +110,17 @@ public struct ControlRequest: Sendable, Equatable {
     }
 }
 
-/// A handler's answer to one request: a result or an error, and optionally an event that the server
-/// broadcasts to subscribed clients right after sending the reply (Voctomix-style notifications,
-/// for example "the program switched to cam2").
+/// A handler's answer to one request: a result or an error. (Events for subscribers go through
+/// `ControlServer.broadcast`.)
 public struct ControlReply: Sendable, Equatable {
     public var outcome: Result<JSONValue, ControlError>
-    public var event: JSONValue?
 
-    public init(outcome: Result<JSONValue, ControlError>, event: JSONValue? = nil) {
+    public init(outcome: Result<JSONValue, ControlError>) {
         self.outcome = outcome
-        self.event = event
     }
 
-    public static func success(_ result: JSONValue = [:], event: JSONValue? = nil) -> ControlReply {
-        ControlReply(outcome: .success(result), event: event)
+    public static func success(_ result: JSONValue = [:]) -> ControlReply {
+        ControlReply(outcome: .success(result))
     }
 
     public static func failure(_ error: ControlError) -> ControlReply {
@@ -198,5 +164,43 @@ public struct ClosureControlHandler: ControlHandler {
 
     public func handle(_ request: ControlRequest, reply: @escaping @Sendable (ControlReply) -> Void) {
         body(request, reply)
+    }
+}
+
+/// A studio event as control clients see it: broadcast to subscribers (`{"event": ...}`) and listed
+/// by `log` (which adds the event's `id` and `session`):
+/// `{"kind":"switch","camera":"cam2","wall_time":"2024-05-01T12:00:00.123Z","program_ms":1234,"details":{}}`.
+/// `camera` and `program_ms` are null when the event has none.
+public struct EventView: Codable, Sendable, Equatable {
+    /// The stored event's id and session (`log` only; left out of broadcasts).
+    public var id: Int64?
+    public var session: Int64?
+    public var kind: EventKind
+    @Nullable public var camera: String?
+    public var wallTime: Date
+    @Nullable public var programMilliseconds: Int64?
+    public var details: [String: String]
+
+    public init(id: Int64? = nil, session: Int64? = nil, kind: EventKind, camera: String?, wallTime: Date,
+                programMilliseconds: Int64?, details: [String: String]) {
+        self.id = id
+        self.session = session
+        self.kind = kind
+        self.camera = camera
+        self.wallTime = wallTime
+        self.programMilliseconds = programMilliseconds
+        self.details = details
+    }
+
+    /// A live event, as broadcast.
+    public init(_ event: StudioEvent) {
+        self.init(kind: event.kind, camera: event.camera?.name, wallTime: event.wallTime,
+                  programMilliseconds: event.programTime?.milliseconds, details: event.details)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, session, kind, camera, details
+        case wallTime = "wall_time"
+        case programMilliseconds = "program_ms"
     }
 }

@@ -62,8 +62,8 @@ enum Migrator {
 
     static func appliedMigrations(_ connection: SQLiteConnection) throws -> [AppliedMigration] {
         try connection.query("SELECT version, name, sql, applied_at FROM schema_migrations ORDER BY version") {
-            AppliedMigration(version: Int($0.int64(0)), name: $0.text(1), sql: $0.text(2),
-                             appliedAt: Date(unixMilliseconds: $0.int64(3)))
+            AppliedMigration(version: Int(try $0.int64("version")), name: try $0.text("name"), sql: try $0.text("sql"),
+                             appliedAt: Date(unixMilliseconds: try $0.int64("applied_at")))
         }
     }
 
@@ -118,7 +118,7 @@ enum Migrator {
 
     /// True when `schema_migrations` is of the checksum era (no `sql` column: written by an older binary).
     static func keepsChecksums(_ connection: SQLiteConnection) throws -> Bool {
-        try !connection.query("SELECT name FROM pragma_table_info('schema_migrations')") { $0.text(0) }.contains("sql")
+        try !connection.query("SELECT name FROM pragma_table_info('schema_migrations')") { try $0.text("name") }.contains("sql")
     }
 
     /// Checks a checksum-era `schema_migrations`: each row must carry its migration's landed checksum.
@@ -126,7 +126,7 @@ enum Migrator {
     static func verifyChecksums(_ connection: SQLiteConnection, known: [EmbeddedMigration]) throws -> [Int] {
         let path = connection.path
         let rows = try connection.query("SELECT version, name, checksum FROM schema_migrations ORDER BY version") {
-            (version: Int($0.int64(0)), name: $0.text(1), checksum: $0.text(2))
+            (version: Int(try $0.int64("version")), name: try $0.text("name"), checksum: try $0.text("checksum"))
         }
         let byVersion = Dictionary(uniqueKeysWithValues: known.map { ($0.version, $0) })
         for row in rows {

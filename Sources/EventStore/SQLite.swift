@@ -143,13 +143,13 @@ final class SQLiteConnection {
         while try statement.step() {}
     }
 
-    /// Runs a query and maps each row.
-    func query<T>(_ sql: String, _ values: [SQLiteValue] = [], _ row: (SQLiteStatement) throws -> T) throws -> [T] {
+    /// Runs a query and maps each row, whose values are read by column name (`row.int64("id")`).
+    func query<T>(_ sql: String, _ values: [SQLiteValue] = [], _ row: (SQLiteRow) throws -> T) throws -> [T] {
         let statement = try self.statement(sql)
         defer { statement.reset() }
         try statement.bind(values)
         var rows: [T] = []
-        while try statement.step() { rows.append(try row(statement)) }
+        while try statement.step() { rows.append(try row(SQLiteRow(statement: statement))) }
         return rows
     }
 
@@ -233,15 +233,54 @@ final class SQLiteStatement {
         }
     }
 
-    func isNull(_ column: Int32) -> Bool { handle.map { sqlite3_column_type($0, column) == SQLITE_NULL } ?? true }
+    /// Column names to indices, read from `sqlite3_column_name` once, when the statement is prepared.
+    private(set) lazy var columns: [String: Int32] = {
+        guard let handle else { return [:] }
+        var columns: [String: Int32] = [:]
+        for index in 0..<sqlite3_column_count(handle) {
+            guard let name = sqlite3_column_name(handle, index) else { continue }
+            // The first of two columns with one name wins, as in `SELECT *` over a join.
+            columns[String(cString: name)] = columns[String(cString: name)] ?? index
+        }
+        return columns
+    }()
 
-    func int64(_ column: Int32) -> Int64 { handle.map { sqlite3_column_int64($0, column) } ?? 0 }
-    func optionalInt64(_ column: Int32) -> Int64? { isNull(column) ? nil : int64(column) }
+    fileprivate func isNull(_ column: Int32) -> Bool { handle.map { sqlite3_column_type($0, column) == SQLITE_NULL } ?? true }
 
-    func text(_ column: Int32) -> String { optionalText(column) ?? "" }
-    func optionalText(_ column: Int32) -> String? {
+    fileprivate func int64(_ column: Int32) -> Int64 { handle.map { sqlite3_column_int64($0, column) } ?? 0 }
+
+    fileprivate func optionalText(_ column: Int32) -> String? {
         guard let handle, let bytes = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
+}
+
+/// The current row of a query, read by column name: `row.int64("id")`, `row.optionalText("camera")`.
+/// A name the statement does not return is a programming error, thrown as `SQLITE_MISUSE` naming the
+/// column and the SQL (so a SELECT and the code reading it cannot drift apart silently).
+struct SQLiteRow {
+    fileprivate let statement: SQLiteStatement
+
+    private func index(_ column: String) throws(SQLiteError) -> Int32 {
+        guard let index = statement.columns[column] else {
+            throw SQLiteError(code: .misuse, message: "no column named \"\(column)\" (columns: \(statement.columns.keys.sorted().joined(separator: ", ")))",
+                              context: statement.sql)
+        }
+        return index
+    }
+
+    func isNull(_ column: String) throws(SQLiteError) -> Bool { statement.isNull(try index(column)) }
+
+    func int64(_ column: String) throws(SQLiteError) -> Int64 { statement.int64(try index(column)) }
+
+    func optionalInt64(_ column: String) throws(SQLiteError) -> Int64? {
+        let index = try index(column)
+        return statement.isNull(index) ? nil : statement.int64(index)
+    }
+
+    /// The column as text; an empty string for NULL.
+    func text(_ column: String) throws(SQLiteError) -> String { statement.optionalText(try index(column)) ?? "" }
+
+    func optionalText(_ column: String) throws(SQLiteError) -> String? { statement.optionalText(try index(column)) }
 }

@@ -47,7 +47,7 @@ final class StoreWorker {
         } else {
             // WAL: readers (the CLI) never block the writer; with synchronous=NORMAL a commit survives the
             // process being killed (only a power loss may lose the last commits), and the file stays intact.
-            let mode = try connection.query("PRAGMA journal_mode = WAL") { $0.text(0) }.first ?? ""
+            let mode = try connection.query("PRAGMA journal_mode = WAL") { try $0.text("journal_mode") }.first ?? ""
             if mode.lowercased() != "wal" {
                 throw EventStoreError.sqlite(SQLiteError(code: .error, message: "journal_mode is \(mode), expected wal",
                                                          context: "switching \(path) to WAL"))
@@ -153,7 +153,7 @@ final class StoreWorker {
     func startSession(configSnapshot: String) throws -> Int64 {
         try requireWritable("startSession")
         if let currentSessionID { throw EventStoreError.sessionAlreadyOpen(id: currentSessionID) }
-        let valid = try connection.query("SELECT json_valid(?)", [.text(configSnapshot)]) { $0.int64(0) }.first ?? 0
+        let valid = try connection.query("SELECT json_valid(?) AS valid", [.text(configSnapshot)]) { try $0.int64("valid") }.first ?? 0
         if valid != 1 {
             throw EventStoreError.invalidConfigSnapshot(reason: "json_valid() rejects it (\(configSnapshot.prefix(40))...)")
         }
@@ -191,14 +191,14 @@ final class StoreWorker {
         struct OpenSession { var id: Int64; var startedAt: Int64; var pid: Int32; var bootID: String?; var start: Int64? }
         let open = try connection.query(
             "SELECT id, started_at, pid, boot_id, process_start FROM sessions WHERE ended_at IS NULL ORDER BY id"
-        ) { OpenSession(id: $0.int64(0), startedAt: $0.int64(1), pid: Int32(truncatingIfNeeded: $0.int64(2)),
-                        bootID: $0.optionalText(3), start: $0.optionalInt64(4)) }
+        ) { OpenSession(id: try $0.int64("id"), startedAt: try $0.int64("started_at"), pid: Int32(truncatingIfNeeded: try $0.int64("pid")),
+                        bootID: try $0.optionalText("boot_id"), start: try $0.optionalInt64("process_start")) }
         var recovered: [Int64] = []
         for session in open where session.id != currentSessionID {
             if ProcessIdentity.isAlive(pid: session.pid, bootID: session.bootID, startTicks: session.start) { continue }
             let done = try connection.transaction("marking session \(session.id) crashed") { () throws -> Bool in
-                let lastEvent = try connection.query("SELECT max(wall_time) FROM events WHERE session_id = ?",
-                                                     [.integer(session.id)]) { $0.optionalInt64(0) }.first ?? nil
+                let lastEvent = try connection.query("SELECT max(wall_time) AS last FROM events WHERE session_id = ?",
+                                                     [.integer(session.id)]) { try $0.optionalInt64("last") }.first ?? nil
                 let endedAt = max(lastEvent ?? session.startedAt, session.startedAt)
                 try connection.run("UPDATE sessions SET ended_at = ?, end_reason = 'crashed' WHERE id = ? AND ended_at IS NULL",
                                    [.integer(endedAt), .integer(session.id)])
@@ -217,17 +217,19 @@ final class StoreWorker {
     }
 
     private static let sessionSelect = """
-        SELECT s.id, s.started_at, s.ended_at, s.end_reason, s.config_snapshot, s.hostname, s.pid,
-               (SELECT count(*) FROM events e WHERE e.session_id = s.id AND e.kind = 'switch'),
-               (SELECT count(*) FROM events e WHERE e.session_id = s.id)
+        SELECT s.id AS id, s.started_at AS started_at, s.ended_at AS ended_at, s.end_reason AS end_reason,
+               s.config_snapshot AS config_snapshot, s.hostname AS hostname, s.pid AS pid,
+               (SELECT count(*) FROM events e WHERE e.session_id = s.id AND e.kind = 'switch') AS switch_count,
+               (SELECT count(*) FROM events e WHERE e.session_id = s.id) AS event_count
         FROM sessions s
         """
 
-    private static func sessionRecord(_ row: SQLiteStatement) -> SessionRecord {
-        SessionRecord(id: row.int64(0), startedAt: Date(unixMilliseconds: row.int64(1)),
-                      endedAt: row.optionalInt64(2).map(Date.init(unixMilliseconds:)), endReason: row.optionalText(3),
-                      switchCount: Int(row.int64(7)), eventCount: Int(row.int64(8)), configSnapshot: row.text(4),
-                      hostname: row.text(5), pid: Int32(truncatingIfNeeded: row.int64(6)))
+    private static func sessionRecord(_ row: SQLiteRow) throws -> SessionRecord {
+        SessionRecord(id: try row.int64("id"), startedAt: Date(unixMilliseconds: try row.int64("started_at")),
+                      endedAt: try row.optionalInt64("ended_at").map(Date.init(unixMilliseconds:)), endReason: try row.optionalText("end_reason"),
+                      switchCount: Int(try row.int64("switch_count")), eventCount: Int(try row.int64("event_count")),
+                      configSnapshot: try row.text("config_snapshot"), hostname: try row.text("hostname"),
+                      pid: Int32(truncatingIfNeeded: try row.int64("pid")))
     }
 
     func sessions(limit: Int?) throws -> [SessionRecord] {
@@ -249,9 +251,10 @@ final class StoreWorker {
             "SELECT id, session_id, kind, camera, wall_time, program_ms, details FROM events WHERE session_id = ? ORDER BY id",
             [.integer(sessionID)]
         ) { row in
-            EventRecord(id: row.int64(0), sessionID: row.int64(1), kind: EventKind(rawValue: row.text(2)),
-                        camera: row.optionalText(3).map { CameraID($0) }, wallTime: Date(unixMilliseconds: row.int64(4)),
-                        programMilliseconds: row.optionalInt64(5), details: Self.decodeDetails(row.text(6)))
+            EventRecord(id: try row.int64("id"), sessionID: try row.int64("session_id"), kind: EventKind(rawValue: try row.text("kind")),
+                        camera: try row.optionalText("camera").map { CameraID($0) },
+                        wallTime: Date(unixMilliseconds: try row.int64("wall_time")),
+                        programMilliseconds: try row.optionalInt64("program_ms"), details: Self.decodeDetails(try row.text("details")))
         }
     }
 
@@ -266,7 +269,7 @@ final class StoreWorker {
         let now = Date().unixMilliseconds
         return try connection.transaction("naming camera \(identity)") { () throws -> CameraID in
             let existing = try connection.query("SELECT id, name FROM cameras WHERE identity = ?", [.text(identity)]) {
-                (id: $0.int64(0), name: $0.text(1))
+                (id: try $0.int64("id"), name: try $0.text("name"))
             }.first
             let name: String
             var displaced: Int64?
@@ -276,7 +279,7 @@ final class StoreWorker {
                     // The pinned name belongs to another device: that one moves to the lowest free camN below,
                     // after this one has released its own old name.
                     displaced = try connection.query("SELECT id FROM cameras WHERE name = ?", [.text(pinned)]) {
-                        $0.int64(0)
+                        try $0.int64("id")
                     }.first
                     if let displaced {
                         try connection.run("UPDATE cameras SET name = ? WHERE id = ?",
@@ -305,7 +308,7 @@ final class StoreWorker {
 
     /// `camN` with the smallest N >= 1 no camera has.
     private func lowestFreeCameraName() throws -> String {
-        let used = Set(try connection.query("SELECT name FROM cameras WHERE name GLOB 'cam[1-9]*'") { Int($0.text(0).dropFirst(3)) }
+        let used = Set(try connection.query("SELECT name FROM cameras WHERE name GLOB 'cam[1-9]*'") { Int(try $0.text("name").dropFirst(3)) }
             .compactMap { $0 })
         var number = 1
         while used.contains(number) { number += 1 }
@@ -314,8 +317,9 @@ final class StoreWorker {
 
     func cameras() throws -> [CameraRecord] {
         try connection.query("SELECT identity, name, backend, display_name, first_seen, last_seen FROM cameras") { row in
-            CameraRecord(identity: row.text(0), name: CameraID(row.text(1)), backend: row.text(2), displayName: row.text(3),
-                         firstSeen: Date(unixMilliseconds: row.int64(4)), lastSeen: Date(unixMilliseconds: row.int64(5)))
+            CameraRecord(identity: try row.text("identity"), name: CameraID(try row.text("name")), backend: try row.text("backend"),
+                         displayName: try row.text("display_name"), firstSeen: Date(unixMilliseconds: try row.int64("first_seen")),
+                         lastSeen: Date(unixMilliseconds: try row.int64("last_seen")))
         }.sorted { $0.name < $1.name }
     }
 
@@ -344,16 +348,17 @@ final class StoreWorker {
             "SELECT id, session_id, camera, path, started_at, ended_at FROM recordings WHERE session_id = ? ORDER BY id",
             [.integer(sessionID)]
         ) { row in
-            RecordingRecord(id: row.int64(0), sessionID: row.int64(1), camera: row.optionalText(2).map { CameraID($0) },
-                            path: row.text(3), startedAt: Date(unixMilliseconds: row.int64(4)),
-                            endedAt: row.optionalInt64(5).map(Date.init(unixMilliseconds:)))
+            RecordingRecord(id: try row.int64("id"), sessionID: try row.int64("session_id"),
+                            camera: try row.optionalText("camera").map { CameraID($0) },
+                            path: try row.text("path"), startedAt: Date(unixMilliseconds: try row.int64("started_at")),
+                            endedAt: try row.optionalInt64("ended_at").map(Date.init(unixMilliseconds:)))
         }
     }
 
     // MARK: Maintenance
 
     func integrityCheck() throws -> String {
-        try connection.query("PRAGMA integrity_check") { $0.text(0) }.joined(separator: "\n")
+        try connection.query("PRAGMA integrity_check") { try $0.text("integrity_check") }.joined(separator: "\n")
     }
 
     func appliedMigrations() throws -> [AppliedMigration] {

@@ -6,8 +6,8 @@ import StudioCore
 public struct OutputDestination: Sendable, Hashable {
     public var name: String
     public var url: String
-    /// True for `scheme://` URLs other than `file:`. Network outputs reconnect to the same URL; file outputs
-    /// reopen as a new file (`NAME-partK`) after a write error.
+    /// True for `scheme://` URLs other than `file:`: written by an `RTMPDestination` (reconnects to the
+    /// same URL), anything else by a `RecordingDestination` (the next file `NAME-partK` after a write error).
     public var isNetwork: Bool
     /// libavformat muxer name: `flv` for network and `.flv` files, `matroska` otherwise.
     public var containerFormat: String

@@ -36,6 +36,9 @@ public final class StudioServer: Sendable {
     let programRecording: Int64?
     let startedAt: Date
     let startedMonotonic: UInt64
+    /// Every running service, stopped in reverse at `shutdown`.
+    private let services: ServiceGroup
+    private let ending: SessionEnding
 
     /// Opens the store, starts the session and every stage. Throws with a clear message when the
     /// database, recording directory, encoder or socket cannot be set up; nothing is left running then
@@ -47,16 +50,20 @@ public final class StudioServer: Sendable {
         let log = ServerLog()
         self.log = log
         FFmpegLogging.configure(verbose: false, sink: { _, line in log.info("ffmpeg: " + line) })
-        var undo: [() -> Void] = [{ log.close() }]
-        func unwind() { for step in undo.reversed() { step() } }
+        // Every service joins this list as it starts; a failure part-way and `shutdown` both stop the
+        // ones that started, last first: sources, switcher, encoders, outputs, session, control, store, log.
+        let services = ServiceGroup()
+        self.services = services
+        let ending = SessionEnding()
+        self.ending = ending
+        services.add("log", stop: { log.close() })
 
         do {
             let store: EventStore
-            do { store = try EventStore(path: options.databasePath) } catch {
+            do { store = try services.make("store", try EventStore(path: options.databasePath)) { $0.close() } } catch {
                 throw ServerError("cannot open the database \(options.databasePath): \(error)")
             }
             self.store = store
-            undo.append { store.close() }
             for id in try store.recoverOrphanedSessions() {
                 log.info("session \(id) had not been closed (the server was killed): marked as crashed")
             }
@@ -74,86 +81,56 @@ public final class StudioServer: Sendable {
             encoderChoiceReason = selection.fallbackReason
             if let reason = selection.fallbackReason { log.info("hardware encoding unavailable, using x264: \(reason)") }
             let audioEncoder = try AACEncoder(format: .program, bitRate: configuration.audio.bitRate)
-            // The control socket is claimed before the session starts, so a second server on the same
-            // socket fails without leaving an empty session behind.
-            let serverBox = WeakServerBox()
-            let queries = QueryWorker()
-            self.queries = queries
-            undo.append { queries.stop() }
             let group = try configuration.socketGroup.map { name in
                 guard let gid = SystemGroups.id(ofGroup: name) else {
                     throw ServerError("socket_group \(name): no such group (create it with `groupadd \(name)` and add the operators to it)")
                 }
                 return gid
             }
-            let control = ControlServer(socketPath: options.socketPath, handler: ServerCommands.makeRouter(serverBox, queries: queries),
-                                        group: group)
-            do { try control.start() } catch {
-                throw ServerError("cannot listen on \(options.socketPath): \(error)")
-            }
-            self.control = control
-            undo.append { control.stop() }
+            // The control socket is claimed before the session starts, so a second server on the same
+            // socket fails without leaving an empty session behind. Commands answer `unavailable` until
+            // the server is complete and attached to the router (below).
+            queries = services.make("queries", QueryWorker()) { $0.stop() }
+            let router = ServerCommands.makeRouter(queries: queries)
+            control = ControlServer(socketPath: options.socketPath, handler: router, group: group)
+            try services.start("control", { [control] in
+                do { try control.start() } catch { throw ServerError("cannot listen on \(options.socketPath): \(error)") }
+            }, stop: { [control] in control.stop() })
 
             sessionID = try store.startSession(configSnapshot: configuration.jsonSnapshot())
+            let session = sessionID
             // A failure from here on closes the session it opened, as `error`.
-            undo.append { try? store.endSession(reason: "error") }
+            services.add("session", stop: {
+                do { try store.endSession(reason: ending.reason) } catch { log.info("could not close the session: \(error)") }
+                log.info("session \(session) ended")
+            })
             let events = ServerEventSink(store: store, control: control, log: log)
             self.events = events
 
-            // Encoders feed the outputs through the fan-out; the switcher and the audio source feed
-            // the encoders. Stages are built downstream first, then started upstream last.
+            // Made downstream first: encoders feed the outputs through the fan-out; the switcher and the
+            // audio source feed the encoders.
             let fanOut = OutputFanOut()
             self.fanOut = fanOut
-
-            // ISO recordings: each camera encoded and recorded on its own, beside the program recording,
-            // including cameras plugged in mid-show (see `CameraHub`).
-            // A keyframe at least every second: an editor's cuts and seeks land near one, and a killed
-            // server's ISO files keep all but the last second or two (they are flushed at keyframes).
-            let audioFormat = audioEncoder.streamDescription
-            var makeIso: CameraHub.IsoFactory?
-            if let directory = configuration.recordDirectory {
-                let settings = IsoRecorder.Settings(preset: configuration.cameras.isoPreset, bitRate: configuration.video.bitRate,
-                                                    keyframeIntervalSeconds: min(1, configuration.video.keyframeIntervalSeconds),
-                                                    fallbackRate: configuration.program.frameRate,
-                                                    staleAfterSeconds: options.cameraLossTimeoutSeconds)
-                let session = sessionID, cameraSettings = configuration.cameras
-                let programEncoder = configuration.video.encoder, fault = options.injectEncoderFaultAfterFrames
-                makeIso = { camera in
-                    guard cameraSettings.isoEnabled(forIdentity: camera.identity, displayName: camera.displayName) else { return nil }
-                    var settings = settings
-                    settings.encoder = VideoEncoderChoice(cameraSettings.isoEncoder(forIdentity: camera.identity, displayName: camera.displayName,
-                                                                                    program: programEncoder))
-                    settings.faultInjectionAfterFrames = fault
-                    let path = RecordingDirectory.isoPath(in: directory, session: session, camera: camera.id)
-                    do {
-                        let recordingID = try store.addRecording(cameraID: camera.id, path: path)
-                        let iso = IsoRecorder(camera: camera, path: path, recordingID: recordingID, settings: settings, events: events, log: log)
-                        // The program audio goes into every ISO file; a recorder made mid-show first gets
-                        // the audio stream's description, then packets from the next one on.
-                        iso.deliverAudio(.format(audioFormat))
-                        log.info("ISO \(camera.id.name): \(path) (encoder \(settings.encoder.rawValue), x264 preset \(settings.preset))")
-                        return iso
-                    } catch {
-                        events.emit(StudioEvent(kind: .error, camera: camera.id, details: [
-                            "stage": "iso.\(camera.id.name)", "during": "add recording", "error": String(describing: error),
-                        ]))
-                        return nil
-                    }
-                }
-            }
-            let hubBox = HubBox()
             // Mid-show, an encode error switches the program to x264 on the next frame (fresh keyframe,
             // new sequence header downstream, continuous timestamps).
             let fallbackSettings = videoSettings
             let videoStage = VideoEncodingStage(encoder: selection.encoder, events: events, choiceReason: selection.fallbackReason,
                                                 fallback: { try makeSoftwareFallback(for: fallbackSettings) },
                                                 deliver: { fanOut.deliver($0) })
+            self.videoStage = videoStage
+            switcher = ProgramSwitcher(format: configuration.program,
+                                       configuration: .init(lossTimeout: options.cameraLossTimeoutSeconds),
+                                       events: events,
+                                       deliver: { frame, pts in _ = videoStage.submit(frame, pts: pts) })
+            let cameras = CameraHub(switcher: switcher, events: events, log: log, lossTimeoutSeconds: options.cameraLossTimeoutSeconds,
+                                    makeIso: Self.isoFactory(options: options, session: session, store: store, events: events, log: log,
+                                                             audioFormat: audioEncoder.streamDescription))
+            self.cameras = cameras
             // The program audio also goes into every ISO file (so each angle plays with the show's sound).
             let audioStage = AudioEncodingStage(encoder: audioEncoder, events: events, deliver: { item in
                 fanOut.deliver(item)
-                for iso in hubBox.isoFeeds { iso.deliverAudio(item) }
+                for iso in cameras.isoFeeds { iso.deliverAudio(item) }
             })
-            self.videoStage = videoStage
             self.audioStage = audioStage
 
             var outputs: [MediaOutput] = []
@@ -170,23 +147,35 @@ public final class StudioServer: Sendable {
             }
             self.outputs = outputs
             self.programRecording = programRecording
-            for output in outputs {
-                fanOut.add(output)
-                output.start()
-            }
-
-            switcher = ProgramSwitcher(format: configuration.program,
-                                       configuration: .init(lossTimeout: options.cameraLossTimeoutSeconds),
-                                       events: events,
-                                       deliver: { frame, pts in _ = videoStage.submit(frame, pts: pts) })
-            let cameras = CameraHub(switcher: switcher, events: events, log: log,
-                                    lossTimeoutSeconds: options.cameraLossTimeoutSeconds, makeIso: makeIso)
-            self.cameras = cameras
-            hubBox.set(cameras)
-            undo.append { cameras.stop() }
-            let discoveries = try Discoveries.make(Discoveries.Context(
-                options: options, namer: Discoveries.namer(store: store, settings: configuration.cameras), events: events, log: log))
-            for discovery in discoveries { cameras.attach(discovery) }
+            let programOutputs = outputs, programRecordingID = programRecording
+            // All outputs (the program's and the ISO files) drain at the same time, so the whole stop is
+            // bounded by one output's budget; then their recordings are closed in the store.
+            services.start("outputs", {
+                for output in programOutputs {
+                    fanOut.add(output)
+                    output.start()
+                }
+            }, stop: {
+                let isoRecorders = cameras.isoRecorders
+                let stopping = (programOutputs + isoRecorders.map(\.output)).map { output in
+                    NamedThread.start(name: "stop.\(output.destination.name)") { output.stop(timeoutSeconds: 5) }
+                }
+                for thread in stopping { thread.join(timeoutSeconds: 6) }
+                if let programRecordingID { try? store.finishRecording(id: programRecordingID) }
+                for iso in isoRecorders { try? store.finishRecording(id: iso.recordingID) }
+            })
+            // The encoders' threads run from their making; stopping them flushes each and sends
+            // end-of-stream downstream (the ISO encoders between the program's video and audio).
+            services.add("encoders", stop: {
+                videoStage.finish()
+                for iso in cameras.isoRecorders { iso.stopEncoding() }
+                audioStage.finish()
+            })
+            try services.start("cameras", {
+                let discoveries = try Discoveries.make(Discoveries.Context(
+                    options: options, namer: Discoveries.namer(store: store, settings: configuration.cameras), events: events, log: log))
+                for discovery in discoveries { cameras.attach(discovery) }
+            }, stop: { cameras.stop() })
             // Give the cameras up to a second to deliver their first frame, so the program opens on a
             // picture rather than on a "waiting" slate; a camera slower than that starts on the slate.
             let firstFrameDeadline = MonotonicClock.now() + 1_000_000_000
@@ -200,54 +189,81 @@ public final class StudioServer: Sendable {
             startedAt = Date()
             startedMonotonic = MonotonicClock.now()
             let origin = startedMonotonic
-            switch configuration.audio.source {
-            case .pipewire(let node):
-                // A PipeWire microphone (an empty name: the default Audio/Source); silence on the clock
-                // while it (or the daemon) is missing, picked up again when it returns.
-                let node = node.trimmingCharacters(in: .whitespaces)
-                audioSource = PipeWireMicrophone(nodeName: node.isEmpty ? nil : node, report: { log.info($0) },
-                                                 deliver: { chunk in _ = audioStage.submit(chunk) })
-            case .tone, .silence:
-                audioSource = TestToneSource(signal: configuration.audio.source == .tone ? .standard : .silence, origin: origin,
-                                             deliver: { chunk in _ = audioStage.submit(chunk) })
-            }
-            switcher.start(origin: origin)
-            audioSource.start(origin: origin)
-            // Each ISO thread ticks on its camera's rate from the program's origin (one timeline).
+            let audioSource = Self.makeAudioSource(configuration.audio.source, origin: origin, log: log,
+                                                   deliver: { chunk in _ = audioStage.submit(chunk) })
+            self.audioSource = audioSource
+            services.start("switcher", { [switcher] in switcher.start(origin: origin) }, stop: { [switcher] in switcher.stop() })
+            services.start("audio", { audioSource.start(origin: origin) }, stop: { audioSource.stop() })
+            // Each ISO thread ticks on its camera's rate from the program's origin (one timeline); the
+            // hub's silence watch starts with them. Both stop with the cameras.
             cameras.start(origin: origin)
-            serverBox.server = self
+            router.attach(self)
         } catch {
-            unwind()
+            services.stopAll()
             throw error
         }
         log.info("session \(sessionID) started: program \(configuration.program), \(cameras.all.count) camera(s), control socket \(options.socketPath)")
         for output in outputs { log.info("output \(output.destination.name): \(output.destination.maskedURL)") }
     }
 
-    /// Stops every stage in data-flow order so nothing is lost: sources, switcher, encoders (flushed,
-    /// end-of-stream), outputs (drained, trailers written; all at once, so the whole stop is bounded by
-    /// one output's budget), then the session is closed in the store.
+    /// Stops every service in the reverse of the order it started, which is data-flow order so nothing
+    /// is lost: the audio source, switcher and cameras; the encoders (flushed, end-of-stream); the outputs
+    /// (drained, trailers written, all at once); the session closed as `reason`; control, store, log.
     public func shutdown(reason: String = "stopped", signal: String? = nil) {
         log.info("stopping" + (signal.map { " on \($0)" } ?? ""))
-        cameras.stop()
-        audioSource.stop()
-        switcher.stop()
-        let isoRecorders = cameras.isoRecorders
-        videoStage.finish()
-        for iso in isoRecorders { iso.stopEncoding() }
-        audioStage.finish()
-        let stopping = (outputs + isoRecorders.map(\.output)).map { output in
-            NamedThread.start(name: "stop.\(output.destination.name)") { output.stop(timeoutSeconds: 5) }
+        ending.reason = reason
+        services.stopAll()
+    }
+
+    /// ISO recordings: each camera encoded and recorded on its own, beside the program recording,
+    /// including cameras plugged in mid-show (see `CameraHub`). Nil when not recording.
+    private static func isoFactory(options: ServerOptions, session: Int64, store: EventStore, events: ServerEventSink, log: ServerLog,
+                                   audioFormat: StreamDescription) -> CameraHub.IsoFactory? {
+        let configuration = options.configuration
+        guard let directory = configuration.recordDirectory else { return nil }
+        // A keyframe at least every second: an editor's cuts and seeks land near one, and a killed
+        // server's ISO files keep all but the last second or two (they are flushed at keyframes).
+        let settings = IsoRecorder.Settings(preset: configuration.cameras.isoPreset, bitRate: configuration.video.bitRate,
+                                            keyframeIntervalSeconds: min(1, configuration.video.keyframeIntervalSeconds),
+                                            fallbackRate: configuration.program.frameRate,
+                                            staleAfterSeconds: options.cameraLossTimeoutSeconds)
+        let cameraSettings = configuration.cameras
+        let programEncoder = configuration.video.encoder, fault = options.injectEncoderFaultAfterFrames
+        return { camera in
+            guard cameraSettings.isoEnabled(forIdentity: camera.identity, displayName: camera.displayName) else { return nil }
+            var settings = settings
+            settings.encoder = VideoEncoderChoice(cameraSettings.isoEncoder(forIdentity: camera.identity, displayName: camera.displayName,
+                                                                            program: programEncoder))
+            settings.faultInjectionAfterFrames = fault
+            let path = RecordingDirectory.isoPath(in: directory, session: session, camera: camera.id)
+            do {
+                let recordingID = try store.addRecording(cameraID: camera.id, path: path)
+                let iso = IsoRecorder(camera: camera, path: path, recordingID: recordingID, settings: settings, events: events, log: log)
+                // The program audio goes into every ISO file; a recorder made mid-show first gets
+                // the audio stream's description, then packets from the next one on.
+                iso.deliverAudio(.format(audioFormat))
+                log.info("ISO \(camera.id.name): \(path) (encoder \(settings.encoder.rawValue), x264 preset \(settings.preset))")
+                return iso
+            } catch {
+                events.emit(StudioEvent(kind: .error, camera: camera.id, details: [
+                    "stage": "iso.\(camera.id.name)", "during": "add recording", "error": String(describing: error),
+                ]))
+                return nil
+            }
         }
-        for thread in stopping { thread.join(timeoutSeconds: 6) }
-        control.stop()
-        queries.stop()
-        if let programRecording { try? store.finishRecording(id: programRecording) }
-        for iso in isoRecorders { try? store.finishRecording(id: iso.recordingID) }
-        do { try store.endSession(reason: reason) } catch { log.info("could not close the session: \(error)") }
-        store.close()
-        log.info("session \(sessionID) ended")
-        log.close()
+    }
+
+    /// Program audio: a PipeWire microphone (an empty name: the default Audio/Source; silence on the
+    /// clock while it or the daemon is missing, picked up again when it returns), or the test tone.
+    private static func makeAudioSource(_ source: AudioSource, origin: UInt64, log: ServerLog,
+                                        deliver: @escaping @Sendable (AudioChunk) -> Void) -> any AudioInput {
+        switch source {
+        case .pipewire(let node):
+            let node = node.trimmingCharacters(in: .whitespaces)
+            return PipeWireMicrophone(nodeName: node.isEmpty ? nil : node, report: { log.info($0) }, deliver: deliver)
+        case .tone, .silence:
+            return TestToneSource(signal: source == .tone ? .standard : .silence, origin: origin, deliver: deliver)
+        }
     }
 
     var uptimeSeconds: Double { Double(MonotonicClock.now() - startedMonotonic) / 1e9 }
@@ -263,11 +279,14 @@ extension VideoEncoderChoice {
     }
 }
 
-/// Lets the audio stage, made before the hub, reach the hub's ISO recorders.
-private final class HubBox: Sendable {
-    private let hub = Mutex<CameraHub?>(nil)
-    func set(_ value: CameraHub) { hub.withLock { $0 = value } }
-    var isoFeeds: [IsoRecorder] { hub.withLock { $0 }?.isoFeeds ?? [] }
+/// How the session ends (`stopped`, or `error` when the server could not start), set by `shutdown`
+/// before the services stop and read by the session's stop.
+private final class SessionEnding: Sendable {
+    private let value = Mutex("error")
+    var reason: String {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
 }
 
 public struct ServerError: Error, CustomStringConvertible {

@@ -3,49 +3,40 @@ import StudioCore
 import EventStore
 import Control
 
-/// JSON shapes shared by the server's replies, `studio watch` and the CLI's offline path, so
-/// `studio log --json` prints the same thing whether a server answered or the database was read.
-public enum Views {
-    public static func timestamp(_ date: Date) -> String { JSONValue.isoTime(date) }
+// Replies built from the store's records: the server answers `sessions`, `log` and `recordings` with
+// them, and the CLI's offline path (no server running) reads the database into the same types, so
+// `studio log --json` prints the same thing whichever answered.
 
-    static func optional(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
-    static func optional(_ value: Int64?) -> JSONValue { value.map { JSONValue.int(Int($0)) } ?? .null }
-    static func optional(_ value: Date?) -> JSONValue { value.map { JSONValue.string(timestamp($0)) } ?? .null }
-
-    public static func event(_ record: EventRecord) -> JSONValue {
-        var members: [String: JSONValue] = [:]
-        members["id"] = .int(Int(record.id))
-        members["session"] = .int(Int(record.sessionID))
-        members["kind"] = .string(record.kind.rawValue)
-        members["camera"] = optional(record.camera?.name)
-        members["wall_time"] = .string(timestamp(record.wallTime))
-        members["program_ms"] = optional(record.programMilliseconds)
-        members["details"] = JSONValue(record.details)
-        return .object(members)
+extension SessionView {
+    public init(_ record: SessionRecord) {
+        self.init(id: record.id, startedAt: record.startedAt, endedAt: record.endedAt, endReason: record.endReason,
+                  switchCount: record.switchCount, eventCount: record.eventCount)
     }
+}
 
-    public static func session(_ record: SessionRecord) -> JSONValue {
-        var members: [String: JSONValue] = [:]
-        members["id"] = .int(Int(record.id))
-        members["started_at"] = .string(timestamp(record.startedAt))
-        members["ended_at"] = optional(record.endedAt)
-        members["end_reason"] = optional(record.endReason)
-        members["switch_count"] = .int(record.switchCount)
-        members["event_count"] = .int(record.eventCount)
-        return .object(members)
+extension SessionsReply {
+    public init(_ records: [SessionRecord]) {
+        self.init(sessions: records.map(SessionView.init))
     }
+}
 
-    public static func sessions(_ records: [SessionRecord]) -> JSONValue {
-        .object(["sessions": .array(records.map(session))])
+extension EventView {
+    public init(_ record: EventRecord) {
+        self.init(id: record.id, session: record.sessionID, kind: record.kind, camera: record.camera?.name,
+                  wallTime: record.wallTime, programMilliseconds: record.programMilliseconds, details: record.details)
     }
+}
 
-    public static func log(session: SessionRecord, events: [EventRecord]) -> JSONValue {
-        .object(["session": Views.session(session), "events": .array(events.map(event))])
+extension LogReply {
+    public init(session: SessionRecord, events: [EventRecord]) {
+        self.init(session: SessionView(session), events: events.map(EventView.init))
     }
+}
 
-    /// A session's recordings, the program's first, then the ISO feeds by camera; each with its size
-    /// on disk when the file exists (null when it does not).
-    public static func recordings(session: SessionRecord, recordings: [RecordingRecord]) -> JSONValue {
+extension RecordingsReply {
+    /// The program's recording first, then the ISO feeds by camera; each with its size on disk when the
+    /// file exists.
+    public init(session: SessionRecord, recordings: [RecordingRecord]) {
         let ordered = recordings.sorted { a, b in
             switch (a.camera, b.camera) {
             case (nil, nil): return a.id < b.id
@@ -54,20 +45,30 @@ public enum Views {
             case (let x?, let y?): return x == y ? a.id < b.id : x < y
             }
         }
-        let list: [JSONValue] = ordered.map { recording in
-            var members: [String: JSONValue] = [:]
-            members["id"] = .int(Int(recording.id))
-            members["camera"] = .string(recording.camera?.name ?? "program")
-            members["kind"] = .string(recording.camera == nil ? "program" : "iso")
-            members["path"] = .string(recording.path)
-            members["started_at"] = .string(timestamp(recording.startedAt))
-            members["ended_at"] = optional(recording.endedAt)
+        self.init(session: SessionView(session), recordings: ordered.map { recording in
             let attributes = try? FileManager.default.attributesOfItem(atPath: recording.path)
-            members["bytes"] = (attributes?[.size] as? NSNumber).map { JSONValue.int($0.intValue) } ?? .null
-            return .object(members)
-        }
-        return .object(["session": Views.session(session), "recordings": .array(list)])
+            return RecordingView(id: recording.id, camera: recording.camera?.name ?? "program",
+                                 kind: recording.camera == nil ? "program" : "iso", path: recording.path,
+                                 startedAt: recording.startedAt, endedAt: recording.endedAt,
+                                 bytes: (attributes?[.size] as? NSNumber)?.intValue)
+        })
     }
+}
+
+/// The CLI's offline path as JSON (the shape a server's reply has).
+public enum Views {
+    public static func sessions(_ records: [SessionRecord]) -> JSONValue { json(SessionsReply(records)) }
+
+    public static func log(session: SessionRecord, events: [EventRecord]) -> JSONValue {
+        json(LogReply(session: session, events: events))
+    }
+
+    public static func recordings(session: SessionRecord, recordings: [RecordingRecord]) -> JSONValue {
+        json(RecordingsReply(session: session, recordings: recordings))
+    }
+
+    /// These replies hold strings, integers and dates only: encoding them cannot fail.
+    private static func json(_ reply: some Encodable) -> JSONValue { (try? JSONValue(encoding: reply)) ?? .null }
 
     /// One line for the server log.
     static func describe(_ event: StudioEvent) -> String {

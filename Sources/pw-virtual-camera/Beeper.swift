@@ -18,7 +18,7 @@ final class Beeper: @unchecked Sendable {
     var produced: Int64 = 0
 
     static func run(nodeName: String) -> Never {
-        pw_init(nil, nil)
+        cpw_init()
         guard let loop = pw_thread_loop_new("pw-beeper", nil),
               let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else { fail("pw_thread_loop_new/pw_context_new failed") }
         guard let core = pw_context_connect(context, nil, 0) else { fail("no PipeWire daemon (pw_context_connect)") }

@@ -82,7 +82,7 @@ let encoder = wire == .mjpeg ? JPEGEncoder(width: width, height: height, rate: r
 if wire == .mjpeg && encoder == nil { fail(encoderProblem) }
 
 
-pw_init(nil, nil)
+cpw_init()
 guard let loop = pw_thread_loop_new("pw-virtual-cam", nil) else { fail("pw_thread_loop_new failed") }
 guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else { fail("pw_context_new failed") }
 guard let core = pw_context_connect(context, nil, 0) else { fail("no PipeWire daemon (pw_context_connect: \(String(cString: strerror(errno))))") }

@@ -1,5 +1,6 @@
 import Foundation
 import Control
+import StudioServer
 
 /// Tables and lines for people; `--json` prints the replies as they are.
 enum Format {
@@ -19,94 +20,99 @@ enum Format {
         return ([line(header)] + rows.map(line)).joined(separator: "\n")
     }
 
-    static func text(_ value: JSONValue?) -> String {
-        switch value {
-        case .none, .some(.null): return "-"
-        case .some(let v):
-            if let s = v.stringValue { return s }
-            if let i = v.intValue { return String(i) }
-            if let d = v.doubleValue { return String(d) }
-            if let b = v.boolValue { return b ? "yes" : "no" }
-            return v.jsonText
+    /// A reply decoded as its type and formatted; a reply this studio cannot read (a newer server's, or
+    /// not a reply at all) is shown as JSON with the reason.
+    static func decoded<Reply: Decodable>(_ result: JSONValue, as type: Reply.Type, _ format: (Reply) -> String) -> String {
+        do { return format(try result.decode(type)) } catch {
+            return "cannot read the reply as \(type) (\(error)):\n\(result.jsonText)"
         }
     }
 
+    static func text(_ value: String?) -> String { value ?? "-" }
+
+    /// A number as JSON writes it: integral values without a fraction (`30`, `29.97`).
+    static func number(_ value: Double) -> String {
+        if value.rounded() == value, let integer = Int(exactly: value) { return String(integer) }
+        return String(value)
+    }
+
+    static func time(_ date: Date) -> String { ISO8601Time.format(date) }
+
     static func cameras(_ result: JSONValue) -> String {
-        let cameras = result["cameras"]?.arrayValue ?? []
-        if cameras.isEmpty { return "no cameras" }
-        return table(["NAME", "BACKEND", "STATE", "FORMAT", "PROGRAM", "DEVICE"], cameras.map { camera in
-            var format = "-"
-            if let f = camera["format"], f != .null {
-                let fps = f["fps"]?.doubleValue ?? 0
-                format = "\(text(f["width"]))x\(text(f["height"])) \(text(f["pixel_format"])) @\(String(format: fps.rounded() == fps ? "%.0f" : "%.2f", fps))"
-            }
-            var state = text(camera["state"])
-            if let reason = camera["lost_reason"]?.stringValue { state += " (\(reason))" }
-            return [text(camera["name"]), text(camera["backend"]), state, format,
-                    camera["on_program"]?.boolValue == true ? "ON AIR" : "", text(camera["display_name"])]
-        })
+        decoded(result, as: CamerasReply.self) { reply in
+            if reply.cameras.isEmpty { return "no cameras" }
+            return table(["NAME", "BACKEND", "STATE", "FORMAT", "PROGRAM", "DEVICE"], reply.cameras.map { camera in
+                var format = "-"
+                if let f = camera.format {
+                    format = "\(f.width)x\(f.height) \(f.pixelFormat) @\(String(format: f.fps.rounded() == f.fps ? "%.0f" : "%.2f", f.fps))"
+                }
+                var state = camera.state
+                if let reason = camera.lostReason { state += " (\(reason))" }
+                return [camera.name, camera.backend, state, format, camera.onProgram ? "ON AIR" : "", camera.displayName]
+            })
+        }
     }
 
     /// `studio camera`: what the device granted.
     static func cameraMode(_ result: JSONValue) -> String {
-        let name = text(result["camera"])
-        guard let granted = result["granted"], granted != .null else { return "\(name): no format yet" }
-        let mode = "\(text(granted["width"]))x\(text(granted["height"])) \(text(granted["pixel_format"])) @\(text(granted["fps_text"]))"
-        if let requested = result["requested"]?.stringValue { return "\(name): asked for \(requested); the device granted \(mode)" }
-        return "\(name): \(mode)"
+        decoded(result, as: CameraModeReply.self) { reply in
+            guard let granted = reply.granted else { return "\(reply.camera): no format yet" }
+            let mode = "\(granted.width)x\(granted.height) \(granted.pixelFormat) @\(granted.fpsText)"
+            if let requested = reply.requested { return "\(reply.camera): asked for \(requested); the device granted \(mode)" }
+            return "\(reply.camera): \(mode)"
+        }
     }
 
     /// `studio controls`: one control a line with type, value, range or menu.
     static func controls(_ result: JSONValue) -> String {
-        let controls = result["controls"]?.arrayValue ?? []
-        if controls.isEmpty { return "\(text(result["camera"])): no controls" }
-        return controls.map { text($0["summary"]) }.joined(separator: "\n")
+        decoded(result, as: ControlsReply.self) { reply in
+            if reply.controls.isEmpty { return "\(reply.camera): no controls" }
+            return reply.controls.map(\.summary).joined(separator: "\n")
+        }
     }
 
     static func status(_ result: JSONValue) -> String {
-        let program = result["program"]
-        let encoder = result["encoder"]
-        var lines = [
-            "session   \(text(result["session"])) (up \(text(result["uptime_s"])) s)",
-            "program   \(text(program?["source"])) · \(text(program?["format"])) · delivering \(text(program?["fps"])) fps · \(text(program?["frames"])) frames (\(text(program?["slate_frames"])) slate, \(text(program?["late_ticks"])) late)",
-            "encoder   \(text(encoder?["video"])) \(text(encoder?["preset"])) · \(text(encoder?["frames_encoded"])) frames, \(text(encoder?["frames_dropped"])) dropped · audio \(text(encoder?["audio"]))",
-        ]
-        if let reason = encoder?["fallback_reason"]?.stringValue {
-            lines.append("          (\(text(encoder?["choice"])): software encoding because \(reason))")
-        }
-        if let generation = encoder?["generation"]?.intValue, generation > 0 {
-            lines.append("          (the encoder was replaced \(generation) time(s) mid-show: see `studio log`, encoder_fallback)")
-        }
-        if let input = result["audio_input"], input != .null {
-            var line = "audio in  \(text(input["source"]))"
-            if input["state"] != nil {
-                line += " · node \(text(input["node"])) · \(text(input["state"])) · \(text(input["captured_s"])) s captured, \(text(input["silence_s"])) s silence (mic missing)"
+        decoded(result, as: StatusReply.self) { reply in
+            let program = reply.program, encoder = reply.encoder
+            var lines = [
+                "session   \(reply.session) (up \(number(reply.uptimeSeconds)) s)",
+                "program   \(text(program.source)) · \(program.format) · delivering \(number(program.fps)) fps · \(program.frames) frames (\(program.slateFrames) slate, \(program.lateTicks) late)",
+                "encoder   \(encoder.video) \(encoder.preset) · \(encoder.framesEncoded) frames, \(encoder.framesDropped) dropped · audio \(encoder.audio)",
+            ]
+            if let reason = encoder.fallbackReason {
+                lines.append("          (\(encoder.choice): software encoding because \(reason))")
+            }
+            if encoder.generation > 0 {
+                lines.append("          (the encoder was replaced \(encoder.generation) time(s) mid-show: see `studio log`, encoder_fallback)")
+            }
+            let input = reply.audioInput
+            var line = "audio in  \(input.source)"
+            if let state = input.state {
+                line += " · node \(text(input.node?.wrappedValue)) · \(state) · \(input.capturedSeconds.map(number) ?? "-") s captured, \(input.silenceSeconds.map(number) ?? "-") s silence (mic missing)"
             }
             lines.append(line)
+            if reply.outputs.isEmpty { lines.append("outputs   none") }
+            for output in reply.outputs {
+                var line = "output    \(output.name) \(output.url): \(output.state) · \(output.bytesSent) bytes · dropped \(output.droppedVideo) video / \(output.droppedAudio) audio · \(output.reconnects) reconnects"
+                if let error = output.lastError { line += " · last error: \(error)" }
+                lines.append(line)
+            }
+            for iso in reply.iso {
+                lines.append("iso       \(iso.camera) \(text(iso.size)) \(iso.preset): \(iso.framesEncoded) frames, \(iso.framesSkipped) skipped · \(iso.state) · \(iso.path)")
+            }
+            return lines.joined(separator: "\n")
         }
-        let outputs = result["outputs"]?.arrayValue ?? []
-        if outputs.isEmpty { lines.append("outputs   none") }
-        for output in outputs {
-            var line = "output    \(text(output["name"])) \(text(output["url"])): \(text(output["state"])) · \(text(output["bytes_sent"])) bytes · dropped \(text(output["dropped_video"])) video / \(text(output["dropped_audio"])) audio · \(text(output["reconnects"])) reconnects"
-            if let error = output["last_error"]?.stringValue { line += " · last error: \(error)" }
-            lines.append(line)
-        }
-        for iso in result["iso"]?.arrayValue ?? [] {
-            lines.append("iso       \(text(iso["camera"])) \(text(iso["size"])) \(text(iso["preset"])): \(text(iso["frames_encoded"])) frames, \(text(iso["frames_skipped"])) skipped · \(text(iso["state"])) · \(text(iso["path"]))")
-        }
-        return lines.joined(separator: "\n")
     }
 
     static func recordings(_ result: JSONValue) -> String {
-        let session = result["session"]
-        let recordings = result["recordings"]?.arrayValue ?? []
-        let header = "session \(text(session?["id"])) · started \(text(session?["started_at"])) · " +
-            (session?["ended_at"]?.stringValue.map { "ended \($0)" } ?? "running")
-        if recordings.isEmpty { return header + "\nno recordings (start the server with --record DIR)" }
-        return header + "\n" + table(["CAMERA", "STARTED", "ENDED", "SIZE", "PATH"], recordings.map { r in
-            [text(r["camera"]), text(r["started_at"]), r["ended_at"]?.stringValue ?? "recording",
-             r["bytes"]?.intValue.map(byteCount) ?? "missing", text(r["path"])]
-        })
+        decoded(result, as: RecordingsReply.self) { reply in
+            let session = reply.session
+            let header = "session \(session.id) · started \(time(session.startedAt)) · " + (session.endedAt.map { "ended \(time($0))" } ?? "running")
+            if reply.recordings.isEmpty { return header + "\nno recordings (start the server with --record DIR)" }
+            return header + "\n" + table(["CAMERA", "STARTED", "ENDED", "SIZE", "PATH"], reply.recordings.map { r in
+                [r.camera, time(r.startedAt), r.endedAt.map(time) ?? "recording", r.bytes.map(byteCount) ?? "missing", r.path]
+            })
+        }
     }
 
     static func byteCount(_ bytes: Int) -> String {
@@ -117,27 +123,32 @@ enum Format {
     }
 
     static func sessions(_ result: JSONValue) -> String {
-        let sessions = result["sessions"]?.arrayValue ?? []
-        if sessions.isEmpty { return "no sessions yet" }
-        return table(["ID", "STARTED", "ENDED", "HOW", "SWITCHES", "EVENTS"], sessions.map { s in
-            [text(s["id"]), text(s["started_at"]), s["ended_at"]?.stringValue ?? "running", s["end_reason"]?.stringValue ?? "-",
-             text(s["switch_count"]), text(s["event_count"])]
-        })
+        decoded(result, as: SessionsReply.self) { reply in
+            if reply.sessions.isEmpty { return "no sessions yet" }
+            return table(["ID", "STARTED", "ENDED", "HOW", "SWITCHES", "EVENTS"], reply.sessions.map { s in
+                [String(s.id), time(s.startedAt), s.endedAt.map(time) ?? "running", s.endReason ?? "-",
+                 String(s.switchCount), String(s.eventCount)]
+            })
+        }
     }
 
     static func log(_ result: JSONValue) -> String {
-        let session = result["session"]
-        let events = result["events"]?.arrayValue ?? []
-        let header = "session \(text(session?["id"])) · started \(text(session?["started_at"])) · " +
-            (session?["ended_at"]?.stringValue.map { "ended \($0) (\(text(session?["end_reason"])))" } ?? "running")
-        return header + "\n" + table(["WALL TIME", "PROGRAM", "EVENT", "CAMERA", "DETAILS"], events.map(eventRow))
+        decoded(result, as: LogReply.self) { reply in
+            let session = reply.session
+            let header = "session \(session.id) · started \(time(session.startedAt)) · " +
+                (session.endedAt.map { "ended \(time($0)) (\(text(session.endReason)))" } ?? "running")
+            return header + "\n" + table(["WALL TIME", "PROGRAM", "EVENT", "CAMERA", "DETAILS"], reply.events.map(eventRow))
+        }
     }
 
-    static func eventRow(_ event: JSONValue) -> [String] {
-        let programMS = event["program_ms"]?.intValue.map { programTime(Int64($0)) } ?? "-"
-        let details = (event["details"]?.objectValue ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\(text($0.value))" }.joined(separator: " ")
-        return [text(event["wall_time"]), programMS, text(event["kind"]), text(event["camera"]), details]
+    static func eventRow(_ event: EventView) -> [String] {
+        let programMS = event.programMilliseconds.map(programTime) ?? "-"
+        let details = event.details.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        return [time(event.wallTime), programMS, event.kind.rawValue, text(event.camera), details]
     }
 
-    static func eventLine(_ event: JSONValue) -> String { eventRow(event).joined(separator: "  ") }
+    /// `studio watch`: one event a line.
+    static func eventLine(_ event: JSONValue) -> String {
+        decoded(event, as: EventView.self) { eventRow($0).joined(separator: "  ") }
+    }
 }

@@ -195,7 +195,9 @@ import Glibc
 
     @Test func broadcastReachesSubscribersOnly() throws {
         let directory = SocketDirectory()
-        let server = ControlServer(socketPath: directory.socketPath, handler: makeTestRouter())
+        let context = TestContext()
+        let server = ControlServer(socketPath: directory.socketPath, handler: makeTestRouter(context))
+        context.server = server
         try server.start()
         defer { server.stop() }
         let watcher = try ControlClient(socketPath: directory.socketPath)

@@ -63,17 +63,20 @@ import Testing
         }
     }
 
-    @Test func studioEventConversion() {
+    @Test func studioEventConversion() throws {
         let event = StudioEvent(kind: .switchProgram, camera: "cam2", wallTime: Date(timeIntervalSince1970: 1_700_000_000.25),
                                 programTime: .milliseconds(1234), details: ["from": "cam1"])
-        let value = JSONValue(event)
+        let value = try JSONValue(encoding: EventView(event))
         #expect(value["kind"] == "switch")
         #expect(value["camera"] == "cam2")
         #expect(value["program_ms"] == 1234)
         #expect(value["details"]?["from"] == "cam1")
         #expect(value["wall_time"]?.stringValue == "2023-11-14T22:13:20.250Z")
-        let bare = JSONValue(StudioEvent(kind: .sessionStarted))
+        let bare = try JSONValue(encoding: EventView(StudioEvent(kind: .sessionStarted)))
         #expect(bare["camera"] == .null && bare["program_ms"] == .null)
+        #expect(bare["id"] == nil && bare["session"] == nil, "a broadcast event has no id or session")
+        #expect(value.jsonText == #"{"camera":"cam2","details":{"from":"cam1"},"kind":"switch","program_ms":1234,"wall_time":"2023-11-14T22:13:20.250Z"}"#)
+        #expect(try value.decode(EventView.self) == EventView(event))
     }
 
     @Test func encodingConvertsCodableValues() throws {

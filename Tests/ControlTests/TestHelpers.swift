@@ -1,5 +1,6 @@
 import Foundation
 import StudioSystem
+import Synchronization
 @testable import Control
 #if canImport(Glibc)
 import Glibc
@@ -82,18 +83,58 @@ func currentThreadName() -> String {
         .trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
-/// A router with the commands the tests use.
-func makeTestRouter() -> ControlRouter {
-    let router = ControlRouter()
-    router.add("echo") { request in .success(.object(request.arguments)) }
-    router.add("thread") { _ in .success(.string(currentThreadName())) }
-    router.add("notify") { request in
-        .success(["notified": true], event: ["kind": "note", "text": request.arguments["text"] ?? .null])
+/// What the test commands act on: `notify` broadcasts through `server` when one is set.
+final class TestContext: Sendable {
+    private let serverSlot = Mutex<ControlServer?>(nil)
+    var server: ControlServer? {
+        get { serverSlot.withLock { $0 } }
+        set { serverSlot.withLock { $0 = newValue } }
     }
-    router.add("switch") { request in
-        let camera = try request.string("camera")
-        guard ["cam1", "cam2"].contains(camera) else { throw ControlError(.unknownCamera, "no camera named \(camera)") }
-        return .success(["camera": .string(camera)])
+    /// The context of routers made without one (it lives as long as the tests).
+    static let shared = TestContext()
+}
+
+/// `echo`: answers its arguments.
+enum EchoCommand: ControlCommand {
+    static let name = "echo"
+    static let summary = "answers its arguments"
+    static func run(_ arguments: [String: JSONValue], in context: TestContext) -> JSONValue { .object(arguments) }
+}
+
+/// `thread`: the name of the thread it ran on.
+enum ThreadCommand: ControlCommand {
+    static let name = "thread"
+    static let summary = "names the thread it runs on"
+    static func run(_ arguments: NoArguments, in context: TestContext) -> String { currentThreadName() }
+}
+
+/// `notify`: broadcasts `{"kind": "note", "text": ...}` to subscribers, then answers.
+enum NotifyCommand: ControlCommand {
+    static let name = "notify"
+    static let summary = "broadcasts a note"
+    struct Arguments: Decodable, Sendable { var text: String? }
+    static func run(_ arguments: Arguments, in context: TestContext) -> [String: Bool] {
+        context.server?.broadcast(["kind": "note", "text": JSONValue(arguments.text)])
+        return ["notified": true]
     }
+}
+
+/// `switch`: knows cam1 and cam2.
+enum SwitchCommand: ControlCommand {
+    static let name = "switch"
+    static let summary = "switches to cam1 or cam2"
+    struct Arguments: Decodable, Sendable { var camera: String }
+    static func run(_ arguments: Arguments, in context: TestContext) throws -> [String: String] {
+        guard ["cam1", "cam2"].contains(arguments.camera) else {
+            throw ControlError(.unknownCamera, "no camera named \(arguments.camera)")
+        }
+        return ["camera": arguments.camera]
+    }
+}
+
+/// A router with the commands the tests use, attached to `context`.
+func makeTestRouter(_ context: TestContext = .shared) -> ControlRouter<TestContext> {
+    let router = ControlRouter<TestContext>(commands: [EchoCommand.self, ThreadCommand.self, NotifyCommand.self, SwitchCommand.self])
+    router.attach(context)
     return router
 }

@@ -319,39 +319,28 @@ import Testing
         running.close()
     }
 
-    @Test func recordsEncodeAsSnakeCaseJSONLines() throws {
-        let wallTime = Date(timeIntervalSince1970: 1_714_586_584.123)
-        let event = EventRecord(id: 7, sessionID: 3, kind: .switchProgram, camera: "cam2", wallTime: wallTime,
-                                programMilliseconds: 1033, details: ["from": "cam1"])
-        let line = try EventStoreJSON.line(event)
-        #expect(line == #"{"camera":"cam2","details":{"from":"cam1"},"id":7,"kind":"switch","program_ms":1033,"session_id":3,"wall_time":"2024-05-01T18:03:04.123Z"}"#)
-        let decoded = try EventStoreJSON.makeDecoder().decode(EventRecord.self, from: Data(line.utf8))
-        #expect(decoded == event)
-
-        let bare = EventRecord(id: 8, sessionID: 3, kind: .error, camera: nil, wallTime: wallTime, programMilliseconds: nil, details: [:])
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(EventStoreJSON.line(bare).utf8)) as? [String: Any])
-        #expect(object["camera"] is NSNull && object["program_ms"] is NSNull)
-
-        let session = SessionRecord(id: 3, startedAt: wallTime, endedAt: nil, endReason: nil, switchCount: 4, eventCount: 9,
-                                    configSnapshot: "{}", hostname: "studio-pc", pid: 42)
-        let sessionObject = try #require(try JSONSerialization.jsonObject(with: Data(EventStoreJSON.line(session).utf8)) as? [String: Any])
-        #expect(sessionObject["started_at"] as? String == "2024-05-01T18:03:04.123Z")
-        #expect(sessionObject["ended_at"] is NSNull && sessionObject["end_reason"] is NSNull)
-        #expect(sessionObject["switch_count"] as? Int == 4)
-        #expect(try EventStoreJSON.makeDecoder().decode(SessionRecord.self, from: Data(EventStoreJSON.line(session).utf8)) == session)
-    }
-}
-
-@Suite struct TimestampTests {
-    @Test func timestampsAreUTCWithMilliseconds() {
-        #expect(EventStoreJSON.formatTimestamp(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
-        #expect(EventStoreJSON.formatTimestamp(Date(timeIntervalSince1970: 951_782_400.5)) == "2000-02-29T00:00:00.500Z")
-        #expect(EventStoreJSON.formatTimestamp(Date(timeIntervalSince1970: -0.001)) == "1969-12-31T23:59:59.999Z")
-        for milliseconds: Int64 in [0, 1, 999, 1_714_586_584_123, 4_102_444_799_999] {
-            let date = Date(unixMilliseconds: milliseconds)
-            #expect(EventStoreJSON.parseTimestamp(EventStoreJSON.formatTimestamp(date)) == date)
+    @Test func rowsAreReadByColumnName() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try SQLiteConnection(path: directory.path + "/rows.db", readOnly: false)
+        try connection.run("CREATE TABLE t (a INTEGER, b TEXT, c INTEGER)")
+        try connection.run("INSERT INTO t (a, b, c) VALUES (?, ?, ?), (?, ?, ?)",
+                           [.integer(1), .text("one"), .null, .integer(2), .null, .integer(20)])
+        // The columns in another order than the table's, one renamed: names, not positions, are read.
+        let rows = try connection.query("SELECT c, b AS name, a FROM t ORDER BY a") { row in
+            (a: try row.int64("a"), name: try row.optionalText("name"), c: try row.optionalInt64("c"),
+             null: try row.isNull("c"), text: try row.text("name"))
         }
-        #expect(EventStoreJSON.parseTimestamp("2024-05-01T18:03:04Z") == Date(timeIntervalSince1970: 1_714_586_584))
-        #expect(EventStoreJSON.parseTimestamp("yesterday") == nil)
+        #expect(rows.map(\.a) == [1, 2])
+        #expect(rows.map(\.name) == ["one", nil])
+        #expect(rows.map(\.c) == [nil, 20])
+        #expect(rows.map(\.null) == [true, false])
+        #expect(rows.map(\.text) == ["one", ""], "NULL text reads as empty")
+
+        let error = #expect(throws: SQLiteError.self) {
+            try connection.query("SELECT a FROM t") { try $0.int64("b") }
+        }
+        #expect(error?.code == .misuse)
+        #expect(error?.message.contains(#"no column named "b""#) == true)
+        #expect(error?.context == "SELECT a FROM t")
     }
 }

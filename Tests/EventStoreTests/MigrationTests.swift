@@ -20,11 +20,11 @@ import Testing
         #expect(applied.allSatisfy { abs($0.appliedAt.timeIntervalSinceNow) < 600 })
 
         let connection = try SQLiteConnection(path: path, readOnly: true)
-        let tables = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.text(0) })
+        let tables = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { try $0.text("name") })
         #expect(tables.isSuperset(of: ["schema_migrations", "sessions", "cameras", "events", "recordings"]))
-        let indexes = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'") { $0.text(0) })
+        let indexes = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'") { try $0.text("name") })
         #expect(indexes.contains("events_by_session"))
-        #expect(try connection.query("PRAGMA journal_mode") { $0.text(0) } == ["wal"])
+        #expect(try connection.query("PRAGMA journal_mode") { try $0.text("journal_mode") } == ["wal"])
     }
 
     @Test func reopeningIsANoOp() throws {
@@ -78,7 +78,7 @@ import Testing
         #expect(try Migrator.migrate(connection, known: [first]) == [1])
 
         #expect(throws: SQLiteError.self) { try Migrator.migrate(connection, known: [first, broken]) }
-        let tables = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.text(0) })
+        let tables = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { try $0.text("name") })
         #expect(tables.contains("a"))
         #expect(!tables.contains("b"), "the failed migration's first statement must be rolled back")
         #expect(try Migrator.appliedMigrations(connection).map(\.version) == [1])
@@ -127,9 +127,9 @@ import Testing
         // Not a byte changed: no studio tables, not even the switch to WAL.
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         let connection = try SQLiteConnection(path: path, readOnly: false)
-        let tables = try connection.query("SELECT name FROM sqlite_master") { $0.text(0) }
+        let tables = try connection.query("SELECT name FROM sqlite_master") { try $0.text("name") }
         #expect(tables == ["customers"])
-        #expect(try connection.query("PRAGMA journal_mode") { $0.text(0) } == ["delete"])
+        #expect(try connection.query("PRAGMA journal_mode") { try $0.text("journal_mode") } == ["delete"])
 
         // The migrator refuses it on its own, too (a second line of defence), and so does the CLI's open.
         let direct = #expect(throws: EventStoreError.self) { try Migrator.migrate(connection) }
@@ -137,7 +137,7 @@ import Testing
             Issue.record("expected notAnEventDatabase, got \(String(describing: direct))")
             return
         }
-        #expect(try connection.query("SELECT name FROM sqlite_master") { $0.text(0) } == ["customers"])
+        #expect(try connection.query("SELECT name FROM sqlite_master") { try $0.text("name") } == ["customers"])
         let readOnly = #expect(throws: EventStoreError.self) { try EventStore.openReadOnly(path: path) }
         guard case .notAnEventDatabase(path)? = readOnly else {
             Issue.record("expected notAnEventDatabase, got \(String(describing: readOnly))")
@@ -199,8 +199,8 @@ import Testing
         #expect(applied.first?.sql == Migration.all[0].sql && applied.first?.appliedAt == Date(unixMilliseconds: 1700000000000))
         // An older binary still finds the checksum it knows for migration 1.
         let connection = try SQLiteConnection(path: path, readOnly: true)
-        #expect(try connection.query("SELECT checksum FROM schema_migrations WHERE version = 1") { $0.text(0) } == [Migrator.landedChecksums[1]!])
-        #expect(try connection.query("SELECT name FROM sqlite_master WHERE name LIKE 'schema_migrations%'") { $0.text(0) } == ["schema_migrations"])
+        #expect(try connection.query("SELECT checksum FROM schema_migrations WHERE version = 1") { try $0.text("checksum") } == [Migrator.landedChecksums[1]!])
+        #expect(try connection.query("SELECT name FROM sqlite_master WHERE name LIKE 'schema_migrations%'") { try $0.text("name") } == ["schema_migrations"])
     }
 
     @Test func aChecksumEraDatabaseWithAnotherChecksumIsRefusedAndLeftAsItWas() throws {

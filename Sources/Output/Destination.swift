@@ -1,0 +1,131 @@
+import StudioCore
+
+/// Where one output's media goes, one connection or file at a time. The output loop (`OutputLoop`)
+/// opens it for the two stream descriptions, writes packets, closes it; what differs between an RTMP
+/// server and a recording file is decided here, never in the loop: the options of the connection, what a
+/// new description mid-stream needs, what happens after a failure, and the events that report it.
+///
+/// Owned by the output thread (`out.NAME`) and used only there.
+protocol Destination: AnyObject {
+    /// The descriptions the open connection or file was opened with; nil while closed.
+    var openFormats: (video: StreamDescription, audio: StreamDescription)? { get }
+    /// The file being written (`OutputStatistics.currentFile`); nil for network destinations.
+    var currentFile: String? { get }
+    /// Bytes handed to the protocol (socket or file) over every connection or file so far.
+    var bytesWritten: Int64 { get }
+    /// How a new description of the open stream's kind mid-stream (encoder fallback) reaches the viewer.
+    var formatChange: FormatChange { get }
+
+    /// Opens the connection or the next file for these descriptions and writes the header. Blocking,
+    /// bounded by the destination's timeouts and by `stop`.
+    func open(video: StreamDescription, audio: StreamDescription) throws
+    /// Writes one packet; `newExtradata` makes the muxer send a fresh sequence header in-band first.
+    /// Returns false when the packet was refused (its dts would go backwards).
+    func write(_ packet: EncodedPacket, newExtradata: [UInt8]?) throws -> Bool
+    /// A video packet was written (recordings push what is buffered to the file here).
+    func wroteVideo(at pts: MediaTime, keyframe: Bool)
+    /// Closes the connection or file (if open); returns the event that reports it, if any.
+    func close(_ reason: CloseReason) -> OutputEvent?
+
+    /// Opening failed with `error` (already redacted). `firstFailure`: no failure since the last good
+    /// connection; `everStarted`: media went out on an earlier connection or file.
+    func openFailed(_ error: String, firstFailure: Bool, everStarted: Bool) -> OpenFailure
+    /// The connection or file got its first keyframe at `pts`; `reconnect` when an earlier one did too.
+    func started(at pts: MediaTime, reconnect: Bool) -> Started
+    /// A write failed with `error` (the destination is closed already); the event to report, if any.
+    func writeFailed(_ error: String, at pts: MediaTime, stopping: Bool) -> OutputEvent?
+}
+
+/// An event a destination reports; the output adds its name and masked URL and emits it.
+struct OutputEvent {
+    var kind: EventKind
+    var programTime: MediaTime?
+    var details: [String: String]
+
+    init(_ kind: EventKind, programTime: MediaTime? = nil, _ details: [String: String] = [:]) {
+        self.kind = kind
+        self.programTime = programTime
+        self.details = details
+    }
+}
+
+/// Why a destination is closed.
+enum CloseReason: String {
+    case stopped
+    case formatChanged = "format changed"
+    case writeFailed = "write failed"
+
+    /// A write failure leaves the connection or file as far as it got; otherwise it is finished properly.
+    var writesTrailer: Bool { self != .writeFailed }
+}
+
+/// What follows a failed open.
+enum OpenFailure {
+    /// Give up: the output fails (and reports `event`).
+    case giveUp(OutputEvent)
+    /// Try again with backoff, reporting `event` first if there is one.
+    case retry(OutputEvent?)
+}
+
+/// What follows a new stream description of an open stream.
+enum FormatChange {
+    /// Same connection or file: a new sequence header goes in-band with the next packet (FLV).
+    case inBand
+    /// The file is finished and a new one opened for the new description (Matroska cannot change its
+    /// codec private data).
+    case reopen
+}
+
+/// How a started connection or file is reported.
+struct Started {
+    var event: OutputEvent
+    /// Counted in `OutputStatistics.reconnectCount`.
+    var isReconnection: Bool
+}
+
+extension OutputDestination {
+    /// The destination that writes there: a network URL is an `RTMPDestination`, anything else a
+    /// `RecordingDestination`.
+    func makeDestination(policy: OutputPolicy, interrupt: InterruptState) -> any Destination {
+        if isNetwork { return RTMPDestination(url: url, policy: policy, interrupt: interrupt) }
+        return RecordingDestination(path: url, format: containerFormat, interrupt: interrupt)
+    }
+}
+
+/// A destination's libavformat muxer while one is open, and the bytes of the ones it closed.
+final class MuxerConnection {
+    private let interrupt: InterruptState
+    private(set) var muxer: Muxer?
+    private var bytesOfClosed: Int64 = 0
+
+    init(interrupt: InterruptState) { self.interrupt = interrupt }
+
+    var formats: (video: StreamDescription, audio: StreamDescription)? { muxer.map { ($0.video, $0.audio) } }
+
+    /// Bytes handed to the protocol over every muxer so far (a closed one as counted when it closed).
+    var bytesWritten: Int64 { bytesOfClosed + (muxer?.bytesWritten ?? 0) }
+
+    /// Opens a muxer; nil timeouts set no per-operation deadline (only `stop` aborts the operation).
+    func open(format: String, url: String, isNetwork: Bool, video: StreamDescription, audio: StreamDescription,
+              connectTimeout: Double?, ioTimeout: Double?) throws {
+        muxer = try Muxer(format: format, url: url, isNetwork: isNetwork, video: video, audio: audio, interrupt: interrupt,
+                          connectTimeout: connectTimeout, ioTimeout: ioTimeout)
+    }
+
+    func write(_ packet: EncodedPacket, newExtradata: [UInt8]?) throws -> Bool {
+        guard let muxer else { return false }
+        return try muxer.write(packet, newExtradata: newExtradata)
+    }
+
+    func flush() { muxer?.flush() }
+
+    /// Closes the muxer, if one is open; returns whether one was.
+    @discardableResult
+    func close(writeTrailer: Bool) -> Bool {
+        guard let muxer else { return false }
+        muxer.close(writeTrailer: writeTrailer)
+        bytesOfClosed += muxer.bytesWritten
+        self.muxer = nil
+        return true
+    }
+}

@@ -1,0 +1,302 @@
+import Foundation
+import StudioCore
+import StudioSystem
+
+/// The output thread's loop; lives on that thread only. It takes items from the output's queue and writes
+/// them to its `Destination`, which decides everything that differs between a server and a file.
+///
+/// Per connection (or file): the destination is opened once both stream descriptions are known; a
+/// keyframe is requested from the encoder; video is dropped until a keyframe comes and audio older than
+/// it is dropped, so the first packet written is always a video keyframe. Timestamps are program time,
+/// continuous across reconnects (FLV: `MediaTime.milliseconds`). After a failure the destination is
+/// opened again with backoff (`OutputPolicy.backoff`), forever until stopped, unless the destination
+/// gives up.
+///
+/// A new video/audio description mid-stream (encoder fallback, generation + 1) either rides in-band
+/// (AV_PKT_DATA_NEW_EXTRADATA on the first packet of the new generation, video from its keyframe) or
+/// reopens the destination, as `Destination.formatChange` says.
+struct OutputLoop {
+    let output: MediaOutput
+    let policy: OutputPolicy
+    let queue: OutputQueue
+    let destination: any Destination
+    /// Name and masked URL, in every event.
+    let details: [String: String]
+
+    /// Latest descriptions seen in the queue.
+    var video: StreamDescription?
+    var audio: StreamDescription?
+    /// Open attempts since the last good connection.
+    var failures = 0
+    /// Some connection or file got its first keyframe.
+    var everConnected = false
+    /// Waiting for the first keyframe of this connection.
+    var awaitingKeyframe = true
+    var keyframeRequestedAt: UInt64 = 0
+    var firstKeyframe: MediaTime?
+    var heldAudio: [EncodedPacket] = []
+    var early: [EncodedPacket] = []
+    /// Extradata to send in-band with the next packet of each kind, after a format change.
+    var pendingVideoExtradata: [UInt8]?
+    var pendingAudioExtradata: [UInt8]?
+    /// Video packets older than this generation are dropped (after a format change).
+    var minimumVideoGeneration = 0
+    var finished = false
+
+    init(output: MediaOutput) {
+        self.output = output
+        policy = output.policy
+        queue = output.queue
+        destination = output.destination.makeDestination(policy: policy, interrupt: output.interrupt)
+        details = ["output": output.destination.name, "url": output.destination.maskedURL]
+    }
+
+    var isOpen: Bool { destination.openFormats != nil }
+
+    var hardDeadlinePassed: Bool {
+        let hard = output.interrupt.hardDeadline.load(ordering: .relaxed)
+        return hard != 0 && MonotonicClock.now() > hard
+    }
+
+    func emit(_ kind: EventKind, programTime: MediaTime? = nil, _ extra: [String: String] = [:]) {
+        output.events.emit(StudioEvent(kind: kind, programTime: programTime, details: details.merging(extra) { $1 }))
+    }
+
+    func emit(_ event: OutputEvent?) {
+        if let event { emit(event.kind, programTime: event.programTime, event.details) }
+    }
+
+    func redact(_ error: any Error) -> String { output.destination.redact(String(describing: error)) }
+
+    mutating func run() {
+        while !finished {
+            if hardDeadlinePassed { break }
+            if !isOpen {
+                guard let video, let audio else {
+                    takeItem(timeout: 0.2)
+                    continue
+                }
+                if output.stopRequested { break }  // never connect just to stop
+                connect(video: video, audio: audio)
+                continue
+            }
+            takeItem(timeout: 0.2)
+        }
+        close(.stopped)
+        output.update { if $0.state != .failed { $0.state = .stopped } }
+    }
+
+    // MARK: connecting
+
+    mutating func connect(video: StreamDescription, audio: StreamDescription) {
+        if failures > 0 {
+            let delay = policy.backoff(attempt: failures)
+            guard output.pause(seconds: delay) else { finished = true; return }
+            output.update { $0.reconnectAttempts += 1 }
+            emit(.outputReconnectAttempt, ["attempt": String(failures), "delay_ms": String(Int(delay * 1000))])
+        }
+        output.update { $0.state = everConnected ? .reconnecting : .connecting }
+        do {
+            try destination.open(video: video, audio: audio)
+        } catch {
+            let text = redact(error)
+            output.update { $0.lastError = text }
+            switch destination.openFailed(text, firstFailure: failures == 0, everStarted: everConnected) {
+            case .giveUp(let event):
+                fail(event)
+            case .retry(let event):
+                emit(event)
+                failures += 1
+            }
+            return
+        }
+        awaitingKeyframe = true
+        firstKeyframe = nil
+        heldAudio.removeAll()
+        pendingVideoExtradata = nil
+        pendingAudioExtradata = nil
+        minimumVideoGeneration = video.generation
+        let file = destination.currentFile
+        output.update { $0.currentFile = file }
+        keyframeRequestedAt = MonotonicClock.now()
+        output.requestKeyframe()
+        let waiting = early
+        early.removeAll()
+        for packet in waiting where isOpen {
+            if packet.kind == .video { writeVideo(packet) } else { writeAudio(packet) }
+        }
+    }
+
+    // MARK: streaming
+
+    mutating func takeItem(timeout: Double) {
+        switch queue.pop(timeoutSeconds: timeout) {
+        case .timedOut:
+            if isOpen, awaitingKeyframe {
+                if output.stopRequested { finished = true; return }
+                if MonotonicClock.now() - keyframeRequestedAt > UInt64(policy.keyframeRequestIntervalSeconds * 1e9) {
+                    keyframeRequestedAt = MonotonicClock.now()
+                    output.requestKeyframe()
+                }
+            }
+        case .endOfStream:
+            finished = true
+        case .item(.endOfStream):
+            finished = true
+        case .item(.format(let description)):
+            accept(description)
+        case .item(.packet(let packet)):
+            guard isOpen else {
+                holdUntilConnected(packet)
+                return
+            }
+            if packet.kind == .video { writeVideo(packet) } else { writeAudio(packet) }
+        }
+    }
+
+    /// Packets that arrive before both descriptions are known (one encoder announced itself later than
+    /// the other) wait here, bounded like the queue, and go out once the destination is open.
+    mutating func holdUntilConnected(_ packet: EncodedPacket) {
+        early.append(packet)
+        let limit = Int64(policy.queueLimits.maxAudioSeconds * 1e6)
+        while let first = early.first, packet.dts.microseconds - first.dts.microseconds > limit {
+            early.removeFirst()
+            queue.countDrop(video: first.kind == .video ? 1 : 0, audio: first.kind == .audio ? 1 : 0)
+        }
+    }
+
+    mutating func accept(_ description: StreamDescription) {
+        let current = description.kind == .video ? destination.openFormats?.video : destination.openFormats?.audio
+        if description.kind == .video { video = description } else { audio = description }
+        guard let current else { return }
+        if description.kind == .video { minimumVideoGeneration = max(minimumVideoGeneration, description.generation) }
+        guard current.extradata != description.extradata || current.width != description.width
+                || current.height != description.height || current.sampleRate != description.sampleRate
+                || current.channels != description.channels else { return }
+        switch destination.formatChange {
+        case .inBand:
+            if description.kind == .video {
+                pendingVideoExtradata = description.extradata
+                awaitingKeyframe = true
+                output.requestKeyframe()
+            } else {
+                pendingAudioExtradata = description.extradata
+            }
+        case .reopen:
+            close(.formatChanged)
+        }
+    }
+
+    mutating func writeVideo(_ packet: EncodedPacket) {
+        if awaitingKeyframe {
+            guard packet.isKeyframe, packet.generation >= minimumVideoGeneration else {
+                queue.countDrop(video: 1)
+                return
+            }
+            let extradata = pendingVideoExtradata
+            guard write(packet, extradata: extradata) else { return }
+            pendingVideoExtradata = nil
+            awaitingKeyframe = false
+            if firstKeyframe == nil { connectionStarted(at: packet.pts) }
+            // Audio that waited for this keyframe: older than it is dropped, the rest goes out.
+            let held = heldAudio
+            heldAudio.removeAll()
+            for audioPacket in held { writeAudio(audioPacket) }
+        } else {
+            guard packet.generation >= minimumVideoGeneration else { queue.countDrop(video: 1); return }
+            guard write(packet, extradata: nil) else { return }
+        }
+        destination.wroteVideo(at: packet.pts, keyframe: packet.isKeyframe)
+    }
+
+    mutating func writeAudio(_ packet: EncodedPacket) {
+        if firstKeyframe == nil {
+            // Hold audio until the connection's first keyframe (bounded by the audio queue limit).
+            heldAudio.append(packet)
+            let limit = Int64(policy.queueLimits.maxAudioSeconds * 1e6)
+            while let first = heldAudio.first, packet.dts.microseconds - first.dts.microseconds > limit {
+                heldAudio.removeFirst()
+                queue.countDrop(audio: 1)
+            }
+            return
+        }
+        guard let firstKeyframe, packet.pts >= firstKeyframe else {
+            queue.countDrop(audio: 1)
+            return
+        }
+        let extradata = pendingAudioExtradata
+        if write(packet, extradata: extradata) { pendingAudioExtradata = nil }
+    }
+
+    /// Writes one packet; on failure closes the destination and schedules the next open, or finishes
+    /// when stopping.
+    mutating func write(_ packet: EncodedPacket, extradata: [UInt8]?) -> Bool {
+        guard isOpen else { return false }
+        do {
+            guard try destination.write(packet, newExtradata: extradata) else {
+                queue.countDrop(video: packet.kind == .video ? 1 : 0, audio: packet.kind == .audio ? 1 : 0)
+                return false
+            }
+            let bytes = destination.bytesWritten
+            output.update {
+                $0.packetsSent += 1
+                $0.bytesSent = bytes
+                $0.lastProgramMilliseconds = packet.pts.milliseconds
+            }
+            return true
+        } catch {
+            let text = redact(error)
+            queue.countDrop(video: packet.kind == .video ? 1 : 0, audio: packet.kind == .audio ? 1 : 0)
+            output.update { $0.lastError = text }
+            close(.writeFailed)
+            let stopping = output.stopRequested
+            emit(destination.writeFailed(text, at: packet.pts, stopping: stopping))
+            if stopping {
+                finished = true
+                return false
+            }
+            output.update {
+                $0.state = .reconnecting
+                $0.connectedSince = nil
+            }
+            failures = 1
+            return false
+        }
+    }
+
+    mutating func connectionStarted(at pts: MediaTime) {
+        firstKeyframe = pts
+        let started = destination.started(at: pts, reconnect: everConnected)
+        everConnected = true
+        failures = 0
+        let now = Date()
+        output.update {
+            $0.state = .connected
+            $0.connectedSince = now
+            $0.firstProgramMillisecondsOfConnection = pts.milliseconds
+            if started.isReconnection { $0.reconnectCount += 1 }
+        }
+        emit(started.event)
+    }
+
+    mutating func close(_ reason: CloseReason) {
+        guard isOpen else { return }
+        let event = destination.close(reason)
+        let total = destination.bytesWritten  // as counted when the connection closed
+        output.update { $0.bytesSent = total }
+        emit(event)
+        firstKeyframe = nil
+    }
+
+    /// The destination gave up: the output fails and drops what is queued.
+    mutating func fail(_ event: OutputEvent) {
+        emit(event)
+        output.update {
+            $0.state = .failed
+            $0.connectedSince = nil
+        }
+        queue.close()
+        queue.discardPackets()
+        finished = true
+    }
+}

@@ -1,0 +1,56 @@
+import StudioCore
+
+/// A network URL (RTMP: FLV over libavformat's protocol). Every connect, read and write has a deadline
+/// (`OutputPolicy.connectTimeoutSeconds`, `ioTimeoutSeconds`: `rw_timeout` plus the interrupt callback);
+/// after a failure the output reconnects to the same URL with backoff, forever until stopped, and the
+/// first connection is `output_connected`, later ones `output_reconnected`. A new description mid-stream
+/// (encoder fallback, generation + 1) goes out as a new sequence header in-band, on the same connection.
+final class RTMPDestination: Destination {
+    private let url: String
+    private let policy: OutputPolicy
+    private let connection: MuxerConnection
+
+    init(url: String, policy: OutputPolicy, interrupt: InterruptState) {
+        self.url = url
+        self.policy = policy
+        connection = MuxerConnection(interrupt: interrupt)
+    }
+
+    var openFormats: (video: StreamDescription, audio: StreamDescription)? { connection.formats }
+    var currentFile: String? { nil }
+    var bytesWritten: Int64 { connection.bytesWritten }
+    var formatChange: FormatChange { .inBand }
+
+    func open(video: StreamDescription, audio: StreamDescription) throws {
+        try connection.open(format: "flv", url: url, isNetwork: true, video: video, audio: audio,
+                            connectTimeout: policy.connectTimeoutSeconds, ioTimeout: policy.ioTimeoutSeconds)
+    }
+
+    func write(_ packet: EncodedPacket, newExtradata: [UInt8]?) throws -> Bool {
+        try connection.write(packet, newExtradata: newExtradata)
+    }
+
+    /// The muxer sends every packet at once (`flush_packets`): nothing to push.
+    func wroteVideo(at pts: MediaTime, keyframe: Bool) {}
+
+    func close(_ reason: CloseReason) -> OutputEvent? {
+        connection.close(writeTrailer: reason.writesTrailer)
+        return nil
+    }
+
+    /// Retries forever; only a server never reached is reported (once), later attempts are only counted.
+    func openFailed(_ error: String, firstFailure: Bool, everStarted: Bool) -> OpenFailure {
+        .retry(firstFailure && !everStarted ? OutputEvent(.error, ["during": "connect", "error": error]) : nil)
+    }
+
+    func started(at pts: MediaTime, reconnect: Bool) -> Started {
+        Started(event: OutputEvent(reconnect ? .outputReconnected : .outputConnected, programTime: pts,
+                                   ["first_program_ms": String(pts.milliseconds)]),
+                isReconnection: reconnect)
+    }
+
+    /// A connection lost while stopping is not reported: it is ending anyway.
+    func writeFailed(_ error: String, at pts: MediaTime, stopping: Bool) -> OutputEvent? {
+        stopping ? nil : OutputEvent(.outputDisconnected, programTime: pts, ["error": error])
+    }
+}

@@ -1,0 +1,353 @@
+import Foundation
+import StudioCore
+import Control
+
+// The `result` of each control command, one Codable type per shape. The server encodes them with
+// `ControlCoding.encoder`; the CLI decodes them (`studio status` prints a `StatusReply`). Keys are
+// declared in each `CodingKeys`; `@Nullable` values are `null` when absent, plain optionals are left out.
+// docs/control-protocol.md describes the same shapes.
+
+public struct PingReply: Codable, Sendable {
+    public var pong = true
+}
+
+public struct SwitchReply: Codable, Sendable {
+    public var camera: String
+    @Nullable public var previous: String?
+    /// The pts of the first program frame of the new camera.
+    public var programMilliseconds: Int64
+    public var frame: Int
+
+    enum CodingKeys: String, CodingKey {
+        case camera, previous, frame
+        case programMilliseconds = "program_ms"
+    }
+}
+
+// MARK: cameras
+
+public struct CamerasReply: Codable, Sendable {
+    public var cameras: [CameraView]
+}
+
+public struct CameraView: Codable, Sendable {
+    public var name: String
+    public var backend: String
+    public var identity: String
+    public var displayName: String
+    /// `lost` while its device is gone or silent.
+    public var state: String
+    /// What it delivers, once it has.
+    @Nullable public var format: FormatView?
+    public var onProgram: Bool
+    /// `removed` or `silent` while lost.
+    @Nullable public var lostReason: String?
+    public var frames: Int
+    public var framesDropped: Int
+    public var framesCorrupt: Int
+    public var offeredModes: [OfferedModeView]
+
+    public struct FormatView: Codable, Sendable {
+        public var pixelFormat: String
+        public var width: Int
+        public var height: Int
+        public var fps: Double
+
+        enum CodingKeys: String, CodingKey {
+            case width, height, fps
+            case pixelFormat = "pixel_format"
+        }
+    }
+
+    public struct OfferedModeView: Codable, Sendable {
+        /// A fourcc or the backend's name of the format.
+        public var format: String
+        public var width: Int
+        public var height: Int
+        public var fps: [Double]
+        /// `[min, max]`, only for a continuous range.
+        public var fpsRange: [Double]?
+
+        enum CodingKeys: String, CodingKey {
+            case format, width, height, fps
+            case fpsRange = "fps_range"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, backend, identity, state, format, frames
+        case displayName = "display_name"
+        case onProgram = "on_program"
+        case lostReason = "lost_reason"
+        case framesDropped = "frames_dropped"
+        case framesCorrupt = "frames_corrupt"
+        case offeredModes = "offered_modes"
+    }
+}
+
+// MARK: status
+
+public struct StatusReply: Codable, Sendable {
+    public var session: Int64
+    public var startedAt: Date
+    public var uptimeSeconds: Double
+    public var program: ProgramView
+    public var encoder: EncoderView
+    public var outputs: [OutputView]
+    public var iso: [IsoView]
+    /// How many cameras the session has seen, and how many of them are lost.
+    public var cameras: Int
+    public var camerasLost: Int
+    public var audioInput: AudioInputView
+    public var database: String
+
+    public struct ProgramView: Codable, Sendable {
+        @Nullable public var source: String?
+        @Nullable public var slate: String?
+        public var format: String
+        public var fps: Double
+        public var frames: Int
+        public var slateFrames: Int
+        public var lateTicks: Int
+        public var programMilliseconds: Int64
+
+        enum CodingKeys: String, CodingKey {
+            case source, slate, format, fps, frames
+            case slateFrames = "slate_frames"
+            case lateTicks = "late_ticks"
+            case programMilliseconds = "program_ms"
+        }
+    }
+
+    public struct EncoderView: Codable, Sendable {
+        /// libx264 or h264_vaapi.
+        public var video: String
+        /// +1 at each mid-show fallback.
+        public var generation: Int
+        /// auto, vaapi or x264.
+        public var choice: String
+        /// Why auto did not use the GPU.
+        @Nullable public var fallbackReason: String?
+        public var preset: String
+        public var bitrate: Int
+        public var framesEncoded: Int
+        public var framesDropped: Int
+        public var encodeErrors: Int
+        public var audio: String
+
+        enum CodingKeys: String, CodingKey {
+            case video, generation, choice, preset, bitrate, audio
+            case fallbackReason = "fallback_reason"
+            case framesEncoded = "frames_encoded"
+            case framesDropped = "frames_dropped"
+            case encodeErrors = "encode_errors"
+        }
+    }
+
+    public struct OutputView: Codable, Sendable {
+        public var name: String
+        /// The URL with its stream key masked.
+        public var url: String
+        public var state: String
+        public var bytesSent: Int
+        public var packetsSent: Int
+        public var droppedVideo: Int
+        public var droppedAudio: Int
+        public var reconnects: Int
+        @Nullable public var lastError: String?
+
+        enum CodingKeys: String, CodingKey {
+            case name, url, state, reconnects
+            case bytesSent = "bytes_sent"
+            case packetsSent = "packets_sent"
+            case droppedVideo = "dropped_video"
+            case droppedAudio = "dropped_audio"
+            case lastError = "last_error"
+        }
+    }
+
+    public struct IsoView: Codable, Sendable {
+        public var camera: String
+        public var path: String
+        public var encoder: String
+        /// Why not the encoder asked for (auto without a GPU, or a mid-show fallback).
+        @Nullable public var fallbackReason: String?
+        public var generation: Int
+        public var preset: String
+        /// `WIDTHxHEIGHT` once known.
+        @Nullable public var size: String?
+        public var framesEncoded: Int
+        public var framesSkipped: Int
+        public var framesUnusable: Int
+        public var encodeErrors: Int
+        public var state: String
+        public var bytesWritten: Int
+
+        enum CodingKeys: String, CodingKey {
+            case camera, path, encoder, generation, preset, size, state
+            case fallbackReason = "fallback_reason"
+            case framesEncoded = "frames_encoded"
+            case framesSkipped = "frames_skipped"
+            case framesUnusable = "frames_unusable"
+            case encodeErrors = "encode_errors"
+            case bytesWritten = "bytes_written"
+        }
+    }
+
+    /// Where the program audio comes from; a PipeWire microphone adds which node it has and how it is
+    /// doing (the other members are left out for other sources).
+    public struct AudioInputView: Codable, Sendable {
+        /// `tone`, `silence`, `pipewire` or `pipewire:NODE`.
+        public var source: String
+        /// The node captured (null while none).
+        public var node: Nullable<String>?
+        /// The default microphone: what the daemon's default.audio.source names (only when following it).
+        public var defaultNode: Nullable<String>?
+        public var state: String?
+        public var connections: Int?
+        public var capturedSeconds: Double?
+        /// Program audio filled with silence while the microphone was missing.
+        public var silenceSeconds: Double?
+        public var discardedSamples: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case source, node, state, connections
+            case defaultNode = "default_node"
+            case capturedSeconds = "captured_s"
+            case silenceSeconds = "silence_s"
+            case discardedSamples = "discarded_samples"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case session, program, encoder, outputs, iso, cameras, database
+        case startedAt = "started_at"
+        case uptimeSeconds = "uptime_s"
+        case camerasLost = "cameras_lost"
+        case audioInput = "audio_input"
+    }
+}
+
+// MARK: sessions, log, recordings
+
+public struct SessionView: Codable, Sendable {
+    public var id: Int64
+    public var startedAt: Date
+    @Nullable public var endedAt: Date?
+    @Nullable public var endReason: String?
+    public var switchCount: Int
+    public var eventCount: Int
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case startedAt = "started_at"
+        case endedAt = "ended_at"
+        case endReason = "end_reason"
+        case switchCount = "switch_count"
+        case eventCount = "event_count"
+    }
+}
+
+/// `sessions`: newest first.
+public struct SessionsReply: Codable, Sendable {
+    public var sessions: [SessionView]
+}
+
+/// `log`: a session and its events, oldest first.
+public struct LogReply: Codable, Sendable {
+    public var session: SessionView
+    public var events: [EventView]
+}
+
+/// `recordings`: a session's files, the program's first, then the ISO feeds by camera.
+public struct RecordingsReply: Codable, Sendable {
+    public var session: SessionView
+    public var recordings: [RecordingView]
+}
+
+public struct RecordingView: Codable, Sendable {
+    public var id: Int64
+    /// `program` or the camera's name.
+    public var camera: String
+    /// `program` or `iso`.
+    public var kind: String
+    public var path: String
+    public var startedAt: Date
+    /// Null while recording, or when the server was killed.
+    @Nullable public var endedAt: Date?
+    /// Size on disk; null when the file is gone.
+    @Nullable public var bytes: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case id, camera, kind, path, bytes
+        case startedAt = "started_at"
+        case endedAt = "ended_at"
+    }
+}
+
+// MARK: camera, controls, control
+
+/// `camera`: what the device granted (`requested` only when a size or rate was asked for).
+public struct CameraModeReply: Codable, Sendable {
+    public var camera: String
+    public var requested: String?
+    @Nullable public var granted: GrantedMode?
+
+    public struct GrantedMode: Codable, Sendable {
+        public var pixelFormat: String
+        public var width: Int
+        public var height: Int
+        public var fps: Double
+        /// Exact, e.g. `25/2`.
+        public var fpsText: String
+
+        enum CodingKeys: String, CodingKey {
+            case width, height, fps
+            case pixelFormat = "pixel_format"
+            case fpsText = "fps_text"
+        }
+    }
+}
+
+public struct ControlsReply: Codable, Sendable {
+    public var camera: String
+    public var controls: [CameraControlView]
+}
+
+/// `control`: the control read back after setting it.
+public struct ControlSetReply: Codable, Sendable {
+    public var camera: String
+    public var control: CameraControlView
+}
+
+public struct CameraControlView: Codable, Sendable {
+    /// The name to set it by (`brightness`).
+    public var name: String
+    /// The device's own name.
+    public var label: String
+    public var type: String
+    public var min: Double
+    public var max: Double
+    public var step: Double
+    public var `default`: Double
+    /// Null for buttons, write-only and string controls.
+    @Nullable public var value: Double?
+    @Nullable public var valueText: String?
+    /// Menus only (left out otherwise); indices may have holes.
+    public var menu: [MenuItem]?
+    public var readOnly: Bool
+    public var inactive: Bool
+    /// One line for people.
+    public var summary: String
+
+    public struct MenuItem: Codable, Sendable {
+        public var index: Double
+        public var name: String
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, label, type, min, max, step, `default`, value, menu, inactive, summary
+        case valueText = "value_text"
+        case readOnly = "read_only"
+    }
+}
