@@ -31,16 +31,21 @@ let package = Package(
         // V4L2 ioctl numbers and pixel-format codes (function-like macros Swift cannot import), ioctl itself.
         .target(name: "CV4L2"),
 
+        // Between CFFmpeg and the stages: the one FFmpeg error type and its `check`, the one owner of codec
+        // contexts (CodecSession), libswscale conversion into VideoFrames, FFmpeg logging, and the C side
+        // (AVPixelFormat) of StudioCore's pixel-format table.
+        .target(name: "MediaSupport", dependencies: ["StudioCore", "CFFmpeg"]),
+
         // Bitmap font, fills and text on I420/NV12 frames: test-pattern pictures (Capture) and slates (Switcher).
         .target(name: "FrameDrawing", dependencies: ["StudioCore"]),
 
         // The pipeline stages (adapters). They depend inward only, never on each other.
-        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CV4L2", "CFFmpeg", "CPipeWire"]),
+        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CV4L2", "CFFmpeg", "CPipeWire", "MediaSupport"]),
         // Test and benchmark helper: a PipeWire Video/Source publishing a test-pattern camera's pictures.
         .executableTarget(name: "pw-virtual-camera", dependencies: ["Capture", "CPipeWire", "TestSupport", "StudioCore", "StudioSystem"]),
-        .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CFFmpeg"]),
-        .target(name: "Encoding", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "CVA"]),
-        .target(name: "Output", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg"]),
+        .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "MediaSupport"]),
+        .target(name: "Encoding", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "CVA", "MediaSupport"]),
+        .target(name: "Output", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "MediaSupport"]),
 
         // Beside the pipeline.
         .target(name: "EventStore", dependencies: ["StudioCore", "StudioSystem", "CSQLite"], plugins: ["EmbedMigrations"]),
@@ -55,7 +60,7 @@ let package = Package(
         // Wiring and the executable.
         .target(name: "StudioServer", dependencies: [
             "StudioCore", "StudioSystem", "Capture", "Switcher", "Encoding", "Output",
-            "EventStore", "Control", "StudioConfig",
+            "EventStore", "Control", "StudioConfig", "MediaSupport",
         ]),
         // The command line: each command's options declared once (parsing, help, the overview), and the
         // `studio serve` flags with the config keys whose values they take.
@@ -66,17 +71,18 @@ let package = Package(
         .executableTarget(name: "pattern-y4m", dependencies: ["Capture", "StudioCore"], path: "Benchmarks/pattern-y4m"),
 
         // Helpers for tests only: a private nginx-rtmp, child processes, ffprobe.
-        .target(name: "TestSupport", dependencies: ["StudioSystem", "StudioCore", "CFFmpeg"]),
+        .target(name: "TestSupport", dependencies: ["StudioSystem", "StudioCore", "CFFmpeg", "MediaSupport"]),
 
         .testTarget(name: "StudioCoreTests", dependencies: ["StudioCore"]),
         .testTarget(name: "StudioSystemTests", dependencies: ["StudioSystem"]),
-        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "MediaSupportTests", dependencies: ["MediaSupport", "StudioCore", "CFFmpeg"]),
+        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "FrameDrawing", "StudioCore", "StudioSystem", "CV4L2", "CPipeWire"]),
         // Switcher tests drive the switcher with real test-pattern cameras (Capture); the modules themselves never meet.
         // V4L2 against the kernel's vivid driver: runs inside the VM (scripts/vm/run.sh), skipped on a host without vivid.
         .testTarget(name: "V4L2Tests", dependencies: ["TestSupport", "Capture", "CV4L2", "StudioCore", "StudioSystem"]),
         .testTarget(name: "SwitcherTests", dependencies: ["Switcher", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
-        .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
-        .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "StudioCore", "StudioSystem", "CFFmpeg"]),
+        .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
+        .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore", "StudioSystem"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore"]),

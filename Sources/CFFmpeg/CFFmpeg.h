@@ -23,7 +23,7 @@ static inline int64_t cff_nopts_value(void) { return AV_NOPTS_VALUE; }
 
 // av_log_set_callback wants a callback taking a va_list, which Swift cannot implement. This one formats
 // the line (av_log_format_line2) and hands it to `studio_ffmpeg_log_line`, a plain C-callable function
-// that the Encoding module implements in Swift (@_cdecl) and that only enqueues the text: libav* then
+// that the MediaSupport module implements in Swift (@_cdecl) and that only enqueues the text: libav* then
 // never writes to stderr itself from a media thread.
 void studio_ffmpeg_log_line(int level, const char *line);
 static inline void cff_log_forward(void *context, int level, const char *format, va_list arguments) {

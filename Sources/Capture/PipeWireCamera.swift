@@ -390,24 +390,12 @@ struct CompressedFrame {
 /// Copies one PipeWire buffer (planes in one data block or one block per plane) into a frame laid out
 /// the pipeline's way.
 enum PipeWireFrameCopy {
-    /// Bytes of picture per row of each plane.
-    static func rowBytes(_ format: PixelFormat, width: Int) -> [Int] {
-        let chroma = (width + 1) / 2
-        switch format {
-        case .i420: return [width, chroma, chroma]
-        case .nv12: return [width, chroma * 2]
-        case .yuyv, .uyvy: return [chroma * 4]
-        case .rgb24, .bgr24: return [width * 3]
-        case .bgra, .rgba: return [width * 4]
-        }
-    }
-
     /// False when the buffer is flagged corrupt or too small for the negotiated format.
     static func copy(datas: UnsafeMutablePointer<spa_data>, count: Int, into frame: VideoFrame) -> Bool {
         let first = datas[0]
         guard let firstBase = first.data, let firstChunk = first.chunk?.pointee,
               firstChunk.flags & Int32(SPA_CHUNK_FLAG_CORRUPTED) == 0 else { return false }
-        let rows = rowBytes(frame.format, width: frame.width)
+        let rows = frame.format.rowBytes(width: frame.width)
         var sources: [(base: UnsafeRawPointer, stride: Int, limit: Int)] = []
         if count >= frame.planes.count {
             for index in 0..<frame.planes.count {
@@ -418,21 +406,13 @@ enum PipeWireFrameCopy {
                 sources.append((UnsafeRawPointer(base) + offset, stride, Int(data.maxsize) - offset))
             }
         } else {
+            // All planes in one block, laid out as the table says for the first plane's stride.
             let offset = Int(firstChunk.offset % max(first.maxsize, 1))
             let base = UnsafeRawPointer(firstBase) + offset
             let limit = Int(first.maxsize) - offset
             let stride = firstChunk.stride > 0 ? Int(firstChunk.stride) : rows[0]
-            let lumaBytes = stride * frame.height
-            let chromaRows = (frame.height + 1) / 2
-            switch frame.format {
-            case .i420:
-                let chromaStride = stride / 2
-                sources = [(base, stride, limit), (base + lumaBytes, chromaStride, limit - lumaBytes),
-                           (base + lumaBytes + chromaStride * chromaRows, chromaStride, limit - lumaBytes - chromaStride * chromaRows)]
-            case .nv12:
-                sources = [(base, stride, limit), (base + lumaBytes, stride, limit - lumaBytes)]
-            default:
-                sources = [(base, stride, limit)]
+            sources = frame.format.planeLayouts(height: frame.height, contiguousWithStride: stride).map {
+                (base + $0.offset, $0.stride, limit - $0.offset)
             }
         }
         for (index, plane) in frame.planes.enumerated() {

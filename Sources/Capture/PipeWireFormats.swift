@@ -61,37 +61,25 @@ public struct PipeWireVideoOffer: Sendable, Hashable {
     }
 }
 
-/// Mapping between SPA video formats and the pipeline's pixel formats, reading offers from pods, and
-/// choosing what to ask a source for.
+/// Mapping between SPA video formats and the pipeline's pixel formats (the SPA columns of
+/// `PixelFormat.table`), reading offers from pods, and choosing what to ask a source for.
 public enum PipeWireVideoFormats {
-    static let table: [(spa: spa_video_format, pixel: PixelFormat, name: String)] = [
-        (SPA_VIDEO_FORMAT_NV12, .nv12, "NV12"),
-        (SPA_VIDEO_FORMAT_I420, .i420, "I420"),
-        (SPA_VIDEO_FORMAT_YUY2, .yuyv, "YUY2"),
-        (SPA_VIDEO_FORMAT_UYVY, .uyvy, "UYVY"),
-        (SPA_VIDEO_FORMAT_RGB, .rgb24, "RGB"),
-        (SPA_VIDEO_FORMAT_BGR, .bgr24, "BGR"),
-        (SPA_VIDEO_FORMAT_BGRx, .bgra, "BGRx"),
-        (SPA_VIDEO_FORMAT_BGRA, .bgra, "BGRA"),
-        (SPA_VIDEO_FORMAT_RGBx, .rgba, "RGBx"),
-        (SPA_VIDEO_FORMAT_RGBA, .rgba, "RGBA"),
-    ]
-
-    /// Preference among pixel formats the switcher takes: 4:2:0 first (what the program runs in), then
-    /// packed 4:2:2, then RGB.
-    public static let preference: [PixelFormat] = [.nv12, .i420, .yuyv, .uyvy, .bgra, .rgba, .rgb24, .bgr24]
-
-    public static func pixelFormat(spaFormat: UInt32) -> PixelFormat? {
-        table.first { $0.spa.rawValue == spaFormat }?.pixel
+    /// Every SPA format of the pixel-format table with the pipeline format it delivers, in table order.
+    static let table: [(spa: UInt32, pixel: PixelFormat, name: String)] = PixelFormat.table.flatMap { row in
+        row.pipeWire.map { ($0.spaID, row.format, $0.name) }
     }
 
-    /// The SPA format to ask for to receive `pixelFormat` (BGRx for bgra: what cameras send).
+    public static func pixelFormat(spaFormat: UInt32) -> PixelFormat? {
+        table.first { $0.spa == spaFormat }?.pixel
+    }
+
+    /// The SPA format to ask for to receive `pixelFormat` (the row's first: BGRx for bgra, what cameras send).
     public static func spaFormat(for pixelFormat: PixelFormat) -> UInt32 {
-        table.first { $0.pixel == pixelFormat }!.spa.rawValue
+        pixelFormat.row.pipeWire[0].spaID
     }
 
     public static func name(spaFormat: UInt32) -> String {
-        table.first { $0.spa.rawValue == spaFormat }?.name ?? "format-\(spaFormat)"
+        table.first { $0.spa == spaFormat }?.name ?? "format-\(spaFormat)"
     }
 
     /// Reads a video EnumFormat (or Format) pod. Raw formats give one offer per listed pixel format;
@@ -158,62 +146,44 @@ public enum PipeWireVideoFormats {
         }
     }
 
-    /// What to ask a source for, given what it offers and what the program wants: among the raw offers
-    /// the pipeline takes, the size closest to `wanted` (by area ratio, a larger size beating an equally
-    /// far smaller one), then the rate closest to it, then the preferred pixel format (NV12, I420, YUY2,
-    /// UYVY, RGB variants). Only when no raw offer fits, the MJPEG offer chosen the same way (decoded to
-    /// I420 by the camera, so the format says `i420`). Nil when nothing offered is usable (H.264 only).
+    /// What to ask a source for, given what it offers and what the program wants, by the one camera-mode
+    /// policy (`ModeRanking`, shared with V4L2 cameras): raw offers of the table's formats and MJPEG
+    /// offers (decoded to I420 by the camera, so the format says `i420`). Within a size range the wanted
+    /// size itself (clamped, even) is considered. Nil when nothing offered is usable (H.264 only).
     public static func choose(from offers: [PipeWireVideoOffer], wanted: CameraFormat) -> CameraFormat? {
         select(from: offers, wanted: wanted)?.format
     }
 
     /// `choose`, plus what goes on the wire (BGRx and BGRA both become `bgra`; MJPEG is decoded to I420).
     public static func select(from offers: [PipeWireVideoOffer], wanted: CameraFormat) -> PipeWireVideoChoice? {
-        if let raw = selectRaw(from: offers, wanted: wanted) { return raw }
-        // MJPEG offers scored as if they were I420 (what the decoder makes of them).
-        let mjpeg = offers.filter(\.isMJPEG).map {
-            PipeWireVideoOffer(spaFormat: spaFormat(for: .i420), name: $0.name, sizes: $0.sizes, rates: $0.rates)
-        }
-        guard let chosen = selectRaw(from: mjpeg, wanted: wanted) else { return nil }
-        return PipeWireVideoChoice(format: chosen.format, spaFormat: 0, isMJPEG: true)
-    }
-
-    private static func selectRaw(from offers: [PipeWireVideoOffer], wanted: CameraFormat) -> PipeWireVideoChoice? {
-        let wantedArea = Double(max(1, wanted.width * wanted.height))
-        var best: (score: (Double, Double, Int), format: CameraFormat, spa: UInt32)?
+        var modes: [OfferedMode<UInt32>] = []
         for offer in offers {
-            guard let pixel = offer.pixelFormat, let rank = preference.firstIndex(of: pixel) else { continue }
+            guard let published = offer.isMJPEG ? .i420 : offer.pixelFormat else { continue }
+            let rates: OfferedRates
+            switch offer.rates {
+            case .list(let list):
+                guard list.contains(where: { $0.numerator > 0 }) else { continue }
+                rates = .list(list)
+            case let .range(_, min, max):
+                rates = .range(min: min, max: max)
+            }
             let sizes: [PipeWireVideoOffer.Size]
             switch offer.sizes {
             case .list(let list): sizes = list
             case let .range(_, min, max):
-                // Within a range, the wanted size itself (clamped, even).
                 let width = Swift.min(Swift.max(wanted.width, min.width), max.width) & ~1
                 let height = Swift.min(Swift.max(wanted.height, min.height), max.height) & ~1
                 sizes = [PipeWireVideoOffer.Size(width: width, height: height)]
             }
-            let rate: Rational
-            switch offer.rates {
-            case .list(let list):
-                guard let closest = list.filter({ $0.numerator > 0 }).min(by: {
-                    abs($0.doubleValue - wanted.frameRate.doubleValue) < abs($1.doubleValue - wanted.frameRate.doubleValue)
-                }) else { continue }
-                rate = closest
-            case let .range(_, min, max):
-                let target = wanted.frameRate.doubleValue
-                rate = target < min.doubleValue ? min : target > max.doubleValue ? max : wanted.frameRate
-            }
-            for size in sizes where size.width > 0 && size.height > 0 {
-                let ratio = Double(size.width * size.height) / wantedArea
-                // Smaller than wanted costs a little more than larger by the same factor.
-                let sizeScore = ratio >= 1 ? log2(ratio) : -log2(ratio) * 1.01
-                let rateScore = abs(rate.doubleValue - wanted.frameRate.doubleValue)
-                let score = (sizeScore, rateScore, rank)
-                let format = CameraFormat(pixelFormat: pixel, width: size.width, height: size.height, frameRate: rate)
-                if best == nil || score < best!.score { best = (score, format, offer.spaFormat) }
+            modes += sizes.map {
+                OfferedMode(wire: offer.spaFormat, published: published, isCompressed: offer.isMJPEG,
+                            width: $0.width, height: $0.height, rates: rates)
             }
         }
-        return best.map { PipeWireVideoChoice(format: $0.format, spaFormat: $0.spa, isMJPEG: false) }
+        guard let best = ModeRanking.ranked(modes, width: wanted.width, height: wanted.height, frameRate: wanted.frameRate).first,
+              let rate = best.frameRate else { return nil }
+        let format = CameraFormat(pixelFormat: best.mode.published, width: best.mode.width, height: best.mode.height, frameRate: rate)
+        return PipeWireVideoChoice(format: format, spaFormat: best.mode.isCompressed ? 0 : best.mode.wire, isMJPEG: best.mode.isCompressed)
     }
 }
 
@@ -229,6 +199,3 @@ public struct PipeWireVideoChoice: Sendable, Hashable {
     public var wireName: String { isMJPEG ? "MJPG" : PipeWireVideoFormats.name(spaFormat: spaFormat) }
 }
 
-#if canImport(Glibc)
-import Glibc
-#endif

@@ -447,7 +447,7 @@ final class V4L2Stream {
         if let rate = choice.frameRate { granted.frameRate = try device.setFrameRate(rate) ?? granted.frameRate }
         format = granted
         published = granted.fourcc.publishedFormat ?? .yuyv
-        let needed = Self.planes(of: published, rows: granted.height, bytesPerLine: granted.bytesPerLine).map { $0.offset + $0.byteCount }.max() ?? 0
+        let needed = published.planeLayouts(height: granted.height, contiguousWithStride: granted.bytesPerLine).map { $0.offset + $0.byteCount }.max() ?? 0
         pool = FramePool(capacity: max(granted.imageSize, needed, 1), limit: 4)
         let count = try device.requestBuffers(bufferCount)
         guard count > 0 else { throw CaptureError(camera: nil, message: "the device gave no capture buffers") }
@@ -492,21 +492,7 @@ final class V4L2Stream {
 
     /// The planes of a raw frame as the driver lays them out (rows `bytesPerLine` apart, chroma after luma).
     var planes: [PlaneLayout] {
-        Self.planes(of: published, rows: format.height, bytesPerLine: format.bytesPerLine)
-    }
-
-    static func planes(of published: PixelFormat, rows: Int, bytesPerLine stride: Int) -> [PlaneLayout] {
-        let chromaRows = (rows + 1) / 2
-        switch published {
-        case .i420:
-            return [PlaneLayout(offset: 0, stride: stride, rows: rows),
-                    PlaneLayout(offset: stride * rows, stride: stride / 2, rows: chromaRows),
-                    PlaneLayout(offset: stride * rows + stride / 2 * chromaRows, stride: stride / 2, rows: chromaRows)]
-        case .nv12:
-            return [PlaneLayout(offset: 0, stride: stride, rows: rows), PlaneLayout(offset: stride * rows, stride: stride, rows: chromaRows)]
-        default:
-            return [PlaneLayout(offset: 0, stride: stride, rows: rows)]
-        }
+        published.planeLayouts(height: format.height, contiguousWithStride: format.bytesPerLine)
     }
 
     /// Copies a raw frame out of the driver's buffer (which goes back to the driver at once); nil when

@@ -38,36 +38,14 @@ public struct FourCC: RawRepresentable, Hashable, Sendable, Codable, CustomStrin
     /// JPEG frames, decoded on the capture thread.
     public var isCompressed: Bool { self == .mjpeg || self == .jpeg }
 
-    /// The StudioCore format frames are published in: the device's own layout for raw formats, I420
-    /// for decoded MJPEG; nil for formats studio cannot take.
-    public var publishedFormat: PixelFormat? {
-        switch self {
-        case .yuyv: .yuyv
-        case .uyvy: .uyvy
-        case .nv12: .nv12
-        case .yu12: .i420
-        case .rgb24: .rgb24
-        case .bgr24: .bgr24
-        case .abgr32, .xbgr32: .bgra   // V4L2 'AR24'/'XR24' are B, G, R, A in memory
-        case .rgba32, .rgbx32: .rgba
-        case .mjpeg, .jpeg: .i420
-        default: nil
-        }
-    }
+    /// The StudioCore format frames are published in: the device's own layout for raw formats (the
+    /// pixel-format table's V4L2 fourccs), I420 for decoded MJPEG; nil for formats studio cannot take.
+    public var publishedFormat: PixelFormat? { isCompressed ? .i420 : Self.rawFormats[self] }
 
-    /// Preference among formats that give the same size and rate: no conversion first, then the cheap
-    /// 4:2:0 layouts, then packed 4:2:2, then RGB, JPEG last (it costs a decode).
-    var preferenceRank: Int {
-        switch self {
-        case .yu12: 0
-        case .nv12: 1
-        case .yuyv: 2
-        case .uyvy: 3
-        case .rgb24, .bgr24, .abgr32, .xbgr32, .rgba32, .rgbx32: 4
-        case .mjpeg, .jpeg: 5
-        default: 9
-        }
-    }
+    /// Every fourcc of `PixelFormat.table`, with its pipeline format.
+    static let rawFormats: [FourCC: PixelFormat] = Dictionary(uniqueKeysWithValues: PixelFormat.table.flatMap { row in
+        row.v4l2FourCCs.map { (FourCC($0)!, row.format) }
+    })
 }
 
 extension String {
@@ -128,16 +106,13 @@ public enum V4L2FrameRates: Sendable, Hashable {
     case range(ClosedRange<Double>)
     case unknown
 
-    /// The offered rate nearest to `rate`.
-    func nearest(to rate: Rational) -> Rational? {
+    /// The same rates in the terms of the mode ranking (a range's ends to a thousandth of a frame).
+    var offered: OfferedRates {
         switch self {
-        case .discrete(let rates):
-            return rates.min { abs($0.doubleValue - rate.doubleValue) < abs($1.doubleValue - rate.doubleValue) }
-        case .range(let range):
-            let value = min(max(rate.doubleValue, range.lowerBound), range.upperBound)
-            return value == rate.doubleValue ? rate : Rational(Int32((value * 1000).rounded()), 1000)
-        case .unknown:
-            return nil
+        case .discrete(let rates): .list(rates)
+        case .range(let range): .range(min: Rational(Int32((range.lowerBound * 1000).rounded()), 1000),
+                                       max: Rational(Int32((range.upperBound * 1000).rounded()), 1000))
+        case .unknown: .unknown
         }
     }
 

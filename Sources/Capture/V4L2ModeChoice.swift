@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import StudioCore
 
 /// Picking a capture mode from what a device offers.
@@ -21,26 +18,17 @@ public enum V4L2ModeChoice {
         public var description: String { "\(fourcc) \(width)x\(height)@\(frameRate.map { "\($0)" } ?? "default")" }
     }
 
-    /// Every usable mode, best first, for a wanted size and rate. The size comes first (nearest by area
-    /// on a log scale, so 2x too big and 2x too small weigh the same, with a slight preference for
-    /// bigger: the switcher scales down better than up), the rate next (a mode that cannot reach the
-    /// wanted rate loses by how far it falls short), then the format: raw 4:2:0 before packed 4:2:2
-    /// before RGB before MJPEG, which costs a decode. A camera that lacks the size is never refused:
-    /// the nearest is taken and the switcher scales.
+    /// Every usable mode, best first, for a wanted size and rate, by the one camera-mode policy
+    /// (`ModeRanking`, shared with PipeWire cameras).
     public static func ranked(_ modes: [V4L2Mode], width: Int, height: Int, frameRate: Rational) -> [Choice] {
-        let wantedArea = Double(max(width * height, 1))
-        let scored: [(score: Double, rank: Int, choice: Choice)] = modes.compactMap { mode in
-            guard mode.fourcc.publishedFormat != nil, mode.width > 0, mode.height > 0 else { return nil }
-            let area = Double(mode.width * mode.height)
-            var sizeDistance = abs(log2(area / wantedArea))
-            if area < wantedArea { sizeDistance += 0.1 }
-            let fastest = mode.rates.fastest ?? frameRate.doubleValue
-            let rateMiss = max(0, frameRate.doubleValue - fastest) / frameRate.doubleValue
-            let score = (sizeDistance * 100).rounded() / 100 + rateMiss * 2
-            let choice = Choice(fourcc: mode.fourcc, width: mode.width, height: mode.height, frameRate: mode.rates.nearest(to: frameRate))
-            return (score, mode.fourcc.preferenceRank, choice)
+        let offered = modes.compactMap { mode -> OfferedMode<FourCC>? in
+            guard let published = mode.fourcc.publishedFormat else { return nil }
+            return OfferedMode(wire: mode.fourcc, published: published, isCompressed: mode.fourcc.isCompressed,
+                               width: mode.width, height: mode.height, rates: mode.rates.offered)
         }
-        return scored.sorted { ($0.score, $0.rank, $0.choice.width) < ($1.score, $1.rank, $1.choice.width) }.map(\.choice)
+        return ModeRanking.ranked(offered, width: width, height: height, frameRate: frameRate).map {
+            Choice(fourcc: $0.mode.wire, width: $0.mode.width, height: $0.mode.height, frameRate: $0.frameRate)
+        }
     }
 
     public static func best(_ modes: [V4L2Mode], for program: ProgramFormat) -> Choice? {

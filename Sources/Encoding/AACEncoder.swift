@@ -1,4 +1,5 @@
 import CFFmpeg
+import MediaSupport
 import StudioCore
 
 /// AAC-LC through FFmpeg's native `aac` encoder: planar float input in 1024-sample frames, global
@@ -24,12 +25,9 @@ public final class AACEncoder {
 
     public init(format: AudioFormat = .program, bitRate: Int = 128_000) throws {
         guard format.sampleRate > 0, (1...8).contains(format.channels), bitRate > 0 else {
-            throw CodecError(call: "AACEncoder", message: "unsupported audio format \(format.sampleRate) Hz x\(format.channels), \(bitRate) b/s")
+            throw FFmpegError(call: "AACEncoder", message: "unsupported audio format \(format.sampleRate) Hz x\(format.channels), \(bitRate) b/s")
         }
-        guard let codec = avcodec_find_encoder_by_name("aac") else {
-            throw CodecError(call: "avcodec_find_encoder_by_name", message: "aac encoder is not available")
-        }
-        let session = try CodecSession(codec: codec)
+        let session = try CodecSession(encoderNamed: "aac")
         let context = session.context
         context.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
         context.pointee.sample_rate = Int32(format.sampleRate)
@@ -52,9 +50,9 @@ public final class AACEncoder {
     public var bufferedSamples: Int { pending.first?.count ?? 0 }
 
     public func encode(_ chunk: AudioChunk) throws -> [EncodedPacket] {
-        guard !flushed else { throw CodecError(call: "AACEncoder.encode", message: "encoder already flushed") }
+        guard !flushed else { throw FFmpegError(call: "AACEncoder.encode", message: "encoder already flushed") }
         guard chunk.format == format, chunk.samples.count % format.channels == 0 else {
-            throw CodecError(call: "AACEncoder.encode",
+            throw FFmpegError(call: "AACEncoder.encode",
                              message: "chunk \(chunk.format.sampleRate) Hz x\(chunk.format.channels) (\(chunk.samples.count) samples) does not match \(format.sampleRate) Hz x\(format.channels)")
         }
         var packets: [EncodedPacket] = []
@@ -141,7 +139,7 @@ public final class AACEncoder {
             let pts = packet.pointee.pts
             let dts = packet.pointee.dts == cff_nopts_value() ? pts : packet.pointee.dts
             return EncodedPacket(
-                kind: .audio, data: bytes(packet.pointee.data, count: packet.pointee.size),
+                kind: .audio, data: copiedBytes(packet.pointee.data, count: packet.pointee.size),
                 pts: MediaTime(count: pts, rate: rate), dts: MediaTime(count: dts, rate: rate),
                 duration: MediaTime(count: packet.pointee.duration, rate: rate), isKeyframe: true,
                 generation: generation)

@@ -1,3 +1,4 @@
+import MediaSupport
 import StudioCore
 
 /// What every H.264 encoder checks before it takes a program frame: it has not been flushed, the frame
@@ -10,10 +11,10 @@ struct FrameAdmission {
     /// cannot take, naming `caller`.
     mutating func admit(_ input: VideoFrame, pts: MediaTime, settings: VideoEncoderSettings, flushed: Bool,
                         caller: String) throws -> Int64? {
-        guard !flushed else { throw CodecError(call: caller, message: "encoder already flushed") }
+        guard !flushed else { throw FFmpegError(call: caller, message: "encoder already flushed") }
         guard input.format == .i420, input.width == settings.width, input.height == settings.height,
               input.planes.count == 3 else {
-            throw CodecError(call: caller,
+            throw FFmpegError(call: caller,
                              message: "frame \(input.width)x\(input.height) \(input.format) does not match encoder \(settings.width)x\(settings.height) i420")
         }
         let ticks = Self.ticks(pts, rate: settings.frameRate)

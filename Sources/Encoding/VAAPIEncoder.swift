@@ -1,4 +1,5 @@
 import CFFmpeg
+import MediaSupport
 import StudioCore
 
 /// H.264 on the GPU through libavcodec's `h264_vaapi`: a VAAPI device on one render node, a pool of NV12
@@ -45,15 +46,12 @@ public final class VAAPIEncoder: VideoEncoder {
     public init(settings: VideoEncoderSettings, renderNode: String, lowPower: Bool = false,
                 profile: H264EncodeProfile? = nil) throws {
         try settings.validate(for: "VAAPIEncoder")
-        guard let codec = avcodec_find_encoder_by_name("h264_vaapi") else {
-            throw CodecError(call: "avcodec_find_encoder_by_name", message: "h264_vaapi is not available in this libavcodec")
-        }
         let resources = Resources()
         try check("av_hwdevice_ctx_create(vaapi, \(renderNode))",
                   av_hwdevice_ctx_create(&resources.device, AV_HWDEVICE_TYPE_VAAPI, renderNode, nil, 0))
 
         guard let frames = av_hwframe_ctx_alloc(resources.device) else {
-            throw CodecError(call: "av_hwframe_ctx_alloc", code: cff_averror(ENOMEM))
+            throw FFmpegError.outOfMemory("av_hwframe_ctx_alloc")
         }
         resources.frames = frames
         let framesContext = UnsafeMutableRawPointer(frames.pointee.data!).assumingMemoryBound(to: AVHWFramesContext.self)
@@ -64,7 +62,7 @@ public final class VAAPIEncoder: VideoEncoder {
         framesContext.pointee.initial_pool_size = 16
         try check("av_hwframe_ctx_init(nv12 \(settings.width)x\(settings.height))", av_hwframe_ctx_init(frames))
 
-        let session = try CodecSession(codec: codec)
+        let session = try CodecSession(encoderNamed: "h264_vaapi")
         let context = session.context
         let rate = settings.frameRate
         let keyint = settings.keyframeIntervalFrames
@@ -73,7 +71,7 @@ public final class VAAPIEncoder: VideoEncoder {
         context.pointee.pix_fmt = AV_PIX_FMT_VAAPI
         context.pointee.sw_pix_fmt = AV_PIX_FMT_NV12
         context.pointee.hw_frames_ctx = av_buffer_ref(frames)
-        guard context.pointee.hw_frames_ctx != nil else { throw CodecError(call: "av_buffer_ref", code: cff_averror(ENOMEM)) }
+        guard context.pointee.hw_frames_ctx != nil else { throw FFmpegError.outOfMemory("av_buffer_ref") }
         // One tick per frame, as with x264: packet pts map back to MediaTime exactly.
         context.pointee.time_base = AVRational(num: rate.denominator, den: rate.numerator)
         context.pointee.framerate = AVRational(num: rate.numerator, den: rate.denominator)
@@ -95,7 +93,7 @@ public final class VAAPIEncoder: VideoEncoder {
         try session.open("h264_vaapi, \(renderNode)\(lowPower ? ", low power" : "")")
 
         guard let staging = av_frame_alloc() else {
-            throw CodecError(call: "av_frame_alloc", code: cff_averror(ENOMEM))
+            throw FFmpegError.outOfMemory("av_frame_alloc")
         }
         resources.staging = staging
         staging.pointee.format = AV_PIX_FMT_NV12.rawValue
@@ -105,7 +103,7 @@ public final class VAAPIEncoder: VideoEncoder {
 
         let headers = session.extradata
         guard let avcC = AVCFormat.avcC(fromAnnexB: headers) else {
-            throw CodecError(call: "VAAPIEncoder", message: "h264_vaapi produced no SPS/PPS global header (\(headers.count) bytes)")
+            throw FFmpegError(call: "VAAPIEncoder", message: "h264_vaapi produced no SPS/PPS global header (\(headers.count) bytes)")
         }
         self.settings = settings
         self.renderNode = renderNode
@@ -122,7 +120,7 @@ public final class VAAPIEncoder: VideoEncoder {
             return []
         }
         guard let staging = resources.staging else {
-            throw CodecError(call: "VAAPIEncoder.encode", message: "encoder not open")
+            throw FFmpegError(call: "VAAPIEncoder.encode", message: "encoder not open")
         }
         let surface = session.frame
 

@@ -1,3 +1,5 @@
+import CFFmpeg
+import MediaSupport
 import StudioCore
 
 /// Which H.264 encoder `makeEncoder(for:)` builds.
@@ -58,12 +60,12 @@ public struct VideoEncoderSettings: Sendable, Hashable {
 
     /// Throws, naming `encoder`, unless the size is even and positive and the rates are positive
     /// (what every H.264 encoder here needs before it allocates anything).
-    func validate(for encoder: String) throws(CodecError) {
+    func validate(for encoder: String) throws(FFmpegError) {
         guard width > 0, height > 0, width % 2 == 0, height % 2 == 0 else {
-            throw CodecError(call: encoder, message: "frame size \(width)x\(height) must be even and positive")
+            throw FFmpegError(call: encoder, message: "frame size \(width)x\(height) must be even and positive")
         }
         guard frameRate.numerator > 0, frameRate.denominator > 0, bitRate > 0 else {
-            throw CodecError(call: encoder, message: "frame rate \(frameRate) and bit rate \(bitRate) must be positive")
+            throw FFmpegError(call: encoder, message: "frame rate \(frameRate) and bit rate \(bitRate) must be positive")
         }
     }
 }
@@ -152,6 +154,22 @@ private func makeVAAPIEncoder(for settings: VideoEncoderSettings) -> Result<VAAP
         } catch {
             return .failure(VAAPIUnavailableError(
                 reason: "h264_vaapi did not open on \(device.renderNode) (\(device.driver)): \(error)"))
+        }
+    }
+}
+
+extension CodecSession {
+    /// Drains the ready packets as MP4-style (4-byte length-prefixed) H.264 packets on the
+    /// one-tick-per-frame time base. Shared by the H.264 encoders.
+    func receiveMP4Packets(rate: Rational, generation: Int) throws(FFmpegError) -> [EncodedPacket] {
+        try receivePackets { packet in
+            let pts = packet.pointee.pts
+            let dts = packet.pointee.dts == cff_nopts_value() ? pts : packet.pointee.dts
+            return EncodedPacket(
+                kind: .video, data: AVCFormat.lengthPrefixed(annexB: copiedBytes(packet.pointee.data, count: packet.pointee.size)),
+                pts: MediaTime(count: pts, rate: rate), dts: MediaTime(count: dts, rate: rate),
+                duration: MediaTime(count: 1, rate: rate),
+                isKeyframe: packet.pointee.flags & AV_PKT_FLAG_KEY != 0, generation: generation)
         }
     }
 }

@@ -1,4 +1,5 @@
 import CFFmpeg
+import MediaSupport
 import StudioCore
 
 /// H.264 through libavcodec's libx264 wrapper: yuv420p, zerolatency (one packet per frame, no
@@ -20,10 +21,7 @@ public final class X264Encoder: VideoEncoder {
 
     public init(settings: VideoEncoderSettings) throws {
         try settings.validate(for: "X264Encoder")
-        guard let codec = avcodec_find_encoder_by_name("libx264") else {
-            throw CodecError(call: "avcodec_find_encoder_by_name", message: "libx264 is not available in this libavcodec")
-        }
-        let session = try CodecSession(codec: codec)
+        let session = try CodecSession(encoderNamed: "libx264")
         let context = session.context
         let rate = settings.frameRate
         let keyint = settings.keyframeIntervalFrames
@@ -49,7 +47,7 @@ public final class X264Encoder: VideoEncoder {
         self.session = session
         let headers = session.extradata
         guard let avcC = AVCFormat.avcC(fromAnnexB: headers) else {
-            throw CodecError(call: "X264Encoder", message: "libx264 produced no SPS/PPS global header (\(headers.count) bytes)")
+            throw FFmpegError(call: "X264Encoder", message: "libx264 produced no SPS/PPS global header (\(headers.count) bytes)")
         }
         streamDescription = StreamDescription(
             kind: .video, codec: .h264, width: settings.width, height: settings.height, frameRate: rate,
@@ -74,7 +72,7 @@ public final class X264Encoder: VideoEncoder {
         guard let buffer = av_buffer_create(input.storage.bytes.assumingMemoryBound(to: UInt8.self), input.storage.capacity,
                                             releaseFrameStorage, storage.toOpaque(), Int32(AV_BUFFER_FLAG_READONLY)) else {
             storage.release()
-            throw CodecError(call: "av_buffer_create", code: cff_averror(ENOMEM))
+            throw FFmpegError.outOfMemory("av_buffer_create")
         }
         cff_frame_set_buffer(frame, 0, buffer)
         frame.pointee.pts = ticks

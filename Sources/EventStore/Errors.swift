@@ -17,8 +17,8 @@ public enum EventStoreError: Error, Sendable, CustomStringConvertible {
     /// The file is a SQLite database but has no `schema_migrations` table.
     case notAnEventDatabase(path: String)
     /// A migration recorded as applied differs from the one in this binary (a landed migration was edited).
-    case migrationChanged(version: Int, appliedName: String, appliedChecksum: String, embeddedName: String,
-                          embeddedChecksum: String, path: String)
+    /// `difference` says where (the first differing line of the texts, or the checksum of an older row).
+    case migrationChanged(version: Int, appliedName: String, embeddedName: String, difference: String, path: String)
     /// The database has a migration this binary does not know (it was written by a newer `studio`).
     case migrationUnknown(version: Int, name: String, path: String, newestKnown: Int)
     /// A migration of this binary is missing from the database although later ones are applied.
@@ -53,9 +53,9 @@ public enum EventStoreError: Error, Sendable, CustomStringConvertible {
             return "cannot read the event database \(path): \(reason)"
         case .notAnEventDatabase(let path):
             return "\(path) is not a studio event database (it has no schema_migrations table)"
-        case .migrationChanged(let version, let appliedName, let appliedChecksum, let embeddedName, let embeddedChecksum, let path):
-            return "migration \(version) applied to \(path) as \(appliedName) (checksum \(appliedChecksum.prefix(12))) "
-                + "differs from \(embeddedName) in this binary (checksum \(embeddedChecksum.prefix(12))): a landed migration "
+        case .migrationChanged(let version, let appliedName, let embeddedName, let difference, let path):
+            return "migration \(version) applied to \(path) as \(appliedName) differs from \(embeddedName) in this binary "
+                + "(\(difference)): a landed migration "
                 + "was changed. Migrations are never edited once landed; restore the original file and add a new migration."
         case .migrationUnknown(let version, let name, let path, let newestKnown):
             return "\(path) has migration \(name) (version \(version)), but this binary knows migrations up to "

@@ -1,5 +1,6 @@
 import Synchronization
 import CFFmpeg
+import MediaSupport
 import StudioCore
 import StudioSystem
 
@@ -60,17 +61,17 @@ final class Muxer {
     /// `connectTimeout`), then writes the header. Each later write, flush and close is bounded by
     /// `ioTimeout`. A nil timeout sets no per-operation deadline (files: only `stop` aborts them).
     init(format: String, url: String, isNetwork: Bool, video: StreamDescription, audio: StreamDescription,
-         interrupt: InterruptState, connectTimeout: Double?, ioTimeout: Double?) throws(MuxerError) {
+         interrupt: InterruptState, connectTimeout: Double?, ioTimeout: Double?) throws(FFmpegError) {
         self.video = video
         self.audio = audio
         self.isNetwork = isNetwork
         self.interrupt = interrupt
         self.ioTimeout = ioTimeout
-        guard let packet = av_packet_alloc() else { throw MuxerError(call: "av_packet_alloc", code: cff_averror(ENOMEM)) }
+        guard let packet = av_packet_alloc() else { throw .outOfMemory("av_packet_alloc") }
         self.packet = packet
         var context: UnsafeMutablePointer<AVFormatContext>?
         try check("avformat_alloc_output_context2(\(format))", avformat_alloc_output_context2(&context, nil, format, nil))
-        guard let context else { throw MuxerError(call: "avformat_alloc_output_context2", message: "no context") }
+        guard let context else { throw FFmpegError(call: "avformat_alloc_output_context2", message: "no context") }
         self.context = context
         context.pointee.interrupt_callback = AVIOInterruptCB(callback: interruptCallback,
                                                              opaque: Unmanaged.passUnretained(interrupt).toOpaque())
@@ -113,9 +114,9 @@ final class Muxer {
         av_packet_free(&optionalPacket)
     }
 
-    private func addStream(_ description: StreamDescription) throws(MuxerError) {
+    private func addStream(_ description: StreamDescription) throws(FFmpegError) {
         guard let context, let stream = avformat_new_stream(context, nil) else {
-            throw MuxerError(call: "avformat_new_stream", code: cff_averror(ENOMEM))
+            throw .outOfMemory("avformat_new_stream")
         }
         let parameters = stream.pointee.codecpar!
         switch description.kind {
@@ -137,10 +138,10 @@ final class Muxer {
         try setExtradata(parameters, description.extradata)
     }
 
-    private func setExtradata(_ parameters: UnsafeMutablePointer<AVCodecParameters>, _ bytes: [UInt8]) throws(MuxerError) {
+    private func setExtradata(_ parameters: UnsafeMutablePointer<AVCodecParameters>, _ bytes: [UInt8]) throws(FFmpegError) {
         guard !bytes.isEmpty else { return }
         guard let memory = av_mallocz(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
-            throw MuxerError(call: "av_mallocz", code: cff_averror(ENOMEM))
+            throw .outOfMemory("av_mallocz")
         }
         memory.copyMemory(from: bytes, byteCount: bytes.count)
         parameters.pointee.extradata = memory.assumingMemoryBound(to: UInt8.self)
@@ -150,8 +151,8 @@ final class Muxer {
     /// Writes one packet. `newExtradata` rides along as AV_PKT_DATA_NEW_EXTRADATA, which makes the FLV
     /// muxer send a fresh sequence header (AVC or AAC) before the packet. Returns false when the packet
     /// was refused because its dts would go backwards on its stream (it is not written).
-    func write(_ media: EncodedPacket, newExtradata: [UInt8]? = nil) throws(MuxerError) -> Bool {
-        guard let context else { throw MuxerError(call: "av_interleaved_write_frame", message: "muxer closed") }
+    func write(_ media: EncodedPacket, newExtradata: [UInt8]? = nil) throws(FFmpegError) -> Bool {
+        guard let context else { throw FFmpegError(call: "av_interleaved_write_frame", message: "muxer closed") }
         let index = media.kind == .video ? 0 : 1
         let stream = context.pointee.streams[index]!
         let timeBase = stream.pointee.time_base
@@ -170,7 +171,7 @@ final class Muxer {
         if media.isKeyframe { packet.pointee.flags |= AV_PKT_FLAG_KEY }
         if let newExtradata, !newExtradata.isEmpty {
             guard let side = av_packet_new_side_data(packet, AV_PKT_DATA_NEW_EXTRADATA, newExtradata.count) else {
-                throw MuxerError(call: "av_packet_new_side_data", code: cff_averror(ENOMEM))
+                throw .outOfMemory("av_packet_new_side_data")
             }
             side.update(from: newExtradata, count: newExtradata.count)
         }

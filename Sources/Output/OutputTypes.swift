@@ -1,36 +1,5 @@
 import Foundation
-import CFFmpeg
 import StudioCore
-
-/// A failed libavformat call: the call's name, its AVERROR code and av_strerror's text. Never contains
-/// a URL (stream keys stay out of errors).
-public struct MuxerError: Error, Equatable, CustomStringConvertible, Sendable {
-    public let call: String
-    public let code: Int32
-    public let message: String
-
-    public init(call: String, code: Int32) {
-        self.call = call
-        self.code = code
-        var buffer = [CChar](repeating: 0, count: 128)
-        av_strerror(code, &buffer, buffer.count)
-        message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    public init(call: String, message: String) {
-        self.call = call
-        code = cff_averror_external()
-        self.message = message
-    }
-
-    public var description: String { "\(call): \(message)" }
-}
-
-@discardableResult
-func check(_ call: String, _ result: Int32) throws(MuxerError) -> Int32 {
-    if result < 0 { throw MuxerError(call: call, code: result) }
-    return result
-}
 
 /// Where one output goes: an RTMP URL (FLV over libavformat's rtmp protocol) or a recording file
 /// (Matroska unless the path ends in `.flv`).

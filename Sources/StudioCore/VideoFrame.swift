@@ -1,54 +1,5 @@
 import Synchronization
 
-/// Pixel layouts the pipeline understands. The program runs in `i420` end to end (what x264 takes);
-/// cameras may deliver others, which the switcher's scaler converts in the same pass as scaling.
-public enum PixelFormat: String, Sendable, Codable, CaseIterable {
-    case i420      // planar Y, U, V; 4:2:0 (V4L2 YU12, FFmpeg yuv420p)
-    case nv12      // planar Y, interleaved UV; 4:2:0
-    case yuyv      // packed 4:2:2 (V4L2 YUYV, FFmpeg yuyv422)
-    case uyvy      // packed 4:2:2
-    case rgb24
-    case bgr24
-    case bgra
-    case rgba
-
-    /// Bytes per row and rows of each plane for a frame of this format, with rows padded to `alignment`.
-    public func planeLayouts(width: Int, height: Int, alignment: Int = 32) -> [PlaneLayout] {
-        func align(_ value: Int) -> Int { (value + alignment - 1) / alignment * alignment }
-        let chromaWidth = (width + 1) / 2, chromaHeight = (height + 1) / 2
-        switch self {
-        case .i420:
-            let y = align(width), c = align(chromaWidth)
-            return [PlaneLayout(offset: 0, stride: y, rows: height),
-                    PlaneLayout(offset: y * height, stride: c, rows: chromaHeight),
-                    PlaneLayout(offset: y * height + c * chromaHeight, stride: c, rows: chromaHeight)]
-        case .nv12:
-            let y = align(width), c = align(chromaWidth * 2)
-            return [PlaneLayout(offset: 0, stride: y, rows: height),
-                    PlaneLayout(offset: y * height, stride: c, rows: chromaHeight)]
-        case .yuyv, .uyvy:
-            return [PlaneLayout(offset: 0, stride: align(width * 2), rows: height)]
-        case .rgb24, .bgr24:
-            return [PlaneLayout(offset: 0, stride: align(width * 3), rows: height)]
-        case .bgra, .rgba:
-            return [PlaneLayout(offset: 0, stride: align(width * 4), rows: height)]
-        }
-    }
-}
-
-/// Where one plane sits inside a frame's storage.
-public struct PlaneLayout: Hashable, Sendable {
-    public var offset: Int
-    public var stride: Int
-    public var rows: Int
-    public init(offset: Int, stride: Int, rows: Int) {
-        self.offset = offset
-        self.stride = stride
-        self.rows = rows
-    }
-    public var byteCount: Int { stride * rows }
-}
-
 /// Raw bytes of one frame, 64-byte aligned. Written only by the producer before the frame is
 /// published; after that every holder only reads it.
 ///

@@ -5,6 +5,7 @@ import StudioSystem
 import Capture
 import Switcher
 import Encoding
+import MediaSupport
 import Output
 import EventStore
 import Control

@@ -1,16 +1,14 @@
 import CFFmpeg
+import MediaSupport
 import StudioCore
 
 /// libavcodec's MJPEG encoder, for what needs JPEGs made on the spot (`pw-virtual-camera --format
 /// mjpeg`, the MJPEG decoder's tests): one I420 picture (limited range, as cameras and the program use)
-/// in, one baseline JPEG (4:2:0, full range as JPEG is) out. Owns its codec context, frame and packet;
-/// not thread-safe.
+/// in, one baseline JPEG (4:2:0, full range as JPEG is) out. Owns a `CodecSession`; not thread-safe.
 public final class JPEGEncoder {
     public let width: Int
     public let height: Int
-    private let context: UnsafeMutablePointer<AVCodecContext>
-    private let frame: UnsafeMutablePointer<AVFrame>
-    private let packet: UnsafeMutablePointer<AVPacket>
+    private let session: CodecSession
     private var pts: Int64 = 0
     /// Limited (16-235 / 16-240) to full range (0-255), as JPEG decoders read the samples.
     private let lumaTable: [UInt8] = (0..<256).map { UInt8(clamping: (($0 - 16) * 255 + 109) / 219) }
@@ -18,57 +16,33 @@ public final class JPEGEncoder {
 
     /// Nil (with the failing call in `problem`) when libavcodec has no MJPEG encoder or refuses the size.
     public init?(width: Int, height: Int, rate: Rational, problem: inout String) {
-        guard let codec = avcodec_find_encoder(AV_CODEC_ID_MJPEG) else {
-            problem = "libavcodec has no MJPEG encoder"
-            return nil
-        }
-        var optionalContext = avcodec_alloc_context3(codec)
-        var optionalFrame = av_frame_alloc()
-        var optionalPacket = av_packet_alloc()
-        guard let context = optionalContext, let frame = optionalFrame, let packet = optionalPacket else {
-            avcodec_free_context(&optionalContext)
-            av_frame_free(&optionalFrame)
-            av_packet_free(&optionalPacket)
-            problem = "out of memory"
-            return nil
-        }
-        context.pointee.width = Int32(width)
-        context.pointee.height = Int32(height)
-        context.pointee.pix_fmt = AV_PIX_FMT_YUVJ420P
-        context.pointee.time_base = AVRational(num: rate.denominator, den: rate.numerator)
-        context.pointee.flags |= AV_CODEC_FLAG_QSCALE
-        context.pointee.global_quality = 3 * FF_QP2LAMBDA
-        frame.pointee.width = Int32(width)
-        frame.pointee.height = Int32(height)
-        frame.pointee.format = AV_PIX_FMT_YUVJ420P.rawValue
-        frame.pointee.quality = context.pointee.global_quality
-        let opened = avcodec_open2(context, codec, nil)
-        let allocated = opened >= 0 ? av_frame_get_buffer(frame, 32) : opened
-        guard opened >= 0, allocated >= 0 else {
-            avcodec_free_context(&optionalContext)
-            av_frame_free(&optionalFrame)
-            av_packet_free(&optionalPacket)
-            problem = opened < 0 ? "avcodec_open2(mjpeg): error \(opened)" : "av_frame_get_buffer: error \(allocated)"
+        do {
+            let session = try CodecSession(AV_CODEC_ID_MJPEG, decoder: false)
+            let context = session.context, frame = session.frame
+            context.pointee.width = Int32(width)
+            context.pointee.height = Int32(height)
+            context.pointee.pix_fmt = AV_PIX_FMT_YUVJ420P
+            context.pointee.time_base = AVRational(num: rate.denominator, den: rate.numerator)
+            context.pointee.flags |= AV_CODEC_FLAG_QSCALE
+            context.pointee.global_quality = 3 * FF_QP2LAMBDA
+            frame.pointee.width = Int32(width)
+            frame.pointee.height = Int32(height)
+            frame.pointee.format = AV_PIX_FMT_YUVJ420P.rawValue
+            frame.pointee.quality = context.pointee.global_quality
+            try session.open("mjpeg")
+            try check("av_frame_get_buffer", av_frame_get_buffer(frame, 32))
+            self.session = session
+        } catch {
+            problem = error.description
             return nil
         }
         self.width = width
         self.height = height
-        self.context = context
-        self.frame = frame
-        self.packet = packet
-    }
-
-    deinit {
-        var optionalContext: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&optionalContext)
-        var optionalFrame: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&optionalFrame)
-        var optionalPacket: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&optionalPacket)
     }
 
     /// The JPEG of `picture` (an I420 frame of this size), or of an all-white picture; nil if the encoder fails.
     public func encode(_ picture: VideoFrame, white: Bool = false) -> [UInt8]? {
+        let frame = session.frame
         guard av_frame_make_writable(frame) >= 0 else { return nil }
         let strides = withUnsafeBytes(of: frame.pointee.linesize) { Array($0.bindMemory(to: Int32.self).prefix(3)) }
         for index in 0..<3 {
@@ -87,8 +61,8 @@ public final class JPEGEncoder {
         }
         frame.pointee.pts = pts
         pts += 1
-        guard avcodec_send_frame(context, frame) >= 0, avcodec_receive_packet(context, packet) >= 0 else { return nil }
-        defer { av_packet_unref(packet) }
-        return Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+        guard (try? session.send(frame)) != nil,
+              let packets = try? session.receivePackets(making: { copiedBytes($0.pointee.data, count: $0.pointee.size) }) else { return nil }
+        return packets.first
     }
 }

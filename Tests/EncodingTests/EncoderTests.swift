@@ -1,4 +1,5 @@
 import Testing
+import MediaSupport
 import StudioCore
 import StudioSystem
 import Encoding
@@ -58,7 +59,7 @@ import TestSupport
     @Test func rejectsFramesOfTheWrongSize() throws {
         let encoder = try X264Encoder(settings: smallSettings)
         let wrong = SyntheticMedia.frame(width: 640, height: 360, yuv: SyntheticMedia.grey)
-        #expect(throws: CodecError.self) { try encoder.encode(wrong, pts: .zero, forceKeyframe: false) }
+        #expect(throws: FFmpegError.self) { try encoder.encode(wrong, pts: .zero, forceKeyframe: false) }
         // Still usable afterwards.
         let right = SyntheticMedia.frame(width: 320, height: 180, yuv: SyntheticMedia.grey)
         #expect(try encoder.encode(right, pts: .zero, forceKeyframe: false).count == 1)
@@ -70,7 +71,7 @@ import TestSupport
         #expect {
             _ = try X264Encoder(settings: settings)
         } throws: { error in
-            guard let error = error as? CodecError else { return false }
+            guard let error = error as? FFmpegError else { return false }
             return error.call.contains("avcodec_open2") && error.code < 0 && !error.message.isEmpty
         }
     }
@@ -81,14 +82,14 @@ import TestSupport
         #expect {
             _ = try X264Encoder(settings: odd)
         } throws: { error in
-            (error as? CodecError).map { $0.call == "X264Encoder" && $0.message.contains("321x") } ?? false
+            (error as? FFmpegError).map { $0.call == "X264Encoder" && $0.message.contains("321x") } ?? false
         }
         var still = smallSettings
         still.bitRate = 0
         #expect {
             _ = try X264Encoder(settings: still)
         } throws: { error in
-            (error as? CodecError).map { $0.call == "X264Encoder" && $0.message.contains("bit rate 0") } ?? false
+            (error as? FFmpegError).map { $0.call == "X264Encoder" && $0.message.contains("bit rate 0") } ?? false
         }
     }
 
@@ -149,7 +150,7 @@ import TestSupport
     @Test func wrongFormatIsRejected() throws {
         let encoder = try AACEncoder()
         let mono = SyntheticMedia.audio(firstSample: 0, count: 100, format: AudioFormat(sampleRate: 44_100, channels: 1))
-        #expect(throws: CodecError.self) { try encoder.encode(mono) }
+        #expect(throws: FFmpegError.self) { try encoder.encode(mono) }
     }
 }
 

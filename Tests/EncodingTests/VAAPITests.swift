@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MediaSupport
 import CFFmpeg
 import StudioCore
 import StudioSystem
@@ -123,7 +124,7 @@ private func temporaryDirectory() throws -> String {
     }
 
     @Test func theVAAPIEncoderFailsCleanlyOnAMissingNode() throws {
-        let error = try #require(throws: CodecError.self) {
+        let error = try #require(throws: FFmpegError.self) {
             try VAAPIEncoder(settings: smallSettings, renderNode: "/dev/dri/renderD999")
         }
         #expect(error.call == "av_hwdevice_ctx_create(vaapi, /dev/dri/renderD999)")

@@ -15,7 +15,7 @@ import Testing
         #expect(Migration.all.map(\.version) == Array(1...Migration.all.count))
         #expect(applied.map(\.version) == Migration.all.map(\.version))
         #expect(applied.map(\.name) == Migration.all.map(\.name))
-        #expect(applied.map(\.checksum) == Migration.all.map(\.checksum))
+        #expect(applied.map(\.sql) == Migration.all.map(\.sql))
         #expect(applied.first?.name == "0001_initial")
         #expect(applied.allSatisfy { abs($0.appliedAt.timeIntervalSinceNow) < 600 })
 
@@ -51,17 +51,18 @@ import Testing
         try EventStore(path: path).close()
         do {
             let connection = try SQLiteConnection(path: path, readOnly: false)
-            try connection.run("UPDATE schema_migrations SET checksum = 'deadbeef' WHERE version = 1")
+            try connection.run("UPDATE schema_migrations SET sql = replace(sql, 'CREATE TABLE cameras', 'CREATE TABLE kameras') WHERE version = 1")
             #expect(connection.changes == 1)
         }
 
         let error = #expect(throws: EventStoreError.self) { try EventStore(path: path) }
-        guard case .migrationChanged(let version, let name, let stored, _, let embedded, let errorPath)? = error else {
+        guard case .migrationChanged(let version, let name, let embeddedName, let difference, let errorPath)? = error else {
             Issue.record("expected migrationChanged, got \(String(describing: error))")
             return
         }
-        #expect(version == 1 && name == "0001_initial" && stored == "deadbeef" && errorPath == path)
-        #expect(embedded == Migration.all[0].checksum)
+        #expect(version == 1 && name == "0001_initial" && embeddedName == "0001_initial" && errorPath == path)
+        let line = Migration.all[0].sql.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.hasPrefix("CREATE TABLE cameras") }
+        #expect(difference == "line \((line ?? -2) + 1) differs")
         let text = error?.description ?? ""
         #expect(text.contains("0001_initial") && text.contains(path) && text.contains("never edited"))
 
@@ -175,11 +176,52 @@ import Testing
         }
     }
 
-    @Test func checksumIsSHA256() {
-        // FIPS 180-2 examples.
-        #expect(SHA256.hexDigest("".utf8) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(SHA256.hexDigest("abc".utf8) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(SHA256.hexDigest("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
-                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+    /// A database from the checksum era: `schema_migrations` without texts, as older binaries wrote it.
+    static func makeChecksumEraDatabase(_ path: String, checksum: String) throws {
+        let connection = try SQLiteConnection(path: path, readOnly: false)
+        try connection.execute("""
+            CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at INTEGER NOT NULL)
+            """)
+        try connection.execute(Migration.all[0].sql)
+        try connection.run("INSERT INTO schema_migrations VALUES (1, '0001_initial', ?, 1700000000000)", [.text(checksum)])
+    }
+
+    @Test func aChecksumEraDatabaseMovesToTextsWithoutHashing() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("old.db")
+        try Self.makeChecksumEraDatabase(path, checksum: Migrator.landedChecksums[1]!)
+        // The CLI's read-only open takes it as it is.
+        try EventStore.openReadOnly(path: path).close()
+        let store = try EventStore(path: path)
+        let applied = try store.appliedMigrations()
+        store.close()
+        #expect(applied.map(\.version) == Migration.all.map(\.version))
+        #expect(applied.first?.sql == Migration.all[0].sql && applied.first?.appliedAt == Date(unixMilliseconds: 1700000000000))
+        // An older binary still finds the checksum it knows for migration 1.
+        let connection = try SQLiteConnection(path: path, readOnly: true)
+        #expect(try connection.query("SELECT checksum FROM schema_migrations WHERE version = 1") { try $0.text("checksum") } == [Migrator.landedChecksums[1]!])
+        #expect(try connection.query("SELECT name FROM sqlite_master WHERE name LIKE 'schema_migrations%'") { try $0.text("name") } == ["schema_migrations"])
+    }
+
+    @Test func aChecksumEraDatabaseWithAnotherChecksumIsRefusedAndLeftAsItWas() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("edited.db")
+        try Self.makeChecksumEraDatabase(path, checksum: "deadbeef")
+        for opening in [{ try EventStore(path: path) }, { try EventStore.openReadOnly(path: path) }] {
+            let error = #expect(throws: EventStoreError.self) { _ = try opening() }
+            guard case .migrationChanged(1, "0001_initial", "0001_initial", let difference, path)? = error else {
+                Issue.record("expected migrationChanged, got \(String(describing: error))")
+                continue
+            }
+            #expect(difference.contains("deadbeef"))
+        }
+        let connection = try SQLiteConnection(path: path, readOnly: true)
+        #expect(try Migrator.keepsChecksums(connection))
+    }
+
+    @Test func differenceNamesTheFirstDifferingLine() {
+        #expect(Migrator.difference(applied: "a\nb\nc", embedded: "a\nB\nc") == "line 2 differs")
+        #expect(Migrator.difference(applied: "a\nb", embedded: "a\nb\n") == "line 3 differs")
+        #expect(Migrator.difference(applied: "a", embedded: "a") == "the texts are equal")
     }
 }

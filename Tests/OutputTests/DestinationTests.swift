@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import StudioCore
 import Encoding
+import MediaSupport
 @testable import Output
 
 private func kind(_ event: OutputEvent?) -> String? { event?.kind.rawValue }

@@ -3,6 +3,7 @@ import Testing
 import StudioCore
 import StudioSystem
 import Encoding
+import MediaSupport
 import Output
 import TestSupport
 

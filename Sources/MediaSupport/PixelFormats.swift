@@ -1,0 +1,88 @@
+import CFFmpeg
+import StudioCore
+
+extension PixelFormat {
+    /// Each row's FFmpeg name resolved once (`av_get_pix_fmt`); a name libavutil does not know is a bug
+    /// in `PixelFormat.table` (MediaSupportTests resolve every row).
+    private static let avFormats: [PixelFormat: AVPixelFormat] = Dictionary(uniqueKeysWithValues: table.map { row in
+        (row.format, av_get_pix_fmt(row.ffmpegName))
+    })
+
+    /// The FFmpeg pixel format with the same memory layout (`AV_PIX_FMT_NONE` only for a broken table row).
+    public var avPixelFormat: AVPixelFormat { Self.avFormats[self] ?? AV_PIX_FMT_NONE }
+
+    /// The pipeline format with the same memory layout as `avPixelFormat`, if any.
+    public init?(avPixelFormat: AVPixelFormat) {
+        guard let match = Self.avFormats.first(where: { $0.value == avPixelFormat })?.key else { return nil }
+        self = match
+    }
+}
+
+/// FFmpeg's name of `format` (`yuv420p`, `yuvj422p`...), or its number.
+func name(of format: AVPixelFormat) -> String {
+    av_get_pix_fmt_name(format).map { String(cString: $0) } ?? "pixel format \(format.rawValue)"
+}
+
+/// Converts pictures into `VideoFrame`s with libswscale (scaling and pixel-format conversion in one
+/// pass). Owns its `SwsContext`, made again only when the source or output size or format changes (not
+/// sws_getCachedContext: libswscale rewrites a yuvj* source format to the plain one inside the context,
+/// so a cached context never matched a JPEG's and a new one was made, and logged, for every frame).
+/// Not thread-safe: each user owns its own.
+public final class FrameConverter {
+    private var context: OpaquePointer?
+    private var key: [Int32] = []
+
+    public init() {}
+
+    deinit { sws_freeContext(context) }
+
+    /// Converts `source` (any pipeline format and size) into `output`'s format and size.
+    public func convert(_ source: VideoFrame, into output: VideoFrame) throws(FFmpegError) {
+        guard source.width > 0, source.height > 0, !source.planes.isEmpty, source.planes.count <= 4 else {
+            throw FFmpegError(call: "sws_scale", message: "bad source frame \(source.width)x\(source.height) with \(source.planes.count) planes")
+        }
+        var planes = [UnsafePointer<UInt8>?](repeating: nil, count: 4)
+        var strides = [Int32](repeating: 0, count: 4)
+        for (index, layout) in source.planes.enumerated() {
+            planes[index] = UnsafePointer(source.plane(index).assumingMemoryBound(to: UInt8.self))
+            strides[index] = Int32(layout.stride)
+        }
+        try scale(planes, strides, width: source.width, height: source.height, format: source.format.avPixelFormat, into: output)
+    }
+
+    /// Converts a decoded libavcodec picture into `output`'s format and size.
+    public func convert(_ frame: UnsafePointer<AVFrame>, into output: VideoFrame) throws(FFmpegError) {
+        let width = Int(frame.pointee.width), height = Int(frame.pointee.height)
+        guard width > 0, height > 0 else { throw FFmpegError(call: "sws_scale", message: "no picture size") }
+        var planes = [UnsafePointer<UInt8>?](repeating: nil, count: 4)
+        for index in 0..<4 { planes[index] = UnsafePointer(cff_frame_plane(frame, Int32(index))) }
+        let strides = withUnsafeBytes(of: frame.pointee.linesize) { Array($0.bindMemory(to: Int32.self).prefix(4)) }
+        try scale(planes, strides, width: width, height: height, format: AVPixelFormat(rawValue: frame.pointee.format), into: output)
+    }
+
+    private func scale(_ sourcePlanes: [UnsafePointer<UInt8>?], _ sourceStrides: [Int32], width: Int, height: Int,
+                       format: AVPixelFormat, into output: VideoFrame) throws(FFmpegError) {
+        let outputFormat = output.format.avPixelFormat
+        let wanted = [Int32(width), Int32(height), format.rawValue, Int32(output.width), Int32(output.height), outputFormat.rawValue]
+        if wanted != key {
+            sws_freeContext(context)
+            context = sws_getContext(Int32(width), Int32(height), format, Int32(output.width), Int32(output.height), outputFormat,
+                                     SWS_BILINEAR, nil, nil, nil)
+            key = context == nil ? [] : wanted
+        }
+        guard let context else {
+            throw FFmpegError(call: "sws_getContext",
+                              message: "cannot convert \(name(of: format)) \(width)x\(height) to \(name(of: outputFormat)) \(output.width)x\(output.height)")
+        }
+        var outputPlanes = [UnsafeMutablePointer<UInt8>?](repeating: nil, count: 4)
+        var outputStrides = [Int32](repeating: 0, count: 4)
+        for (index, layout) in output.planes.enumerated() {
+            outputPlanes[index] = output.plane(index).assumingMemoryBound(to: UInt8.self)
+            outputStrides[index] = Int32(layout.stride)
+        }
+        let rows = sws_scale(context, sourcePlanes, sourceStrides, 0, Int32(height), outputPlanes, outputStrides)
+        guard rows == Int32(output.height) else {
+            throw FFmpegError(call: "sws_scale", message: "wrote \(rows) of \(output.height) rows")
+        }
+    }
+}
