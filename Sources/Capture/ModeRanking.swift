@@ -68,18 +68,16 @@ public struct RankedMode<Wire: Hashable & Sendable>: Sendable, Hashable {
 /// - the size distance: `|log2(area / wanted area)|`, so 2x too big and 2x too small weigh the same,
 ///   plus 0.1 for a smaller picture (the switcher scales down better than up). A camera that lacks the
 ///   size is never refused: the nearest is taken and the switcher scales;
-/// - plus `rateWeight` (3) times the share of the wanted rate the mode cannot reach (a mode reaching a
-///   third of it costs 2, as much as a picture 4x too small);
-/// - plus `decodeCost` (1.8) for a JPEG mode: decoding costs CPU and latency, so raw is taken down to a
-///   picture about 3.5x smaller (VGA for a 720p program), JPEG beyond that (360p for 720p) or when raw
-///   cannot reach the rate.
+/// - plus `rateWeight` (2) times the share of the wanted rate the mode cannot reach (a mode reaching a
+///   third of the rate costs 1.33, more than a picture 2x too small).
 ///
 /// Equal scores (to 0.01) go to the pixel-format preference (`PixelFormat.table` order: I420, NV12,
-/// YUYV, UYVY, RGB; JPEG last), then to the rate nearer the wanted one, then to the narrower mode, then to
-/// the order offered. The rate asked for is the offered one nearest the wanted rate.
+/// YUYV, UYVY, RGB; JPEG last, since it costs a decode), then to the rate nearer the wanted one, then to
+/// the narrower mode, then to the order offered. So the picture comes first: a webcam that sends 720p30
+/// only as JPEG gives a 720p program its own size, decoded, rather than raw VGA scaled up (decoding
+/// 720p JPEG costs a few percent of a core). The rate asked for is the offered one nearest the wanted rate.
 public enum ModeRanking {
-    static let rateWeight = 3.0
-    static let decodeCost = 1.8
+    static let rateWeight = 2.0
 
     public static func ranked<Wire>(_ modes: [OfferedMode<Wire>], width: Int, height: Int, frameRate: Rational) -> [RankedMode<Wire>] {
         let wantedArea = Double(max(width * height, 1)), wantedRate = frameRate.doubleValue
@@ -91,7 +89,6 @@ public enum ModeRanking {
             if wantedRate > 0 {
                 score += rateWeight * max(0, wantedRate - (mode.rates.fastest ?? wantedRate)) / wantedRate
             }
-            if mode.isCompressed { score += decodeCost }
             let rate = mode.rates.nearest(to: frameRate)
             let rank = mode.isCompressed ? PixelFormat.table.count : mode.published.preferenceRank
             let rateDistance = rate.map { abs($0.doubleValue - wantedRate) } ?? 0

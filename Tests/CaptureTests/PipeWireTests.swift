@@ -113,15 +113,16 @@ private let program = CameraFormat(pixelFormat: .i420, width: 1280, height: 720,
         #expect(offers[1].modes.first == CameraMode(format: "MJPG", width: 640, height: 480, frameRates: [Rational(60), Rational(30)]))
     }
 
-    /// A typical USB webcam: YUY2 up to 640x480, MJPEG at 720p. Raw is taken whenever it fits (no decode).
-    @Test func rawIsPreferredOverMJPEGEvenAtASmallerSize() {
+    /// A typical USB webcam: YUY2 up to 640x480, MJPEG at 720p. The picture first (the policy V4L2 cameras get too, `ModeRanking`): MJPEG at the program's size
+    /// beats raw at a smaller one, which the switcher would scale up.
+    @Test func mjpegAtTheProgramSizeBeatsRawAtASmallerSize() {
         let offers = [
             Offer(spaFormat: 0, name: "MJPG", sizes: .list([.init(width: 1280, height: 720)]), rates: .list([Rational(30)])),
             Offer(spaFormat: PipeWireVideoFormats.spaFormat(for: .yuyv), name: "YUY2", sizes: .list([.init(width: 640, height: 480)]), rates: .list([Rational(30)])),
         ]
         let choice = PipeWireVideoFormats.select(from: offers, wanted: program)
-        #expect(choice?.isMJPEG == false && choice?.wireName == "YUY2")
-        #expect(choice?.format == CameraFormat(pixelFormat: .yuyv, width: 640, height: 480, frameRate: Rational(30)))
+        #expect(choice?.isMJPEG == true && choice?.wireName == "MJPG")
+        #expect(choice?.format == CameraFormat(pixelFormat: .i420, width: 1280, height: 720, frameRate: Rational(30)))
     }
 
     @Test func identityUsesNodeNameAndDeviceSerial() {
