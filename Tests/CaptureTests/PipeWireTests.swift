@@ -336,11 +336,11 @@ extension PipeWireDaemonTests {
         #expect(waitUntil(seconds: 2) { mic.status.node == nil })
         // What was captured before the loss still plays out of the jitter buffer (at most 0.25 s), then
         // only silence.
-        MonotonicClock.sleep(seconds: 0.3)
+        let lostAt = mic.status.framesDelivered
+        #expect(waitUntil(seconds: 20) { mic.status.framesDelivered > lostAt + 48_000 * 3 / 10 }, "\(mic.status)")
         let captured = mic.status.framesCaptured, timeline = mic.status.framesDelivered
-        MonotonicClock.sleep(seconds: 0.5)
+        #expect(waitUntil(seconds: 20) { mic.status.framesDelivered - timeline > 48_000 / 4 }, "the clock goes on (silence)")
         #expect(mic.status.framesCaptured == captured, "nothing captured while the node is gone")
-        #expect(mic.status.framesDelivered - timeline > 48_000 / 4, "the clock goes on (silence)")
         try rig.startBeeper(node: "vbeep")
         #expect(waitUntil(seconds: 4) { mic.status.connections == 2 && mic.status.framesCaptured > captured + 4_800 }, "\(mic.status)")
         #expect(mic.status.node == "vbeep")
@@ -363,7 +363,9 @@ extension PipeWireDaemonTests {
         #expect(waitUntil(seconds: 3) { mic.status.node == "vbeep" && mic.status.connections == 2 }, "\(mic.status)")
         #expect(mic.status.defaultNode == "vbeep")
         let movedAt = chunks.withLock { $0.count }
-        MonotonicClock.sleep(seconds: 2.2)  // two beeps at least
+        let movedAtSample = chunks.withLock { $0.last.map { $0.firstSample + Int64($0.frameCount) } ?? 0 }
+        // 2.2 s of the timeline on the beeper: two beeps at least.
+        #expect(waitUntil(seconds: 30) { mic.status.nextSample > movedAtSample + 48_000 * 22 / 10 }, "\(mic.status)")
         let backAt = chunks.withLock { $0.count }
         // And back; a default that is deleted, or names no node, leaves it where it is.
         try rig.setDefaultMetadata("default.audio.source", to: #"{ "name": "studio-test-mic" }"#)
@@ -411,10 +413,10 @@ extension PipeWireDaemonTests {
         rig.killDaemon()
         #expect(waitUntil(seconds: 2) { mic.status.node == nil })
         // The jitter buffer plays out what was captured before (at most 0.25 s), then only silence.
-        MonotonicClock.sleep(seconds: 0.3)
+        let lostAt = mic.status.framesDelivered
+        #expect(waitUntil(seconds: 20) { mic.status.framesDelivered > lostAt + 48_000 * 3 / 10 }, "\(mic.status)")
         let captured = mic.status.framesCaptured, timeline = mic.status.framesDelivered
-        MonotonicClock.sleep(seconds: 0.5)
-        #expect(mic.status.framesDelivered - timeline > 48_000 / 4, "silence keeps the timeline going")
+        #expect(waitUntil(seconds: 20) { mic.status.framesDelivered - timeline > 48_000 / 4 }, "silence keeps the timeline going")
         #expect(mic.status.framesCaptured == captured, "nothing captured without a daemon")
         try rig.start()
         #expect(waitUntil(seconds: 4) { mic.status.connections == 2 && mic.status.framesCaptured > captured + 4_800 }, "\(mic.status)")
@@ -451,12 +453,16 @@ extension PipeWireDaemonTests {
         #expect(!discovery.isConnected)
     }
 
+    /// On a manual clock: half a second of it delivers exactly half a second of silence, however busy
+    /// the machine is.
     @Test func aMicrophoneWithoutDaemonDeliversSilenceOnTheClock() throws {
         let rig = try PipeWireRig()
         let chunks = Mutex<[AudioChunk]>([])
-        let mic = PipeWireMicrophone(remote: rig.remote) { chunk in chunks.withLock { $0.append(chunk) } }
-        mic.start(origin: MonotonicClock.now())
-        MonotonicClock.sleep(seconds: 0.5)
+        let clock = ManualClock()
+        let mic = PipeWireMicrophone(remote: rig.remote, clock: clock) { chunk in chunks.withLock { $0.append(chunk) } }
+        mic.start(origin: clock.now())
+        #expect(clock.waitForSleepers(1))
+        #expect(clock.run(to: clock.now() + 500_000_000, step: 10_000_000))
         mic.stop()
         let all = chunks.withLock { $0 }
         let frames = all.reduce(0) { $0 + $1.frameCount }
