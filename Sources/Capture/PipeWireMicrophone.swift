@@ -160,7 +160,10 @@ extension PipeWireMicrophone {
 
     /// `@unchecked Sendable`: `session`, `stream`, `links`, hooks and `current` are touched only by the
     /// microphone thread (holding the loop lock for every PipeWire call) and by the stream's callbacks
-    /// on the loop thread (which hold that lock); the samples cross in `buffer`, the counters in `status`.
+    /// on the loop thread (which hold that lock), except `process`, which runs on PipeWire's data thread
+    /// (`PW_STREAM_FLAG_RT_PROCESS`) and reaches the stream only through `processGate`, which teardown
+    /// empties before it disconnects the stream (so no `process` runs past that point); the samples
+    /// cross in `buffer`, the counters in `status`.
     final class Core: @unchecked Sendable {
         let nodeName: String?
         let format: AudioFormat
@@ -178,6 +181,9 @@ extension PipeWireMicrophone {
 
         private var session: PipeWireSession?
         private var stream: OpaquePointer?
+        /// The stream's address as `process` (on PipeWire's data thread) sees it: 0 once teardown began.
+        /// Held for the whole callback, so teardown taking it waits for a callback in flight.
+        private let processGate = Mutex<Int>(0)
         private var links: [OpaquePointer] = []
         /// The node captured (id and serial), once linked or while linking.
         private var current: (id: UInt32, serial: String?, name: String)?
@@ -387,6 +393,7 @@ extension PipeWireMicrophone {
             pw_properties_set(properties, "node.latency", "1024/\(format.sampleRate)")
             guard let stream = pw_stream_new(core, "studio microphone", properties) else { return }
             self.stream = stream
+            processGate.withLock { $0 = Int(bitPattern: stream) }
             linked = false
             streamCreatedAt = clock.now()
             buffer.withLock {
@@ -407,7 +414,11 @@ extension PipeWireMicrophone {
             let result = bytes.withUnsafeMutableBytes { raw -> Int32 in
                 var builder = cpw_pod_builder(raw.baseAddress, UInt32(raw.count))
                 var param: UnsafePointer<spa_pod>? = cpw_build_audio_format(&builder, UInt32(format.sampleRate), UInt32(max(1, format.channels)))
-                let flags = pw_stream_flags(PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
+                // RT_PROCESS: each quantum is copied on PipeWire's data thread as it arrives, not handed to
+                // the loop thread, which waits for the loop lock the microphone thread takes every 10 ms
+                // (on a busy machine that hop lost all but a few quanta a second).
+                let flags = pw_stream_flags(PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_DONT_RECONNECT.rawValue
+                                            | PW_STREAM_FLAG_RT_PROCESS.rawValue)
                 return pw_stream_connect(stream, SPA_DIRECTION_INPUT, UInt32.max, flags, &param, 1)
             }
             if result < 0 { report("PipeWire microphone: pw_stream_connect: \(String(cString: cpw_strerror(result)))") }
@@ -451,6 +462,7 @@ extension PipeWireMicrophone {
                 for link in links { pw_proxy_destroy(link) }
                 links = []
                 if let stream {
+                    processGate.withLock { $0 = 0 }
                     spa_hook_remove(hook)
                     pw_stream_disconnect(stream)
                     pw_stream_destroy(stream)
@@ -471,9 +483,16 @@ extension PipeWireMicrophone {
             }
         }
 
-        // Callback (loop thread): copy only.
+        // Callback (PipeWire's data thread, see `Core`): copy only.
         private func process() {
-            guard let stream, let pwBuffer = pw_stream_dequeue_buffer(stream) else { return }
+            processGate.withLock { address in
+                guard let stream = OpaquePointer(bitPattern: address) else { return }
+                copyQuantum(from: stream)
+            }
+        }
+
+        private func copyQuantum(from stream: OpaquePointer) {
+            guard let pwBuffer = pw_stream_dequeue_buffer(stream) else { return }
             defer { pw_stream_queue_buffer(stream, pwBuffer) }
             buffer.withLock { $0.quanta += 1 }
             guard let spaBuffer = pwBuffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,

@@ -302,7 +302,7 @@ extension PipeWireDaemonTests {
         let origin = MonotonicClock.now()
         mic.start(origin: origin)
         // Half a second of captured audio (a starved machine gets there later: no realtime priority here).
-        #expect(waitUntil(seconds: 10) { mic.status.framesCaptured > 24_000 }, "\(mic.status)")
+        #expect(waitUntil(seconds: 10) { mic.status.framesCaptured > 24_000 }, "\(mic.status); \(mic.diagnostics)")
         mic.stop()
         let all = chunks.withLock { $0 }
         // One gap-free timeline from sample 0, pts from the sample index.
