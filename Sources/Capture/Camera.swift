@@ -146,17 +146,3 @@ public struct CaptureError: Error, Equatable, CustomStringConvertible {
     }
     public var description: String { camera.map { "\($0): \(message)" } ?? message }
 }
-
-/// Absolute deadlines on a rate grid: tick `n` is due at `origin + n / rate`, computed from `n` so no
-/// error accumulates (128-bit intermediate: no overflow for years of ticks).
-enum TickGrid {
-    static func time(ofTick tick: Int64, origin: UInt64, rate: Rational) -> UInt64 {
-        origin + UInt64(UInt128(tick) * UInt128(rate.denominator) * 1_000_000_000 / UInt128(rate.numerator))
-    }
-
-    /// The newest tick due at `now` (0 before the origin).
-    static func tick(at now: UInt64, origin: UInt64, rate: Rational) -> Int64 {
-        guard now > origin else { return 0 }
-        return Int64(UInt128(now - origin) * UInt128(rate.numerator) / (UInt128(rate.denominator) * 1_000_000_000))
-    }
-}

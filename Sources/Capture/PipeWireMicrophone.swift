@@ -5,8 +5,8 @@ import StudioSystem
 
 /// The program's audio from a PipeWire Audio/Source (a microphone), on the program's timeline.
 ///
-/// A thread (`cap.mic`) runs the program's audio clock exactly like `TestToneSource`: every
-/// `chunkDuration` it delivers the samples due since the origin, so the timeline never has holes.
+/// A thread (`cap.mic`) runs the program's `AudioClock`, like `TestToneSource`: every `chunkDuration`
+/// it delivers the samples due since the origin, so the timeline never has holes.
 /// The samples come from a small jitter buffer that the stream's process callback fills (copy only);
 /// whatever the microphone has not supplied (no daemon, no such node, the node went away, a late
 /// quantum) is silence. The same thread finds the node (by `nodeName`; without one, the daemon's
@@ -51,22 +51,24 @@ public final class PipeWireMicrophone: AudioInput {
     /// - Parameters:
     ///   - nodeName: the Audio/Source's node.name; nil for the default (see the type's doc).
     ///   - report: one line for the operator's log when the microphone or daemon is missing, found or lost.
+    ///   - clock: the clock of its audio pump and retries (tests pass a `ManualClock`).
     ///   - deliver: called on the microphone's thread with each chunk; must not block.
     public init(nodeName: String? = nil, format: AudioFormat = .program, remote: String? = nil, chunkDuration: Double = 0.01,
-                retryInterval: Double = 2, threadName: String = "cap.mic", report: @escaping @Sendable (String) -> Void = { _ in },
-                deliver: @escaping @Sendable (AudioChunk) -> Void) {
+                retryInterval: Double = 2, threadName: String = "cap.mic", clock: any Clock = .monotonic,
+                report: @escaping @Sendable (String) -> Void = { _ in }, deliver: @escaping @Sendable (AudioChunk) -> Void) {
         self.nodeName = nodeName
         self.format = format
         self.remote = remote
         self.chunkDuration = min(max(chunkDuration, 0.002), 0.1)
-        core = Core(nodeName: nodeName, format: format, remote: remote, interval: UInt64(self.chunkDuration * 1e9),
+        core = Core(nodeName: nodeName, format: format, remote: remote,
+                    audioClock: AudioClock(format: format, interval: UInt64(self.chunkDuration * 1e9), clock: clock),
                     retryInterval: max(0.1, retryInterval), threadName: threadName, report: report, deliver: deliver)
     }
 
     deinit { core.worker.requestStop() }
 
     /// Starts the clock: sample 0 is due at `origin` (default now), as with `TestToneSource.start`.
-    public func start(origin: UInt64? = nil) { core.start(origin: origin ?? MonotonicClock.now()) }
+    public func start(origin: UInt64? = nil) { core.start(origin: origin ?? core.clock.now()) }
     public func stop() { core.stop() }
     public var status: Status { core.status.withLock { $0 } }
     /// Buffers received and the layout of the last one, for test messages.
@@ -158,12 +160,16 @@ extension PipeWireMicrophone {
 
     /// `@unchecked Sendable`: `session`, `stream`, `links`, hooks and `current` are touched only by the
     /// microphone thread (holding the loop lock for every PipeWire call) and by the stream's callbacks
-    /// on the loop thread (which hold that lock); the samples cross in `buffer`, the counters in `status`.
+    /// on the loop thread (which hold that lock), except `process`, which runs on PipeWire's data thread
+    /// (`PW_STREAM_FLAG_RT_PROCESS`) and reaches the stream only through `processGate`, which teardown
+    /// empties before it disconnects the stream (so no `process` runs past that point); the samples
+    /// cross in `buffer`, the counters in `status`.
     final class Core: @unchecked Sendable {
         let nodeName: String?
         let format: AudioFormat
         let remote: String?
-        let interval: UInt64
+        let audioClock: AudioClock
+        var clock: any Clock { audioClock.clock }
         let retryInterval: Double
         let threadName: String
         let report: @Sendable (String) -> Void
@@ -175,6 +181,9 @@ extension PipeWireMicrophone {
 
         private var session: PipeWireSession?
         private var stream: OpaquePointer?
+        /// The stream's address as `process` (on PipeWire's data thread) sees it: 0 once teardown began.
+        /// Held for the whole callback, so teardown taking it waits for a callback in flight.
+        private let processGate = Mutex<Int>(0)
         private var links: [OpaquePointer] = []
         /// The node captured (id and serial), once linked or while linking.
         private var current: (id: UInt32, serial: String?, name: String)?
@@ -193,12 +202,12 @@ extension PipeWireMicrophone {
         /// default.audio.source's node name (written by the metadata callback on the loop thread).
         private var defaultSource: String?
 
-        init(nodeName: String?, format: AudioFormat, remote: String?, interval: UInt64, retryInterval: Double, threadName: String,
+        init(nodeName: String?, format: AudioFormat, remote: String?, audioClock: AudioClock, retryInterval: Double, threadName: String,
              report: @escaping @Sendable (String) -> Void, deliver: @escaping @Sendable (AudioChunk) -> Void) {
             self.nodeName = nodeName
             self.format = format
             self.remote = remote
-            self.interval = interval
+            self.audioClock = audioClock
             self.retryInterval = retryInterval
             self.threadName = threadName
             self.report = report
@@ -223,63 +232,42 @@ extension PipeWireMicrophone {
 
         func stop() { worker.stop() }
 
-        private func sampleDue(at now: UInt64, origin: UInt64) -> Int64 {
-            guard now > origin else { return 0 }
-            return Int64(UInt128(now - origin) * UInt128(format.sampleRate) / 1_000_000_000)
-        }
-
         private func run(origin: UInt64) {
-            let rate = format.sampleRate, channels = max(1, format.channels)
-            let maximumFrames = Int64(rate / 10)
-            let dueAtStart = sampleDue(at: MonotonicClock.now(), origin: origin)
-            var next = dueAtStart <= maximumFrames ? 0 : dueAtStart
-            status.withLock { $0 = Status(nextSample: next) }
+            let rate = format.sampleRate
             var playing = false
-            let start = max(origin, MonotonicClock.now())
-            var wake: UInt64 = 1
-            while !worker.isStopRequested {
-                MonotonicClock.sleep(until: start + wake * interval)
-                if worker.isStopRequested { break }
-                let now = MonotonicClock.now()
-                wake = max(wake + 1, (now - start) / interval + 1)
-                let due = sampleDue(at: now, origin: origin)
-                while next < due {
-                    let count = Int(min(due - next, maximumFrames))
-                    var samples = [Float](repeating: 0, count: count * channels)
-                    let captured = buffer.withLock { buffer -> Int in
-                        // Play captured audio only with a quantum or two queued (a jitter buffer), so a
-                        // quantum arriving a little late does not become a gap; start over after a gap.
-                        let target = min(max(2 * buffer.largestQuantum, rate / 25), rate / 8)
-                        if !playing, buffer.ring.frames >= target { playing = true }
-                        guard playing else { return 0 }
-                        // A source running a little fast (its own clock) must not build up delay.
-                        if buffer.ring.frames > target + rate / 10 { buffer.ring.discard(frames: buffer.ring.frames - target) }
-                        let moved = buffer.ring.read(frames: count, into: &samples, offset: 0)
-                        if moved < count { playing = false }
-                        return moved
-                    }
-                    let chunk = AudioChunk(format: format, samples: samples, pts: MediaTime(count: next, rate: Rational(Int32(rate))),
-                                           firstSample: next)
-                    next += Int64(count)
-                    let (target, discarded) = buffer.withLock { (min(max(2 * $0.largestQuantum, rate / 25), rate / 8), $0.discarded) }
-                    status.withLock {
-                        $0.framesDelivered += Int64(count)
-                        $0.framesCaptured += Int64(captured)
-                        $0.nextSample = next
-                        $0.bufferTarget = target
-                        $0.framesDiscarded = discarded
-                    }
-                    deliver(chunk)
+            audioClock.run(origin: origin, stop: { worker.isStopRequested }, begin: { first in
+                status.withLock { $0 = Status(nextSample: first) }
+            }, fill: { chunk in
+                let count = chunk.frameCount
+                let captured = buffer.withLock { buffer -> Int in
+                    // Play captured audio only with a quantum or two queued (a jitter buffer), so a
+                    // quantum arriving a little late does not become a gap; start over after a gap.
+                    let target = min(max(2 * buffer.largestQuantum, rate / 25), rate / 8)
+                    if !playing, buffer.ring.frames >= target { playing = true }
+                    guard playing else { return 0 }
+                    // A source running a little fast (its own clock) must not build up delay.
+                    if buffer.ring.frames > target + rate / 10 { buffer.ring.discard(frames: buffer.ring.frames - target) }
+                    let moved = buffer.ring.read(frames: count, into: &chunk.samples, offset: 0)
+                    if moved < count { playing = false }
+                    return moved
                 }
-                housekeeping()
-            }
+                let next = chunk.firstSample + Int64(count)
+                let (target, discarded) = buffer.withLock { (min(max(2 * $0.largestQuantum, rate / 25), rate / 8), $0.discarded) }
+                status.withLock {
+                    $0.framesDelivered += Int64(count)
+                    $0.framesCaptured += Int64(captured)
+                    $0.nextSample = next
+                    $0.bufferTarget = target
+                    $0.framesDiscarded = discarded
+                }
+            }, deliver: deliver, idle: housekeeping)
             teardown(closeSession: true)
         }
 
         /// Connects, finds the node, creates and links the stream, notices loss. Runs between deliveries.
         private func housekeeping() {
             if session == nil {
-                let now = MonotonicClock.now()
+                let now = clock.now()
                 guard now >= nextAttempt else { return }
                 nextAttempt = now + UInt64(retryInterval * 1e9)
                 do {
@@ -405,8 +393,9 @@ extension PipeWireMicrophone {
             pw_properties_set(properties, "node.latency", "1024/\(format.sampleRate)")
             guard let stream = pw_stream_new(core, "studio microphone", properties) else { return }
             self.stream = stream
+            processGate.withLock { $0 = Int(bitPattern: stream) }
             linked = false
-            streamCreatedAt = MonotonicClock.now()
+            streamCreatedAt = clock.now()
             buffer.withLock {
                 $0.ring.removeAll()
                 $0.largestQuantum = 0
@@ -425,7 +414,11 @@ extension PipeWireMicrophone {
             let result = bytes.withUnsafeMutableBytes { raw -> Int32 in
                 var builder = cpw_pod_builder(raw.baseAddress, UInt32(raw.count))
                 var param: UnsafePointer<spa_pod>? = cpw_build_audio_format(&builder, UInt32(format.sampleRate), UInt32(max(1, format.channels)))
-                let flags = pw_stream_flags(PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
+                // RT_PROCESS: each quantum is copied on PipeWire's data thread as it arrives, not handed to
+                // the loop thread, which waits for the loop lock the microphone thread takes every 10 ms
+                // (on a busy machine that hop lost all but a few quanta a second).
+                let flags = pw_stream_flags(PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_DONT_RECONNECT.rawValue
+                                            | PW_STREAM_FLAG_RT_PROCESS.rawValue)
                 return pw_stream_connect(stream, SPA_DIRECTION_INPUT, UInt32.max, flags, &param, 1)
             }
             if result < 0 { report("PipeWire microphone: pw_stream_connect: \(String(cString: cpw_strerror(result)))") }
@@ -469,6 +462,7 @@ extension PipeWireMicrophone {
                 for link in links { pw_proxy_destroy(link) }
                 links = []
                 if let stream {
+                    processGate.withLock { $0 = 0 }
                     spa_hook_remove(hook)
                     pw_stream_disconnect(stream)
                     pw_stream_destroy(stream)
@@ -485,13 +479,20 @@ extension PipeWireMicrophone {
                 session.withLock { dropMetadata() }
                 session.close()
                 self.session = nil
-                nextAttempt = MonotonicClock.now() + UInt64(retryInterval * 1e9)
+                nextAttempt = clock.now() + UInt64(retryInterval * 1e9)
             }
         }
 
-        // Callback (loop thread): copy only.
+        // Callback (PipeWire's data thread, see `Core`): copy only.
         private func process() {
-            guard let stream, let pwBuffer = pw_stream_dequeue_buffer(stream) else { return }
+            processGate.withLock { address in
+                guard let stream = OpaquePointer(bitPattern: address) else { return }
+                copyQuantum(from: stream)
+            }
+        }
+
+        private func copyQuantum(from stream: OpaquePointer) {
+            guard let pwBuffer = pw_stream_dequeue_buffer(stream) else { return }
             defer { pw_stream_queue_buffer(stream, pwBuffer) }
             buffer.withLock { $0.quanta += 1 }
             guard let spaBuffer = pwBuffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,

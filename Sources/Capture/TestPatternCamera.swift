@@ -5,7 +5,7 @@ import StudioSystem
 /// A synthetic camera: colour bars, an ident block in the camera's own colour, a moving box, the
 /// camera's name and a running timecode (see `identRegion` and the other regions for the layout).
 ///
-/// Runs on its own thread (`cap.<id>`), paced by absolute deadlines on its own frame-rate grid; frames
+/// Runs on its own thread (`cap.<id>`), paced by absolute deadlines on its own `FrameGrid`; frames
 /// come from a `FramePool`, so steady state allocates nothing. `pause()`/`resume()` simulate a camera
 /// that stops delivering and comes back.
 public final class TestPatternCamera: Camera {
@@ -21,10 +21,11 @@ public final class TestPatternCamera: Camera {
     public let format: CameraFormat
     private let core: Core
 
+    /// - Parameter clock: paces the frames and stamps their capture time (tests pass a `ManualClock`).
     /// - Throws: `CaptureError` unless the format is I420 or NV12 with an even size of at least 16x16 and
     ///   a frame rate between 1 and 240.
     public init(id: CameraID, format: CameraFormat = TestPatternCamera.defaultFormat, identity: String? = nil,
-                displayName: String? = nil) throws(CaptureError) {
+                displayName: String? = nil, clock: any Clock = .monotonic) throws(CaptureError) {
         guard format.pixelFormat == .i420 || format.pixelFormat == .nv12 else {
             throw CaptureError(camera: id, message: "test pattern renders i420 or nv12, not \(format.pixelFormat.rawValue)")
         }
@@ -40,7 +41,7 @@ public final class TestPatternCamera: Camera {
         self.format = format
         self.identity = identity ?? "test-pattern:\(id.name)"
         self.displayName = displayName ?? "Test pattern \(id.name)"
-        core = Core(id: id, format: format, frames: frames)
+        core = Core(id: id, format: format, frames: frames, clock: clock)
     }
 
     deinit { core.requestStop() }
@@ -73,13 +74,15 @@ extension TestPatternCamera {
         let id: CameraID
         let format: CameraFormat
         let frames: LatestValue<VideoFrame>
+        let clock: any Clock
         private let shared = Mutex(Snapshot())
         private let worker = WorkerThread()
 
-        init(id: CameraID, format: CameraFormat, frames: LatestValue<VideoFrame>) {
+        init(id: CameraID, format: CameraFormat, frames: LatestValue<VideoFrame>, clock: any Clock) {
             self.id = id
             self.format = format
             self.frames = frames
+            self.clock = clock
         }
 
         var snapshot: Snapshot { shared.withLock { $0 } }
@@ -108,21 +111,13 @@ extension TestPatternCamera {
 
         private func run() {
             let picture = TestPatternPicture(camera: id, format: format)
-            let rate = format.frameRate
-            let origin = MonotonicClock.now()
+            let grid = FrameGrid(origin: clock.now(), rate: format.frameRate)
             var tick: Int64 = 0
             while !stopping {
-                let deadline = TickGrid.time(ofTick: tick, origin: origin, rate: rate)
-                // Absolute deadline, in slices of at most 50 ms so that stop() is prompt at low rates.
-                while !stopping {
-                    let now = MonotonicClock.now()
-                    if now >= deadline { break }
-                    MonotonicClock.sleep(until: min(deadline, now + 50_000_000))
-                }
-                if stopping { break }
-                let now = MonotonicClock.now()
+                guard clock.sleep(until: grid.time(ofFrame: tick), unless: { stopping }) else { break }
+                let now = clock.now()
                 // Too late for one or more ticks: skip them (counted as dropped), keep the grid.
-                let due = TickGrid.tick(at: now, origin: origin, rate: rate)
+                let due = grid.frame(at: now)
                 let missed = due > tick ? due - tick : 0
                 tick += missed
                 if shared.withLock({ $0.paused }) {

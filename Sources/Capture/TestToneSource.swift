@@ -7,9 +7,8 @@ import Glibc
 
 /// The demo "microphone": interleaved float audio at the program's audio format, on its own thread.
 ///
-/// Pacing has no drift by construction: every `chunkDuration` it computes the index of the sample due
-/// now from the monotonic clock (`(now - origin) * rate / 1e9`) and delivers exactly the samples from
-/// the last one delivered up to that index, with `pts = MediaTime(count: firstSample, rate: rate)`.
+/// Paced by the program's `AudioClock` (no drift by construction): every `chunkDuration` it delivers
+/// exactly the samples due since `origin`, with `pts = MediaTime(count: firstSample, rate: rate)`.
 /// `origin` is the program clock's origin, so audio sample k and video frame n share one timeline.
 public final class TestToneSource: AudioInput {
     public enum Signal: Sendable, Hashable {
@@ -31,20 +30,23 @@ public final class TestToneSource: AudioInput {
     /// The origin given at init, if any.
     public let origin: UInt64?
     /// No chunk carries more than this many seconds (after a stall the backlog comes in several chunks).
-    public static let maximumChunkDuration = 0.1
+    public static var maximumChunkDuration: Double { AudioClock.maximumChunkDuration }
     private let core: Core
 
     /// - Parameters:
     ///   - deliver: called on the source's thread with each chunk; must not block.
     ///   - origin: the program clock's origin (monotonic ns of sample 0), used by `start()` when it is
     ///     given no origin of its own.
+    ///   - clock: the clock it reads and sleeps on (tests pass a `ManualClock`).
     public init(signal: Signal = .standard, format: AudioFormat = .program, chunkDuration: Double = 0.01,
-                origin: UInt64? = nil, threadName: String = "cap.tone", deliver: @escaping @Sendable (AudioChunk) -> Void) {
+                origin: UInt64? = nil, threadName: String = "cap.tone", clock: any Clock = .monotonic,
+                deliver: @escaping @Sendable (AudioChunk) -> Void) {
         self.signal = signal
         self.origin = origin
         self.format = format
         self.chunkDuration = min(max(chunkDuration, 0.001), Self.maximumChunkDuration)
-        core = Core(signal: signal, format: format, interval: UInt64(self.chunkDuration * 1e9), threadName: threadName, deliver: deliver)
+        core = Core(signal: signal, audioClock: AudioClock(format: format, interval: UInt64(self.chunkDuration * 1e9), clock: clock),
+                    threadName: threadName, deliver: deliver)
     }
 
     deinit { core.requestStop() }
@@ -53,7 +55,7 @@ public final class TestToneSource: AudioInput {
     /// at init, else now). If it is in the future, delivery starts then, at sample 0; if it passed less
     /// than 0.1 s ago (a thread that started late), delivery still starts at sample 0; if it passed
     /// longer ago, the first chunk starts at the sample due now (nothing older is back-filled).
-    public func start(origin: UInt64? = nil) { core.start(origin: origin ?? self.origin ?? MonotonicClock.now()) }
+    public func start(origin: UInt64? = nil) { core.start(origin: origin ?? self.origin ?? core.audioClock.clock.now()) }
 
     /// Stops and joins the thread.
     public func stop() { core.stop() }
@@ -92,17 +94,15 @@ extension TestToneSource {
 
     final class Core: Sendable {
         let signal: Signal
-        let format: AudioFormat
-        let interval: UInt64
+        let audioClock: AudioClock
         let threadName: String
         let deliver: @Sendable (AudioChunk) -> Void
         let counters = Mutex(Counters())
         private let worker = WorkerThread()
 
-        init(signal: Signal, format: AudioFormat, interval: UInt64, threadName: String, deliver: @escaping @Sendable (AudioChunk) -> Void) {
+        init(signal: Signal, audioClock: AudioClock, threadName: String, deliver: @escaping @Sendable (AudioChunk) -> Void) {
             self.signal = signal
-            self.format = format
-            self.interval = max(interval, 1_000_000)
+            self.audioClock = audioClock
             self.threadName = threadName
             self.deliver = deliver
         }
@@ -115,57 +115,31 @@ extension TestToneSource {
 
         func stop() { worker.stop() }
 
-        private var stopping: Bool { worker.isStopRequested }
-
-        private func sampleDue(at now: UInt64, origin: UInt64) -> Int64 {
-            guard now > origin else { return 0 }
-            return Int64(UInt128(now - origin) * UInt128(format.sampleRate) / 1_000_000_000)
-        }
-
         private func run(origin: UInt64) {
+            let format = audioClock.format
             let rate = format.sampleRate, channels = max(1, format.channels)
-            let maximumFrames = Int64(Double(rate) * TestToneSource.maximumChunkDuration)
             // Every signal is a function of the sample index within its second (see sampleValue), so one
             // second is computed once and played from a table.
             let oneSecond: [Float] = signal == .silence ? [] : (0..<Int64(rate)).map {
                 TestToneSource.sampleValue(at: $0, signal: signal, sampleRate: rate)
             }
-            // A thread that starts a little after the origin (a loaded machine) still begins at sample 0,
-            // so the program's audio starts with its video; an origin long past starts at the sample due now.
-            let dueAtStart = sampleDue(at: MonotonicClock.now(), origin: origin)
-            var next = dueAtStart <= maximumFrames ? 0 : dueAtStart
-            counters.withLock { $0 = Counters(delivered: 0, next: next) }
-            // Wake-ups on a grid from the origin (or from now, when the origin is past).
-            let start = max(origin, MonotonicClock.now())
-            var wake: UInt64 = 1
-            while !stopping {
-                MonotonicClock.sleep(until: start + wake * interval)
-                if stopping { break }
-                let now = MonotonicClock.now()
-                // Next wake-up: the next grid point after now (skips wake-ups missed in a stall).
-                wake = max(wake + 1, (now - start) / interval + 1)
-                let due = sampleDue(at: now, origin: origin)
-                while next < due {
-                    let count = min(due - next, maximumFrames)
-                    var samples = [Float](repeating: 0, count: Int(count) * channels)
-                    if signal != .silence {
-                        samples.withUnsafeMutableBufferPointer { buffer in
-                            for frame in 0..<Int(count) {
-                                let value = oneSecond[Int((next + Int64(frame)) % Int64(rate))]
-                                for channel in 0..<channels { buffer[frame * channels + channel] = value }
-                            }
+            audioClock.run(origin: origin, stop: { worker.isStopRequested }, begin: { first in
+                counters.withLock { $0 = Counters(delivered: 0, next: first) }
+            }, fill: { chunk in
+                let first = chunk.firstSample, count = chunk.frameCount
+                if signal != .silence {
+                    chunk.samples.withUnsafeMutableBufferPointer { buffer in
+                        for frame in 0..<count {
+                            let value = oneSecond[Int((first + Int64(frame)) % Int64(rate))]
+                            for channel in 0..<channels { buffer[frame * channels + channel] = value }
                         }
                     }
-                    let chunk = AudioChunk(format: format, samples: samples, pts: MediaTime(count: next, rate: Rational(Int32(rate))),
-                                           firstSample: next)
-                    next += count
-                    counters.withLock {
-                        $0.delivered += count
-                        $0.next = next
-                    }
-                    deliver(chunk)
                 }
-            }
+                counters.withLock {
+                    $0.delivered += Int64(count)
+                    $0.next = first + Int64(count)
+                }
+            }, deliver: deliver)
         }
     }
 }

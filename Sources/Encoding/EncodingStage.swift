@@ -30,61 +30,17 @@ private final class Handoff<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
 }
 
-/// Rate limit for `frames_dropped` events: under sustained overload a stage drops up to a frame per
-/// program tick, and one event per run of drops could still mean dozens of events a second into the
-/// store. The first drop is reported at once; later drops are summed and reported at most once per
-/// `interval` (by the next drop or by the stage thread once the interval has passed), and whatever is
-/// left when the stage finishes is reported then. Each report carries the drops since the previous one
-/// and the running total, so the reports add up to every drop. Pure logic: time comes in as arguments.
-struct DropReporter: Sendable {
-    struct Report: Equatable, Sendable {
-        /// Drops since the previous report.
-        var dropped: Int
-        /// All drops so far.
-        var total: Int
-    }
-
-    static let defaultInterval: UInt64 = 5_000_000_000
-
-    /// Nanoseconds between reports.
-    let interval: UInt64
-    private(set) var total = 0
-    private(set) var pending = 0
-    private var lastReport: UInt64?
-
-    init(interval: UInt64 = DropReporter.defaultInterval) { self.interval = interval }
-
-    /// Counts one drop at `now` (monotonic ns); returns the report to emit, if one is due.
-    mutating func noteDrop(at now: UInt64) -> Report? {
-        total += 1
-        pending += 1
-        return due(at: now)
-    }
-
-    /// The pending drops, if the interval since the last report has passed.
-    mutating func due(at now: UInt64) -> Report? {
-        guard pending > 0 else { return nil }
-        if let lastReport, now < lastReport + interval { return nil }
-        lastReport = now
-        return take()
-    }
-
-    /// Whatever is pending, interval or not (the stage is finishing).
-    mutating func flush() -> Report? { pending > 0 ? take() : nil }
-
-    private mutating func take() -> Report {
-        defer { pending = 0 }
-        return Report(dropped: pending, total: total)
-    }
-}
-
 /// Bookkeeping shared by both stages: the queue, statistics, drop reporting and the thread.
 private final class StageCore<Input: Sendable>: Sendable {
     let queue: BoundedQueue<Input>
     let statistics: Mutex<EncoderStatistics>
     let events: EventSink
     let label: String
-    private let drops: Mutex<DropReporter>
+    /// The rate limit of `frames_dropped` events: under sustained overload a stage drops up to a frame
+    /// per program tick. The first drop is reported at once; later drops are summed and reported at most
+    /// once per 5 s (by the next drop or by the stage thread once the interval has passed), and whatever
+    /// is left when the stage finishes is reported then.
+    private let drops: Mutex<ThrottledCounter>
     /// Mirrors `drops.pending > 0`, so the stage thread checks for a due report without taking the lock.
     private let dropsPending = Atomic<Bool>(false)
     /// Set by `requestKeyframe`, taken by the stage thread.
@@ -93,7 +49,7 @@ private final class StageCore<Input: Sendable>: Sendable {
 
     init(capacity: Int, encoderName: String, events: EventSink, label: String) {
         queue = BoundedQueue(capacity: max(1, capacity))
-        drops = Mutex(DropReporter())
+        drops = Mutex(ThrottledCounter())
         statistics = Mutex(EncoderStatistics(encoderName: encoderName))
         self.events = events
         self.label = label
@@ -111,8 +67,8 @@ private final class StageCore<Input: Sendable>: Sendable {
         statistics.withLock { $0.framesDropped += 1 }
         // Refusals after finish are counted but not reported: the stage is gone.
         guard !queue.isClosed else { return false }
-        let report = drops.withLock { drops -> DropReporter.Report? in
-            let report = drops.noteDrop(at: MonotonicClock.now())
+        let report = drops.withLock { drops -> ThrottledCounter.Report? in
+            let report = drops.note(at: MonotonicClock.now())
             dropsPending.store(drops.pending > 0, ordering: .relaxed)
             return report
         }
@@ -125,7 +81,7 @@ private final class StageCore<Input: Sendable>: Sendable {
     func reportDrops(finishing: Bool = false) {
         guard finishing || dropsPending.load(ordering: .relaxed) else { return }
         let now = MonotonicClock.now()
-        let report = drops.withLock { drops -> DropReporter.Report? in
+        let report = drops.withLock { drops -> ThrottledCounter.Report? in
             let report = finishing ? drops.flush() : drops.due(at: now)
             dropsPending.store(drops.pending > 0, ordering: .relaxed)
             return report
@@ -133,10 +89,10 @@ private final class StageCore<Input: Sendable>: Sendable {
         if let report { emitDrops(report) }
     }
 
-    private func emitDrops(_ report: DropReporter.Report) {
+    private func emitDrops(_ report: ThrottledCounter.Report) {
         events.emit(StudioEvent(kind: .framesDropped, details: [
             "stage": label, "reason": "encoder queue full",
-            "dropped": String(report.dropped), "dropped_total": String(report.total),
+            "dropped": String(report.count), "dropped_total": String(report.total),
         ]))
     }
 
@@ -165,7 +121,7 @@ private func milliseconds(since start: UInt64) -> Double { Double(MonotonicClock
 
 /// Encodes program video on its own thread ("encode.video"). Producers never block: `submit` refuses
 /// (and counts) a frame when the queue is full; `frames_dropped` events are rate-limited (see
-/// `DropReporter`: at most one per 5 s, plus a last one at finish). Sends `.format` before the first packet, and a new
+/// `ThrottledCounter`: at most one per 5 s, plus a last one at finish). Sends `.format` before the first packet, and a new
 /// `.format` (generation + 1) when it switches to the fallback encoder after an encode error.
 public final class VideoEncodingStage: Sendable {
     private struct Input: Sendable {

@@ -27,47 +27,6 @@ struct IsoStatistics: Sendable {
     var encodeErrors = 0
 }
 
-/// The ISO thread's frame clock: tick n is due at `origin + n / rate` (the program's origin, so every
-/// angle lines up with the program on one timeline). Pure arithmetic; time comes in as arguments.
-struct IsoTicker: Sendable {
-    let origin: UInt64
-    let rate: Rational
-
-    /// Monotonic nanoseconds at which tick `n` is due.
-    func due(_ n: Int64) -> UInt64 {
-        origin + UInt64((Double(n) * Double(rate.denominator) * 1e9 / Double(rate.numerator)).rounded(.down))
-    }
-
-    /// The newest tick due at or before `now` (0 before the origin).
-    func latestTick(at now: UInt64) -> Int64 {
-        guard now > origin else { return 0 }
-        var tick = Int64((Double(now - origin) * Double(rate.numerator) / (Double(rate.denominator) * 1e9)).rounded(.down))
-        while due(tick + 1) <= now { tick += 1 }
-        while tick > 0 && due(tick) > now { tick -= 1 }
-        return tick
-    }
-}
-
-/// Rate limit for an ISO feed's skip warnings: the first skip is reported at once, later ones summed
-/// and reported at most once per `interval`. Pure logic: time comes in as arguments.
-struct IsoSkipReporter: Sendable {
-    let interval: UInt64
-    private(set) var pending = 0
-    private var lastReport: UInt64?
-
-    init(interval: UInt64 = 5_000_000_000) { self.interval = interval }
-
-    /// Counts `count` skipped frames at `now`; returns how many to report now, if a report is due.
-    mutating func note(_ count: Int, at now: UInt64) -> Int? {
-        pending += count
-        guard pending > 0 else { return nil }
-        if let lastReport, now < lastReport + interval { return nil }
-        lastReport = now
-        defer { pending = 0 }
-        return pending
-    }
-}
-
 /// Carries the encoder (not Sendable) to the ISO thread.
 ///
 /// `@unchecked Sendable`: `encoder` is only set and used by the ISO thread (`iso.camN`); the box is
@@ -127,13 +86,16 @@ final class IsoRecorder: Sendable {
     private let fanOut: OutputFanOut
     private let events: any EventSink
     private let log: ServerLog
+    private let clock: any Clock
     private let worker = WorkerThread()
     private let counters: Mutex<IsoStatistics>
     private let keyframeFlag: KeyframeFlag
     private let started = Atomic<Bool>(false)
 
-    init(camera: any Camera, path: String, recordingID: Int64, settings: Settings, events: any EventSink, log: ServerLog) {
+    init(camera: any Camera, path: String, recordingID: Int64, settings: Settings, events: any EventSink, log: ServerLog,
+         clock: any Clock = .monotonic) {
         self.source = Mutex(camera)
+        self.clock = clock
         self.cameraID = camera.id
         self.path = path
         self.recordingID = recordingID
@@ -168,10 +130,12 @@ final class IsoRecorder: Sendable {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         output.start()
         let rate = camera.currentFormat?.frameRate ?? settings.fallbackRate
-        let ticker = IsoTicker(origin: origin, rate: rate)
+        // Tick n is due at `origin + n / rate`: the program's origin, so every angle lines up with the
+        // program on one timeline.
+        let grid = FrameGrid(origin: origin, rate: rate)
         let slot = EncoderSlot()
         worker.start(name: stage) { [self] in
-            run(ticker: ticker, slot: slot)
+            run(grid: grid, slot: slot)
         }
     }
 
@@ -179,27 +143,23 @@ final class IsoRecorder: Sendable {
     /// once the program audio has ended too; `output.stop` then drains it).
     func stopEncoding() { worker.stop() }
 
-    private func run(ticker: IsoTicker, slot: EncoderSlot) {
+    private func run(grid: FrameGrid, slot: EncoderSlot) {
         var tick: Int64 = 0
-        var reporter = IsoSkipReporter()
+        // Skip warnings: the first at once, later ones summed, at most one per 5 s.
+        var skips = ThrottledCounter()
         var failed = false
         let staleNanoseconds = UInt64(settings.staleAfterSeconds * 1e9)
         while !worker.isStopRequested {
-            let due = ticker.due(tick)
-            let now = MonotonicClock.now()
-            if now < due {
-                // Wake at most every 50 ms so a stop is noticed quickly even at low frame rates.
-                MonotonicClock.sleep(until: min(due, now + 50_000_000))
-                continue
-            }
+            guard clock.sleep(until: grid.time(ofFrame: tick), unless: { worker.isStopRequested }) else { break }
+            let now = clock.now()
             // Ticks that passed while the previous frame was being encoded are skipped and counted.
-            let latest = ticker.latestTick(at: now)
+            let latest = grid.frame(at: now)
             let skipped = Int(latest - tick)
             if skipped > 0 {
                 counters.withLock { $0.framesSkipped += skipped }
                 tick = latest
             }
-            if let count = reporter.note(skipped, at: now) { reportSkips(count) }
+            if let report = skips.note(max(0, skipped), at: now) { reportSkips(report.count) }
             defer { tick += 1 }
 
             let (frame, _) = camera.frames.latest()
@@ -218,14 +178,14 @@ final class IsoRecorder: Sendable {
                 log.info("ISO \(cameraID.name): the camera now delivers \(picture.width)x\(picture.height); reopening its encoder")
             }
             if slot.encoder == nil {
-                guard open(slot, width: picture.width, height: picture.height, rate: ticker.rate) else {
+                guard open(slot, width: picture.width, height: picture.height, rate: grid.rate) else {
                     failed = true
                     continue
                 }
             }
             guard let encoder = slot.encoder else { continue }
             let force = keyframeFlag.take()
-            let pts = MediaTime(count: tick, rate: ticker.rate)
+            let pts = grid.pts(ofFrame: tick)
             do {
                 let packets = try encoder.encode(picture, pts: pts, forceKeyframe: force)
                 counters.withLock { $0.framesEncoded += 1 }
@@ -250,7 +210,7 @@ final class IsoRecorder: Sendable {
             }
         }
         if let encoder = slot.encoder { flush(encoder, generation: slot.generation) }
-        if reporter.pending > 0 { reportSkips(reporter.pending) }
+        if let report = skips.flush() { reportSkips(report.count) }
         fanOut.deliver(.endOfStream)
     }
 

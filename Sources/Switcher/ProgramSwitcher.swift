@@ -18,12 +18,15 @@ public final class ProgramSwitcher: Sendable {
     public let configuration: Configuration
     private let core: Core
 
-    /// - Parameter deliver: called on the program thread with each frame and its pts; must not block.
-    public init(format: ProgramFormat, configuration: Configuration = Configuration(), events: any EventSink,
-                deliver: @escaping @Sendable (VideoFrame, MediaTime) -> Void) {
+    /// - Parameters:
+    ///   - clock: the program clock's time source (tests pass a `ManualClock`; cameras feeding it must
+    ///     stamp their frames on the same clock, for the loss timeout).
+    ///   - deliver: called on the program thread with each frame and its pts; must not block.
+    public init(format: ProgramFormat, configuration: Configuration = Configuration(), clock: any Clock = .monotonic,
+                events: any EventSink, deliver: @escaping @Sendable (VideoFrame, MediaTime) -> Void) {
         self.format = format
         self.configuration = configuration
-        core = Core(format: format, configuration: configuration, events: events, deliver: deliver)
+        core = Core(format: format, configuration: configuration, clock: clock, events: events, deliver: deliver)
     }
 
     public convenience init(format: ProgramFormat, events: any EventSink, deliver: @escaping @Sendable (VideoFrame, MediaTime) -> Void) {
@@ -35,8 +38,8 @@ public final class ProgramSwitcher: Sendable {
     /// CLOCK_MONOTONIC nanoseconds of frame 0 (set by `start`). Audio uses the same origin.
     public var origin: UInt64 { core.shared.withLock { $0.origin } }
 
-    /// Starts the program clock; frame 0 is due at `origin`. Calling it while running does nothing.
-    public func start(origin: UInt64 = MonotonicClock.now()) { core.start(origin: origin) }
+    /// Starts the program clock; frame 0 is due at `origin` (default: now). Calling it while running does nothing.
+    public func start(origin: UInt64? = nil) { core.start(origin: origin ?? core.clock.now()) }
 
     /// Stops the clock and joins its thread. Cuts still pending fail with `.stopped`.
     public func stop() { core.stop() }
@@ -90,15 +93,17 @@ extension ProgramSwitcher {
     final class Core: Sendable {
         let format: ProgramFormat
         let configuration: Configuration
+        let clock: any Clock
         let events: any EventSink
         let deliver: @Sendable (VideoFrame, MediaTime) -> Void
         let shared = Mutex(Shared())
         private let worker = WorkerThread()
 
-        init(format: ProgramFormat, configuration: Configuration, events: any EventSink,
+        init(format: ProgramFormat, configuration: Configuration, clock: any Clock, events: any EventSink,
              deliver: @escaping @Sendable (VideoFrame, MediaTime) -> Void) {
             self.format = format
             self.configuration = configuration
+            self.clock = clock
             self.events = events
             self.deliver = deliver
         }
@@ -168,7 +173,7 @@ extension ProgramSwitcher {
         // MARK: The program thread
 
         private func run(origin: UInt64) {
-            let rate = format.frameRate
+            let grid = FrameGrid(origin: origin, rate: format.frameRate)
             let pool = FramePool(capacity: VideoFrame.byteCount(format: .i420, width: format.width, height: format.height), limit: 12)
             let scaler = FrameScaler(width: format.width, height: format.height, pool: pool)
             let slates = SlateRenderer(width: format.width, height: format.height, pool: pool)
@@ -179,12 +184,10 @@ extension ProgramSwitcher {
             var tick: Int64 = 0
 
             while !stopping {
-                let deadline = Self.time(ofTick: tick, origin: origin, rate: rate)
-                if MonotonicClock.now() < deadline { MonotonicClock.sleep(until: deadline) }
-                if stopping { break }
-                var now = MonotonicClock.now()
+                guard clock.sleep(until: grid.time(ofFrame: tick), unless: { stopping }) else { break }
+                var now = clock.now()
                 // Woke up after the following tick was due: skip to the newest due tick, keep the grid.
-                let due = Self.tick(at: now, origin: origin, rate: rate)
+                let due = grid.frame(at: now)
                 let late = due > tick ? due - tick : 0
                 tick += late
 
@@ -208,8 +211,8 @@ extension ProgramSwitcher {
                     rejected.completion?(.failure(.unknownCamera(rejected.target, available: available)))
                 }
 
-                let pts = MediaTime(count: tick, rate: rate)
-                now = MonotonicClock.now()
+                let pts = grid.pts(ofFrame: tick)
+                now = clock.now()
                 var output: VideoFrame?
                 var slate: [String]?
                 var passedThrough = false
@@ -249,7 +252,7 @@ extension ProgramSwitcher {
 
                 deliver(output, pts)
 
-                let delivered = MonotonicClock.now()
+                let delivered = clock.now()
                 meter.record(delivered)
                 let slateText: String? = slate.map { lines in
                     lines.count == 2 ? "\(lines[0]) \(lines[1])" : lines.joined(separator: " ")
@@ -291,16 +294,6 @@ extension ProgramSwitcher {
             shared.withLock { $0.status.isRunning = false }
         }
 
-        /// Tick `n` is due at `origin + n / rate` (computed from `n`: no accumulated error).
-        static func time(ofTick tick: Int64, origin: UInt64, rate: Rational) -> UInt64 {
-            origin + UInt64(UInt128(tick) * UInt128(rate.denominator) * 1_000_000_000 / UInt128(rate.numerator))
-        }
-
-        /// The newest tick due at `now`.
-        static func tick(at now: UInt64, origin: UInt64, rate: Rational) -> Int64 {
-            guard now > origin else { return 0 }
-            return Int64(UInt128(now - origin) * UInt128(rate.numerator) / (UInt128(rate.denominator) * 1_000_000_000))
-        }
     }
 }
 

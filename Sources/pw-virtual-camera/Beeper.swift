@@ -46,10 +46,10 @@ final class Beeper: @unchecked Sendable {
         guard pw_thread_loop_start(loop) >= 0 else { fail("pw_thread_loop_start failed") }
         say("ready \(nodeName) beeper")
         // Paces the graph: a cycle whenever the samples produced so far are due.
-        let origin = MonotonicClock.now()
+        let samples = FrameGrid(origin: MonotonicClock.now(), rate: Rational(Int32(rate)))
         while true {
             MonotonicClock.sleep(seconds: 0.002)
-            let due = Int64((MonotonicClock.now() - origin) * UInt64(rate) / 1_000_000_000)
+            let due = samples.frame(at: MonotonicClock.now())
             pw_thread_loop_lock(loop)
             if beeper.produced <= due { _ = pw_stream_trigger_process(stream) }
             pw_thread_loop_unlock(loop)

@@ -245,12 +245,12 @@ say("ready \(nodeName) \(cameraName) \(wire.rawValue) \(width)x\(height)@\(rateV
 // The render thread's body: frame n is due at origin + n/rate, whatever the consumers do.
 // With --flash, frames are due on the whole-second grid of CLOCK_MONOTONIC (frame 0 on the next second).
 let origin = flash ? (MonotonicClock.now() / 1_000_000_000 + 1) * 1_000_000_000 : MonotonicClock.now()
+let grid = FrameGrid(origin: origin, rate: rate)
 let framesPerSecond = UInt64(rate.numerator) / UInt64(max(rate.denominator, 1))
 let renderFormat = CameraFormat(pixelFormat: wire == .nv12 ? .nv12 : .i420, width: width, height: height, frameRate: rate)
 TestPatternCamera.renderFrames(of: CameraID(cameraName), format: renderFormat, count: Int.max) { frame in
     let tick = Int64(frame.sequence)
-    let due = origin + UInt64(tick) * 1_000_000_000 * UInt64(rate.denominator) / UInt64(rate.numerator)
-    MonotonicClock.sleep(until: due)
+    MonotonicClock.sleep(until: grid.time(ofFrame: tick))
     let isFlash = flash && framesPerSecond > 0 && UInt64(tick) % framesPerSecond == 0
     if let encoder {
         guard var jpeg = encoder.encode(frame, white: isFlash) else { fail("the MJPEG encoder failed") }

@@ -303,7 +303,7 @@ extension PipeWireDaemonTests {
         let origin = MonotonicClock.now()
         mic.start(origin: origin)
         // Half a second of captured audio (a starved machine gets there later: no realtime priority here).
-        #expect(waitUntil(seconds: 10) { mic.status.framesCaptured > 24_000 }, "\(mic.status)")
+        #expect(waitUntil(seconds: 10) { mic.status.framesCaptured > 24_000 }, "\(mic.status); \(mic.diagnostics)")
         mic.stop()
         let all = chunks.withLock { $0 }
         // One gap-free timeline from sample 0, pts from the sample index.
@@ -337,11 +337,11 @@ extension PipeWireDaemonTests {
         #expect(waitUntil(seconds: 2) { mic.status.node == nil })
         // What was captured before the loss still plays out of the jitter buffer (at most 0.25 s), then
         // only silence.
-        MonotonicClock.sleep(seconds: 0.3)
+        let lostAt = mic.status.framesDelivered
+        #expect(waitUntil(seconds: 20) { mic.status.framesDelivered > lostAt + 48_000 * 3 / 10 }, "\(mic.status)")
         let captured = mic.status.framesCaptured, timeline = mic.status.framesDelivered
-        MonotonicClock.sleep(seconds: 0.5)
+        #expect(waitUntil(seconds: 20) { mic.status.framesDelivered - timeline > 48_000 / 4 }, "the clock goes on (silence)")
         #expect(mic.status.framesCaptured == captured, "nothing captured while the node is gone")
-        #expect(mic.status.framesDelivered - timeline > 48_000 / 4, "the clock goes on (silence)")
         try rig.startBeeper(node: "vbeep")
         #expect(waitUntil(seconds: 4) { mic.status.connections == 2 && mic.status.framesCaptured > captured + 4_800 }, "\(mic.status)")
         #expect(mic.status.node == "vbeep")
@@ -364,7 +364,9 @@ extension PipeWireDaemonTests {
         #expect(waitUntil(seconds: 3) { mic.status.node == "vbeep" && mic.status.connections == 2 }, "\(mic.status)")
         #expect(mic.status.defaultNode == "vbeep")
         let movedAt = chunks.withLock { $0.count }
-        MonotonicClock.sleep(seconds: 2.2)  // two beeps at least
+        let movedAtSample = chunks.withLock { $0.last.map { $0.firstSample + Int64($0.frameCount) } ?? 0 }
+        // 2.2 s of the timeline on the beeper: two beeps at least.
+        #expect(waitUntil(seconds: 30) { mic.status.nextSample > movedAtSample + 48_000 * 22 / 10 }, "\(mic.status)")
         let backAt = chunks.withLock { $0.count }
         // And back; a default that is deleted, or names no node, leaves it where it is.
         try rig.setDefaultMetadata("default.audio.source", to: #"{ "name": "studio-test-mic" }"#)
@@ -412,10 +414,10 @@ extension PipeWireDaemonTests {
         rig.killDaemon()
         #expect(waitUntil(seconds: 2) { mic.status.node == nil })
         // The jitter buffer plays out what was captured before (at most 0.25 s), then only silence.
-        MonotonicClock.sleep(seconds: 0.3)
+        let lostAt = mic.status.framesDelivered
+        #expect(waitUntil(seconds: 20) { mic.status.framesDelivered > lostAt + 48_000 * 3 / 10 }, "\(mic.status)")
         let captured = mic.status.framesCaptured, timeline = mic.status.framesDelivered
-        MonotonicClock.sleep(seconds: 0.5)
-        #expect(mic.status.framesDelivered - timeline > 48_000 / 4, "silence keeps the timeline going")
+        #expect(waitUntil(seconds: 20) { mic.status.framesDelivered - timeline > 48_000 / 4 }, "silence keeps the timeline going")
         #expect(mic.status.framesCaptured == captured, "nothing captured without a daemon")
         try rig.start()
         #expect(waitUntil(seconds: 4) { mic.status.connections == 2 && mic.status.framesCaptured > captured + 4_800 }, "\(mic.status)")
@@ -452,12 +454,16 @@ extension PipeWireDaemonTests {
         #expect(!discovery.isConnected)
     }
 
+    /// On a manual clock: half a second of it delivers exactly half a second of silence, however busy
+    /// the machine is.
     @Test func aMicrophoneWithoutDaemonDeliversSilenceOnTheClock() throws {
         let rig = try PipeWireRig()
         let chunks = Mutex<[AudioChunk]>([])
-        let mic = PipeWireMicrophone(remote: rig.remote) { chunk in chunks.withLock { $0.append(chunk) } }
-        mic.start(origin: MonotonicClock.now())
-        MonotonicClock.sleep(seconds: 0.5)
+        let clock = ManualClock()
+        let mic = PipeWireMicrophone(remote: rig.remote, clock: clock) { chunk in chunks.withLock { $0.append(chunk) } }
+        mic.start(origin: clock.now())
+        #expect(clock.waitForSleepers(1))
+        #expect(clock.run(to: clock.now() + 500_000_000, step: 10_000_000))
         mic.stop()
         let all = chunks.withLock { $0 }
         let frames = all.reduce(0) { $0 + $1.frameCount }

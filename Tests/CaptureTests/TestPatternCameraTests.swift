@@ -162,22 +162,31 @@ private func nextFrame(_ camera: TestPatternCamera, after version: UInt64 = 0, t
         #expect(TestPatternCamera.timecode(frame: 25 * 59, framesPerSecond: 25) == "00:00:59:00")
     }
 
+    /// On a manual clock: the camera's ticks come as time is moved, whatever the machine's load.
     @Test func pauseStopsFramesAndResumeRestartsThem() throws {
-        let camera = try TestPatternCamera(id: "cam1", format: smallFormat())
+        let clock = ManualClock()
+        let camera = try TestPatternCamera(id: "cam1", format: smallFormat(), clock: clock)
         camera.start()
         defer { camera.stop() }
         _ = try nextFrame(camera)
+        // Ten ticks at 5 ms steps, the capture thread doing what is due after each.
+        func play(_ seconds: Double) {
+            #expect(clock.waitForSleepers(1))
+            #expect(clock.run(to: clock.now() + UInt64(seconds * 1e9), step: 5_000_000))
+        }
+        play(0.1)
         camera.pause()
         #expect(camera.state == .lost)
-        MonotonicClock.sleep(seconds: 0.1)  // a frame being rendered at pause() may still land
+        play(0.1)  // a frame being rendered at pause() may still land
         let paused = camera.frames.latest()
         let capturedWhilePaused = camera.statistics.framesCaptured
-        MonotonicClock.sleep(seconds: 0.3)
+        play(0.3)
         #expect(camera.frames.latest().version == paused.version)
         #expect(camera.statistics.framesCaptured == capturedWhilePaused)
         #expect(camera.state == .lost)
 
         camera.resume()
+        play(0.04)  // the next tick
         let (frame, _) = try nextFrame(camera, after: paused.version, timeout: 1)
         #expect(frame.captureTime > (paused.value?.captureTime ?? 0))
         // The camera's clock kept running while paused: its frame numbers skipped the paused ticks.

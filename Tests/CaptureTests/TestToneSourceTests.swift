@@ -15,6 +15,13 @@ private func samplesDue(at time: UInt64, origin: UInt64) -> Int64 {
     time <= origin ? 0 : Int64((time - origin) / 1000) * 48_000 / 1_000_000
 }
 
+/// Lets `seconds` pass on `clock` in steps of one 10 ms wake-up, the source doing what is due after each
+/// (as in real time, minus the machine's load).
+private func play(_ clock: ManualClock, seconds: Double) {
+    #expect(clock.waitForSleepers(1), "the source's thread never slept")
+    #expect(clock.run(to: clock.now() + UInt64(seconds * 1e9), step: 10_000_000), "the source's thread did not keep up")
+}
+
 /// Checks the chunks form one gap-free run from `firstSample`, with pts from the sample index.
 private func expectContiguous(_ chunks: [AudioChunk], from firstSample: Int64) {
     var next = firstSample
@@ -27,18 +34,20 @@ private func expectContiguous(_ chunks: [AudioChunk], from firstSample: Int64) {
     }
 }
 
+/// Time passes on a `ManualClock`: the pacing is checked exactly, however busy the machine is.
 @Suite(.serialized) struct TestToneSourceTests {
     @Test func deliversExactlyTheSamplesDueWithContiguousPts() throws {
         let log = ChunkLog()
-        let source = TestToneSource(deliver: { log.append($0) })
-        let origin = MonotonicClock.now() + 20_000_000  // program starts 20 ms from now
+        let clock = ManualClock()
+        let source = TestToneSource(clock: clock, deliver: { log.append($0) })
+        let origin = clock.now() + 20_000_000  // program starts 20 ms from now
         source.start(origin: origin)
         defer { source.stop() }
         for _ in 0..<12 {
-            MonotonicClock.sleep(seconds: 0.05)
-            let before = MonotonicClock.now()
+            play(clock, seconds: 0.05)
+            let before = clock.now()
             let delivered = source.nextSample
-            let after = MonotonicClock.now()
+            let after = clock.now()
             // Never ahead of the clock, never more than a few wake-ups (10 ms = 480 samples) behind.
             #expect(delivered <= samplesDue(at: after, origin: origin) + 1)
             #expect(delivered >= samplesDue(at: before, origin: origin) - 3 * 480, "delivered \(delivered)")
@@ -55,10 +64,11 @@ private func expectContiguous(_ chunks: [AudioChunk], from firstSample: Int64) {
 
     @Test func startsAtTheSampleDueWhenTheOriginIsPast() throws {
         let log = ChunkLog()
-        let origin = MonotonicClock.now() - 2_000_000_000  // program started 2 s ago
-        let source = TestToneSource(signal: .silence, origin: origin, deliver: { log.append($0) })
+        let clock = ManualClock(start: 10_000_000_000)
+        let origin = clock.now() - 2_000_000_000  // program started 2 s ago
+        let source = TestToneSource(signal: .silence, origin: origin, clock: clock, deliver: { log.append($0) })
         source.start()
-        MonotonicClock.sleep(seconds: 0.1)
+        play(clock, seconds: 0.1)
         source.stop()
         let chunks = log.all
         let first = try #require(chunks.first)
@@ -69,9 +79,10 @@ private func expectContiguous(_ chunks: [AudioChunk], from firstSample: Int64) {
 
     @Test func toneIsAOneKilohertzSineAtMinus20dBFS() throws {
         let log = ChunkLog()
-        let source = TestToneSource(signal: .standard, deliver: { log.append($0) })
-        source.start(origin: MonotonicClock.now())
-        MonotonicClock.sleep(seconds: 0.25)
+        let clock = ManualClock()
+        let source = TestToneSource(signal: .standard, clock: clock, deliver: { log.append($0) })
+        source.start(origin: clock.now())
+        play(clock, seconds: 0.25)
         source.stop()
         let left = log.all.flatMap { chunk in stride(from: 0, to: chunk.samples.count, by: 2).map { chunk.samples[$0] } }
         let right = log.all.flatMap { chunk in stride(from: 1, to: chunk.samples.count, by: 2).map { chunk.samples[$0] } }
@@ -90,15 +101,29 @@ private func expectContiguous(_ chunks: [AudioChunk], from firstSample: Int64) {
 
     @Test func silenceIsZeros() throws {
         let log = ChunkLog()
-        let source = TestToneSource(signal: .silence, deliver: { log.append($0) })
-        source.start(origin: MonotonicClock.now())
-        MonotonicClock.sleep(seconds: 0.1)
+        let clock = ManualClock()
+        let source = TestToneSource(signal: .silence, clock: clock, deliver: { log.append($0) })
+        source.start(origin: clock.now())
+        play(clock, seconds: 0.1)
         source.stop()
         let chunks = log.all
         try #require(!chunks.isEmpty)
         #expect(chunks.allSatisfy { $0.samples.allSatisfy { $0 == 0 } })
         expectContiguous(chunks, from: chunks[0].firstSample)
         #expect(chunks.reduce(0) { $0 + $1.frameCount } > 2400)
+    }
+
+    /// On the real clock (the server's): it keeps delivering, gap-free; how fast is the tests above's job.
+    @Test func runsOnTheMonotonicClock() throws {
+        let log = ChunkLog()
+        let source = TestToneSource(signal: .silence, deliver: { log.append($0) })
+        source.start()
+        defer { source.stop() }
+        let deadline = MonotonicClock.now() + 20_000_000_000
+        while source.nextSample < 4800, MonotonicClock.now() < deadline { MonotonicClock.sleep(seconds: 0.01) }
+        source.stop()
+        #expect(source.nextSample >= 4800, "0.1 s of audio within 20 s")
+        expectContiguous(log.all, from: 0)
     }
 
     @Test func beepsSoundAtTheStartOfEachProgramSecond() {

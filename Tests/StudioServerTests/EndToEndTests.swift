@@ -48,13 +48,14 @@ import Glibc
         #expect(cameras["cameras"]?[0]?["on_program"] == .bool(true))
         #expect(cameras["cameras"]?[1]?["format"]?["width"]?.intValue == 1280)
 
-        usleep(1_500_000)
+        // Each camera on air for 45 program frames (1.5 s of program time, however long that takes here).
+        #expect(studio.waitForProgramFrames(45))
         let cut2 = try studio.run(["switch", "cam2", "--socket", studio.socket])
         #expect(cut2.status == 0 && cut2.output.hasPrefix("program: cam2"), "\(cut2)")
-        usleep(1_500_000)
+        #expect(studio.waitForProgramFrames(45))
         let cut3 = try studio.run(["switch", "cam3", "--socket", studio.socket])
         #expect(cut3.status == 0, "\(cut3)")
-        usleep(1_500_000)
+        #expect(studio.waitForProgramFrames(45))
 
         let status = try studio.json(["status"])
         #expect(status["program"]?["source"] == "cam3")
@@ -138,10 +139,8 @@ import Glibc
         nginx.stop()
         #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "reconnecting" })
         let framesBefore = try studio.status()["program"]?["frames"]?.intValue ?? 0
-        usleep(3_000_000)
         // The program kept running while the server was gone.
-        let framesDuring = try studio.status()["program"]?["frames"]?.intValue ?? 0
-        #expect(framesDuring - framesBefore >= 45, "program frames: \(framesBefore) -> \(framesDuring)")
+        #expect(studio.waitForProgramFrames(45), "program frames: \(framesBefore) -> \((try? studio.status())?["program"]?["frames"]?.intValue ?? 0)")
 
         try nginx.restart()
         #expect(waitFor(seconds: 25) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })

@@ -93,3 +93,13 @@ func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
     }
     return condition()
 }
+
+extension StudioHarness {
+    /// Waits until the program has delivered `count` more frames: program time passing rather than wall
+    /// time (a loaded machine gets there later), with a generous deadline.
+    func waitForProgramFrames(_ count: Int, seconds: Double = 30) -> Bool {
+        func encoded() -> Int? { (try? status())?["program"]?["frames"]?.intValue }
+        guard let start = encoded() else { return false }
+        return waitFor(seconds: seconds) { (encoded() ?? 0) >= start + count }
+    }
+}

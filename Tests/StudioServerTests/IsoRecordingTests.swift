@@ -107,29 +107,3 @@ extension EndToEndTests {
         #expect(files == ["session-2-program.mkv"])
     }
 }
-
-/// The ISO thread's pure parts: its frame clock and its skip-warning rate limit.
-@Suite struct IsoLogicTests {
-    @Test func ticksAreOnTheProgramTimelineAndSkippedTicksAreFound() {
-        let ticker = IsoTicker(origin: 1_000_000_000, rate: Rational(30000, 1001))
-        #expect(ticker.due(0) == 1_000_000_000)
-        #expect(ticker.due(30) == 1_000_000_000 + 1_001_000_000)
-        #expect(ticker.latestTick(at: 500) == 0)
-        #expect(ticker.latestTick(at: ticker.due(7)) == 7)
-        #expect(ticker.latestTick(at: ticker.due(7) - 1) == 6)
-        // Ten hours in, still exact to the tick.
-        let late: Int64 = 30 * 3600 * 10
-        #expect(ticker.latestTick(at: ticker.due(late) + 1) == late)
-    }
-
-    @Test func skipWarningsAreAtMostOnePerIntervalAndAddUp() {
-        var reporter = IsoSkipReporter(interval: 5_000_000_000)
-        #expect(reporter.note(0, at: 1) == nil)
-        #expect(reporter.note(2, at: 10) == 2)
-        #expect(reporter.note(3, at: 1_000_000_000) == nil)
-        #expect(reporter.note(1, at: 4_000_000_000) == nil)
-        #expect(reporter.pending == 4)
-        #expect(reporter.note(0, at: 5_000_000_010) == 4)
-        #expect(reporter.pending == 0)
-    }
-}

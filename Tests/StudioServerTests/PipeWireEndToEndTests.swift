@@ -69,12 +69,15 @@ import Glibc
             #expect(camera["format"]?["width"]?.intValue == 640 && camera["format"]?["fps"]?.doubleValue == 30)
         }
 
-        usleep(1_200_000)
+        // Each camera on air for 36 program frames (1.2 s of program time, however long that takes here).
+        #expect(studio.waitForProgramFrames(36))
         #expect(try studio.run(["switch", "wide", "--socket", studio.socket]).status == 0)
-        usleep(1_200_000)
+        #expect(studio.waitForProgramFrames(36))
         #expect(try studio.run(["switch", "cam2", "--socket", studio.socket]).status == 0)
-        usleep(1_200_000)
-        // `studio status` says where the program audio comes from and that the microphone is live.
+        #expect(studio.waitForProgramFrames(36))
+        // `studio status` says where the program audio comes from and that the microphone is live (once
+        // it has captured 2 s: a loaded machine gets there later).
+        _ = waitFor(seconds: 30) { (try? studio.status())?["audio_input"]?["captured_s"]?.doubleValue ?? 0 > 2 }
         let input = try #require(try studio.status()["audio_input"])
         #expect(input["source"] == "pipewire:studio-test-mic" && input["node"] == "studio-test-mic" && input["state"] == "streaming", "\(input)")
         #expect((input["captured_s"]?.doubleValue ?? 0) > 2, "\(input)")
@@ -143,20 +146,20 @@ import Glibc
         try studio.serve(["--backends", "pipewire", "--rtmp", nginx.url(stream: "pw")] + Self.program, environment: rig.environment)
         #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
         #expect(try studio.run(["switch", "cam2", "--socket", studio.socket]).status == 0)
-        usleep(1_000_000)
+        #expect(studio.waitForProgramFrames(30))
         // cam2's producer dies (SIGKILL, like a camera yanked out): the program shows the slate.
         rig.stopCamera(node: "vcam2")
         #expect(waitFor(seconds: 3) {
             let cameras = (try? studio.json(["cameras"]))?["cameras"]?.arrayValue ?? []
             return cameras.first { $0["name"] == "cam2" }?["state"] == "lost"
         })
-        usleep(1_000_000)
+        #expect(studio.waitForProgramFrames(30))
         try rig.startCamera(node: "vcam2", camera: "cam2", size: "640x480", rate: 30, format: "nv12")
         #expect(waitFor(seconds: 5) {
             let cameras = (try? studio.json(["cameras"]))?["cameras"]?.arrayValue ?? []
             return cameras.first { $0["name"] == "cam2" }?["state"] == "live"
         })
-        usleep(1_000_000)
+        #expect(studio.waitForProgramFrames(30))
         let status = try studio.json(["status"])
         #expect(status["program"]?["source"] == "cam2", "still on cam2, without operator action")
         #expect((status["program"]?["fps"]?.doubleValue ?? 0) > 20, "the program kept its frame rate")
@@ -197,7 +200,9 @@ import Glibc
         try studio.serve(["--backends", "pipewire", "--audio", "pipewire", "--rtmp", nginx.url(stream: "av")] + Self.program,
                          environment: rig.environment)
         #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
-        usleep(6_000_000)
+        // Six seconds of program (flashes and beeps at least four times each), however long that takes here.
+        #expect(studio.waitForProgramFrames(180, seconds: 60))
+        _ = waitFor(seconds: 30) { (try? studio.status())?["audio_input"]?["captured_s"]?.doubleValue ?? 0 > 5 }
         let input = try #require(try studio.status()["audio_input"])
         #expect(input["node"] == "vbeep" && input["default_node"] == "vbeep" && input["connections"]?.intValue == 1, "\(input)")
         #expect(studio.stopServer() == .exited(0))

@@ -33,11 +33,14 @@ private struct Delivery: Sendable {
 
 private final class DeliveryLog: Sendable {
     let candidates: [CameraID]
+    /// The switcher's clock (deliveries are stamped on it).
+    let clock: any Clock
     private let entries = Mutex<[Delivery]>([])
     private let onDelivery: (@Sendable (Int, VideoFrame) -> Void)?
 
-    init(candidates: [CameraID], onDelivery: (@Sendable (Int, VideoFrame) -> Void)? = nil) {
+    init(candidates: [CameraID], clock: any Clock = .monotonic, onDelivery: (@Sendable (Int, VideoFrame) -> Void)? = nil) {
         self.candidates = candidates
+        self.clock = clock
         self.onDelivery = onDelivery
     }
 
@@ -47,13 +50,14 @@ private final class DeliveryLog: Sendable {
         let entry = Delivery(pts: pts, camera: TestPatternCamera.camera(in: frame, among: candidates), isSlate: isSlate(frame),
                              format: frame.format, width: frame.width, height: frame.height,
                              storage: ObjectIdentifier(frame.storage), sequence: frame.sequence, captureTime: frame.captureTime,
-                             deliveredAt: MonotonicClock.now())
+                             deliveredAt: clock.now())
         let index = entries.withLock { $0.append(entry); return $0.count - 1 }
         onDelivery?(index, frame)
     }
 
-    /// Waits until `condition` holds for the log, up to `timeout` seconds.
-    func wait(timeout: Double = 3, until condition: ([Delivery]) -> Bool) -> Bool {
+    /// Waits until `condition` holds for the log, up to `timeout` seconds (real time: generous, it only
+    /// bounds a test that fails).
+    func wait(timeout: Double = 20, until condition: ([Delivery]) -> Bool) -> Bool {
         let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
         while MonotonicClock.now() < deadline {
             if condition(all) { return true }
@@ -71,8 +75,27 @@ private func isSlate(_ frame: VideoFrame) -> Bool {
 
 private let small = ProgramFormat(width: 320, height: 180, frameRate: Rational(30))
 
-private func camera(_ id: CameraID, _ pixelFormat: PixelFormat = .i420, width: Int = 320, height: Int = 180, rate: Int32 = 30) throws -> TestPatternCamera {
-    try TestPatternCamera(id: id, format: CameraFormat(pixelFormat: pixelFormat, width: width, height: height, frameRate: Rational(rate)))
+private func camera(_ id: CameraID, _ pixelFormat: PixelFormat = .i420, width: Int = 320, height: Int = 180, rate: Int32 = 30,
+                    clock: any Clock = .monotonic) throws -> TestPatternCamera {
+    try TestPatternCamera(id: id, format: CameraFormat(pixelFormat: pixelFormat, width: width, height: height, frameRate: Rational(rate)),
+                          clock: clock)
+}
+
+/// Lets `seconds` of manual time pass in 5 ms steps, the `sleepers` threads on `clock` (camera and
+/// program clock) doing what is due after each step, as they would in real time without the load.
+private func play(_ clock: ManualClock, seconds: Double, sleepers: Int = 2) {
+    #expect(clock.waitForSleepers(sleepers), "the threads on the clock never slept")
+    #expect(clock.run(to: clock.now() + UInt64(seconds * 1e9), step: 5_000_000, sleepers: sleepers), "a thread did not keep up")
+}
+
+/// Lets manual time pass in 5 ms steps until `condition` holds (at most `limit` seconds of it).
+private func play(_ clock: ManualClock, sleepers: Int = 2, limit: Double = 10, until condition: () -> Bool) -> Bool {
+    let end = clock.now() + UInt64(limit * 1e9)
+    guard clock.waitForSleepers(sleepers) else { return false }
+    while !condition() {
+        guard clock.now() < end, clock.run(to: clock.now() + 5_000_000, step: 5_000_000, sleepers: sleepers) else { return condition() }
+    }
+    return true
 }
 
 /// Frame number of a pts on the grid of `rate` (nil if the pts is off the grid).
@@ -85,27 +108,28 @@ private func frameNumber(of pts: MediaTime, rate: Rational) -> Int64? {
 private final class Box<Value: Sendable>: Sendable {
     private let slot = LatestValue<Value>()
     func set(_ value: Value) { slot.publish(value) }
-    func wait(timeout: Double = 3) -> Value? { slot.waitForNewer(than: 0, timeoutSeconds: timeout).value }
+    func wait(timeout: Double = 20) -> Value? { slot.waitForNewer(than: 0, timeoutSeconds: timeout).value }
 }
 
 // MARK: Tests
 
 @Suite(.serialized) struct ProgramSwitcherTests {
     @Test func deliversAtTheProgramRateWithPtsOnTheGrid() throws {
-        let cam = try camera("cam1")
+        let clock = ManualClock()
+        let cam = try camera("cam1", clock: clock)
         cam.start()
         defer { cam.stop() }
-        let log = DeliveryLog(candidates: ["cam1"])
-        let switcher = ProgramSwitcher(format: small, events: DiscardingEventSink()) { log.record($0, $1) }
+        let log = DeliveryLog(candidates: ["cam1"], clock: clock)
+        let switcher = ProgramSwitcher(format: small, clock: clock, events: DiscardingEventSink()) { log.record($0, $1) }
         switcher.addSource("cam1", frames: cam.frames)
-        _ = cam.frames.waitForNewer(than: 0, timeoutSeconds: 2)
-        let origin = MonotonicClock.now()
+        _ = cam.frames.waitForNewer(than: 0, timeoutSeconds: 20)
+        let origin = clock.now()
         switcher.start(origin: origin)
         #expect(switcher.origin == origin)
-        MonotonicClock.sleep(seconds: 1.2)
+        play(clock, seconds: 1.2)
         let status = switcher.status
         switcher.stop()
-        let elapsed = Double(MonotonicClock.now() - origin) / 1e9
+        let elapsed = Double(clock.now() - origin) / 1e9
 
         let deliveries = log.all
         let numbers = deliveries.compactMap { frameNumber(of: $0.pts, rate: small.frameRate) }
@@ -131,15 +155,16 @@ private final class Box<Value: Sendable>: Sendable {
     }
 
     @Test func slowerCameraFramesAreRepeatedNotQueued() throws {
-        let cam = try camera("cam1", rate: 10)
+        let clock = ManualClock()
+        let cam = try camera("cam1", rate: 10, clock: clock)
         cam.start()
         defer { cam.stop() }
-        let log = DeliveryLog(candidates: ["cam1"])
-        let switcher = ProgramSwitcher(format: small, events: DiscardingEventSink()) { log.record($0, $1) }
+        let log = DeliveryLog(candidates: ["cam1"], clock: clock)
+        let switcher = ProgramSwitcher(format: small, clock: clock, events: DiscardingEventSink()) { log.record($0, $1) }
         switcher.addSource("cam1", frames: cam.frames)
-        _ = cam.frames.waitForNewer(than: 0, timeoutSeconds: 2)
+        _ = cam.frames.waitForNewer(than: 0, timeoutSeconds: 20)
         switcher.start()
-        MonotonicClock.sleep(seconds: 1.0)
+        play(clock, seconds: 1.0)
         switcher.stop()
         let deliveries = log.all
         // Passed-through frames keep the camera's sequence numbers.
@@ -233,26 +258,28 @@ private final class Box<Value: Sendable>: Sendable {
     }
 
     @Test func lostCameraShowsASlateWithinTheTimeoutAndComesBack() throws {
-        let cam = try camera("cam1")
+        let clock = ManualClock()
+        let cam = try camera("cam1", clock: clock)
         cam.start()
         defer { cam.stop() }
-        _ = cam.frames.waitForNewer(than: 0, timeoutSeconds: 2)
+        _ = cam.frames.waitForNewer(than: 0, timeoutSeconds: 20)
         let events = EventLog()
-        let log = DeliveryLog(candidates: ["cam1"])
+        let log = DeliveryLog(candidates: ["cam1"], clock: clock)
         let timeout = 0.2
-        let switcher = ProgramSwitcher(format: small, configuration: .init(lossTimeout: timeout, emitsLossEvents: true), events: events) { log.record($0, $1) }
+        let switcher = ProgramSwitcher(format: small, configuration: .init(lossTimeout: timeout, emitsLossEvents: true), clock: clock,
+                                       events: events) { log.record($0, $1) }
         switcher.addSource("cam1", frames: cam.frames)
         switcher.start()
-        #expect(log.wait { $0.count >= 5 })
-        let pausedAt = MonotonicClock.now()
+        #expect(play(clock) { log.all.count >= 5 })
+        let pausedAt = clock.now()
         cam.pause()
-        #expect(log.wait { $0.last?.isSlate == true }, "no slate after the camera stopped")
+        #expect(play(clock) { log.all.last?.isSlate == true }, "no slate after the camera stopped")
         #expect(switcher.status.slate == "CAMERA LOST cam1")
         let lostStatus = switcher.status
-        MonotonicClock.sleep(seconds: 0.2)
+        play(clock, seconds: 0.2)
         cam.resume()
-        #expect(log.wait { $0.last?.camera == "cam1" }, "the camera did not come back on program")
-        MonotonicClock.sleep(seconds: 0.1)
+        #expect(play(clock) { log.all.last?.camera == "cam1" }, "the camera did not come back on program")
+        play(clock, seconds: 0.1)
         switcher.stop()
 
         let deliveries = log.all
@@ -406,18 +433,20 @@ private final class Box<Value: Sendable>: Sendable {
     }
 
     @Test func lateTicksSkipFrameNumbersAndKeepTheGrid() throws {
-        let cam = try camera("cam1")
+        let clock = ManualClock()
+        let cam = try camera("cam1", clock: clock)
         cam.start()
         defer { cam.stop() }
-        _ = cam.frames.waitForNewer(than: 0, timeoutSeconds: 2)
-        // A consumer that blocks once for 150 ms (it must not, but the clock must survive it).
-        let log = DeliveryLog(candidates: ["cam1"]) { index, _ in
-            if index == 5 { MonotonicClock.sleep(seconds: 0.15) }
+        _ = cam.frames.waitForNewer(than: 0, timeoutSeconds: 20)
+        // A consumer that blocks once for 150 ms (it must not, but the clock must survive it): 150 ms
+        // pass while the program thread is inside it.
+        let log = DeliveryLog(candidates: ["cam1"], clock: clock) { index, _ in
+            if index == 5 { clock.advance(by: 150_000_000) }
         }
-        let switcher = ProgramSwitcher(format: small, events: DiscardingEventSink()) { log.record($0, $1) }
+        let switcher = ProgramSwitcher(format: small, clock: clock, events: DiscardingEventSink()) { log.record($0, $1) }
         switcher.addSource("cam1", frames: cam.frames)
         switcher.start()
-        #expect(log.wait { $0.count >= 15 })
+        #expect(play(clock) { log.all.count >= 15 })
         switcher.stop()
         let numbers = log.all.compactMap { frameNumber(of: $0.pts, rate: small.frameRate) }
         #expect(numbers.count == log.all.count)

@@ -1,0 +1,59 @@
+/// The program's audio clock, run by an audio source on its own thread (the test tone, a microphone):
+/// every `interval` it wakes and has the source fill exactly the samples due by now, sample `k` due at
+/// `origin + k / rate` and stamped `MediaTime(count: k, rate: rate)`, so the timeline has no holes and
+/// no drift (everything is computed from the sample index on one `FrameGrid`).
+///
+/// A thread that starts a little after the origin (a loaded machine) still begins at sample 0, so the
+/// program's audio starts with its video; an origin longer than `maximumChunkDuration` past starts at
+/// the sample due now (nothing older is back-filled). After a stall the backlog comes in chunks of at
+/// most `maximumChunkDuration`; wake-ups missed in the stall are skipped (they stay on the grid).
+public struct AudioClock: Sendable {
+    public let format: AudioFormat
+    /// Nanoseconds between wake-ups (at least 1 ms).
+    public let interval: UInt64
+    public let clock: any Clock
+    /// No chunk carries more than this many seconds.
+    public static let maximumChunkDuration = 0.1
+
+    public init(format: AudioFormat, interval: UInt64, clock: any Clock = .monotonic) {
+        self.format = format
+        self.interval = max(interval, 1_000_000)
+        self.clock = clock
+    }
+
+    /// Runs the clock on the calling thread until `stop()` is true.
+    /// - Parameters:
+    ///   - origin: monotonic time (on `clock`) of sample 0.
+    ///   - begin: called once, before any chunk, with the index of the first sample delivered.
+    ///   - fill: fills a chunk of silence, already stamped (`firstSample`, `pts`), with the source's samples
+    ///     (and counts it); the chunk is then handed to `deliver`.
+    ///   - idle: called after each wake-up's chunks (the source's housekeeping).
+    public func run(origin: UInt64, stop: () -> Bool, begin: (Int64) -> Void = { _ in }, fill: (inout AudioChunk) -> Void,
+                    deliver: (AudioChunk) -> Void, idle: () -> Void = {}) {
+        let channels = max(1, format.channels)
+        let grid = FrameGrid(origin: origin, rate: Rational(Int32(format.sampleRate)))
+        let maximumFrames = Int64(Double(format.sampleRate) * Self.maximumChunkDuration)
+        let dueAtStart = grid.frame(at: clock.now())
+        var next = dueAtStart <= maximumFrames ? 0 : dueAtStart
+        begin(next)
+        // Wake-ups on a grid from the origin (or from now, when the origin is past).
+        let start = max(origin, clock.now())
+        var wake: UInt64 = 1
+        while !stop() {
+            guard clock.sleep(until: start + wake * interval, unless: stop) else { break }
+            let now = clock.now()
+            // Next wake-up: the next grid point after now (skips wake-ups missed in a stall).
+            wake = max(wake + 1, (now - start) / interval + 1)
+            let due = grid.frame(at: now)
+            while next < due {
+                let count = min(due - next, maximumFrames)
+                var chunk = AudioChunk(format: format, samples: [Float](repeating: 0, count: Int(count) * channels),
+                                       pts: grid.pts(ofFrame: next), firstSample: next)
+                fill(&chunk)
+                next += count
+                deliver(chunk)
+            }
+            idle()
+        }
+    }
+}
