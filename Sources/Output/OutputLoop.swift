@@ -42,6 +42,9 @@ struct OutputLoop {
     /// Video packets older than this generation are dropped (after a format change).
     var minimumVideoGeneration = 0
     var finished = false
+    /// Congestion drops: warned about as `frames_dropped`, the first at once, then at most every 5 s.
+    var congestion = ThrottledCounter()
+    var congestionSeen = 0
 
     init(output: MediaOutput) {
         self.output = output
@@ -70,6 +73,7 @@ struct OutputLoop {
 
     mutating func run() {
         while !finished {
+            reportCongestion()
             if hardDeadlinePassed { break }
             if !isOpen {
                 guard let video, let audio else {
@@ -83,7 +87,20 @@ struct OutputLoop {
             takeItem(timeout: 0.2)
         }
         close(.stopped)
+        reportCongestion(finishing: true)
         output.update { if $0.state != .failed { $0.state = .stopped } }
+    }
+
+    /// Counts the queue's congestion drops since the last look and warns when a report is due.
+    mutating func reportCongestion(finishing: Bool = false) {
+        let total = queue.droppedForSpace
+        let report = congestion.note(total - congestionSeen, at: MonotonicClock.now())
+        congestionSeen = total
+        guard let report = report ?? (finishing ? congestion.flush() : nil) else { return }
+        emit(.framesDropped, [
+            "stage": "out.\(output.destination.name)", "reason": "output queue over its limits (the destination is not keeping up)",
+            "dropped": String(report.count), "dropped_total": String(report.total),
+        ])
     }
 
     // MARK: connecting

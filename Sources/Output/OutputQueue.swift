@@ -67,6 +67,8 @@ public final class OutputQueue: Sendable {
         var closed = false
         var droppedVideo = 0
         var droppedAudio = 0
+        /// Packets (of either kind) dropped because the queue was over its limits: congestion.
+        var droppedForSpace = 0
 
         func packet(_ sequence: Int) -> EncodedPacket? {
             if case .packet(let packet)? = items[sequence] { return packet }
@@ -120,6 +122,7 @@ public final class OutputQueue: Sendable {
                 if packet.kind == .video, state.skippingVideo {
                     guard packet.isKeyframe else {
                         state.droppedVideo += 1
+                        state.droppedForSpace += 1
                         return
                     }
                     state.skippingVideo = false
@@ -175,6 +178,9 @@ public final class OutputQueue: Sendable {
 
     public var droppedVideo: Int { lock.withLock { state.droppedVideo } }
     public var droppedAudio: Int { lock.withLock { state.droppedAudio } }
+    /// Of those, the packets dropped because the queue was over its limits (congestion), the ones the
+    /// output warns about; the rest were dropped on purpose (waiting for a keyframe, a stale generation).
+    public var droppedForSpace: Int { lock.withLock { state.droppedForSpace } }
     public var count: Int { lock.withLock { state.items.count } }
     public var isClosed: Bool { lock.withLock { state.closed } }
     public var totals: Totals { lock.withLock { state.totals } }
@@ -203,6 +209,7 @@ public final class OutputQueue: Sendable {
             if let span = state.span(.audio), overBytes || span > maxAudio {
                 state.removeOldest(.audio)
                 state.droppedAudio += 1
+                state.droppedForSpace += 1
                 continue
             }
             return
@@ -218,6 +225,7 @@ public final class OutputQueue: Sendable {
             state.removeOldest(.video)
             dropped += 1
             state.droppedVideo += 1
+            state.droppedForSpace += 1
         }
         state.skippingVideo = true
     }

@@ -57,6 +57,7 @@ private func drain(_ queue: OutputQueue) -> [MediaItem] {
         #expect(zip(audio, audio.dropFirst()).allSatisfy { $1.pts.microseconds - $0.pts.microseconds == 21_333 || $1.pts.microseconds - $0.pts.microseconds == 21_334 })
         #expect(queue.droppedVideo > 0)
         #expect(queue.droppedVideo + video.count == offered.video, "every dropped frame is counted")
+        #expect(queue.droppedForSpace == queue.droppedVideo, "every drop here was for space")
         #expect(video.first?.isKeyframe == true, "what is left starts at a keyframe")
         #expect(video.first?.pts == MediaTime.seconds(2), "whole GOPs went: the GOP at 2 s remains")
         func index(_ p: EncodedPacket) -> Int { Int((p.pts.seconds * 30).rounded()) }
@@ -91,6 +92,10 @@ private func drain(_ queue: OutputQueue) -> [MediaItem] {
         #expect(video.first?.isKeyframe == true)
         #expect(video.first?.pts == MediaTime.seconds(4))
         #expect(queue.droppedVideo == 120, "frames 0..<120 offered before 4 s, all dropped and counted")
+        #expect(queue.droppedForSpace == 120, "the skipped P-frames are congestion drops too")
+        queue.countDrop(video: 2, audio: 1)
+        #expect(queue.droppedVideo == 122 && queue.droppedAudio == 1 && queue.droppedForSpace == 120,
+                "the consumer's own drops (a keyframe wait, a stale generation) are not congestion")
     }
 
     @Test func byteLimitAlsoDropsVideoFirst() {
