@@ -166,13 +166,15 @@ private func eventually(_ timeout: Double = 3, _ condition: () -> Bool) -> Bool 
         let origin = MonotonicClock.now()
         tone.start(origin: origin)
         iso.start(origin: origin)
-        MonotonicClock.sleep(seconds: 1.5)
+        // 45 frames (1.5 s of the camera) into the first file, however long that takes here.
+        #expect(eventually(30) { iso.statistics.framesEncoded >= 45 })
         // Unplugged, then back as a new camera object under the same name.
         before.stop()
         after.start()
         iso.rebind(to: after)
         #expect(iso.camera === after)
-        MonotonicClock.sleep(seconds: 1.5)
+        let rebound = iso.statistics.framesEncoded
+        #expect(eventually(30) { iso.statistics.framesEncoded >= rebound + 45 })
         iso.stopEncoding()
         tone.stop()
         audio.finish()

@@ -15,6 +15,15 @@ import Glibc
 extension EndToEndTests {
     static let isoArguments = ["--cameras", "2", "--camera-size", "320x180"] + smallProgram
 
+    /// Waits (generously: a loaded machine gets there later) until every ISO feed has encoded more than
+    /// `frames` frames.
+    static func waitForIsoFrames(_ studio: StudioHarness, moreThan frames: Int) -> Bool {
+        waitFor(seconds: 60) {
+            let feeds = (try? studio.json(["status"]))?["iso"]?.arrayValue ?? []
+            return !feeds.isEmpty && feeds.allSatisfy { ($0["frames_encoded"]?.intValue ?? 0) > frames }
+        }
+    }
+
     /// The video stream's span (first to last frame) in milliseconds, and its first pts.
     static func videoSpan(_ file: URL) throws -> (first: Double, span: Double, frames: Int) {
         let pts = try MediaProbe.videoFrames(file).compactMap(\.ptsMilliseconds).sorted()
@@ -25,7 +34,7 @@ extension EndToEndTests {
         let studio = try StudioHarness()
         let directory = studio.directory.appendingPathComponent("recordings")
         try studio.serve(["--record", directory.path] + Self.isoArguments)
-        usleep(2_000_000)
+        _ = Self.waitForIsoFrames(studio, moreThan: 20)  // two seconds of it, unloaded
         // While running: the server lists the files being written, and status shows each ISO feed.
         let live = try studio.json(["recordings"])
         #expect(live["recordings"]?.arrayValue?.map { $0["camera"]?.stringValue ?? "" } == ["program", "cam1", "cam2"])
@@ -37,7 +46,7 @@ extension EndToEndTests {
             #expect((feed["frames_encoded"]?.intValue ?? 0) > 20, "\(feed)")
             #expect(feed["frames_skipped"]?.intValue != nil && feed["size"] == "320x180", "\(feed)")
         }
-        usleep(2_000_000)
+        #expect(Self.waitForIsoFrames(studio, moreThan: 120))  // four seconds in all
         #expect(studio.stopServer() == .exited(0))
 
         // After the show, from the database alone.
@@ -80,7 +89,7 @@ extension EndToEndTests {
         let studio = try StudioHarness()
         let directory = studio.directory.appendingPathComponent("recordings")
         try studio.serve(["--record", directory.path] + Self.isoArguments)
-        usleep(3_500_000)
+        #expect(Self.waitForIsoFrames(studio, moreThan: 105))  // three and a half seconds of it
         #expect(studio.stopServer(signal: SIGKILL) == .signalled(SIGKILL))
         for camera in ["cam1", "cam2"] {
             let check = try MediaProbe.decodeCheck(directory.appendingPathComponent("session-1-\(camera).mkv"))
