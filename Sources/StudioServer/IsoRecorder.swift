@@ -69,7 +69,7 @@ final class IsoRecorder: Sendable {
     /// Made at `start`, at the camera's rate then.
     private let encoder: EncoderSlot
 
-    init(camera: any Camera, path: String, recordingID: Int64, settings: Settings, events: any EventSink, log: ServerLog,
+    init(camera: any Camera, path: String, recordingID: Int64, settings: Settings, events: any EventSink,
          clock: any Clock = .monotonic) {
         let source = BoundCamera(camera)
         self.source = source

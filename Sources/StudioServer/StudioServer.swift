@@ -239,7 +239,7 @@ public final class StudioServer: Sendable {
             let path = RecordingDirectory.isoPath(in: directory, session: session, camera: camera.id)
             do {
                 let recordingID = try store.addRecording(cameraID: camera.id, path: path)
-                let iso = IsoRecorder(camera: camera, path: path, recordingID: recordingID, settings: settings, events: events, log: log)
+                let iso = IsoRecorder(camera: camera, path: path, recordingID: recordingID, settings: settings, events: events)
                 // The program audio goes into every ISO file; a recorder made mid-show first gets
                 // the audio stream's description, then packets from the next one on.
                 iso.deliverAudio(.format(audioFormat))
