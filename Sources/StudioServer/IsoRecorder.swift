@@ -61,7 +61,6 @@ final class IsoRecorder: Sendable {
     let path: String
     let recordingID: Int64
     let output: MediaOutput
-    let stage: String
     private let settings: Settings
     private let fanOut: OutputFanOut
     private let events: any EventSink
@@ -78,7 +77,6 @@ final class IsoRecorder: Sendable {
         self.recordingID = recordingID
         self.settings = settings
         self.events = events
-        stage = VideoStageRole.iso(camera.id).label
         // Video from this ISO's encoder plus the program audio: two producers end the stream.
         fanOut = OutputFanOut(expectedEndOfStreams: 2)
         let encoder = EncoderSlot()
