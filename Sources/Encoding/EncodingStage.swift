@@ -17,6 +17,15 @@ public struct EncoderStatistics: Sendable, Equatable {
     public var generation: Int = 0
     /// Wall time of the last encode call.
     public var lastEncodeMilliseconds: Double = 0
+    /// Frames (or chunks) the encoder took without an error.
+    public var framesEncoded: Int = 0
+    /// Of `framesDropped`: frames still queued when the stage's stop budget ran out (see `StopBudget`).
+    public var framesDroppedAtStop: Int = 0
+    /// Size of the video stream now in use (0 before the encoder is open; 0 for audio).
+    public var width: Int = 0
+    public var height: Int = 0
+    /// Why the encoder in use is not the one asked for (`auto` without a GPU, or a mid-show fallback).
+    public var fallbackReason: String?
 
     public init(encoderName: String) { self.encoderName = encoderName }
 }
@@ -25,17 +34,37 @@ public struct EncoderStatistics: Sendable, Equatable {
 ///
 /// `@unchecked Sendable`: the encoder is handed over once, at stage creation, and from then on only the
 /// stage's own thread touches it.
-private final class Handoff<Value>: @unchecked Sendable {
+final class Handoff<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }
 
-/// Bookkeeping shared by both stages: the queue, statistics, drop reporting and the thread.
-private final class StageCore<Input: Sendable>: Sendable {
+/// How long an encoding stage may take to stop. `finish` encodes what is queued only until its deadline;
+/// past it the rest of the queue is dropped and counted (`framesDroppedAtStop`, one `frames_dropped`
+/// event with reason `stop budget spent`), the encoder is not flushed, and end-of-stream is still
+/// delivered so the outputs close their files. `finish` waits for the stage thread at most `grace`
+/// beyond the deadline (one encode call already running when the deadline passed).
+public enum StopBudget {
+    /// The server's encoders step: every stage (program video, audio, each ISO) shares one deadline.
+    public static let encodersSeconds: Double = 3
+    public static let graceSeconds: Double = 1
+
+    /// The monotonic deadline `seconds` from now.
+    public static func deadline(in seconds: Double = encodersSeconds) -> UInt64 {
+        MonotonicClock.now() + UInt64(max(0, seconds) * 1e9)
+    }
+}
+
+/// Bookkeeping shared by both stages: the queue, statistics, drop reporting, the stop budget and the thread.
+final class StageCore<Input: Sendable>: Sendable {
     let queue: BoundedQueue<Input>
     let statistics: Mutex<EncoderStatistics>
     let events: EventSink
     let label: String
+    /// The camera of an ISO stage: its events carry it.
+    let camera: CameraID?
+    /// The `reason` of this stage's `frames_dropped` events.
+    let dropReason: String
     /// The rate limit of `frames_dropped` events: under sustained overload a stage drops up to a frame
     /// per program tick. The first drop is reported at once; later drops are summed and reported at most
     /// once per 5 s (by the next drop or by the stage thread once the interval has passed), and whatever
@@ -46,13 +75,19 @@ private final class StageCore<Input: Sendable>: Sendable {
     /// Set by `requestKeyframe`, taken by the stage thread.
     let keyframeRequested = Atomic<Bool>(false)
     private let thread = Mutex<NamedThread?>(nil)
+    /// Monotonic time past which the stage thread drops what is queued instead of encoding it
+    /// (`UInt64.max` until `finish`).
+    private let stopDeadline = Atomic<UInt64>(.max)
 
-    init(capacity: Int, encoderName: String, events: EventSink, label: String) {
+    init(capacity: Int, encoderName: String, events: EventSink, label: String, camera: CameraID? = nil,
+         dropReason: String = "encoder queue full") {
         queue = BoundedQueue(capacity: max(1, capacity))
         drops = Mutex(ThrottledCounter())
         statistics = Mutex(EncoderStatistics(encoderName: encoderName))
         self.events = events
         self.label = label
+        self.camera = camera
+        self.dropReason = dropReason
     }
 
     func start(name: String, _ body: @escaping @Sendable () -> Void) {
@@ -90,157 +125,68 @@ private final class StageCore<Input: Sendable>: Sendable {
     }
 
     private func emitDrops(_ report: ThrottledCounter.Report) {
-        events.emit(StudioEvent(kind: .framesDropped, details: [
-            "stage": label, "reason": "encoder queue full",
+        events.emit(StudioEvent(kind: .framesDropped, camera: camera, details: [
+            "stage": label, "reason": dropReason,
             "dropped": String(report.count), "dropped_total": String(report.total),
         ]))
     }
 
-    func finish() {
-        queue.close()
-        let running = thread.withLock { $0 }
-        running?.join()
+    /// Past the stop deadline: the stage thread drops instead of encoding, and does not flush.
+    var isStopBudgetSpent: Bool { MonotonicClock.now() >= stopDeadline.load(ordering: .acquiring) }
+
+    /// Counts an item dropped because the stop budget is spent (reported by `finishReports`).
+    func dropAtStop() {
+        statistics.withLock {
+            $0.framesDropped += 1
+            $0.framesDroppedAtStop += 1
+        }
     }
 
-    func record(packets: Int, milliseconds: Double) {
+    /// The stage thread's last reports: drops not yet reported, and what the stop budget cut.
+    func finishReports() {
+        reportDrops(finishing: true)
+        let cut = statistics.withLock { $0.framesDroppedAtStop }
+        guard cut > 0 else { return }
+        let total = statistics.withLock { $0.framesDropped }
+        events.emit(StudioEvent(kind: .framesDropped, camera: camera, details: [
+            "stage": label, "reason": "stop budget spent",
+            "dropped": String(cut), "dropped_total": String(total),
+        ]))
+    }
+
+    /// Closes the queue and waits for the stage thread (at most `StopBudget.graceSeconds` past
+    /// `deadline`); the thread encodes what is queued until `deadline`, then drops the rest. Returns
+    /// false if the thread was still inside an encode call at the end of the grace (it then delivers
+    /// end-of-stream when that call returns).
+    @discardableResult
+    func finish(deadline: UInt64) -> Bool {
+        stopDeadline.store(min(deadline, stopDeadline.load(ordering: .acquiring)), ordering: .releasing)
+        queue.close()
+        guard let running = thread.withLock({ $0 }) else { return true }
+        let limit = deadline &+ UInt64(StopBudget.graceSeconds * 1e9)
+        let now = MonotonicClock.now()
+        return running.join(timeoutSeconds: limit > now ? Double(limit - now) / 1e9 : 0)
+    }
+
+    /// `frames`: 1 for an encode call, 0 for a flush.
+    func record(packets: Int, milliseconds: Double, frames: Int) {
         statistics.withLock {
+            $0.framesEncoded += frames
             $0.packetsOut += packets
             $0.lastEncodeMilliseconds = milliseconds
         }
     }
 
-    func emitError(_ error: Error, encoder: String, pts: MediaTime?, context: String) {
-        statistics.withLock { $0.encodeErrors += 1 }
-        events.emit(StudioEvent(kind: .error, programTime: pts, details: [
-            "stage": label, "encoder": encoder, "during": context, "error": String(describing: error),
-        ]))
+    /// An error event; `counted` errors (encode, flush) add to `encodeErrors`.
+    func emitError(_ error: Error, encoder: String?, pts: MediaTime?, context: String, counted: Bool = true) {
+        if counted { statistics.withLock { $0.encodeErrors += 1 } }
+        var details = ["stage": label, "during": context, "error": String(describing: error)]
+        details["encoder"] = encoder
+        events.emit(StudioEvent(kind: .error, camera: camera, programTime: pts, details: details))
     }
 }
 
-private func milliseconds(since start: UInt64) -> Double { Double(MonotonicClock.now() - start) / 1e6 }
-
-/// Encodes program video on its own thread ("encode.video"). Producers never block: `submit` refuses
-/// (and counts) a frame when the queue is full; `frames_dropped` events are rate-limited (see
-/// `ThrottledCounter`: at most one per 5 s, plus a last one at finish). Sends `.format` before the first packet, and a new
-/// `.format` (generation + 1) when it switches to the fallback encoder after an encode error.
-public final class VideoEncodingStage: Sendable {
-    private struct Input: Sendable {
-        var frame: VideoFrame
-        var pts: MediaTime
-    }
-
-    private let core: StageCore<Input>
-
-    /// - Parameters:
-    ///   - fallback: builds a replacement encoder when `encoder` throws mid-stream (used once). The failed
-    ///     frame is re-encoded by the replacement as a keyframe, so timestamps stay continuous.
-    ///   - choiceReason: why `encoder` is not the one asked for (`EncoderSelection.fallbackReason`); the
-    ///     `encoder_chosen` event carries it as `fallback_reason`.
-    ///   - deliver: receives `.format`, `.packet` and finally `.endOfStream`, on the stage thread. Must not block.
-    public init(encoder: VideoEncoder, queueCapacity: Int = 8, events: EventSink,
-                choiceReason: String? = nil,
-                fallback: (@Sendable () throws -> VideoEncoder)? = nil,
-                deliver: @escaping @Sendable (MediaItem) -> Void) {
-        core = StageCore(capacity: queueCapacity, encoderName: encoder.name, events: events, label: "video")
-        core.statistics.withLock { $0.generation = encoder.streamDescription.generation }
-        let handoff = Handoff(encoder)
-        let core = self.core
-        core.start(name: "encode.video") {
-            Self.run(encoder: handoff.value, choiceReason: choiceReason, fallback: fallback, core: core, deliver: deliver)
-        }
-    }
-
-    deinit { core.finish() }
-
-    /// Queues a frame for encoding at program time `pts`. Returns false when the queue was full (the
-    /// frame is dropped and counted) or the stage has finished.
-    @discardableResult
-    public func submit(_ frame: VideoFrame, pts: MediaTime) -> Bool { core.submit(Input(frame: frame, pts: pts)) }
-
-    /// The next frame the encoder takes becomes an IDR. Thread-safe.
-    public func requestKeyframe() { core.keyframeRequested.store(true, ordering: .releasing) }
-
-    /// End of stream: encodes what is queued, flushes the encoder, delivers `.endOfStream` and joins the thread.
-    public func finish() { core.finish() }
-
-    public var statistics: EncoderStatistics { core.statistics.withLock { $0 } }
-
-    private static func run(encoder initial: VideoEncoder, choiceReason: String?, fallback initialFallback: (@Sendable () throws -> VideoEncoder)?,
-                            core: StageCore<Input>,
-                            deliver: @Sendable (MediaItem) -> Void) {
-        var encoder = initial
-        var fallback = initialFallback
-        var generation = encoder.streamDescription.generation
-        var failing = false
-
-        func announce(_ encoder: VideoEncoder, kind: EventKind, extra: [String: String] = [:]) {
-            var description = encoder.streamDescription
-            description.generation = generation
-            var details = [
-                "kind": "video", "encoder": encoder.name, "preset": encoder.settings.preset,
-                "bitrate": String(encoder.settings.bitRate), "size": "\(description.width)x\(description.height)",
-                "frame_rate": description.frameRate.description, "generation": String(generation),
-            ]
-            details.merge(extra) { $1 }
-            core.events.emit(StudioEvent(kind: kind, details: details))
-            core.statistics.withLock {
-                $0.encoderName = encoder.name
-                $0.generation = generation
-            }
-            deliver(.format(description))
-        }
-
-        func send(_ packets: [EncodedPacket], started: UInt64) {
-            core.record(packets: packets.count, milliseconds: milliseconds(since: started))
-            for var packet in packets {
-                packet.generation = generation
-                deliver(.packet(packet))
-            }
-        }
-
-        announce(encoder, kind: .encoderChosen, extra: choiceReason.map { ["fallback_reason": $0] } ?? [:])
-        while case .item(let input) = core.queue.pop() {
-            defer { core.reportDrops() }
-            let force = core.keyframeRequested.exchange(false, ordering: .acquiringAndReleasing)
-            let started = MonotonicClock.now()
-            do {
-                send(try encoder.encode(input.frame, pts: input.pts, forceKeyframe: force), started: started)
-                failing = false
-            } catch {
-                // One error event per run of failures; every failure is counted.
-                if !failing || fallback != nil {
-                    core.emitError(error, encoder: encoder.name, pts: input.pts, context: "encode")
-                } else {
-                    core.statistics.withLock { $0.encodeErrors += 1 }
-                }
-                failing = true
-                guard let makeReplacement = fallback else { continue }
-                fallback = nil
-                do {
-                    let replacement = try makeReplacement()
-                    let previous = encoder.name
-                    encoder = replacement
-                    generation += 1
-                    announce(replacement, kind: .encoderFallback,
-                             extra: ["from": previous, "to": replacement.name, "reason": String(describing: error)])
-                    let retried = MonotonicClock.now()
-                    send(try encoder.encode(input.frame, pts: input.pts, forceKeyframe: true), started: retried)
-                    failing = false
-                } catch {
-                    core.emitError(error, encoder: encoder.name, pts: input.pts, context: "fallback")
-                }
-            }
-        }
-        let started = MonotonicClock.now()
-        do {
-            send(try encoder.flush(), started: started)
-        } catch {
-            core.emitError(error, encoder: encoder.name, pts: nil, context: "flush")
-        }
-        core.reportDrops(finishing: true)
-        deliver(.endOfStream)
-    }
-}
+func milliseconds(since start: UInt64) -> Double { Double(MonotonicClock.now() - start) / 1e6 }
 
 /// Encodes program audio on its own thread ("encode.audio"), same shape as `VideoEncodingStage`.
 public final class AudioEncodingStage: Sendable {
@@ -260,13 +206,17 @@ public final class AudioEncodingStage: Sendable {
                 "generation": String(description.generation),
             ]))
             deliver(.format(description))
-            func send(_ packets: [EncodedPacket], started: UInt64) {
-                core.record(packets: packets.count, milliseconds: milliseconds(since: started))
+            func send(_ packets: [EncodedPacket], started: UInt64, frames: Int = 1) {
+                core.record(packets: packets.count, milliseconds: milliseconds(since: started), frames: frames)
                 for packet in packets { deliver(.packet(packet)) }
             }
             var failing = false
             while case .item(let chunk) = core.queue.pop() {
                 defer { core.reportDrops() }
+                if core.isStopBudgetSpent {
+                    core.dropAtStop()
+                    continue
+                }
                 let started = MonotonicClock.now()
                 do {
                     send(try encoder.encode(chunk), started: started)
@@ -277,21 +227,28 @@ public final class AudioEncodingStage: Sendable {
                     failing = true
                 }
             }
-            let started = MonotonicClock.now()
-            do {
-                send(try encoder.flush(), started: started)
-            } catch {
-                core.emitError(error, encoder: encoder.name, pts: nil, context: "flush")
+            if !core.isStopBudgetSpent {
+                let started = MonotonicClock.now()
+                do {
+                    send(try encoder.flush(), started: started, frames: 0)
+                } catch {
+                    core.emitError(error, encoder: encoder.name, pts: nil, context: "flush")
+                }
             }
-            core.reportDrops(finishing: true)
+            core.finishReports()
             deliver(.endOfStream)
         }
     }
 
-    deinit { core.finish() }
+    deinit { core.finish(deadline: StopBudget.deadline()) }
 
     @discardableResult
     public func submit(_ chunk: AudioChunk) -> Bool { core.submit(chunk) }
-    public func finish() { core.finish() }
+
+    /// End of stream within the stop budget (see `StopBudget`): encodes what is queued until `deadline`,
+    /// drops and counts the rest, flushes the encoder if there is time left, delivers `.endOfStream` and
+    /// joins the thread (at most `StopBudget.graceSeconds` past `deadline`; false if it had to give up).
+    @discardableResult
+    public func finish(deadline: UInt64 = StopBudget.deadline()) -> Bool { core.finish(deadline: deadline) }
     public var statistics: EncoderStatistics { core.statistics.withLock { $0 } }
 }

@@ -113,9 +113,7 @@ public final class StudioServer: Sendable {
             self.fanOut = fanOut
             // Mid-show, an encode error switches the program to x264 on the next frame (fresh keyframe,
             // new sequence header downstream, continuous timestamps).
-            let fallbackSettings = videoSettings
-            let videoStage = VideoEncodingStage(encoder: selection.encoder, events: events, choiceReason: selection.fallbackReason,
-                                                fallback: { try makeSoftwareFallback(for: fallbackSettings) },
+            let videoStage = VideoEncodingStage(settings: videoSettings, opened: selection, events: events,
                                                 deliver: { fanOut.deliver($0) })
             self.videoStage = videoStage
             switcher = ProgramSwitcher(format: configuration.program,
@@ -164,12 +162,15 @@ public final class StudioServer: Sendable {
                 if let programRecordingID { try? store.finishRecording(id: programRecordingID) }
                 for iso in isoRecorders { try? store.finishRecording(id: iso.recordingID) }
             })
-            // The encoders' threads run from their making; stopping them flushes each and sends
-            // end-of-stream downstream (the ISO encoders between the program's video and audio).
+            // The encoders' threads run from their making; stopping them sends end-of-stream downstream
+            // (the ISO encoders between the program's video and audio). They share one stop budget
+            // (`StopBudget`): each encodes what is queued until the deadline, drops the rest, and the
+            // step returns at most a grace second after it, however slow the machine.
             services.add("encoders", stop: {
-                videoStage.finish()
-                for iso in cameras.isoRecorders { iso.stopEncoding() }
-                audioStage.finish()
+                let deadline = StopBudget.deadline()
+                videoStage.finish(deadline: deadline)
+                for iso in cameras.isoRecorders { iso.stopEncoding(deadline: deadline) }
+                audioStage.finish(deadline: deadline)
             })
             try services.start("cameras", {
                 let discoveries = try Discoveries.make(Discoveries.Context(
@@ -238,7 +239,7 @@ public final class StudioServer: Sendable {
             let path = RecordingDirectory.isoPath(in: directory, session: session, camera: camera.id)
             do {
                 let recordingID = try store.addRecording(cameraID: camera.id, path: path)
-                let iso = IsoRecorder(camera: camera, path: path, recordingID: recordingID, settings: settings, events: events, log: log)
+                let iso = IsoRecorder(camera: camera, path: path, recordingID: recordingID, settings: settings, events: events)
                 // The program audio goes into every ISO file; a recorder made mid-show first gets
                 // the audio stream's description, then packets from the next one on.
                 iso.deliverAudio(.format(audioFormat))

@@ -146,8 +146,6 @@ private func eventually(_ timeout: Double = 3, _ condition: () -> Bool) -> Bool 
         let path = directory.appendingPathComponent("session-1-cam1.mkv").path
 
         let events = HubEvents()
-        let log = ServerLog()
-        defer { log.close() }
         let id = CameraID("cam1")
         let before = try TestPatternCamera(id: id, format: CameraFormat(pixelFormat: .i420, width: 320, height: 180, frameRate: Rational(30)),
                                            identity: "test-pattern:1")
@@ -156,7 +154,7 @@ private func eventually(_ timeout: Double = 3, _ condition: () -> Bool) -> Bool 
         let iso = IsoRecorder(camera: before, path: path, recordingID: 1,
                               settings: .init(preset: "ultrafast", bitRate: 400_000, keyframeIntervalSeconds: 1,
                                               fallbackRate: Rational(30), staleAfterSeconds: 0.5),
-                              events: events, log: log)
+                              events: events)
         let audio = AudioEncodingStage(encoder: try AACEncoder(format: .program, bitRate: 64_000), events: events,
                                        deliver: { iso.deliverAudio($0) })
         let tone = TestToneSource(deliver: { _ = audio.submit($0) })

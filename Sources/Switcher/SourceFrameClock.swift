@@ -1,0 +1,94 @@
+import Synchronization
+import StudioCore
+import StudioSystem
+
+/// One source's frame clock (an ISO feed's): on its own thread it ticks on a `FrameGrid` (tick n due
+/// at `origin + n / rate`, the program's origin, so every angle lines up with the program on one
+/// timeline), takes the source's newest frame, converts it to I420 at the source's own size when the
+/// source delivers another format, and submits it with the tick's timestamp. It never waits for what
+/// it submits to (`submit` must not block: an encoding stage's bounded queue drops and counts); a
+/// stale frame (the source stopped delivering) is not submitted, and ticks that pass while the
+/// thread is late are skipped and counted.
+public final class SourceFrameClock: Sendable {
+    public struct Statistics: Sendable, Equatable {
+        /// Frames handed to `submit`.
+        public var framesSubmitted = 0
+        /// Ticks that passed while the thread was late (a slow conversion, a starved machine).
+        public var ticksMissed = 0
+        /// Ticks without a fresh frame (none yet, or older than `staleAfterSeconds`).
+        public var ticksWithoutFrame = 0
+        /// Frames that could not be converted to I420 (a pixel format libswscale cannot convert).
+        public var framesUnusable = 0
+        public init() {}
+    }
+
+    private let name: String
+    private let staleNanoseconds: UInt64
+    private let clock: any Clock
+    private let frames: @Sendable () -> LatestValue<VideoFrame>
+    private let submit: @Sendable (VideoFrame, MediaTime) -> Void
+    private let worker = WorkerThread()
+    private let counters = Mutex(Statistics())
+
+    /// - Parameters:
+    ///   - name: the thread's name (`iso.camN`).
+    ///   - frames: where the newest frame is, read on every tick (so the source can be replaced).
+    ///   - submit: takes each frame and its timestamp, on the clock's thread. Must not block.
+    public init(name: String, staleAfterSeconds: Double, clock: any Clock = .monotonic,
+                frames: @escaping @Sendable () -> LatestValue<VideoFrame>,
+                submit: @escaping @Sendable (VideoFrame, MediaTime) -> Void) {
+        self.name = name
+        staleNanoseconds = UInt64(max(0, staleAfterSeconds) * 1e9)
+        self.clock = clock
+        self.frames = frames
+        self.submit = submit
+    }
+
+    public var statistics: Statistics { counters.withLock { $0 } }
+
+    /// Starts ticking on `grid`; false (and nothing done) while it already runs.
+    @discardableResult
+    public func start(grid: FrameGrid) -> Bool {
+        worker.start(name: name) { [self] in run(grid: grid) }
+    }
+
+    /// Stops ticking and joins the thread.
+    public func stop() { worker.stop() }
+
+    private func run(grid: FrameGrid) {
+        var tick: Int64 = 0
+        var scaler: FrameScaler?
+        while !worker.isStopRequested {
+            guard clock.sleep(until: grid.time(ofFrame: tick), unless: { worker.isStopRequested }) else { break }
+            let now = clock.now()
+            let latest = grid.frame(at: now)
+            if latest > tick {
+                counters.withLock { $0.ticksMissed += Int(latest - tick) }
+                tick = latest
+            }
+            defer { tick += 1 }
+            guard let frame = frames().latest().value,
+                  now <= frame.captureTime || now - frame.captureTime <= staleNanoseconds else {
+                counters.withLock { $0.ticksWithoutFrame += 1 }
+                continue
+            }
+            guard let picture = Self.i420(frame, sequence: UInt64(tick), scaler: &scaler) else {
+                counters.withLock { $0.framesUnusable += 1 }
+                continue
+            }
+            counters.withLock { $0.framesSubmitted += 1 }
+            submit(picture, grid.pts(ofFrame: tick))
+        }
+    }
+
+    /// The frame as I420 at its own size: I420 passes through, any other format is converted
+    /// (libswscale, the scaler kept while the size stays); nil when it cannot be.
+    static func i420(_ frame: VideoFrame, sequence: UInt64, scaler: inout FrameScaler?) -> VideoFrame? {
+        if frame.format == .i420 { return frame }
+        if scaler?.width != frame.width || scaler?.height != frame.height {
+            scaler = FrameScaler(width: frame.width, height: frame.height, pool: FramePool(
+                capacity: VideoFrame.byteCount(format: .i420, width: frame.width, height: frame.height), limit: 4))
+        }
+        return try? scaler?.convert(frame, sequence: sequence)
+    }
+}
