@@ -186,9 +186,12 @@ public final class StudioServer: Sendable {
                 _ = camera.frames.waitForNewer(than: 0, timeoutSeconds: Double(firstFrameDeadline - now) / 1e9)
             }
 
-            // The program's origin: video frame n and audio sample k are timed from here.
-            startedAt = Date()
-            startedMonotonic = MonotonicClock.now()
+            // The program's origin: video frame n and audio sample k are timed from here. It lies
+            // `originLead` ahead, so every clock thread (the program's, the audio's, each ISO feed's) is
+            // running and waiting for tick 0 when it comes, even on a loaded machine: a thread that
+            // started late would begin at a later tick, and its file a few frames after the others.
+            startedAt = Date(timeIntervalSinceNow: Self.originLead)
+            startedMonotonic = MonotonicClock.now() + UInt64(Self.originLead * 1e9)
             let origin = startedMonotonic
             let audioSource = Self.makeAudioSource(configuration.audio.source, origin: origin, log: log,
                                                    deliver: { chunk in _ = audioStage.submit(chunk) })
@@ -267,7 +270,13 @@ public final class StudioServer: Sendable {
         }
     }
 
-    var uptimeSeconds: Double { Double(MonotonicClock.now() - startedMonotonic) / 1e9 }
+    /// How far ahead of the clock threads' start the program's origin lies (seconds).
+    static let originLead = 0.1
+
+    var uptimeSeconds: Double {
+        let now = MonotonicClock.now()
+        return now > startedMonotonic ? Double(now - startedMonotonic) / 1e9 : 0
+    }
 }
 
 extension VideoEncoderChoice {
