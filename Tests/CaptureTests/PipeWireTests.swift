@@ -239,6 +239,7 @@ extension PipeWireDaemonTests {
         #expect(camera.offeredModes == [CameraMode(format: "MJPG", width: 640, height: 360, frameRates: [Rational(15)])])
         #expect(camera.requestedWireFormat == "MJPG")
         #expect(camera.requestedFormat == CameraFormat(pixelFormat: .i420, width: 640, height: 360, frameRate: Rational(15)))
+        let started = MonotonicClock.now()
         camera.start()
         defer { camera.stop() }
         #expect(waitUntil(seconds: 5) { camera.state == .live }, "\(camera.state) \(camera.problem ?? "")")
@@ -248,10 +249,13 @@ extension PipeWireDaemonTests {
         #expect(frame.format == .i420 && frame.width == 640 && frame.height == 360)
         #expect(TestPatternCamera.camera(in: frame, among: ["cam1", "cam2", "cam3"]) == "cam2")
         // One in four sent is corrupt: those are counted, the good ones published (a frame replaced
-        // before it was decoded is counted as dropped, not corrupt).
+        // before it was decoded is counted as dropped, not corrupt). The producer sends at most 15 a
+        // second since the camera started, a quarter of them cut short; a loaded machine may lose some
+        // of the others on the way, so the frames seen are no measure of the frames sent.
         let statistics = camera.statistics
         let sent = Double(statistics.framesCaptured + statistics.framesCorrupt + statistics.framesDropped)
-        #expect(Double(statistics.framesCorrupt) <= sent * 0.25 + 1, "\(statistics)")
+        let ticks = Double(MonotonicClock.now() - started) / 1e9 * 15 + 2
+        #expect(Double(statistics.framesCorrupt) <= ticks / 4 + 1, "\(statistics) in \(ticks) producer ticks at most")
         #expect(Double(statistics.framesCaptured) >= sent * 0.5, "\(statistics)")
         #expect(camera.state == .live)
     }
