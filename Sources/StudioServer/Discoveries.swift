@@ -73,10 +73,54 @@ enum Discoveries {
     /// The server's namer: names persist in the event store (identity -> `camN`), and a pin in the
     /// config (matched on identity, else on a part of the identity or the device's name) decides a
     /// device's name.
-    static func namer(store: EventStore, settings: CameraSettings) -> CameraNamer {
+    ///
+    /// A pin matched on a part (`match: C920`) can fit several devices, say two identical webcams: the
+    /// first is named as the pin says (`wide`), the others `wide-2`, `wide-3`... with a warning in the log
+    /// that says how to tell them apart. No camera is dropped, and each device keeps its name across
+    /// restarts (a device that already holds a name of the pin's family keeps it).
+    static func namer(store: EventStore, settings: CameraSettings, log: ServerLog) -> CameraNamer {
         { identity in
-            try store.cameraName(forIdentity: identity.identity, backend: identity.backend, displayName: identity.displayName,
-                                 pinnedName: settings.pin(forIdentity: identity.identity, displayName: identity.displayName)?.name)
+            let pin = settings.pin(forIdentity: identity.identity, displayName: identity.displayName)
+            var pinned = pin?.name
+            if let pin, pin.match != identity.identity {
+                // The other devices this same pin fits, with the names they hold.
+                let family = PinFamily(name: pin.name.name)
+                let fitting = try store.cameras().filter { record in
+                    settings.pin(forIdentity: record.identity, displayName: record.displayName) == pin
+                }
+                let chosen = family.name(for: identity.identity, known: fitting.map { ($0.identity, $0.name.name) })
+                if chosen != pin.name.name {
+                    let others = fitting.filter { $0.identity != identity.identity && family.contains($0.name.name) }
+                        .map { "\($0.name.name) = \($0.identity)" }
+                    log.info("warning: the pin `match: \(pin.match)` fits several devices (\(others.joined(separator: ", "))); \(identity.identity) (\(identity.displayName)) is named \(chosen). To name each one yourself, pin its exact identity (`studio cameras` lists them: a serial or a /dev/v4l/by-id name)")
+                }
+                pinned = CameraID(chosen)
+            }
+            return try store.cameraName(forIdentity: identity.identity, backend: identity.backend, displayName: identity.displayName,
+                                        pinnedName: pinned)
         }
+    }
+}
+
+/// The names a pin gives when its `match` fits several devices: its own name, then `NAME-2`, `NAME-3`...
+struct PinFamily: Sendable {
+    let name: String
+
+    /// Whether `candidate` is one of this family's names.
+    func contains(_ candidate: String) -> Bool {
+        if candidate == name { return true }
+        guard candidate.hasPrefix(name + "-"), let number = Int(candidate.dropFirst(name.count + 1)) else { return false }
+        return number >= 2
+    }
+
+    /// The name for the device `identity`, given the devices the same pin fits and their names: the
+    /// family name it already holds, else the first one none of the others holds.
+    func name(for identity: String, known: [(identity: String, name: String)]) -> String {
+        if let mine = known.first(where: { $0.identity == identity && contains($0.name) }) { return mine.name }
+        let taken = Set(known.filter { $0.identity != identity }.map(\.name))
+        if !taken.contains(name) { return name }
+        var number = 2
+        while taken.contains("\(name)-\(number)") { number += 1 }
+        return "\(name)-\(number)"
     }
 }

@@ -174,7 +174,7 @@ public final class StudioServer: Sendable {
             })
             try services.start("cameras", {
                 let discoveries = try Discoveries.make(Discoveries.Context(
-                    options: options, namer: Discoveries.namer(store: store, settings: configuration.cameras), events: events, log: log))
+                    options: options, namer: Discoveries.namer(store: store, settings: configuration.cameras, log: log), events: events, log: log))
                 for discovery in discoveries { cameras.attach(discovery) }
             }, stop: { cameras.stop() })
             // Give the cameras up to a second to deliver their first frame, so the program opens on a
