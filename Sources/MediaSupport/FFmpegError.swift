@@ -34,6 +34,8 @@ public struct FFmpegError: Error, Equatable, CustomStringConvertible, Sendable {
     public var description: String { code == cff_averror_external() ? "\(call): \(message)" : "\(call): \(message) (\(code))" }
 
     public static let tryAgain = cff_averror(EAGAIN)
+    public static let inputOutput = cff_averror(EIO)
+    public static let notPermitted = cff_averror(EPERM)
     public static let endOfFile = cff_averror_eof()
 }
 

@@ -292,6 +292,8 @@ struct OutputLoop {
             $0.connectedSince = now
             $0.firstProgramMillisecondsOfConnection = pts.milliseconds
             if started.isReconnection { $0.reconnectCount += 1 }
+            // The error that ended the last connection is history now (the event log keeps it).
+            $0.lastError = nil
         }
         emit(started.event)
     }

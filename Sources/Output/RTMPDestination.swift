@@ -1,4 +1,5 @@
 import StudioCore
+import MediaSupport
 
 /// A network URL (RTMP: FLV over libavformat's protocol). Every connect, read and write has a deadline
 /// (`OutputPolicy.connectTimeoutSeconds`, `ioTimeoutSeconds`: `rw_timeout` plus the interrupt callback);
@@ -22,8 +23,22 @@ final class RTMPDestination: Destination {
     var formatChange: FormatChange { .inBand }
 
     func open(video: StreamDescription, audio: StreamDescription) throws {
-        try connection.open(format: "flv", url: url, isNetwork: true, video: video, audio: audio,
-                            connectTimeout: policy.connectTimeoutSeconds, ioTimeout: policy.ioTimeoutSeconds)
+        do {
+            try connection.open(format: "flv", url: url, isNetwork: true, video: video, audio: audio,
+                                connectTimeout: policy.connectTimeoutSeconds, ioTimeout: policy.ioTimeoutSeconds)
+        } catch let error as FFmpegError {
+            throw Self.explained(error)
+        }
+    }
+
+    /// The server answered but did not take the stream: libavformat's RTMP reports a refused `publish`
+    /// (a wrong stream key, an `on_publish` hook saying no, another encoder already on the key) as EIO or
+    /// EPERM from opening the connection, which says nothing to an operator.
+    static func explained(_ error: FFmpegError) -> FFmpegError {
+        let refused = ["avio_open2", "avformat_write_header"].contains(error.call)
+            && [FFmpegError.inputOutput, FFmpegError.notPermitted].contains(error.code)
+        guard refused else { return error }
+        return FFmpegError(call: error.call, message: "the server refused the stream (check the stream key; another encoder may be publishing on it) [\(error.message)]")
     }
 
     func write(_ packet: EncodedPacket, newExtradata: [UInt8]?) throws -> Bool {

@@ -152,7 +152,8 @@ extension StudioServer {
             let s = output.statistics
             return StatusReply.OutputView(
                 name: s.name, url: s.maskedURL, state: s.state.rawValue, bytesSent: Int(s.bytesSent), packetsSent: s.packetsSent,
-                droppedVideo: s.droppedVideo, droppedAudio: s.droppedAudio, reconnects: s.reconnectCount, lastError: s.lastError)
+                droppedVideo: s.droppedVideo, droppedAudio: s.droppedAudio, reconnects: s.reconnectCount,
+                reconnectAttempts: s.reconnectAttempts, lastError: s.lastError)
         }
         let isoViews = cameras.isoRecorders.map { iso in
             let s = iso.statistics

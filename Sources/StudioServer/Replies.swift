@@ -154,10 +154,13 @@ public struct StatusReply: Codable, Sendable {
         public var droppedVideo: Int
         public var droppedAudio: Int
         public var reconnects: Int
+        /// Connection attempts after a failure, successful or not (a server never reached counts here).
+        public var reconnectAttempts: Int
         @Nullable public var lastError: String?
 
         enum CodingKeys: String, CodingKey {
             case name, url, state, reconnects
+            case reconnectAttempts = "reconnect_attempts"
             case bytesSent = "bytes_sent"
             case packetsSent = "packets_sent"
             case droppedVideo = "dropped_video"

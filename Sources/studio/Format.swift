@@ -93,7 +93,7 @@ enum Format {
             lines.append(line)
             if reply.outputs.isEmpty { lines.append("outputs   none") }
             for output in reply.outputs {
-                var line = "output    \(output.name) \(output.url): \(output.state) · \(output.bytesSent) bytes · dropped \(output.droppedVideo) video / \(output.droppedAudio) audio · \(output.reconnects) reconnects"
+                var line = "output    \(output.name) \(output.url): \(output.state) · \(output.bytesSent) bytes · dropped \(output.droppedVideo) video / \(output.droppedAudio) audio · \(output.reconnects) reconnects (\(output.reconnectAttempts) attempts)"
                 if let error = output.lastError { line += " · last error: \(error)" }
                 lines.append(line)
             }

@@ -107,6 +107,7 @@ private func ms(_ value: Double?) -> Int64 { Int64((value ?? -1).rounded()) }
         expectNoStreamKey(events, statistics)
         #expect(statistics.reconnectCount == 1)
         #expect(statistics.reconnectAttempts >= 2)
+        #expect(statistics.lastError == nil, "connected again: the error that ended the last try is history")
         let kinds = events.outputKinds
         let firstDisconnect = try #require(kinds.firstIndex(of: "output_disconnected"))
         let firstAttempt = try #require(kinds.firstIndex(of: "output_reconnect_attempt"))
@@ -229,6 +230,38 @@ private func ms(_ value: Double?) -> Int64 { Int64((value ?? -1).rounded()) }
         #expect(events.events(.outputReconnectAttempt).count == statistics.reconnectAttempts)
         #expect(events.events(.outputConnected).isEmpty)
         expectNoStreamKey(events, statistics)
+    }
+
+    /// nginx-rtmp refuses a second publisher on a key that is live: librtmp reports that as "Input/output
+    /// error" or "Operation not permitted", which the output puts in an operator's words.
+    @Test func aServerThatRefusesTheStreamIsSaidInPlainWords() throws {
+        let nginx = try NginxRTMP()
+        try nginx.start()
+        defer { nginx.stop() }
+        let url = nginx.url(stream: streamKey)
+        let fanOut = OutputFanOut()
+        let feed = try ProgramFeed(fanOut: fanOut)
+        let events = CollectingSink()
+        let first = MediaOutput(destination: OutputDestination(name: "first", url: url), events: DiscardingEventSink(),
+                                requestKeyframe: { feed.video.requestKeyframe() })
+        let second = MediaOutput(destination: OutputDestination(name: "second", url: url), events: events,
+                                 requestKeyframe: { feed.video.requestKeyframe() },
+                                 policy: OutputPolicy(initialBackoffSeconds: 0.2, maxBackoffSeconds: 0.4))
+        fanOut.add(first)
+        first.start()
+        feed.run(seconds: 1)
+        #expect(first.statistics.state == .connected)
+        fanOut.add(second)
+        second.start()
+        feed.run(seconds: 1.5)
+        let refused = second.statistics
+        first.stop(timeoutSeconds: 2)
+        second.stop(timeoutSeconds: 2)
+        feed.finish()
+        #expect(refused.lastError?.contains("the server refused the stream (check the stream key") == true,
+                "\(refused.lastError ?? "no error")")
+        #expect(events.events(.error).first?.details["error"]?.contains("refused the stream") == true)
+        expectNoStreamKey(events, refused)
     }
 
     @Test func aStalledServerCostsVideoBeforeAudioAndStopDoesNotHang() throws {
