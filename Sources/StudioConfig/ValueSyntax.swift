@@ -179,7 +179,7 @@ extension ValueSyntax where Value == ProgramFormat {
     public static var programFormat: Self {
         Self("a string") { (text: String) throws(ValueError) -> ProgramFormat in
             guard let format = ProgramFormat(parsing: text) else {
-                throw ValueError("expected WIDTHxHEIGHT@FPS (WxH@FPS, even sizes) like 1280x720@30 or 1920x1080@30000/1001, got \(quoted(text))")
+                throw ValueError("expected WIDTHxHEIGHT@FPS (WxH@FPS, even sizes from 16x16 to 7680x4320, 1 to 240 fps) like 1280x720@30 or 1920x1080@30000/1001, got \(quoted(text))")
             }
             return format
         }

@@ -36,6 +36,9 @@ struct BadConfig: Sendable, CustomTestStringConvertible {
         BadConfig(yaml: "cameras:\n  pins:\n    - match: x\n      name: cam1\n      iso: [a]\n", line: 5, keyPath: "cameras.pins[0].iso", fragment: "expected true or false"),
         BadConfig(yaml: "video:\n  bitrate: 4500kb\n", line: 2, keyPath: "video.bitrate", fragment: "expected a bit rate"),
         BadConfig(yaml: "video:\n  bitrate: 10\n", line: 2, keyPath: "video.bitrate", fragment: "10 bit/s is outside the range 100k to 100M"),
+        // A size beyond the limit says the limit.
+        BadConfig(yaml: "program:\n  format: 8192x8192@30\n", line: 2, keyPath: "program.format", fragment: "from 16x16 to 7680x4320"),
+        BadConfig(yaml: "program:\n  format: 1280x720@480\n", line: 2, keyPath: "program.format", fragment: "1 to 240 fps"),
         BadConfig(yaml: "video:\n  keyframe_interval: soon\n", line: 2, keyPath: "video.keyframe_interval", fragment: "seconds"),
         BadConfig(yaml: "audio:\n  source: mic\n", line: 2, keyPath: "audio.source", fragment: "expected tone, silence, pipewire (the default microphone) or pipewire:<node name>"),
         BadConfig(yaml: "audio:\n  bitrate: 5M\n", line: 2, keyPath: "audio.bitrate", fragment: "outside"),
