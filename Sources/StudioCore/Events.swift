@@ -26,6 +26,8 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let encoderChosen = EventKind(rawValue: "encoder_chosen")
     public static let encoderFallback = EventKind(rawValue: "encoder_fallback")
     public static let framesDropped = EventKind(rawValue: "frames_dropped")
+    /// The whole server stood still (SIGSTOP, a VM paused, a laptop lid): no camera is blamed for it.
+    public static let serverStalled = EventKind(rawValue: "server_stalled")
     public static let error = EventKind(rawValue: "error")
 
     public init(from decoder: Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }

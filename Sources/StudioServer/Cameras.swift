@@ -47,6 +47,8 @@ final class CameraHub: Sendable {
     /// The program's origin once the program clock runs: ISO recorders made before it wait for it.
     private let origin = Mutex<UInt64?>(nil)
     private let worker = WorkerThread()
+    /// When the watch last found the server itself stalled: no camera is silent from before it.
+    private let silenceFrom = Mutex<UInt64>(0)
 
     init(switcher: ProgramSwitcher, events: any EventSink, log: ServerLog, lossTimeoutSeconds: Double, makeIso: IsoFactory?) {
         self.switcher = switcher
@@ -150,9 +152,18 @@ final class CameraHub: Sendable {
         // A camera arriving meanwhile may start its recorder too: `IsoRecorder.start` runs once only.
         for iso in isoRecorders { iso.start(origin: programOrigin) }
         worker.start(name: "studio.cameras") { [self] in
+            var watch = StallWatch(threshold: lossTimeout)
             while !worker.isStopRequested {
                 MonotonicClock.sleep(seconds: 0.05)
-                checkSilence(now: MonotonicClock.now())
+                let now = MonotonicClock.now()
+                if let stalled = watch.wake(at: now) {
+                    // This thread, and so the whole process, stood still: the cameras' frames are old
+                    // because nothing ran, not because a camera failed. Their silence counts from now.
+                    silenceFrom.withLock { $0 = now }
+                    events.emit(StudioEvent(kind: .serverStalled, details: ["stalled_ms": String(stalled / 1_000_000)]))
+                    log.info("warning: the whole server stood still for \(stalled / 1_000_000) ms (stopped, paused or starved of CPU); cameras are not blamed for it")
+                }
+                checkSilence(now: now)
             }
         }
     }
@@ -162,7 +173,10 @@ final class CameraHub: Sendable {
         var returned: [CameraID] = []
         entries.withLock { entries in
             for (id, entry) in entries where entry.isPresent {
-                let last = entry.camera.frames.latest().value?.captureTime ?? entry.since
+                // Silence counts from the newest frame, or from when the camera (or the server, after a
+                // stall) was last known to be running, whichever is later.
+                let frameTime = entry.camera.frames.latest().value?.captureTime ?? entry.since
+                let last = max(frameTime, silenceFrom.withLock { $0 })
                 let silent = now > last && now - last > lossTimeout
                 if silent && entry.lostReason == nil {
                     entries[id]?.lostReason = "silent"
@@ -187,5 +201,23 @@ final class CameraHub: Sendable {
         for discovery in discoveries.withLock({ $0 }) { discovery.stop() }
         worker.stop()
         for camera in all { camera.stop() }
+    }
+}
+
+/// Tells a stall of the whole process from a silent camera: the watch thread sleeps 50 ms at a time, so a
+/// wake-up later than `threshold` after the previous one means nothing ran for that long. Pure logic:
+/// time comes in as arguments.
+struct StallWatch: Sendable {
+    let threshold: UInt64
+    private var lastWake: UInt64?
+
+    init(threshold: UInt64) { self.threshold = threshold }
+
+    /// Notes a wake-up at `now`; returns how long the process stood still when that was longer than the
+    /// threshold.
+    mutating func wake(at now: UInt64) -> UInt64? {
+        defer { lastWake = now }
+        guard let lastWake, now > lastWake, now - lastWake > threshold else { return nil }
+        return now - lastWake
     }
 }
