@@ -26,12 +26,17 @@ public struct ControlErrorCode: RawRepresentable, Hashable, Sendable, Codable, C
     public static let unavailable = ControlErrorCode(rawValue: "unavailable")
     /// The server already has as many clients as it accepts.
     public static let busy = ControlErrorCode(rawValue: "busy")
+    /// The connection was closed for sending no request for a while (or to make room for a new
+    /// client while the server was full).
+    public static let idle = ControlErrorCode(rawValue: "idle")
     /// The handler failed in an unexpected way.
     public static let `internal` = ControlErrorCode(rawValue: "internal")
 
     // Raised by the client only (never on the wire).
     /// No server listens on the socket path.
     public static let noServer = ControlErrorCode(rawValue: "no_server")
+    /// The socket or its directory belongs to another user: the client refused to connect.
+    public static let untrustedSocket = ControlErrorCode(rawValue: "untrusted_socket")
     /// Connecting, writing or reading the socket failed for another reason.
     public static let connectionFailed = ControlErrorCode(rawValue: "connection_failed")
     /// The server closed the connection.
