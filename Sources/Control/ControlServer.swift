@@ -463,11 +463,11 @@ final class ServerShared: @unchecked Sendable {
 final class ReplySlot: @unchecked Sendable {
     private let shared: ServerShared
     private let connection: UInt64
-    private let requestID: JSONValue
+    private let requestID: RequestID
     private let command: String
     private let answered = Mutex(false)
 
-    init(shared: ServerShared, connection: UInt64, requestID: JSONValue, command: String) {
+    init(shared: ServerShared, connection: UInt64, requestID: RequestID, command: String) {
         self.shared = shared
         self.connection = connection
         self.requestID = requestID

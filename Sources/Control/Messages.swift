@@ -73,7 +73,7 @@ public struct ControlRequest: Sendable, Equatable {
 
     /// Parses one line of the protocol. The id is returned even when the rest is bad, so the error
     /// reply can carry it.
-    static func parse(_ line: some Collection<UInt8>) -> (id: JSONValue, result: Result<ControlRequest, ControlError>) {
+    static func parse(_ line: some Collection<UInt8>) -> (id: RequestID, result: Result<ControlRequest, ControlError>) {
         let value: JSONValue
         do {
             value = try JSONValue(parsing: line)
@@ -83,13 +83,14 @@ public struct ControlRequest: Sendable, Equatable {
         guard case .object(let members) = value else {
             return (.null, .failure(ControlError(.badRequest, "a request must be a JSON object, got \(value.typeName)")))
         }
-        let id = members["id"] ?? .null
-        switch id {
+        let idValue = members["id"] ?? .null
+        let id = RequestID(idValue, in: line)
+        switch idValue {
         case .int, .number, .string: break
         case .null:
             return (.null, .failure(ControlError(.badRequest, "the request has no \"id\" (a number or a string)")))
         default:
-            return (.null, .failure(ControlError(.badRequest, "\"id\" must be a number or a string, got \(id.typeName)")))
+            return (.null, .failure(ControlError(.badRequest, "\"id\" must be a number or a string, got \(idValue.typeName)")))
         }
         guard let commandValue = members["command"] else {
             return (id, .failure(ControlError(.badRequest, "the request has no \"command\"")))
@@ -104,7 +105,7 @@ public struct ControlRequest: Sendable, Equatable {
             }
             arguments = object
         }
-        return (id, .success(ControlRequest(id: id, command: command, arguments: arguments)))
+        return (id, .success(ControlRequest(id: idValue, command: command, arguments: arguments)))
     }
 
     /// The request as one line of JSON (without the newline).
@@ -136,11 +137,12 @@ public struct ControlReply: Sendable, Equatable {
         ControlReply(outcome: .failure(ControlError(code, message)))
     }
 
-    /// The reply line for request `id` (without the newline).
-    static func line(id: JSONValue, outcome: Result<JSONValue, ControlError>) -> String {
+    /// The reply line for request `id` (without the newline): keys sorted, as `JSONValue` writes them,
+    /// and the id exactly as the client wrote it.
+    static func line(id: RequestID, outcome: Result<JSONValue, ControlError>) -> String {
         switch outcome {
-        case .success(let result): return JSONValue.object(["id": id, "ok": true, "result": result]).jsonText
-        case .failure(let error): return JSONValue.object(["id": id, "ok": false, "error": error.json]).jsonText
+        case .success(let result): return "{\"id\":\(id.text),\"ok\":true,\"result\":\(result.jsonText)}"
+        case .failure(let error): return "{\"error\":\(error.json.jsonText),\"id\":\(id.text),\"ok\":false}"
         }
     }
 
