@@ -35,6 +35,8 @@ import Glibc
         let status = try studio.run(["status", "--socket", socketPath])
         #expect(status.status != 0, "\(status)")
         #expect(status.error.contains("not connecting to \(socketPath)") && status.error.contains("user \(name) (uid \(uid))"), "\(status)")
+        let sessions = try studio.run(["sessions", "--socket", socketPath])
+        #expect(sessions.status != 0 && sessions.error.contains("user \(name) (uid \(uid))"), "not a silent fallback to the database: \(sessions)")
         #expect(acceptPending(listener) == false, "the fake server never saw a connection")
 
         let serve = try studio.run(["serve", "--db", studio.database, "--socket", socketPath])
