@@ -307,9 +307,7 @@ final class ControlLoop: @unchecked Sendable {
                 closeFinishedConnections()
             }
             if connections.count >= limits.maxClients {
-                let error = ControlError(.busy, "the server already has \(limits.maxClients) control clients")
-                let line = Array((ControlReply.line(id: .null, outcome: .failure(error)) + "\n").utf8)
-                _ = line.withUnsafeBytes { try? UnixSocket.sendSome(fd, $0) }
+                sayWhy(ControlError(.busy, "the server already has \(limits.maxClients) control clients, none of them idle"), to: fd)
                 UnixSocket.close(fd)
                 continue
             }
@@ -340,11 +338,17 @@ final class ControlLoop: @unchecked Sendable {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
-    /// Tells the client why (best effort: its socket has room, nothing else is pending) and marks it closed.
+    /// Tells the client why it is closed and marks it so.
     private func closeIdle(_ connection: Connection, reason: String) {
-        let line = Array((ControlReply.line(id: .null, outcome: .failure(ControlError(.idle, reason))) + "\n").utf8)
-        _ = line.withUnsafeBytes { try? UnixSocket.sendSome(connection.fd, $0) }
+        sayWhy(ControlError(.idle, reason), to: connection.fd)
         connection.shouldClose = true
+    }
+
+    /// Sends `error` with `"id": null` to a client about to be closed, best effort: a fresh or idle
+    /// socket has room for one line, and nothing else is queued for it.
+    private func sayWhy(_ error: ControlError, to fd: Int32) {
+        let line = Array((ControlReply.line(id: .null, outcome: .failure(error)) + "\n").utf8)
+        _ = line.withUnsafeBytes { try? UnixSocket.sendSome(fd, $0) }
     }
 
     private func closeFinishedConnections() {
