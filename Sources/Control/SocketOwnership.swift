@@ -81,8 +81,10 @@ public enum SocketOwnership {
     /// yet (then connecting fails with "no server" anyway).
     public static func check(socketPath path: String, caller: Caller = .current) -> String? {
         let directory = parentDirectory(of: path)
-        guard let directoryOwner = owner(of: directory) else { return nil }
-        let socketOwner = owner(of: path)
+        // The directory as connect() resolves it (`/var/run` is a link to `/run`); the socket itself
+        // not followed: a link there is the link's owner's doing.
+        guard let directoryOwner = owner(of: directory, followingLinks: true) else { return nil }
+        let socketOwner = owner(of: path, followingLinks: false)
         let privateDefault = directory == "/tmp/studio-\(caller.uid)"
         return refusal(directory: directory, directoryOwner, socket: path, socketOwner, caller: caller,
                        groupAllowed: !privateDefault)
@@ -93,10 +95,11 @@ public enum SocketOwnership {
         return components.isEmpty ? "/" : "/" + components.joined(separator: "/")
     }
 
-    /// `lstat` of `path`; nil when it cannot be read (missing).
-    static func owner(of path: String) -> FileOwner? {
+    /// `stat` (or `lstat`) of `path`; nil when it cannot be read (missing).
+    static func owner(of path: String, followingLinks: Bool) -> FileOwner? {
         var info = stat()
-        guard (try? syscall("lstat", { lstat(path, &info) })) != nil else { return nil }
+        let read = followingLinks ? (try? syscall("stat", { stat(path, &info) })) : (try? syscall("lstat", { lstat(path, &info) }))
+        guard read != nil else { return nil }
         return FileOwner(uid: info.st_uid, gid: info.st_gid, mode: UInt32(info.st_mode))
     }
 

@@ -57,6 +57,11 @@ import Glibc
         try server.start()
         defer { server.stop() }
         #expect(SocketOwnership.check(socketPath: directory.socketPath) == nil)
+        // A directory reached through a symbolic link (mode 0777 itself) is judged by what it points to.
+        let link = "/tmp/studio-control-tests/link-" + directory.path.suffix(8)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: directory.path)
+        defer { try? FileManager.default.removeItem(atPath: link) }
+        #expect(SocketOwnership.check(socketPath: link + "/control.sock") == nil)
         try syscall("chown") { chown(directory.path, 4242, 4242) }
         do {
             _ = try ControlClient(socketPath: directory.socketPath)
