@@ -18,9 +18,14 @@ public final class ControlClient {
     /// Replies can be large (a session's log); this only stops a runaway peer.
     private static let maxMessageBytes = 64 * 1024 * 1024
 
-    /// Connects to the server. Throws `no_server` naming the path when nobody listens there.
-    public init(socketPath: String) throws(ControlError) {
+    /// Connects to the server. Throws `no_server` naming the path when nobody listens there, and
+    /// `untrusted_socket`, without connecting, when the socket or its directory belongs to another
+    /// user (see `SocketOwnership`).
+    public init(socketPath: String, caller: SocketOwnership.Caller = .current) throws(ControlError) {
         self.socketPath = socketPath
+        if let refusal = SocketOwnership.check(socketPath: socketPath, caller: caller) {
+            throw ControlError(.untrustedSocket, "not connecting to \(socketPath): \(refusal)")
+        }
         guard let address = UnixSocket.address(for: socketPath) else {
             throw ControlError(.connectionFailed,
                                "cannot use \(socketPath) as a control socket path (empty, or longer than \(UnixSocket.maxPathLength) bytes)")
@@ -54,7 +59,7 @@ public final class ControlClient {
             return ControlError(.noServer, "no studio server is listening on \(path) (is `studio serve` running?)")
         case EACCES, EPERM:
             return ControlError(.connectionFailed,
-                                "permission denied connecting to \(path) (the socket is owner-only: run as the user of `studio serve`)")
+                                "permission denied connecting to \(path) (the socket is owner-only, or its group is not yours: run as the user of `studio serve`, or join the group of its --socket-group)")
         default:
             return ControlError(.connectionFailed, "cannot connect to \(path): \(error)")
         }

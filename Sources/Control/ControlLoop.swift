@@ -17,12 +17,18 @@ final class Connection {
     /// Requests handed to the handler whose reply has not come yet.
     var pendingReplies = 0
     var shouldClose = false
+    /// When the client last sent a request or got its last reply (CLOCK_MONOTONIC ns).
+    var lastActivity: UInt64
 
-    init(id: UInt64, fd: Int32, messageLimit: Int) {
+    init(id: UInt64, fd: Int32, messageLimit: Int, now: UInt64) {
         self.id = id
         self.fd = fd
         self.framer = LineFramer(limit: messageLimit)
+        self.lastActivity = now
     }
+
+    /// Closable for idleness: not a subscriber, owed no reply, nothing left to send.
+    var isIdle: Bool { !isSubscribed && pendingReplies == 0 && pendingOutput == 0 && !shouldClose }
 
     var pendingOutput: Int { output.count - outputStart }
 
@@ -129,8 +135,9 @@ final class ControlLoop: @unchecked Sendable {
                 order.append(connection)
             }
             do {
-                let timeout = acceptBackoff.pollTimeout(now: now)
-                try syscall("poll") { poll(&descriptors, nfds_t(descriptors.count), timeout) }
+                // -1 (no deadline) as UInt32 is the largest value: min picks the nearer deadline.
+                let timeout = min(UInt32(bitPattern: acceptBackoff.pollTimeout(now: now)), UInt32(bitPattern: idleTimeout(now: now)))
+                try syscall("poll") { poll(&descriptors, nfds_t(descriptors.count), Int32(bitPattern: timeout)) }
             } catch {
                 // Only EINVAL/ENOMEM are possible here; back off instead of spinning.
                 MonotonicClock.sleep(seconds: 0.01)
@@ -151,6 +158,7 @@ final class ControlLoop: @unchecked Sendable {
             }
             if descriptors[1].revents != 0 { acceptClients() }
             deliverOutbox()
+            closeIdleConnections(now: MonotonicClock.now())
             for connection in connections.values where connection.pendingOutput > 0 && !connection.shouldClose {
                 flush(connection)
             }
@@ -183,6 +191,7 @@ final class ControlLoop: @unchecked Sendable {
                 let error = ControlError(.tooLarge, "the message exceeds \(limits.maxMessageBytes) bytes; discarded up to the next newline")
                 queueLine(ControlReply.line(id: .null, outcome: .failure(error)), to: connection)
             case .line(let line):
+                connection.lastActivity = MonotonicClock.now()
                 dispatch(line, from: connection)
             }
         }
@@ -257,6 +266,7 @@ final class ControlLoop: @unchecked Sendable {
             case .reply(let id, let line):
                 if let connection = connections[id] {
                     connection.pendingReplies -= 1
+                    connection.lastActivity = MonotonicClock.now()
                     append(line, to: connection)
                 }
             case .event(let line):
@@ -291,17 +301,54 @@ final class ControlLoop: @unchecked Sendable {
                 UnixSocket.close(fd)
                 continue
             }
+            if connections.count >= limits.maxClients, let idlest = connections.values.filter(\.isIdle).min(by: { $0.lastActivity < $1.lastActivity }) {
+                // Make room: the operator must always get in, whoever holds the connections.
+                closeIdle(idlest, reason: "closed to make room for a new client (the server has \(limits.maxClients) control clients); reconnect")
+                closeFinishedConnections()
+            }
             if connections.count >= limits.maxClients {
-                let error = ControlError(.busy, "the server already has \(limits.maxClients) control clients")
-                let line = Array((ControlReply.line(id: .null, outcome: .failure(error)) + "\n").utf8)
-                _ = line.withUnsafeBytes { try? UnixSocket.sendSome(fd, $0) }
+                sayWhy(ControlError(.busy, "the server already has \(limits.maxClients) control clients, none of them idle"), to: fd)
                 UnixSocket.close(fd)
                 continue
             }
-            let connection = Connection(id: nextConnectionID, fd: fd, messageLimit: limits.maxMessageBytes)
+            let connection = Connection(id: nextConnectionID, fd: fd, messageLimit: limits.maxMessageBytes, now: MonotonicClock.now())
             nextConnectionID += 1
             connections[connection.id] = connection
         }
+    }
+
+    private var idleNanoseconds: UInt64 { UInt64(max(0, limits.idleTimeoutSeconds) * 1e9) }
+
+    /// poll()'s timeout at `now` in ms until the next idle client is due, -1 with none.
+    private func idleTimeout(now: UInt64) -> Int32 {
+        guard let oldest = connections.values.filter(\.isIdle).map(\.lastActivity).min() else { return -1 }
+        let due = oldest + idleNanoseconds
+        guard due > now else { return 0 }
+        return Int32(min(UInt64(Int32.max), (due - now + 999_999) / 1_000_000))
+    }
+
+    private func closeIdleConnections(now: UInt64) {
+        for connection in connections.values where connection.isIdle && now >= connection.lastActivity + idleNanoseconds {
+            closeIdle(connection, reason: "closed after \(seconds(limits.idleTimeoutSeconds)) s without a request; reconnect")
+        }
+    }
+
+    /// "60" rather than "60.0"; "0.3" as is.
+    private func seconds(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+    }
+
+    /// Tells the client why it is closed and marks it so.
+    private func closeIdle(_ connection: Connection, reason: String) {
+        sayWhy(ControlError(.idle, reason), to: connection.fd)
+        connection.shouldClose = true
+    }
+
+    /// Sends `error` with `"id": null` to a client about to be closed, best effort: a fresh or idle
+    /// socket has room for one line, and nothing else is queued for it.
+    private func sayWhy(_ error: ControlError, to fd: Int32) {
+        let line = Array((ControlReply.line(id: .null, outcome: .failure(error)) + "\n").utf8)
+        _ = line.withUnsafeBytes { try? UnixSocket.sendSome(fd, $0) }
     }
 
     private func closeFinishedConnections() {

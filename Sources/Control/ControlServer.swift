@@ -14,6 +14,8 @@ public enum ControlServerError: Error, Sendable, Equatable, CustomStringConverti
     case invalidPath(path: String, reason: String)
     /// The socket's directory is owned by another user (not root, not us), who could replace the socket.
     case unsafeDirectory(path: String, owner: UInt32)
+    /// With a socket group, the socket's directory (not this user's to change) keeps the group out.
+    case groupCannotReach(path: String, directory: String, group: UInt32)
     /// A system call failed.
     case system(path: String, SystemError)
     /// `start()` was called twice, or after `stop()`.
@@ -28,7 +30,13 @@ public enum ControlServerError: Error, Sendable, Equatable, CustomStringConverti
         case .invalidPath(let path, let reason):
             return "cannot use \(path) as the control socket: \(reason)"
         case .unsafeDirectory(let path, let owner):
-            return "the directory of the control socket \(path) is owned by uid \(owner), not by this user or root; refusing to use it"
+            return "the directory of the control socket \(path) belongs to \(SocketOwnership.userName(owner)), not to this user (\(SocketOwnership.userName(geteuid()))) or root; "
+                + "another user may have created it to pose as the studio server: refusing to use it (remove it, or use another --socket path)"
+        case .groupCannotReach(let path, let directory, let group):
+            let name = SocketOwnership.groupName(group)
+            let bare = name.split(separator: " ").first.map(String.init) ?? "\(group)"
+            return "members of the socket group \(name) cannot reach the control socket \(path): its directory \(directory) is not open to that group "
+                + "and does not belong to this user; run `chgrp \(bare) \(directory) && chmod g+x \(directory)` (as its owner or root), or use another --socket path"
         case .system(let path, let error):
             return "control socket \(path): \(error)"
         case .alreadyStarted:
@@ -55,8 +63,13 @@ public final class ControlServer: Sendable {
         public var maxMessageBytes: Int = 64 * 1024
         /// Unsent output a client may accumulate before it is disconnected.
         public var maxWriteBufferBytes: Int = 4 * 1024 * 1024
-        /// Clients connected at once; more are told `busy` and closed.
+        /// Clients connected at once. A client arriving when all are taken closes the one idle the
+        /// longest (not subscribed, owed nothing), so the operator always gets in; with none idle, it
+        /// is told `busy` and closed.
         public var maxClients: Int = 64
+        /// A client that sends no request for this long, is not subscribed and is owed no reply is
+        /// told `idle` and closed.
+        public var idleTimeoutSeconds: Double = 60
         /// Broadcast events waiting for the loop; beyond this, new events are dropped (and counted).
         public var maxQueuedEvents: Int = 4096
         public init() {}
@@ -209,7 +222,8 @@ public final class ControlServer: Sendable {
 
     /// Creates missing directories above the socket with mode 0700 and checks that the socket's own
     /// directory belongs to us or to root. With a `group`, the directories it creates get that group
-    /// and mode 0750 (members may reach the socket); existing directories are never changed.
+    /// and mode 0750 (members may reach the socket); of existing directories, only the socket's own
+    /// one changes, and only when it is ours and private (see `openDirectory`).
     private static func prepareDirectory(for path: String, group: UInt32?) throws(ControlServerError) {
         let components = path.split(separator: "/").dropLast()
         var directory = ""
@@ -244,6 +258,26 @@ public final class ControlServer: Sendable {
         }
         guard info.st_uid == geteuid() || info.st_uid == 0 else {
             throw .unsafeDirectory(path: path, owner: info.st_uid)
+        }
+        if let group { try openDirectory(parent, info, to: group, socketPath: path) }
+    }
+
+    /// With a socket group, the socket's directory must let the group's members through. A private
+    /// directory of ours (mode 0700: what an earlier start without the group, or one that failed,
+    /// left) is opened to the group (0750, that group); any other that keeps the group out is an
+    /// error that says what to run.
+    private static func openDirectory(_ directory: String, _ info: stat, to group: UInt32, socketPath path: String) throws(ControlServerError) {
+        let mode = UInt32(info.st_mode) & 0o7777
+        let reachable = (info.st_gid == group && mode & 0o010 != 0) || mode & 0o001 != 0
+        if reachable { return }
+        guard info.st_uid == geteuid(), mode & 0o077 == 0 else {
+            throw .groupCannotReach(path: path, directory: directory, group: group)
+        }
+        do throws(SystemError) {
+            try syscall("chown") { chown(directory, uid_t(bitPattern: -1), gid_t(group)) }
+            try syscall("chmod") { chmod(directory, 0o750) }
+        } catch {
+            throw .system(path: path, SystemError(call: "\(error.call) \(directory)", errno: error.errno))
         }
     }
 
@@ -429,11 +463,11 @@ final class ServerShared: @unchecked Sendable {
 final class ReplySlot: @unchecked Sendable {
     private let shared: ServerShared
     private let connection: UInt64
-    private let requestID: JSONValue
+    private let requestID: RequestID
     private let command: String
     private let answered = Mutex(false)
 
-    init(shared: ServerShared, connection: UInt64, requestID: JSONValue, command: String) {
+    init(shared: ServerShared, connection: UInt64, requestID: RequestID, command: String) {
         self.shared = shared
         self.connection = connection
         self.requestID = requestID

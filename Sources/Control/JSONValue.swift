@@ -145,6 +145,10 @@ public enum JSONValue: Sendable, Codable, Equatable, CustomStringConvertible {
 
     /// Parses JSON text (any value, not only objects). Throws `JSONParseError` with a short reason.
     public init(parsing bytes: some Collection<UInt8>) throws(JSONParseError) {
+        if let offset = Self.invalidUTF8Offset(bytes) {
+            // Said plainly: Foundation would guess another encoding and report a confusing type error.
+            throw JSONParseError(reason: "the text is not valid UTF-8 (at byte \(offset + 1)); send JSON as UTF-8 text")
+        }
         let data = Data(bytes)
         do {
             self = try JSONDecoder().decode(JSONValue.self, from: data)
@@ -152,6 +156,20 @@ public enum JSONValue: Sendable, Codable, Equatable, CustomStringConvertible {
             throw JSONParseError(reason: Self.reason(error))
         } catch {
             throw JSONParseError(reason: "\(error)")
+        }
+    }
+
+    /// The offset of the first byte that is not valid UTF-8, nil when all of it is.
+    static func invalidUTF8Offset(_ bytes: some Collection<UInt8>) -> Int? {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let scalar): offset += scalar.count
+            case .emptyInput: return nil
+            case .error: return offset
+            }
         }
     }
 

@@ -26,12 +26,17 @@ public struct ControlErrorCode: RawRepresentable, Hashable, Sendable, Codable, C
     public static let unavailable = ControlErrorCode(rawValue: "unavailable")
     /// The server already has as many clients as it accepts.
     public static let busy = ControlErrorCode(rawValue: "busy")
+    /// The connection was closed for sending no request for a while (or to make room for a new
+    /// client while the server was full).
+    public static let idle = ControlErrorCode(rawValue: "idle")
     /// The handler failed in an unexpected way.
     public static let `internal` = ControlErrorCode(rawValue: "internal")
 
     // Raised by the client only (never on the wire).
     /// No server listens on the socket path.
     public static let noServer = ControlErrorCode(rawValue: "no_server")
+    /// The socket or its directory belongs to another user: the client refused to connect.
+    public static let untrustedSocket = ControlErrorCode(rawValue: "untrusted_socket")
     /// Connecting, writing or reading the socket failed for another reason.
     public static let connectionFailed = ControlErrorCode(rawValue: "connection_failed")
     /// The server closed the connection.
@@ -68,7 +73,7 @@ public struct ControlRequest: Sendable, Equatable {
 
     /// Parses one line of the protocol. The id is returned even when the rest is bad, so the error
     /// reply can carry it.
-    static func parse(_ line: some Collection<UInt8>) -> (id: JSONValue, result: Result<ControlRequest, ControlError>) {
+    static func parse(_ line: some Collection<UInt8>) -> (id: RequestID, result: Result<ControlRequest, ControlError>) {
         let value: JSONValue
         do {
             value = try JSONValue(parsing: line)
@@ -78,13 +83,14 @@ public struct ControlRequest: Sendable, Equatable {
         guard case .object(let members) = value else {
             return (.null, .failure(ControlError(.badRequest, "a request must be a JSON object, got \(value.typeName)")))
         }
-        let id = members["id"] ?? .null
-        switch id {
+        let idValue = members["id"] ?? .null
+        let id = RequestID(idValue, in: line)
+        switch idValue {
         case .int, .number, .string: break
         case .null:
             return (.null, .failure(ControlError(.badRequest, "the request has no \"id\" (a number or a string)")))
         default:
-            return (.null, .failure(ControlError(.badRequest, "\"id\" must be a number or a string, got \(id.typeName)")))
+            return (.null, .failure(ControlError(.badRequest, "\"id\" must be a number or a string, got \(idValue.typeName)")))
         }
         guard let commandValue = members["command"] else {
             return (id, .failure(ControlError(.badRequest, "the request has no \"command\"")))
@@ -99,7 +105,7 @@ public struct ControlRequest: Sendable, Equatable {
             }
             arguments = object
         }
-        return (id, .success(ControlRequest(id: id, command: command, arguments: arguments)))
+        return (id, .success(ControlRequest(id: idValue, command: command, arguments: arguments)))
     }
 
     /// The request as one line of JSON (without the newline).
@@ -131,11 +137,12 @@ public struct ControlReply: Sendable, Equatable {
         ControlReply(outcome: .failure(ControlError(code, message)))
     }
 
-    /// The reply line for request `id` (without the newline).
-    static func line(id: JSONValue, outcome: Result<JSONValue, ControlError>) -> String {
+    /// The reply line for request `id` (without the newline): keys sorted, as `JSONValue` writes them,
+    /// and the id exactly as the client wrote it.
+    static func line(id: RequestID, outcome: Result<JSONValue, ControlError>) -> String {
         switch outcome {
-        case .success(let result): return JSONValue.object(["id": id, "ok": true, "result": result]).jsonText
-        case .failure(let error): return JSONValue.object(["id": id, "ok": false, "error": error.json]).jsonText
+        case .success(let result): return "{\"id\":\(id.text),\"ok\":true,\"result\":\(result.jsonText)}"
+        case .failure(let error): return "{\"error\":\(error.json.jsonText),\"id\":\(id.text),\"ok\":false}"
         }
     }
 

@@ -74,7 +74,11 @@ enum ServerCommands {
         }
 
         static func run(_ arguments: Arguments, in server: StudioServer) throws -> SessionsReply {
-            SessionsReply(try server.store.sessions(limit: arguments.limit))
+            if let limit = arguments.limit, limit < 1 {
+                // SQLite reads a negative LIMIT as "no limit": refuse rather than answer something else.
+                throw ControlError(.invalidArgument, "\"limit\" must be a positive number of sessions, got \(limit)")
+            }
+            return SessionsReply(try server.store.sessions(limit: arguments.limit))
         }
     }
 
@@ -102,6 +106,9 @@ enum ServerCommands {
 extension StudioServer {
     /// Session `id` (the current one when nil) from the store; `not_found` when there is none.
     func storedSession(_ id: Int64?) throws -> SessionRecord {
+        if let id, id < 1 {
+            throw ControlError(.invalidArgument, "\"session\" must be a positive session id (see `studio sessions`), got \(id)")
+        }
         guard let record = try store.session(id: id ?? sessionID) else {
             throw ControlError(.notFound, "no session \(id.map(String.init) ?? "") in the database")
         }

@@ -261,9 +261,15 @@ extension ClientCommand {
     static func requestOrReadDatabase(_ socket: String, _ arguments: ParsedArguments, _ environment: [String: String],
                                       _ command: String, _ requestArguments: [String: JSONValue],
                                       offline: (EventStore) throws -> JSONValue) throws -> JSONValue {
-        if arguments.value("db") == nil, let client = try? ControlClient(socketPath: socket) {
-            do { return try client.request(command, arguments: requestArguments, timeoutSeconds: 10) } catch {
-                throw ClientFailure(error.message)
+        if arguments.value("db") == nil {
+            let client: ControlClient?
+            do { client = try ControlClient(socketPath: socket) } catch where error.code == .untrustedSocket {
+                throw ClientFailure(error.message)  // a planted socket is not "no server": say so
+            } catch { client = nil }
+            if let client {
+                do { return try client.request(command, arguments: requestArguments, timeoutSeconds: 10) } catch {
+                    throw ClientFailure(error.message)
+                }
             }
         }
         let path = DatabasePath.resolve(flag: arguments.value("db"), environment: environment)

@@ -251,7 +251,7 @@ import Glibc
         #expect(try active.request("echo", arguments: ["alive": true]) == ["alive": true])
     }
 
-    @Test func clientsBeyondTheLimitAreToldBusy() throws {
+    @Test func clientsBeyondTheLimitAreToldBusyWhenNoneIsIdle() throws {
         let directory = SocketDirectory()
         var limits = ControlServer.Limits()
         limits.maxClients = 2
@@ -262,6 +262,9 @@ import Glibc
         let second = try ControlClient(socketPath: directory.socketPath)
         #expect(try first.request("echo") == [:])
         #expect(try second.request("echo") == [:])
+        // Subscribers are never closed to make room (idle ones would be: see IdleClientTests).
+        #expect(try first.request("subscribe") == ["subscribed": true])
+        #expect(try second.request("subscribe") == ["subscribed": true])
         let third = try ControlClient(socketPath: directory.socketPath)
         do {
             try third.request("echo")

@@ -240,6 +240,25 @@ import Glibc
         #expect(replies[2]["id"] == 7 && replies[2]["ok"] == .bool(true))
         #expect(try studio.json(["status"])["program"]?["source"] == "cam1")
 
+        // Out-of-range `limit` and `session` are refused, not clamped or read as "no limit".
+        let client = try ControlClient(socketPath: studio.socket)
+        let refused: [(String, [String: JSONValue], String)] = [
+            ("sessions", ["limit": -1], "\"limit\" must be a positive number of sessions, got -1"),
+            ("sessions", ["limit": 0], "got 0"),
+            ("log", ["session": -3], "\"session\" must be a positive session id"),
+            ("recordings", ["session": 0], "\"session\" must be a positive session id"),
+            ("log", ["session": 1e30], "session"),
+        ]
+        for (command, arguments, message) in refused {
+            do {
+                _ = try client.request(command, arguments: arguments)
+                Issue.record("\(command) \(arguments): expected invalid_argument")
+            } catch {
+                #expect(error.code == .invalidArgument && error.message.contains(message), "\(command) \(arguments): \(error)")
+            }
+        }
+        #expect(try client.request("sessions", arguments: ["limit": 1])["sessions"]?.arrayValue?.count == 1)
+
         #expect(studio.stopServer() == .exited(0))
         // Failed starts left no sessions behind: only the one that ran.
         let sessions = try JSONValue(parsing: try studio.run(["sessions", "--json", "--db", studio.database]).output)
