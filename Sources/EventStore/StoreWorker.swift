@@ -33,14 +33,32 @@ final class StoreWorker {
         }
     }
 
-    static let busyTimeoutMilliseconds: Int32 = 5000
+    let limits: EventStoreLimits
+    let notify: @Sendable (EventStoreNotice) -> Void
+    /// Events taken from the queue and not yet committed, oldest first, with the session they belong to.
+    private var backlog: [(event: StudioEvent, sessionID: Int64)] = []
+    /// Events lost since the last `events_lost` event (backlog overflow; queue drops are added at write).
+    private var loss = Loss()
+    private var failingSince: Date?
+
+    private struct Loss {
+        var count = 0
+        var first: Date?
+        var last: Date?
+        var sessionID: Int64?
+        /// `statistics.eventsDropped` already reported in an `events_lost` event.
+        var reportedDrops = 0
+    }
 
     /// Opens the database, sets the pragmas and applies (or, read-only, checks) the migrations.
-    init(path: String, readOnly: Bool, shared: SharedState) throws {
+    init(path: String, readOnly: Bool, shared: SharedState, limits: EventStoreLimits = EventStoreLimits(),
+         notify: @escaping @Sendable (EventStoreNotice) -> Void = { _ in }) throws {
         self.isReadOnly = readOnly
         self.shared = shared
+        self.limits = limits
+        self.notify = notify
         connection = try SQLiteConnection(path: path, readOnly: readOnly)
-        try connection.setBusyTimeout(milliseconds: Self.busyTimeoutMilliseconds)
+        try connection.setBusyTimeout(milliseconds: limits.busyTimeoutMilliseconds)
         try connection.execute("PRAGMA foreign_keys = ON", what: "enabling foreign keys on \(path)")
         if readOnly {
             try Migrator.requireCurrent(connection)
@@ -58,28 +76,38 @@ final class StoreWorker {
     }
 
     /// The thread's loop: one wake-up takes everything queued; consecutive events share a transaction, a
-    /// job first commits the events queued before it. Returns at end of stream, closing the connection.
+    /// job first commits the events queued before it. While writes fail, the events stay in `backlog` and
+    /// are retried every `retryIntervalSeconds` (each attempt also waits the busy timeout). Returns at end
+    /// of stream after a last attempt, closing the connection.
     func run(_ queue: BoundedQueue<StoreCommand>) {
         defer { connection.close() }
         while true {
-            switch queue.pop() {
+            let retrying = !backlog.isEmpty || loss.count > 0
+            switch queue.pop(timeoutSeconds: retrying ? limits.retryIntervalSeconds : nil) {
             case .endOfStream:
+                writeBacklog()
+                if !backlog.isEmpty {
+                    let count = backlog.count
+                    backlog.removeAll()
+                    shared.values.withLock {
+                        $0.statistics.eventsFailed += count
+                        $0.statistics.eventsQueued = 0
+                    }
+                }
                 return
             case .timedOut:
-                continue
+                writeBacklog()
             case .item(let first):
-                var pending: [StudioEvent] = []
                 for command in [first] + queue.drain() {
                     switch command {
                     case .event(let event):
-                        pending.append(event)
+                        take(event)
                     case .job(let job):
-                        write(pending)
-                        pending.removeAll(keepingCapacity: true)
+                        writeBacklog()
                         job(self)
                     }
                 }
-                write(pending)
+                writeBacklog()
             }
         }
     }
@@ -89,29 +117,88 @@ final class StoreWorker {
     private static let insertEventSQL =
         "INSERT INTO events (session_id, wall_time, program_ms, kind, camera, details) VALUES (?, ?, ?, ?, ?, ?)"
 
-    private func write(_ events: [StudioEvent]) {
-        guard !events.isEmpty else { return }
+    /// Appends an event to the backlog, or counts it lost if the backlog is full.
+    private func take(_ event: StudioEvent) {
         if isReadOnly {
-            shared.values.withLock { $0.statistics.eventsDropped += events.count }
+            shared.values.withLock { $0.statistics.eventsDropped += 1 }
             return
         }
         guard let sessionID = currentSessionID else {
-            shared.values.withLock { $0.statistics.eventsWithoutSession += events.count }
+            shared.values.withLock { $0.statistics.eventsWithoutSession += 1 }
             return
         }
-        do {
-            try connection.transaction("writing \(events.count) event(s)") {
-                for event in events { try insert(event, sessionID: sessionID) }
+        guard backlog.count < limits.backlogCapacity else {
+            if loss.count == 0 { notify(.eventsLost(backlogCapacity: limits.backlogCapacity)) }
+            loss.count += 1
+            loss.first = loss.first ?? event.wallTime
+            loss.last = event.wallTime
+            loss.sessionID = sessionID
+            shared.values.withLock { $0.statistics.eventsFailed += 1 }
+            return
+        }
+        backlog.append((event, sessionID))
+    }
+
+    /// Writes the backlog, and the `events_lost` event if some were lost, in one transaction. On an error a
+    /// retry may fix (busy, locked, I/O, full, read-only file), keeps them for the next attempt.
+    private func writeBacklog() {
+        let drops = shared.values.withLock { $0.statistics.eventsDropped }
+        let lostAtQueue = isReadOnly ? 0 : drops - loss.reportedDrops
+        guard !backlog.isEmpty || loss.count > 0 || (lostAtQueue > 0 && currentSessionID != nil) else { return }
+        var lostEvent: StudioEvent?
+        let lost = loss.count + lostAtQueue
+        if lost > 0 {
+            var details = ["lost": "\(lost)", "bound": "\(limits.backlogCapacity)"]
+            if let first = loss.first, let last = loss.last {
+                details["first_lost_ms"] = "\(first.unixMilliseconds)"
+                details["last_lost_ms"] = "\(last.unixMilliseconds)"
             }
-            shared.values.withLock { $0.statistics.eventsWritten += events.count }
+            if lostAtQueue > 0 { details["dropped_at_queue"] = "\(lostAtQueue)" }
+            if let error = shared.values.withLock({ $0.statistics.lastWriteError }) { details["error"] = error }
+            lostEvent = StudioEvent(kind: .eventsLost, wallTime: Date(), details: details)
+        }
+        let lossSession = currentSessionID ?? loss.sessionID
+        do {
+            try connection.transaction("writing \(backlog.count) event(s)") {
+                for entry in backlog { try insert(entry.event, sessionID: entry.sessionID) }
+                if let lostEvent, let lossSession { try insert(lostEvent, sessionID: lossSession) }
+            }
         } catch {
             let message = "\(error)"
+            let retryable = (error as? SQLiteError).map { Self.retryableCodes.contains($0.code.primary) } ?? false
+            let count = backlog.count
+            if !retryable { backlog.removeAll() }
+            let startedFailing = failingSince == nil && retryable
+            if startedFailing { failingSince = Date() }
+            let since = failingSince
             shared.values.withLock {
-                $0.statistics.eventsFailed += events.count
                 $0.statistics.lastWriteError = message
+                $0.statistics.eventsQueued = retryable ? count : 0
+                $0.statistics.failingSince = since
+                if !retryable { $0.statistics.eventsFailed += count }
             }
+            if startedFailing { notify(.writesFailing(error: message)) }
+            return
+        }
+        let count = backlog.count + (lostEvent == nil || lossSession == nil ? 0 : 1)
+        backlog.removeAll(keepingCapacity: true)
+        loss = Loss(reportedDrops: drops)
+        let recoveredFrom = failingSince
+        failingSince = nil
+        shared.values.withLock {
+            $0.statistics.eventsWritten += count
+            $0.statistics.eventsQueued = 0
+            $0.statistics.failingSince = nil
+        }
+        if let recoveredFrom {
+            notify(.writesRecovered(failedForSeconds: Date().timeIntervalSince(recoveredFrom), lostEvent: lostEvent))
+        } else if let lostEvent {
+            notify(.writesRecovered(failedForSeconds: 0, lostEvent: lostEvent))
         }
     }
+
+    /// Primary result codes after which the same write may succeed later.
+    private static let retryableCodes: Set<SQLiteResult> = [.busy, .locked, .ioError, .full, .readOnly, .cannotOpen]
 
     @discardableResult
     private func insert(_ event: StudioEvent, sessionID: Int64) throws -> Int64 {
