@@ -146,7 +146,8 @@ public final class EventStore: Sendable {
     }
 
     /// Closes sessions left open by a process that is gone (killed, crashed, machine rebooted): sets
-    /// `end_reason = 'crashed'` and `ended_at` = the time of its last event (or its start), and appends a
+    /// `end_reason = 'crashed'` and `ended_at` = its last sign of life (the later of its last event and its
+    /// last heartbeat, set every `EventStoreLimits.heartbeatIntervalSeconds`), and appends a
     /// `session_ended` event with details `reason=crashed`. Returns their ids, oldest first. Sessions whose
     /// process still runs (same boot, pid and process start time) are left alone.
     public func recoverOrphanedSessions() throws -> [Int64] {

@@ -140,10 +140,15 @@ public struct EventStoreLimits: Sendable, Hashable {
     /// The pause between write attempts while failing (on top of the busy timeout).
     public var retryIntervalSeconds: Double
 
-    public init(busyTimeoutMilliseconds: Int32 = 5000, backlogCapacity: Int = 100_000, retryIntervalSeconds: Double = 0.5) {
+    /// How often the open session's `heartbeat_at` is set, so a crash is dated within this interval.
+    public var heartbeatIntervalSeconds: Double
+
+    public init(busyTimeoutMilliseconds: Int32 = 5000, backlogCapacity: Int = 100_000, retryIntervalSeconds: Double = 0.5,
+                heartbeatIntervalSeconds: Double = 5) {
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.backlogCapacity = backlogCapacity
         self.retryIntervalSeconds = retryIntervalSeconds
+        self.heartbeatIntervalSeconds = heartbeatIntervalSeconds
     }
 }
 

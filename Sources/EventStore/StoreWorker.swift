@@ -40,6 +40,8 @@ final class StoreWorker {
     /// Events lost since the last `events_lost` event (backlog overflow; queue drops are added at write).
     private var loss = Loss()
     private var failingSince: Date?
+    /// Monotonic time of the open session's next heartbeat.
+    private var nextHeartbeat: UInt64 = 0
 
     private struct Loss {
         var count = 0
@@ -83,7 +85,14 @@ final class StoreWorker {
         defer { connection.close() }
         while true {
             let retrying = !backlog.isEmpty || loss.count > 0
-            switch queue.pop(timeoutSeconds: retrying ? limits.retryIntervalSeconds : nil) {
+            var timeout: Double? = retrying ? limits.retryIntervalSeconds : nil
+            if currentSessionID != nil {
+                let now = MonotonicClock.now()
+                let untilBeat = nextHeartbeat > now ? Double(nextHeartbeat - now) / 1e9 : 0
+                timeout = min(timeout ?? untilBeat, untilBeat)
+            }
+            defer { beatIfDue() }
+            switch queue.pop(timeoutSeconds: timeout) {
             case .endOfStream:
                 writeBacklog()
                 if !backlog.isEmpty {
@@ -110,6 +119,15 @@ final class StoreWorker {
                 writeBacklog()
             }
         }
+    }
+
+    /// Sets the open session's `heartbeat_at` when its interval has passed. A failure (the database is
+    /// locked) is left for the next beat: the events' own retry says what is wrong.
+    private func beatIfDue() {
+        guard let sessionID = currentSessionID, MonotonicClock.now() >= nextHeartbeat else { return }
+        nextHeartbeat = MonotonicClock.now() + UInt64(limits.heartbeatIntervalSeconds * 1e9)
+        try? connection.run("UPDATE sessions SET heartbeat_at = ? WHERE id = ?",
+                            [.integer(Date().unixMilliseconds), .integer(sessionID)])
     }
 
     // MARK: Writing events
@@ -247,8 +265,8 @@ final class StoreWorker {
         let now = Date()
         let id = try connection.transaction("starting a session") { () throws -> Int64 in
             try connection.run(
-                "INSERT INTO sessions (started_at, config_snapshot, hostname, pid, boot_id, process_start) VALUES (?, ?, ?, ?, ?, ?)",
-                [.integer(now.unixMilliseconds), .text(configSnapshot), .text(process.hostname),
+                "INSERT INTO sessions (started_at, heartbeat_at, config_snapshot, hostname, pid, boot_id, process_start) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [.integer(now.unixMilliseconds), .integer(now.unixMilliseconds), .text(configSnapshot), .text(process.hostname),
                  .integer(Int64(process.pid)), .optional(process.bootID), .optional(process.startTicks)])
             let id = connection.lastInsertRowID
             try insert(StudioEvent(kind: .sessionStarted, wallTime: now,
@@ -257,6 +275,7 @@ final class StoreWorker {
             return id
         }
         currentSessionID = id
+        nextHeartbeat = MonotonicClock.now() + UInt64(limits.heartbeatIntervalSeconds * 1e9)
         return id
     }
 
@@ -275,10 +294,13 @@ final class StoreWorker {
 
     func recoverOrphanedSessions() throws -> [Int64] {
         try requireWritable("recoverOrphanedSessions")
-        struct OpenSession { var id: Int64; var startedAt: Int64; var pid: Int32; var bootID: String?; var start: Int64? }
+        struct OpenSession {
+            var id: Int64; var startedAt: Int64; var heartbeatAt: Int64?; var pid: Int32; var bootID: String?; var start: Int64?
+        }
         let open = try connection.query(
-            "SELECT id, started_at, pid, boot_id, process_start FROM sessions WHERE ended_at IS NULL ORDER BY id"
-        ) { OpenSession(id: try $0.int64("id"), startedAt: try $0.int64("started_at"), pid: Int32(truncatingIfNeeded: try $0.int64("pid")),
+            "SELECT id, started_at, heartbeat_at, pid, boot_id, process_start FROM sessions WHERE ended_at IS NULL ORDER BY id"
+        ) { OpenSession(id: try $0.int64("id"), startedAt: try $0.int64("started_at"), heartbeatAt: try $0.optionalInt64("heartbeat_at"),
+                        pid: Int32(truncatingIfNeeded: try $0.int64("pid")),
                         bootID: try $0.optionalText("boot_id"), start: try $0.optionalInt64("process_start")) }
         var recovered: [Int64] = []
         for session in open where session.id != currentSessionID {
@@ -286,7 +308,8 @@ final class StoreWorker {
             let done = try connection.transaction("marking session \(session.id) crashed") { () throws -> Bool in
                 let lastEvent = try connection.query("SELECT max(wall_time) AS last FROM events WHERE session_id = ?",
                                                      [.integer(session.id)]) { try $0.optionalInt64("last") }.first ?? nil
-                let endedAt = max(lastEvent ?? session.startedAt, session.startedAt)
+                // Its last sign of life: the later of its last event and its last heartbeat.
+                let endedAt = max(lastEvent ?? session.startedAt, session.heartbeatAt ?? session.startedAt, session.startedAt)
                 try connection.run("UPDATE sessions SET ended_at = ?, end_reason = 'crashed' WHERE id = ? AND ended_at IS NULL",
                                    [.integer(endedAt), .integer(session.id)])
                 // Another process may have recovered it meanwhile.
