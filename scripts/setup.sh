@@ -19,6 +19,9 @@ packages=(
   libpipewire-0.3-dev libspa-0.2-dev pipewire pipewire-bin
   # test: the session-manager case (WirePlumber needs a D-Bus session bus: dbus-daemon)
   wireplumber dbus-daemon
+  # test: the sqlite3 CLI (EventStoreTests hold the database's write lock from another process with it,
+  # as an operator's `sqlite3 studio.db 'BEGIN EXCLUSIVE;'` would; also handy to look at the event log)
+  sqlite3
   # test: V4L2 cameras are tested against the kernel's vivid driver inside a qemu VM (scripts/vm/):
   # Debian's kernel (vivid is a module there), qemu (TCG), a busybox initramfs made with cpio, the
   # kernel's xz payload unpacked for PVH boot, modprobe, and v4l2-ctl to disconnect a camera

@@ -32,10 +32,16 @@ public final class EventStore: Sendable {
     /// is not an event database (`notAnEventDatabase`: a non-empty SQLite database without
     /// `schema_migrations`, or not SQLite at all; the file is left untouched), or a landed migration was
     /// changed.
-    public convenience init(path: String, queueCapacity: Int = EventStore.defaultQueueCapacity) throws {
+    ///
+    /// While the database refuses writes (another process holds its lock, the disk is full), events wait on
+    /// the store thread, in order, up to `limits.backlogCapacity`, and are retried until it takes them;
+    /// `notify` hears once when writes start failing, when events start being lost and when they recover.
+    public convenience init(path: String, queueCapacity: Int = EventStore.defaultQueueCapacity,
+                            limits: EventStoreLimits = EventStoreLimits(),
+                            notify: @escaping @Sendable (EventStoreNotice) -> Void = { _ in }) throws {
         try Self.prepareDirectory(for: path)
         try Self.refuseForeignDatabase(at: path)
-        try self.init(opening: path, readOnly: false, queueCapacity: queueCapacity)
+        try self.init(opening: path, readOnly: false, queueCapacity: queueCapacity, limits: limits, notify: notify)
     }
 
     /// Looks at an existing non-empty file read-only before the store thread opens it for writing (which
@@ -71,14 +77,15 @@ public final class EventStore: Sendable {
         return try EventStore(opening: path, readOnly: true, queueCapacity: 64)
     }
 
-    private init(opening path: String, readOnly: Bool, queueCapacity: Int) throws {
+    private init(opening path: String, readOnly: Bool, queueCapacity: Int, limits: EventStoreLimits = EventStoreLimits(),
+                 notify: @escaping @Sendable (EventStoreNotice) -> Void = { _ in }) throws {
         let queue = BoundedQueue<StoreCommand>(capacity: max(1, queueCapacity))
         let shared = SharedState()
         let opened = Completion<Void>()
         let thread = NamedThread.start(name: "studio.store") {
             let worker: StoreWorker
             do {
-                worker = try StoreWorker(path: path, readOnly: readOnly, shared: shared)
+                worker = try StoreWorker(path: path, readOnly: readOnly, shared: shared, limits: limits, notify: notify)
             } catch {
                 opened.fulfil(.failure(error))
                 return
@@ -120,7 +127,8 @@ public final class EventStore: Sendable {
         }
     }
 
-    /// Waits until everything enqueued before this call is committed (or has failed; see `statistics`).
+    /// Waits until everything enqueued before this call is committed, or has been tried once and is kept
+    /// for a retry (see `statistics.eventsQueued`), or has failed (see `statistics`).
     public func flush() {
         _ = try? perform("flush") { _ in }
     }
@@ -138,7 +146,8 @@ public final class EventStore: Sendable {
     }
 
     /// Closes sessions left open by a process that is gone (killed, crashed, machine rebooted): sets
-    /// `end_reason = 'crashed'` and `ended_at` = the time of its last event (or its start), and appends a
+    /// `end_reason = 'crashed'` and `ended_at` = its last sign of life (the later of its last event and its
+    /// last heartbeat, set every `EventStoreLimits.heartbeatIntervalSeconds`), and appends a
     /// `session_ended` event with details `reason=crashed`. Returns their ids, oldest first. Sessions whose
     /// process still runs (same boot, pid and process start time) are left alone.
     public func recoverOrphanedSessions() throws -> [Int64] {

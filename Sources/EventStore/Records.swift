@@ -113,11 +113,52 @@ public struct RecordingRecord: Sendable, Hashable {
 public struct EventStoreStatistics: Sendable, Hashable {
     /// Events committed to the database.
     public var eventsWritten: Int = 0
+    /// Events taken by the store thread and waiting for the database (it was busy or failing).
+    public var eventsQueued: Int = 0
     /// Events refused by `record` because the queue was full or the store closed/read-only.
     public var eventsDropped: Int = 0
     /// Events recorded while no session was open (not stored).
     public var eventsWithoutSession: Int = 0
-    /// Events lost because their batch's transaction failed (see `lastWriteError`).
+    /// Events lost because the database kept failing while the backlog was full
+    /// (`EventStoreLimits.backlogCapacity`), or because their batch failed in a way a retry cannot fix.
     public var eventsFailed: Int = 0
+    /// Since when writes have been failing (and are retried); nil while the database takes them.
+    public var failingSince: Date?
     public var lastWriteError: String?
+
+    /// Every event recorded that will never reach the database: dropped at the queue, or failed.
+    public var eventsLost: Int { eventsDropped + eventsFailed }
+}
+
+/// How long the store waits for a busy database, and how many events it keeps while it cannot write.
+public struct EventStoreLimits: Sendable, Hashable {
+    /// SQLite's busy timeout on the store's connection: each write attempt waits this long for a lock.
+    public var busyTimeoutMilliseconds: Int32
+    /// Events the store thread keeps (in order) while the database refuses writes; beyond it, new events
+    /// are counted as lost and an `events_lost` event is written once the database is back.
+    public var backlogCapacity: Int
+    /// The pause between write attempts while failing (on top of the busy timeout).
+    public var retryIntervalSeconds: Double
+
+    /// How often the open session's `heartbeat_at` is set, so a crash is dated within this interval.
+    public var heartbeatIntervalSeconds: Double
+
+    public init(busyTimeoutMilliseconds: Int32 = 5000, backlogCapacity: Int = 100_000, retryIntervalSeconds: Double = 0.5,
+                heartbeatIntervalSeconds: Double = 5) {
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.backlogCapacity = backlogCapacity
+        self.retryIntervalSeconds = retryIntervalSeconds
+        self.heartbeatIntervalSeconds = heartbeatIntervalSeconds
+    }
+}
+
+/// What the store tells its owner about the database's health (once per change, not per retry). Called on
+/// the store thread: hand it off, don't block.
+public enum EventStoreNotice: Sendable {
+    /// Writes started failing; they are retried and the events kept (up to the backlog capacity).
+    case writesFailing(error: String)
+    /// The first event lost in this outage (the backlog is full).
+    case eventsLost(backlogCapacity: Int)
+    /// The database takes writes again; `lostEvent` is the `events_lost` event just written, if any was lost.
+    case writesRecovered(failedForSeconds: Double, lostEvent: StudioEvent?)
 }

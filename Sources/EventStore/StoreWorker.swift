@@ -33,14 +33,34 @@ final class StoreWorker {
         }
     }
 
-    static let busyTimeoutMilliseconds: Int32 = 5000
+    let limits: EventStoreLimits
+    let notify: @Sendable (EventStoreNotice) -> Void
+    /// Events taken from the queue and not yet committed, oldest first, with the session they belong to.
+    private var backlog: [(event: StudioEvent, sessionID: Int64)] = []
+    /// Events lost since the last `events_lost` event (backlog overflow; queue drops are added at write).
+    private var loss = Loss()
+    private var failingSince: Date?
+    /// Monotonic time of the open session's next heartbeat.
+    private var nextHeartbeat: UInt64 = 0
+
+    private struct Loss {
+        var count = 0
+        var first: Date?
+        var last: Date?
+        var sessionID: Int64?
+        /// `statistics.eventsDropped` already reported in an `events_lost` event.
+        var reportedDrops = 0
+    }
 
     /// Opens the database, sets the pragmas and applies (or, read-only, checks) the migrations.
-    init(path: String, readOnly: Bool, shared: SharedState) throws {
+    init(path: String, readOnly: Bool, shared: SharedState, limits: EventStoreLimits = EventStoreLimits(),
+         notify: @escaping @Sendable (EventStoreNotice) -> Void = { _ in }) throws {
         self.isReadOnly = readOnly
         self.shared = shared
+        self.limits = limits
+        self.notify = notify
         connection = try SQLiteConnection(path: path, readOnly: readOnly)
-        try connection.setBusyTimeout(milliseconds: Self.busyTimeoutMilliseconds)
+        try connection.setBusyTimeout(milliseconds: limits.busyTimeoutMilliseconds)
         try connection.execute("PRAGMA foreign_keys = ON", what: "enabling foreign keys on \(path)")
         if readOnly {
             try Migrator.requireCurrent(connection)
@@ -58,30 +78,56 @@ final class StoreWorker {
     }
 
     /// The thread's loop: one wake-up takes everything queued; consecutive events share a transaction, a
-    /// job first commits the events queued before it. Returns at end of stream, closing the connection.
+    /// job first commits the events queued before it. While writes fail, the events stay in `backlog` and
+    /// are retried every `retryIntervalSeconds` (each attempt also waits the busy timeout). Returns at end
+    /// of stream after a last attempt, closing the connection.
     func run(_ queue: BoundedQueue<StoreCommand>) {
         defer { connection.close() }
         while true {
-            switch queue.pop() {
+            let retrying = !backlog.isEmpty || loss.count > 0
+            var timeout: Double? = retrying ? limits.retryIntervalSeconds : nil
+            if currentSessionID != nil {
+                let now = MonotonicClock.now()
+                let untilBeat = nextHeartbeat > now ? Double(nextHeartbeat - now) / 1e9 : 0
+                timeout = min(timeout ?? untilBeat, untilBeat)
+            }
+            defer { beatIfDue() }
+            switch queue.pop(timeoutSeconds: timeout) {
             case .endOfStream:
+                writeBacklog()
+                if !backlog.isEmpty {
+                    let count = backlog.count
+                    backlog.removeAll()
+                    shared.values.withLock {
+                        $0.statistics.eventsFailed += count
+                        $0.statistics.eventsQueued = 0
+                    }
+                }
                 return
             case .timedOut:
-                continue
+                writeBacklog()
             case .item(let first):
-                var pending: [StudioEvent] = []
                 for command in [first] + queue.drain() {
                     switch command {
                     case .event(let event):
-                        pending.append(event)
+                        take(event)
                     case .job(let job):
-                        write(pending)
-                        pending.removeAll(keepingCapacity: true)
+                        writeBacklog()
                         job(self)
                     }
                 }
-                write(pending)
+                writeBacklog()
             }
         }
+    }
+
+    /// Sets the open session's `heartbeat_at` when its interval has passed. A failure (the database is
+    /// locked) is left for the next beat: the events' own retry says what is wrong.
+    private func beatIfDue() {
+        guard let sessionID = currentSessionID, MonotonicClock.now() >= nextHeartbeat else { return }
+        nextHeartbeat = MonotonicClock.now() + UInt64(limits.heartbeatIntervalSeconds * 1e9)
+        try? connection.run("UPDATE sessions SET heartbeat_at = ? WHERE id = ?",
+                            [.integer(Date().unixMilliseconds), .integer(sessionID)])
     }
 
     // MARK: Writing events
@@ -89,29 +135,88 @@ final class StoreWorker {
     private static let insertEventSQL =
         "INSERT INTO events (session_id, wall_time, program_ms, kind, camera, details) VALUES (?, ?, ?, ?, ?, ?)"
 
-    private func write(_ events: [StudioEvent]) {
-        guard !events.isEmpty else { return }
+    /// Appends an event to the backlog, or counts it lost if the backlog is full.
+    private func take(_ event: StudioEvent) {
         if isReadOnly {
-            shared.values.withLock { $0.statistics.eventsDropped += events.count }
+            shared.values.withLock { $0.statistics.eventsDropped += 1 }
             return
         }
         guard let sessionID = currentSessionID else {
-            shared.values.withLock { $0.statistics.eventsWithoutSession += events.count }
+            shared.values.withLock { $0.statistics.eventsWithoutSession += 1 }
             return
         }
-        do {
-            try connection.transaction("writing \(events.count) event(s)") {
-                for event in events { try insert(event, sessionID: sessionID) }
+        guard backlog.count < limits.backlogCapacity else {
+            if loss.count == 0 { notify(.eventsLost(backlogCapacity: limits.backlogCapacity)) }
+            loss.count += 1
+            loss.first = loss.first ?? event.wallTime
+            loss.last = event.wallTime
+            loss.sessionID = sessionID
+            shared.values.withLock { $0.statistics.eventsFailed += 1 }
+            return
+        }
+        backlog.append((event, sessionID))
+    }
+
+    /// Writes the backlog, and the `events_lost` event if some were lost, in one transaction. On an error a
+    /// retry may fix (busy, locked, I/O, full, read-only file), keeps them for the next attempt.
+    private func writeBacklog() {
+        let drops = shared.values.withLock { $0.statistics.eventsDropped }
+        let lostAtQueue = isReadOnly ? 0 : drops - loss.reportedDrops
+        guard !backlog.isEmpty || loss.count > 0 || (lostAtQueue > 0 && currentSessionID != nil) else { return }
+        var lostEvent: StudioEvent?
+        let lost = loss.count + lostAtQueue
+        if lost > 0 {
+            var details = ["lost": "\(lost)", "bound": "\(limits.backlogCapacity)"]
+            if let first = loss.first, let last = loss.last {
+                details["first_lost_ms"] = "\(first.unixMilliseconds)"
+                details["last_lost_ms"] = "\(last.unixMilliseconds)"
             }
-            shared.values.withLock { $0.statistics.eventsWritten += events.count }
+            if lostAtQueue > 0 { details["dropped_at_queue"] = "\(lostAtQueue)" }
+            if let error = shared.values.withLock({ $0.statistics.lastWriteError }) { details["error"] = error }
+            lostEvent = StudioEvent(kind: .eventsLost, wallTime: Date(), details: details)
+        }
+        let lossSession = currentSessionID ?? loss.sessionID
+        do {
+            try connection.transaction("writing \(backlog.count) event(s)") {
+                for entry in backlog { try insert(entry.event, sessionID: entry.sessionID) }
+                if let lostEvent, let lossSession { try insert(lostEvent, sessionID: lossSession) }
+            }
         } catch {
             let message = "\(error)"
+            let retryable = (error as? SQLiteError).map { Self.retryableCodes.contains($0.code.primary) } ?? false
+            let count = backlog.count
+            if !retryable { backlog.removeAll() }
+            let startedFailing = failingSince == nil && retryable
+            if startedFailing { failingSince = Date() }
+            let since = failingSince
             shared.values.withLock {
-                $0.statistics.eventsFailed += events.count
                 $0.statistics.lastWriteError = message
+                $0.statistics.eventsQueued = retryable ? count : 0
+                $0.statistics.failingSince = since
+                if !retryable { $0.statistics.eventsFailed += count }
             }
+            if startedFailing { notify(.writesFailing(error: message)) }
+            return
+        }
+        let count = backlog.count + (lostEvent == nil || lossSession == nil ? 0 : 1)
+        backlog.removeAll(keepingCapacity: true)
+        loss = Loss(reportedDrops: drops)
+        let recoveredFrom = failingSince
+        failingSince = nil
+        shared.values.withLock {
+            $0.statistics.eventsWritten += count
+            $0.statistics.eventsQueued = 0
+            $0.statistics.failingSince = nil
+        }
+        if let recoveredFrom {
+            notify(.writesRecovered(failedForSeconds: Date().timeIntervalSince(recoveredFrom), lostEvent: lostEvent))
+        } else if let lostEvent {
+            notify(.writesRecovered(failedForSeconds: 0, lostEvent: lostEvent))
         }
     }
+
+    /// Primary result codes after which the same write may succeed later.
+    private static let retryableCodes: Set<SQLiteResult> = [.busy, .locked, .ioError, .full, .readOnly, .cannotOpen]
 
     @discardableResult
     private func insert(_ event: StudioEvent, sessionID: Int64) throws -> Int64 {
@@ -144,7 +249,7 @@ final class StoreWorker {
         return details
     }
 
-    private func requireWritable(_ operation: String) throws {
+    func requireWritable(_ operation: String) throws {
         if isReadOnly { throw EventStoreError.readOnly(operation: operation) }
     }
 
@@ -160,8 +265,8 @@ final class StoreWorker {
         let now = Date()
         let id = try connection.transaction("starting a session") { () throws -> Int64 in
             try connection.run(
-                "INSERT INTO sessions (started_at, config_snapshot, hostname, pid, boot_id, process_start) VALUES (?, ?, ?, ?, ?, ?)",
-                [.integer(now.unixMilliseconds), .text(configSnapshot), .text(process.hostname),
+                "INSERT INTO sessions (started_at, heartbeat_at, config_snapshot, hostname, pid, boot_id, process_start) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [.integer(now.unixMilliseconds), .integer(now.unixMilliseconds), .text(configSnapshot), .text(process.hostname),
                  .integer(Int64(process.pid)), .optional(process.bootID), .optional(process.startTicks)])
             let id = connection.lastInsertRowID
             try insert(StudioEvent(kind: .sessionStarted, wallTime: now,
@@ -170,6 +275,7 @@ final class StoreWorker {
             return id
         }
         currentSessionID = id
+        nextHeartbeat = MonotonicClock.now() + UInt64(limits.heartbeatIntervalSeconds * 1e9)
         return id
     }
 
@@ -188,10 +294,13 @@ final class StoreWorker {
 
     func recoverOrphanedSessions() throws -> [Int64] {
         try requireWritable("recoverOrphanedSessions")
-        struct OpenSession { var id: Int64; var startedAt: Int64; var pid: Int32; var bootID: String?; var start: Int64? }
+        struct OpenSession {
+            var id: Int64; var startedAt: Int64; var heartbeatAt: Int64?; var pid: Int32; var bootID: String?; var start: Int64?
+        }
         let open = try connection.query(
-            "SELECT id, started_at, pid, boot_id, process_start FROM sessions WHERE ended_at IS NULL ORDER BY id"
-        ) { OpenSession(id: try $0.int64("id"), startedAt: try $0.int64("started_at"), pid: Int32(truncatingIfNeeded: try $0.int64("pid")),
+            "SELECT id, started_at, heartbeat_at, pid, boot_id, process_start FROM sessions WHERE ended_at IS NULL ORDER BY id"
+        ) { OpenSession(id: try $0.int64("id"), startedAt: try $0.int64("started_at"), heartbeatAt: try $0.optionalInt64("heartbeat_at"),
+                        pid: Int32(truncatingIfNeeded: try $0.int64("pid")),
                         bootID: try $0.optionalText("boot_id"), start: try $0.optionalInt64("process_start")) }
         var recovered: [Int64] = []
         for session in open where session.id != currentSessionID {
@@ -199,7 +308,8 @@ final class StoreWorker {
             let done = try connection.transaction("marking session \(session.id) crashed") { () throws -> Bool in
                 let lastEvent = try connection.query("SELECT max(wall_time) AS last FROM events WHERE session_id = ?",
                                                      [.integer(session.id)]) { try $0.optionalInt64("last") }.first ?? nil
-                let endedAt = max(lastEvent ?? session.startedAt, session.startedAt)
+                // Its last sign of life: the later of its last event and its last heartbeat.
+                let endedAt = max(lastEvent ?? session.startedAt, session.heartbeatAt ?? session.startedAt, session.startedAt)
                 try connection.run("UPDATE sessions SET ended_at = ?, end_reason = 'crashed' WHERE id = ? AND ended_at IS NULL",
                                    [.integer(endedAt), .integer(session.id)])
                 // Another process may have recovered it meanwhile.
@@ -255,103 +365,6 @@ final class StoreWorker {
                         camera: try row.optionalText("camera").map { CameraID($0) },
                         wallTime: Date(unixMilliseconds: try row.int64("wall_time")),
                         programMilliseconds: try row.optionalInt64("program_ms"), details: Self.decodeDetails(try row.text("details")))
-        }
-    }
-
-    // MARK: Cameras
-
-    func cameraName(identity: String, backend: CameraBackend, displayName: String, pinnedName: CameraID?) throws -> CameraID {
-        try requireWritable("cameraName")
-        guard !identity.isEmpty else { throw EventStoreError.invalidArgument("cameraName: the camera identity is empty") }
-        if let pinnedName, pinnedName.name.isEmpty {
-            throw EventStoreError.invalidArgument("cameraName: the pinned name for \(identity) is empty")
-        }
-        let now = Date().unixMilliseconds
-        return try connection.transaction("naming camera \(identity)") { () throws -> CameraID in
-            let existing = try connection.query("SELECT id, name FROM cameras WHERE identity = ?", [.text(identity)]) {
-                (id: try $0.int64("id"), name: try $0.text("name"))
-            }.first
-            let name: String
-            var displaced: Int64?
-            if let pinned = pinnedName?.name {
-                name = pinned
-                if existing?.name != pinned {
-                    // The pinned name belongs to another device: that one moves to the lowest free camN below,
-                    // after this one has released its own old name.
-                    displaced = try connection.query("SELECT id FROM cameras WHERE name = ?", [.text(pinned)]) {
-                        try $0.int64("id")
-                    }.first
-                    if let displaced {
-                        try connection.run("UPDATE cameras SET name = ? WHERE id = ?",
-                                           [.text("\u{1}reassigning-\(displaced)"), .integer(displaced)])
-                    }
-                }
-            } else if let existing {
-                name = existing.name
-            } else {
-                name = try lowestFreeCameraName()
-            }
-            if let existing {
-                try connection.run("UPDATE cameras SET name = ?, backend = ?, display_name = ?, last_seen = ? WHERE id = ?",
-                                   [.text(name), .text(backend.rawValue), .text(displayName), .integer(now), .integer(existing.id)])
-            } else {
-                try connection.run(
-                    "INSERT INTO cameras (identity, name, backend, display_name, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)",
-                    [.text(identity), .text(name), .text(backend.rawValue), .text(displayName), .integer(now), .integer(now)])
-            }
-            if let displaced {
-                try connection.run("UPDATE cameras SET name = ? WHERE id = ?", [.text(try lowestFreeCameraName()), .integer(displaced)])
-            }
-            return CameraID(name)
-        }
-    }
-
-    /// `camN` with the smallest N >= 1 no camera has.
-    private func lowestFreeCameraName() throws -> String {
-        let used = Set(try connection.query("SELECT name FROM cameras WHERE name GLOB 'cam[1-9]*'") { Int(try $0.text("name").dropFirst(3)) }
-            .compactMap { $0 })
-        var number = 1
-        while used.contains(number) { number += 1 }
-        return "cam\(number)"
-    }
-
-    func cameras() throws -> [CameraRecord] {
-        try connection.query("SELECT identity, name, backend, display_name, first_seen, last_seen FROM cameras") { row in
-            CameraRecord(identity: try row.text("identity"), name: CameraID(try row.text("name")), backend: try row.text("backend"),
-                         displayName: try row.text("display_name"), firstSeen: Date(unixMilliseconds: try row.int64("first_seen")),
-                         lastSeen: Date(unixMilliseconds: try row.int64("last_seen")))
-        }.sorted { $0.name < $1.name }
-    }
-
-    // MARK: Recordings
-
-    func addRecording(camera: CameraID?, path: String) throws -> Int64 {
-        try requireWritable("addRecording")
-        guard let sessionID = currentSessionID else { throw EventStoreError.noCurrentSession(operation: "addRecording") }
-        try connection.run("INSERT INTO recordings (session_id, camera, path, started_at) VALUES (?, ?, ?, ?)",
-                           [.integer(sessionID), .optional(camera?.name), .text(path), .integer(Date().unixMilliseconds)])
-        return connection.lastInsertRowID
-    }
-
-    func finishRecording(id: Int64) throws {
-        try requireWritable("finishRecording")
-        try connection.run("UPDATE recordings SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
-                           [.integer(Date().unixMilliseconds), .integer(id)])
-        if connection.changes == 0 {
-            let exists = try !connection.query("SELECT 1 FROM recordings WHERE id = ?", [.integer(id)]) { _ in true }.isEmpty
-            if !exists { throw EventStoreError.unknownRecording(id: id) }
-        }
-    }
-
-    func recordings(sessionID: Int64) throws -> [RecordingRecord] {
-        try connection.query(
-            "SELECT id, session_id, camera, path, started_at, ended_at FROM recordings WHERE session_id = ? ORDER BY id",
-            [.integer(sessionID)]
-        ) { row in
-            RecordingRecord(id: try row.int64("id"), sessionID: try row.int64("session_id"),
-                            camera: try row.optionalText("camera").map { CameraID($0) },
-                            path: try row.text("path"), startedAt: Date(unixMilliseconds: try row.int64("started_at")),
-                            endedAt: try row.optionalInt64("ended_at").map(Date.init(unixMilliseconds:)))
         }
     }
 

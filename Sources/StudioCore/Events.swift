@@ -28,6 +28,9 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let framesDropped = EventKind(rawValue: "frames_dropped")
     /// The whole server stood still (SIGSTOP, a VM paused, a laptop lid): no camera is blamed for it.
     public static let serverStalled = EventKind(rawValue: "server_stalled")
+    /// Written by the event store once the database takes writes again, when events were lost while it
+    /// could not (details: lost, bound, first_lost_ms, last_lost_ms, error).
+    public static let eventsLost = EventKind(rawValue: "events_lost")
     public static let error = EventKind(rawValue: "error")
 
     public init(from decoder: Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }

@@ -190,6 +190,7 @@ extension StudioServer {
         return StatusReply(
             session: sessionID, startedAt: startedAt, uptimeSeconds: tenths(uptimeSeconds), program: programView,
             encoder: encoderView, outputs: outputViews, iso: isoViews, cameras: all.count,
-            camerasLost: all.filter { cameras.isLost($0.id) }.count, audioInput: audioInput, database: options.databasePath)
+            camerasLost: all.filter { cameras.isLost($0.id) }.count, audioInput: audioInput, database: options.databasePath,
+            store: StatusReply.StoreView(store.statistics))
     }
 }

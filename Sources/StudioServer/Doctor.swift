@@ -4,6 +4,8 @@ import StudioSystem
 import StudioConfig
 import Encoding
 import Capture
+import EventStore
+import Control
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,6 +41,7 @@ public enum Doctor {
         checks.append(groups())
         checks += encoders()
         checks.append(database(options.databasePath))
+        if let check = eventsLost(options.databasePath) { checks.append(check) }
         checks.append(recordings(options.configuration))
         for output in options.configuration.outputs { checks.append(reachability(output, timeout: connectTimeout)) }
         if options.configuration.outputs.isEmpty {
@@ -243,6 +246,23 @@ public enum Doctor {
         return manager.isWritableFile(atPath: directory.isEmpty ? "." : directory)
             ? Check("database", .ok, "\(path) will be created on first start")
             : Check("database", .problem, "\(path) cannot be created: \(directory) is not writable", fix: "pass --db with a writable path, or create the directory")
+    }
+
+    /// Whether the latest session lost events while the database refused writes (its `events_lost` events);
+    /// nil when there is no readable database yet.
+    static func eventsLost(_ path: String) -> Check? {
+        guard FileManager.default.fileExists(atPath: path), let store = try? EventStore.openReadOnly(path: path) else { return nil }
+        defer { store.close() }
+        guard let session = try? store.session(id: nil), let events = try? store.events(sessionID: session.id) else { return nil }
+        let losses = events.filter { $0.kind == .eventsLost }
+        guard !losses.isEmpty else {
+            return Check("event log", .ok, "session \(session.id) lost no events")
+        }
+        let lost = losses.compactMap { $0.details["lost"].flatMap { Int($0) } }.reduce(0, +)
+        return Check("event log", .warning,
+                     "session \(session.id) lost \(lost) event(s) while the database refused writes (\(losses.count) events_lost event(s); last at \(ISO8601Time.format(losses[losses.count - 1].wallTime)))",
+                     fix: "keep other programs from holding the database's write lock (sqlite3 BEGIN EXCLUSIVE, backups without .backup), and check the disk has room",
+                     details: ["session": "\(session.id)", "lost": "\(lost)"])
     }
 
     static func recordings(_ configuration: StudioConfiguration) -> Check {

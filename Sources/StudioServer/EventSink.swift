@@ -21,4 +21,10 @@ final class ServerEventSink: EventSink {
         control.broadcast(event)
         log.info(Views.describe(event))
     }
+
+    /// To `watch` and the log only: for what the store reports about itself (already stored, or not storable).
+    func broadcast(_ event: StudioEvent) {
+        control.broadcast(event)
+        log.info(Views.describe(event))
+    }
 }

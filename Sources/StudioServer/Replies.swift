@@ -1,6 +1,7 @@
 import Foundation
 import StudioCore
 import Control
+import EventStore
 
 // The `result` of each control command, one Codable type per shape. The server encodes them with
 // `ControlCoding.encoder`; the CLI decodes them (`studio status` prints a `StatusReply`). Keys are
@@ -100,6 +101,7 @@ public struct StatusReply: Codable, Sendable {
     public var camerasLost: Int
     public var audioInput: AudioInputView
     public var database: String
+    public var store: StoreView
 
     public struct ProgramView: Codable, Sendable {
         @Nullable public var source: String?
@@ -222,8 +224,34 @@ public struct StatusReply: Codable, Sendable {
         }
     }
 
+    /// The event store's writer: what waits for the database, what reached it, what never will.
+    public struct StoreView: Codable, Sendable {
+        /// Events waiting on the store thread for the database (it is busy or failing).
+        public var queued: Int
+        public var written: Int
+        /// Events that will never be stored (queue or backlog full, or a write no retry can fix).
+        public var lost: Int
+        /// Since when writes have been failing and are retried; null while the database takes them.
+        @Nullable public var retryingSince: Date?
+        @Nullable public var lastError: String?
+
+        public init(_ statistics: EventStoreStatistics) {
+            queued = statistics.eventsQueued
+            written = statistics.eventsWritten
+            lost = statistics.eventsLost
+            retryingSince = statistics.failingSince
+            lastError = statistics.lastWriteError
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case queued, written, lost
+            case retryingSince = "retrying_since"
+            case lastError = "last_error"
+        }
+    }
+
     enum CodingKeys: String, CodingKey {
-        case session, program, encoder, outputs, iso, cameras, database
+        case session, program, encoder, outputs, iso, cameras, database, store
         case startedAt = "started_at"
         case uptimeSeconds = "uptime_s"
         case camerasLost = "cameras_lost"

@@ -60,7 +60,10 @@ public final class StudioServer: Sendable {
 
         do {
             let store: EventStore
-            do { store = try services.make("store", try EventStore(path: options.databasePath)) { $0.close() } } catch {
+            let storeHealth = StoreHealth(log: log)
+            do {
+                store = try services.make("store", try EventStore(path: options.databasePath, notify: storeHealth.handle)) { $0.close() }
+            } catch {
                 throw ServerError("cannot open the database \(options.databasePath): \(error)")
             }
             self.store = store
@@ -106,6 +109,7 @@ public final class StudioServer: Sendable {
             })
             let events = ServerEventSink(store: store, control: control, log: log)
             self.events = events
+            storeHealth.attach(events)
 
             // Made downstream first: encoders feed the outputs through the fan-out; the switcher and the
             // audio source feed the encoders.

@@ -97,6 +97,10 @@ enum Format {
                 if let error = output.lastError { line += " · last error: \(error)" }
                 lines.append(line)
             }
+            let store = reply.store
+            var storeLine = "store     \(store.written) events written · \(store.queued) queued · \(store.lost) lost"
+            if let since = store.retryingSince { storeLine += " · RETRYING since \(time(since)): \(text(store.lastError))" }
+            lines.append(storeLine)
             for iso in reply.iso {
                 lines.append("iso       \(iso.camera) \(text(iso.size)) \(iso.preset): \(iso.framesEncoded) frames, \(iso.framesSkipped) skipped · \(iso.state) · \(iso.path)")
             }

@@ -28,12 +28,20 @@ final class TemporaryDirectory {
 final class ChildProcess {
     let pid: pid_t
     private let output: Int32
+    /// The write end of the child's stdin, when asked for (`feedsInput`); -1 otherwise or once closed.
+    private var input: Int32 = -1
     private var buffered: [UInt8] = []
     private var reaped = false
 
-    init(executable: String, arguments: [String]) throws {
+    init(executable: String, arguments: [String], feedsInput: Bool = false) throws {
         var fds: [Int32] = [-1, -1]
         try syscall("pipe") { pipe(&fds) }
+        var inputFDs: [Int32] = [-1, -1]
+        if feedsInput {
+            try syscall("pipe") { pipe(&inputFDs) }
+            try syscall("fcntl") { fcntl(inputFDs[0], F_SETFD, FD_CLOEXEC) }
+            try syscall("fcntl") { fcntl(inputFDs[1], F_SETFD, FD_CLOEXEC) }
+        }
         // The write end must not leak into the child beyond its stdout (dup2 clears close-on-exec on fd 1).
         try syscall("fcntl") { fcntl(fds[0], F_SETFD, FD_CLOEXEC) }
         try syscall("fcntl") { fcntl(fds[1], F_SETFD, FD_CLOEXEC) }
@@ -41,17 +49,33 @@ final class ChildProcess {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        if feedsInput { posix_spawn_file_actions_adddup2(&actions, inputFDs[0], 0) }
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child = pid_t()
         let result = posix_spawn(&child, executable, &actions, nil, argv, environ)
         try syscall("close") { close(fds[1]) }
+        if feedsInput { try syscall("close") { close(inputFDs[0]) } }
         if result != 0 {
             _ = try? syscall("close") { close(fds[0]) }
+            if feedsInput { _ = try? syscall("close") { close(inputFDs[1]) } }
             throw SystemError(call: "posix_spawn \(executable)", errno: result)
         }
         pid = child
         output = fds[0]
+        input = inputFDs[1]
+    }
+
+    /// Writes `text` to the child's stdin (it must have been started with `feedsInput`).
+    func send(_ text: String) throws {
+        precondition(input >= 0, "the child was not started with feedsInput, or its input is closed")
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = try bytes.withUnsafeBytes { buffer in
+                try syscall("write") { write(input, buffer.baseAddress, buffer.count) }
+            }
+            bytes = bytes.dropFirst(written)
+        }
     }
 
     /// The next line of the child's stdout, or nil at end of file or after `timeoutSeconds`.
@@ -95,6 +119,7 @@ final class ChildProcess {
             _ = try? wait()
         }
         _ = try? syscall("close") { close(output) }
+        if input >= 0 { _ = try? syscall("close") { close(input) } }
     }
 }
 

@@ -3,6 +3,7 @@ import Testing
 import Control
 import TestSupport
 import Capture
+import EventStore
 import StudioCore
 import StudioSystem
 @testable import StudioServer
@@ -92,5 +93,25 @@ import StudioSystem
         #expect(result.status == 1)
         #expect(result.output.contains("PROBLEM database"), "\(result.output)")
         #expect(result.output.contains("1 problem(s)"))
+    }
+
+    /// The latest session's `events_lost` events make a warning with their total; none is ok.
+    @Test func eventsLostInTheLatestSessionAreAWarning() throws {
+        let studio = try StudioHarness()
+        let path = studio.directory.appendingPathComponent("studio.db").path
+        #expect(Doctor.eventsLost(path) == nil, "no database yet: nothing to say")
+        let store = try EventStore(path: path)
+        _ = try store.startSession(configSnapshot: "{}")
+        store.record(StudioEvent(kind: .switchProgram, camera: CameraID("cam1")))
+        store.flush()
+        let clean = try #require(Doctor.eventsLost(path))
+        #expect(clean.status == .ok && clean.area == "event log", "\(clean)")
+        for lost in [4, 7] { store.record(StudioEvent(kind: .eventsLost, details: ["lost": "\(lost)", "bound": "3"])) }
+        store.flush()
+        let check = try #require(Doctor.eventsLost(path))
+        #expect(check.status == .warning && check.details["lost"] == "11", "\(check)")
+        #expect(check.message.contains("lost 11 event(s)") && check.fix != nil)
+        try store.endSession(reason: "stopped")
+        store.close()
     }
 }

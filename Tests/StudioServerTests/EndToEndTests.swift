@@ -62,6 +62,12 @@ import Glibc
         #expect((status["program"]?["fps"]?.doubleValue ?? 0) > 20)
         #expect(status["outputs"]?[0]?["url"]?.stringValue?.contains("secretkey123") == false)
         #expect(status.jsonText.contains("secretkey123") == false)
+        // The store section: every event so far reached the database.
+        #expect((status["store"]?["written"]?.intValue ?? 0) >= 3, "\(status["store"] ?? .null)")
+        #expect(status["store"]?["queued"]?.intValue == 0 && status["store"]?["lost"]?.intValue == 0)
+        #expect(status["store"]?["retrying_since"] == .null && status["store"]?["last_error"] == .null)
+        let statusText = try studio.run(["status", "--socket", studio.socket])
+        #expect(statusText.output.contains("0 queued · 0 lost"), "\(statusText.output)")
 
         #expect(studio.stopServer() == .exited(0))
 

@@ -1,0 +1,102 @@
+import Foundation
+import StudioCore
+
+// The store thread's camera names and recording rows (see `EventStore` for what each call promises).
+extension StoreWorker {
+    // MARK: Cameras
+
+    func cameraName(identity: String, backend: CameraBackend, displayName: String, pinnedName: CameraID?) throws -> CameraID {
+        try requireWritable("cameraName")
+        guard !identity.isEmpty else { throw EventStoreError.invalidArgument("cameraName: the camera identity is empty") }
+        if let pinnedName, pinnedName.name.isEmpty {
+            throw EventStoreError.invalidArgument("cameraName: the pinned name for \(identity) is empty")
+        }
+        let now = Date().unixMilliseconds
+        return try connection.transaction("naming camera \(identity)") { () throws -> CameraID in
+            let existing = try connection.query("SELECT id, name FROM cameras WHERE identity = ?", [.text(identity)]) {
+                (id: try $0.int64("id"), name: try $0.text("name"))
+            }.first
+            let name: String
+            var displaced: Int64?
+            if let pinned = pinnedName?.name {
+                name = pinned
+                if existing?.name != pinned {
+                    // The pinned name belongs to another device: that one moves to the lowest free camN below,
+                    // after this one has released its own old name.
+                    displaced = try connection.query("SELECT id FROM cameras WHERE name = ?", [.text(pinned)]) {
+                        try $0.int64("id")
+                    }.first
+                    if let displaced {
+                        try connection.run("UPDATE cameras SET name = ? WHERE id = ?",
+                                           [.text("\u{1}reassigning-\(displaced)"), .integer(displaced)])
+                    }
+                }
+            } else if let existing {
+                name = existing.name
+            } else {
+                name = try lowestFreeCameraName()
+            }
+            if let existing {
+                try connection.run("UPDATE cameras SET name = ?, backend = ?, display_name = ?, last_seen = ? WHERE id = ?",
+                                   [.text(name), .text(backend.rawValue), .text(displayName), .integer(now), .integer(existing.id)])
+            } else {
+                try connection.run(
+                    "INSERT INTO cameras (identity, name, backend, display_name, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)",
+                    [.text(identity), .text(name), .text(backend.rawValue), .text(displayName), .integer(now), .integer(now)])
+            }
+            if let displaced {
+                try connection.run("UPDATE cameras SET name = ? WHERE id = ?", [.text(try lowestFreeCameraName()), .integer(displaced)])
+            }
+            return CameraID(name)
+        }
+    }
+
+    /// `camN` with the smallest N >= 1 no camera has.
+    private func lowestFreeCameraName() throws -> String {
+        let used = Set(try connection.query("SELECT name FROM cameras WHERE name GLOB 'cam[1-9]*'") { Int(try $0.text("name").dropFirst(3)) }
+            .compactMap { $0 })
+        var number = 1
+        while used.contains(number) { number += 1 }
+        return "cam\(number)"
+    }
+
+    func cameras() throws -> [CameraRecord] {
+        try connection.query("SELECT identity, name, backend, display_name, first_seen, last_seen FROM cameras") { row in
+            CameraRecord(identity: try row.text("identity"), name: CameraID(try row.text("name")), backend: try row.text("backend"),
+                         displayName: try row.text("display_name"), firstSeen: Date(unixMilliseconds: try row.int64("first_seen")),
+                         lastSeen: Date(unixMilliseconds: try row.int64("last_seen")))
+        }.sorted { $0.name < $1.name }
+    }
+
+    // MARK: Recordings
+
+    func addRecording(camera: CameraID?, path: String) throws -> Int64 {
+        try requireWritable("addRecording")
+        guard let sessionID = currentSessionID else { throw EventStoreError.noCurrentSession(operation: "addRecording") }
+        try connection.run("INSERT INTO recordings (session_id, camera, path, started_at) VALUES (?, ?, ?, ?)",
+                           [.integer(sessionID), .optional(camera?.name), .text(path), .integer(Date().unixMilliseconds)])
+        return connection.lastInsertRowID
+    }
+
+    func finishRecording(id: Int64) throws {
+        try requireWritable("finishRecording")
+        try connection.run("UPDATE recordings SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
+                           [.integer(Date().unixMilliseconds), .integer(id)])
+        if connection.changes == 0 {
+            let exists = try !connection.query("SELECT 1 FROM recordings WHERE id = ?", [.integer(id)]) { _ in true }.isEmpty
+            if !exists { throw EventStoreError.unknownRecording(id: id) }
+        }
+    }
+
+    func recordings(sessionID: Int64) throws -> [RecordingRecord] {
+        try connection.query(
+            "SELECT id, session_id, camera, path, started_at, ended_at FROM recordings WHERE session_id = ? ORDER BY id",
+            [.integer(sessionID)]
+        ) { row in
+            RecordingRecord(id: try row.int64("id"), sessionID: try row.int64("session_id"),
+                            camera: try row.optionalText("camera").map { CameraID($0) },
+                            path: try row.text("path"), startedAt: Date(unixMilliseconds: try row.int64("started_at")),
+                            endedAt: try row.optionalInt64("ended_at").map(Date.init(unixMilliseconds:)))
+        }
+    }
+}
