@@ -59,9 +59,18 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: studio.directory.appendingPathComponent("unset").path))
     }
 
+    /// The name of this process's primary group (a socket group the server may use).
+    static var primaryGroup: String {
+        guard let entry = getgrgid(getgid()) else { return "root" }
+        return String(cString: entry.pointee.gr_name)
+    }
+
     /// Started with umask 000, the server still keeps its database, recordings and the directories
-    /// it creates to itself.
-    @Test func filesAreTheOwnersAloneWhateverTheUmask() throws {
+    /// it creates to itself (0600/0700), or shares them read-only with the socket group (0640/0750).
+    @Test(arguments: [false, true])
+    func filesAreTheOwnersAloneWhateverTheUmask(sharedWithGroup: Bool) throws {
+        let (fileMode, directoryMode): (mode_t, mode_t) = sharedWithGroup ? (0o640, 0o750) : (0o600, 0o700)
+        let group = sharedWithGroup ? ["--socket-group", Self.primaryGroup] : []
         let studio = try StudioHarness()
         let dataDirectory = studio.directory.appendingPathComponent("data/studio").path
         let database = dataDirectory + "/studio.db"
@@ -70,7 +79,7 @@ import Glibc
         let child = try ChildProcess(executable: "/bin/sh", arguments: [
             "-c", "umask 000; exec \"$0\" \"$@\"", StudioHarness.binary, "serve", "--db", database, "--socket", studio.socket,
             "--cameras", "1", "--record", recordDirectory,
-        ] + Self.small, outputDirectory: studio.directory.appendingPathComponent("serve-umask"))
+        ] + group + Self.small, outputDirectory: studio.directory.appendingPathComponent("serve-umask"))
         defer { if !child.hasExited { _ = child.stop(grace: 5) } }
         let ready = waitFor(seconds: 15) { (try? studio.status()) != nil || child.hasExited }
         try #require(ready && !child.hasExited, "server did not come up: \(child.errorText())")
@@ -80,13 +89,13 @@ import Glibc
 
         // While it runs: the WAL and shared-memory files exist beside the database.
         let databaseFiles = [database, database + "-wal", database + "-shm"]
-        for path in databaseFiles { #expect(Self.mode(path) == 0o600, "\(path): \(Self.mode(path).map { String($0, radix: 8) } ?? "missing")") }
+        for path in databaseFiles { #expect(Self.mode(path) == fileMode, "\(path): \(Self.mode(path).map { String($0, radix: 8) } ?? "missing")") }
         for path in [studio.directory.appendingPathComponent("data").path, dataDirectory, recordParent, recordDirectory] {
-            #expect(Self.mode(path) == 0o700, "\(path): \(Self.mode(path).map { String($0, radix: 8) } ?? "missing")")
+            #expect(Self.mode(path) == directoryMode, "\(path): \(Self.mode(path).map { String($0, radix: 8) } ?? "missing")")
         }
         for name in recordings() {
             let path = recordDirectory + "/" + name
-            #expect(Self.mode(path) == 0o600, "\(path): \(Self.mode(path).map { String($0, radix: 8) } ?? "missing")")
+            #expect(Self.mode(path) == fileMode, "\(path): \(Self.mode(path).map { String($0, radix: 8) } ?? "missing")")
         }
         child.terminate(signal: SIGINT)
         #expect(child.wait(timeout: 20) == .exited(0))
