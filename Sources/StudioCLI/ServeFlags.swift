@@ -26,10 +26,15 @@ public struct ServeSettings: Sendable {
 
     public init() {}
 
-    /// The server's options: paths resolved, test-pattern cameras counted. Test-pattern cameras
-    /// (`--demo`, `--cameras N`) stand in for the real ones: the real backends are looked at only
-    /// when `--backends` asks for them too.
-    public func serverOptions(environment: [String: String]) -> ServerOptions {
+    /// The server's options: paths resolved, `${NAME}` in output URLs replaced from `environment`
+    /// (`StreamKeys`), test-pattern cameras counted. Test-pattern cameras (`--demo`, `--cameras N`)
+    /// stand in for the real ones: the real backends are looked at only when `--backends` asks for
+    /// them too.
+    public func serverOptions(environment: [String: String]) throws -> ServerOptions {
+        var configuration = configuration
+        for index in configuration.outputs.indices {
+            configuration.outputs[index].url = try StreamKeys.expand(configuration.outputs[index].url, environment: environment)
+        }
         let socket = ControlSocketPath.resolve(flag: socketFlag, configured: configuration.socketPath, environment: environment, uid: getuid())
         let database = DatabasePath.resolve(flag: databaseFlag, configured: configuration.databasePath, environment: environment)
         var options = ServerOptions(configuration: configuration, databasePath: database, socketPath: socket)
@@ -99,7 +104,7 @@ public enum ServeFlags {
             $0.backends = $1
         },
         .repeated("rtmp", "URL", .outputURL, config: "outputs",
-                  help: "push the program over RTMP to URL; repeat for several destinations") { settings, urls in
+                  help: "push the program over RTMP to URL; repeat for several destinations.\nWrite the key as ${NAME} (quoted) to take it from the environment\nvariable NAME: a key on the command line is visible to other users") { settings, urls in
             settings.configuration.outputs = urls.enumerated().map { OutputTarget(name: "rtmp\($0.offset + 1)", url: $0.element) }
         },
         .value("record", "DIR", .path, config: "record",

@@ -59,20 +59,17 @@ public final class StudioServer: Sendable {
         services.add("log", stop: { log.close() })
 
         do {
-            let store: EventStore
-            let storeHealth = StoreHealth(log: log)
-            do {
-                store = try services.make("store", try EventStore(path: options.databasePath, notify: storeHealth.handle)) { $0.close() }
-            } catch {
-                throw ServerError("cannot open the database \(options.databasePath): \(error)")
+            // Everything that can fail on bad settings is checked before anything is created on disk:
+            // a refused start leaves no database or recording file behind.
+            let group = try configuration.socketGroup.map { name in
+                guard let gid = SystemGroups.id(ofGroup: name) else {
+                    throw ServerError("socket_group \(name): no such group (create it with `groupadd \(name)` and add the operators to it)")
+                }
+                return gid
             }
-            self.store = store
-            for id in try store.recoverOrphanedSessions() {
-                log.info("session \(id) had not been closed (the server was killed): marked as crashed")
-            }
-            if let directory = configuration.recordDirectory { try RecordingDirectory.prepare(directory) }
-
-            // Everything that can fail on bad settings is made before anything starts.
+            // What the server creates from here on (and SQLite and libavformat for it) is its owner's
+            // alone, or readable by the socket group, whatever umask it was started with.
+            FileModes.restrict(sharedWithGroup: group != nil)
             // The program encoder: VAAPI where the machine has it (auto) or where asked (vaapi: an error
             // if it cannot be used), else x264, with the reason kept for `status` and the event log.
             var videoSettings = VideoEncoderSettings(
@@ -84,11 +81,19 @@ public final class StudioServer: Sendable {
             encoderChoiceReason = selection.fallbackReason
             if let reason = selection.fallbackReason { log.info("hardware encoding unavailable, using x264: \(reason)") }
             let audioEncoder = try AACEncoder(format: .program, bitRate: configuration.audio.bitRate)
-            let group = try configuration.socketGroup.map { name in
-                guard let gid = SystemGroups.id(ofGroup: name) else {
-                    throw ServerError("socket_group \(name): no such group (create it with `groupadd \(name)` and add the operators to it)")
-                }
-                return gid
+            if let directory = configuration.recordDirectory {
+                try RecordingDirectory.prepare(directory, mode: FileModes.directory(sharedWithGroup: group != nil))
+            }
+            let store: EventStore
+            let storeHealth = StoreHealth(log: log)
+            do {
+                store = try services.make("store", try EventStore(path: options.databasePath, notify: storeHealth.handle)) { $0.close() }
+            } catch {
+                throw ServerError("cannot open the database \(options.databasePath): \(error)")
+            }
+            self.store = store
+            for id in try store.recoverOrphanedSessions() {
+                log.info("session \(id) had not been closed (the server was killed): marked as crashed")
             }
             // The control socket is claimed before the session starts, so a second server on the same
             // socket fails without leaving an empty session behind. Commands answer `unavailable` until
@@ -311,12 +316,13 @@ public struct ServerError: Error, CustomStringConvertible {
 
 /// Recording files: one directory, one file per session and source.
 enum RecordingDirectory {
-    static func prepare(_ directory: String) throws {
-        let manager = FileManager.default
-        do { try manager.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
-            throw ServerError("cannot create the recording directory \(directory): \(error.localizedDescription)")
+    /// Creates `directory` (and missing parents) with `mode` when it does not exist, and checks that
+    /// it can be written.
+    static func prepare(_ directory: String, mode: mode_t) throws {
+        do { try FileModes.makeDirectory(directory, mode: mode) } catch {
+            throw ServerError("cannot create the recording directory \(directory): \(error)")
         }
-        guard manager.isWritableFile(atPath: directory) else {
+        guard FileManager.default.isWritableFile(atPath: directory) else {
             throw ServerError("the recording directory \(directory) is not writable by this user")
         }
     }

@@ -21,6 +21,13 @@ enum ServeCommand: Command {
         """)
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        // A stream key written on the command line is in argv, which every local user can read: hide
+        // it there at once (ps then shows rtmp://host/app/****), and say how to keep it out.
+        let exposed = StreamKeys.exposed(in: arguments)
+        if !exposed.isEmpty {
+            StreamKeys.hide(exposed, argv: CommandLine.unsafeArgv, count: Int(CommandLine.argc))
+            if let warning = StreamKeys.warning(for: exposed) { writeStandardError(warning) }
+        }
         let options = try ServeFlags.settings(arguments).serverOptions(environment: environment)
 
         // Block the stop signals in every thread (threads inherit the mask) and take them with sigwait

@@ -119,7 +119,7 @@ import StudioCore
 
         let fromFile = try Self.settings(["--config", path])
         #expect(fromFile.configuration.video.bitRate == 3_000_000 && fromFile.configuration.video.preset == "fast")
-        let options = fromFile.serverOptions(environment: [:])
+        let options = try fromFile.serverOptions(environment: [:])
         #expect(options.testCameraCount == 0 && options.configuration.cameras.backends == [.v4l2, .pipewire])
 
         let flagged = try Self.settings(["--config", path, "--bitrate", "6M", "--rtmp", "rtmp://h/a/k1", "--rtmp", "rtmp://h/a/k2",
@@ -127,7 +127,7 @@ import StudioCore
         #expect(flagged.configuration.video.bitRate == 6_000_000 && flagged.configuration.video.preset == "fast")
         #expect(flagged.configuration.outputs == [OutputTarget(name: "rtmp1", url: "rtmp://h/a/k1"), OutputTarget(name: "rtmp2", url: "rtmp://h/a/k2")])
         #expect(!flagged.configuration.cameras.iso && flagged.configuration.cameras.pins.map(\.iso) == [false])
-        let demo = flagged.serverOptions(environment: ["STUDIO_SOCKET": "/tmp/env.sock", "STUDIO_DB": "/tmp/env.db"])
+        let demo = try flagged.serverOptions(environment: ["STUDIO_SOCKET": "/tmp/env.sock", "STUDIO_DB": "/tmp/env.db"])
         #expect(demo.testCameraCount == 2, "--demo runs the config's cameras.demo test cameras")
         #expect(demo.configuration.cameras.backends.isEmpty, "test cameras stand in for the real ones")
         #expect(demo.socketPath == "/tmp/x.sock" && demo.databasePath == "/tmp/x.db", "flags win over the environment")
