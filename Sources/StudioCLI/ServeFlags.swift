@@ -32,6 +32,11 @@ public struct ServeSettings: Sendable {
     /// them too.
     public func serverOptions(environment: [String: String]) throws -> ServerOptions {
         var configuration = configuration
+        // Every output is a thread, a queue and a connection, and they all drain at once when the server
+        // stops: a stated limit keeps that within the stop's budget.
+        guard configuration.outputs.count <= StudioConfiguration.maxOutputs else {
+            throw ClientFailure("\(configuration.outputs.count) outputs is more than the \(StudioConfiguration.maxOutputs) a server pushes to (--rtmp, outputs:)", exitCode: 2)
+        }
         for index in configuration.outputs.indices {
             configuration.outputs[index].url = try StreamKeys.expand(configuration.outputs[index].url, environment: environment)
         }

@@ -14,6 +14,8 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
     public var audio = AudioSettings()
     /// Where the program goes, each an RTMP(S) URL with its stream key. None by default.
     public var outputs: [OutputTarget] = []
+    /// The most RTMP destinations one server pushes to (`outputs:` and `--rtmp` together).
+    public static let maxOutputs = 16
     /// Directory for local recordings (`record:`); nil records nothing.
     public var recordDirectory: String?
     /// SQLite event store path (`database:`); nil lets the server choose its default.

@@ -191,6 +191,7 @@ extension StudioServer {
             session: sessionID, startedAt: startedAt, uptimeSeconds: tenths(uptimeSeconds), program: programView,
             encoder: encoderView, outputs: outputViews, iso: isoViews, cameras: all.count,
             camerasLost: all.filter { cameras.isLost($0.id) }.count, audioInput: audioInput, database: options.databasePath,
-            store: StatusReply.StoreView(store.statistics))
+            store: StatusReply.StoreView(store.statistics),
+            disk: options.configuration.recordDirectory.map { StatusReply.DiskView(path: $0, freeBytes: FreeSpace.bytes(atPath: $0)) })
     }
 }

@@ -277,14 +277,13 @@ public enum Doctor {
         if FileManager.default.fileExists(atPath: existing, isDirectory: &isDirectory), !isDirectory.boolValue {
             return Check("recordings", .problem, "\(directory) cannot be created: \(existing) is a file", fix: "choose another --record directory")
         }
-        var info = statvfs()
-        guard statvfs(existing.isEmpty ? "." : existing, &info) == 0 else {
+        guard let freeBytes = FreeSpace.bytes(atPath: existing.isEmpty ? "." : existing) else {
             return Check("recordings", .problem, "cannot read free space at \(directory)", fix: "check the path")
         }
         guard FileManager.default.isWritableFile(atPath: existing) else {
             return Check("recordings", .problem, "\(directory) is not writable by this user", fix: "choose another --record directory or fix its owner")
         }
-        let free = Double(info.f_bavail) * Double(info.f_frsize)
+        let free = Double(freeBytes)
         let bytesPerHour = Double(configuration.video.bitRate + configuration.audio.bitRate) / 8 * 3600
         let hours = free / bytesPerHour
         let text = String(format: "%.1f GB free at %@: about %.0f hours of program at %@", free / 1e9, existing, hours,

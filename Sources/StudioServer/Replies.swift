@@ -102,6 +102,18 @@ public struct StatusReply: Codable, Sendable {
     public var audioInput: AudioInputView
     public var database: String
     public var store: StoreView
+    /// The recording directory's free space; null when not recording.
+    @Nullable public var disk: DiskView?
+
+    public struct DiskView: Codable, Sendable {
+        public var path: String
+        @Nullable public var freeBytes: Int64?
+
+        enum CodingKeys: String, CodingKey {
+            case path
+            case freeBytes = "free_bytes"
+        }
+    }
 
     public struct ProgramView: Codable, Sendable {
         @Nullable public var source: String?
@@ -251,7 +263,7 @@ public struct StatusReply: Codable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case session, program, encoder, outputs, iso, cameras, database, store
+        case session, program, encoder, outputs, iso, cameras, database, store, disk
         case startedAt = "started_at"
         case uptimeSeconds = "uptime_s"
         case camerasLost = "cameras_lost"

@@ -101,6 +101,10 @@ enum Format {
             var storeLine = "store     \(store.written) events written · \(store.queued) queued · \(store.lost) lost"
             if let since = store.retryingSince { storeLine += " · RETRYING since \(time(since)): \(text(store.lastError))" }
             lines.append(storeLine)
+            if let disk = reply.disk {
+                let free = disk.freeBytes.map { String(format: "%.1f GB free", Double($0) / 1e9) } ?? "free space unknown"
+                lines.append("disk      \(free) at \(disk.path)")
+            }
             for iso in reply.iso {
                 lines.append("iso       \(iso.camera) \(text(iso.size)) \(iso.preset): \(iso.framesEncoded) frames, \(iso.framesSkipped) skipped · \(iso.state) · \(iso.path)")
             }

@@ -68,6 +68,10 @@ import Glibc
         #expect(status["store"]?["retrying_since"] == .null && status["store"]?["last_error"] == .null)
         let statusText = try studio.run(["status", "--socket", studio.socket])
         #expect(statusText.output.contains("0 queued · 0 lost"), "\(statusText.output)")
+        // Recording: the recording directory's free space.
+        #expect(status["disk"]?["path"]?.stringValue == recordings.path && (status["disk"]?["free_bytes"]?.intValue ?? 0) > 0,
+                "\(status["disk"] ?? .null)")
+        #expect(statusText.output.contains("GB free at \(recordings.path)"), "\(statusText.output)")
 
         #expect(studio.stopServer() == .exited(0))
 
@@ -217,6 +221,11 @@ import Glibc
         #expect(badProgram.status == 2 && badProgram.error.contains("WxH@FPS"))
         let noGroup = try studio.run(["serve", "--cameras", "0", "--socket-group", "no-such-studio-group", "--db", studio.database, "--socket", studio.socket])
         #expect(noGroup.status == 2 && noGroup.error.contains("no-such-studio-group") && noGroup.error.contains("groupadd"), "\(noGroup)")
+        // 2,000 destinations were accepted and SIGTERM then took more than 15 s: the limit is stated.
+        let manyOutputs = (1...17).flatMap { ["--rtmp", "rtmp://127.0.0.1:9/live/key\($0)"] }
+        let tooMany = try studio.run(["serve", "--cameras", "0", "--db", studio.database, "--socket", studio.socket] + manyOutputs)
+        #expect(tooMany.status == 2 && tooMany.error.contains("17 outputs is more than the 16"), "\(tooMany)")
+        #expect(!FileManager.default.fileExists(atPath: studio.database), "a refused start creates no database")
         let badBackends = try studio.run(["serve", "--backends", "v4l2,usb"])
         #expect(badBackends.status == 2 && badBackends.error.contains("--backends v4l2,usb") && badBackends.error.contains("pipewire"))
 
