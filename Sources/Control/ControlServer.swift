@@ -225,28 +225,22 @@ public final class ControlServer: Sendable {
     /// and mode 0750 (members may reach the socket); of existing directories, only the socket's own
     /// one changes, and only when it is ours and private (see `openDirectory`).
     private static func prepareDirectory(for path: String, group: UInt32?) throws(ControlServerError) {
-        let components = path.split(separator: "/").dropLast()
-        var directory = ""
-        for component in components {
-            directory += "/" + component
-            do {
-                try syscall("mkdir") { mkdir(directory, 0o700) }
-            } catch where error.errno == EEXIST {
-                continue
-            } catch {
-                throw .system(path: path, SystemError(call: "mkdir \(directory)", errno: error.errno))
-            }
-            if let group {
-                let created = directory
+        let above = path.split(separator: "/").dropLast()
+        let parent = above.isEmpty ? "/" : "/" + above.joined(separator: "/")
+        let created: [String]
+        do { created = try makeDirectories(parent, mode: 0o700) } catch {
+            throw .system(path: path, error)
+        }
+        if let group {
+            for directory in created {
                 do throws(SystemError) {
-                    try syscall("chown") { chown(created, uid_t(bitPattern: -1), gid_t(group)) }
-                    try syscall("chmod") { chmod(created, 0o750) }
+                    try syscall("chown") { chown(directory, uid_t(bitPattern: -1), gid_t(group)) }
+                    try syscall("chmod") { chmod(directory, 0o750) }
                 } catch {
-                    throw .system(path: path, SystemError(call: "\(error.call) \(created)", errno: error.errno))
+                    throw .system(path: path, SystemError(call: "\(error.call) \(directory)", errno: error.errno))
                 }
             }
         }
-        let parent = directory.isEmpty ? "/" : directory
         var info = stat()
         do {
             try syscall("stat") { stat(parent, &info) }

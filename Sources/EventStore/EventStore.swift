@@ -255,16 +255,8 @@ public final class EventStore: Sendable {
         } else {
             directory = "."
         }
-        var prefix = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
-            prefix += "/" + component
-            do {
-                try syscall("mkdir") { mkdir(prefix, 0o755) }
-            } catch where error.errno == EEXIST {
-                continue
-            } catch {
-                throw EventStoreError.cannotCreateDirectory(path: path, reason: "mkdir \(prefix): \(error)")
-            }
+        do { try makeDirectories(directory, mode: 0o755) } catch {
+            throw EventStoreError.cannotCreateDirectory(path: path, reason: "\(error)")
         }
         var info = stat()
         do {

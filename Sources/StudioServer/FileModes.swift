@@ -21,15 +21,8 @@ public enum FileModes {
     /// Creates `path` and any missing parent (like mkdir -p) with `mode`, whatever the umask. A
     /// directory that exists keeps its mode. Throws the failing step's error.
     static func makeDirectory(_ path: String, mode: mode_t) throws {
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            prefix += "/" + component
-            let directory = prefix
-            if mkdir(directory, mode) == 0 {
-                try syscall("chmod") { chmod(directory, mode) }
-            } else if errno != EEXIST {
-                throw SystemError(call: "mkdir \(directory)", errno: errno)
-            }
+        for directory in try makeDirectories(path, mode: mode) {
+            try syscall("chmod") { chmod(directory, mode) }
         }
         var info = stat()
         guard stat(path, &info) == 0 else { throw SystemError(call: "stat \(path)", errno: errno) }

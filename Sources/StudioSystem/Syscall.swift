@@ -46,3 +46,24 @@ public enum Signals {
         signal(SIGPIPE, SIG_IGN)
     }
 }
+
+/// The one `mkdir -p`: creates `path` and each missing parent with `mode` (the process umask applies,
+/// as with mkdir(2)); directories that exist are left as they are. Returns the directories it created,
+/// outermost first, so a caller can give them an owner group or a mode regardless of the umask.
+/// Throws the first mkdir that failed for another reason than the directory being there already.
+@discardableResult
+public func makeDirectories(_ path: String, mode: mode_t) throws(SystemError) -> [String] {
+    var created: [String] = []
+    var prefix = path.hasPrefix("/") ? "" : "."
+    for component in path.split(separator: "/") {
+        prefix += "/" + component
+        let directory = prefix
+        do {
+            try syscall("mkdir \(directory)") { mkdir(directory, mode) }
+            created.append(directory)
+        } catch where error.errno == EEXIST {
+            continue
+        }
+    }
+    return created
+}
