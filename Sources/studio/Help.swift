@@ -26,7 +26,7 @@ enum Help {
     static var overview: String { CommandSpec.overview(commands.map { $0.spec }, header: header, footer: footer) }
 
     /// Other spellings: `studio --help`, `studio -h`, `studio --version`.
-    static let aliases: [String: any Command.Type] = ["--help": HelpCommand.self, "-h": HelpCommand.self, "--version": VersionCommand.self]
+    static var aliases: [String: any Command.Type] { ["--help": HelpCommand.self, "-h": HelpCommand.self, "--version": VersionCommand.self] }
 
     static let version = "studio 0.1.0"
 }
