@@ -7,6 +7,8 @@ packages=(
   # build: FFmpeg 5.1, SQLite, libyaml through SwiftPM system-library targets
   pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
   libsqlite3-dev libyaml-dev
+  # build and run: FreeType (text layers) and a font for them (DejaVu Sans, the default)
+  libfreetype-dev fonts-dejavu-core
   # build: libva (VAAPI probe of /dev/dri render nodes for hardware H.264)
   libva-dev
   # run and test: the ffmpeg/ffprobe CLI (tests decode what nginx received; the benchmark compares),
