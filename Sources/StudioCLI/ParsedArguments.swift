@@ -92,6 +92,14 @@ public struct ParsedArguments: Sendable {
         return result
     }
 
+    /// A positional (`NAME` in the command's usage) read by `syntax`; a refused value is a usage error.
+    public func parse<T>(positional index: Int, _ placeholder: String, _ syntax: ValueSyntax<T>) throws(UsageError) -> T? {
+        guard positionals.indices.contains(index) else { return nil }
+        do { return try syntax.parse(positionals[index]) } catch {
+            throw UsageError("studio \(command): \(placeholder) \(positionals[index]): \(error.message)")
+        }
+    }
+
     private func parseOne<T>(_ name: String, _ text: String, _ syntax: ValueSyntax<T>) throws(UsageError) -> T {
         do { return try syntax.parse(text) } catch {
             // A URL is not echoed: in a malformed one the stream key may sit where masking does not

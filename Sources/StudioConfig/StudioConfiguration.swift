@@ -25,13 +25,18 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
     /// A group whose members may use the control socket too (`socket_group:`); nil: owner only.
     public var socketGroup: String?
     public var cameras = CameraSettings()
+    /// Composed scenes (`scenes:`), in the order declared.
+    public var scenes: [SceneDescription] = []
+    /// What `studio auto` runs when it names no transition (`transition:`).
+    public var transition = Self.defaultTransition
+    public static let defaultTransition = TransitionSpec(kind: .mix, frames: 15)
 
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case program, video, audio, outputs
         case recordDirectory = "record", databasePath = "database", socketPath = "socket", socketGroup = "socket_group"
-        case cameras
+        case cameras, scenes, transition
     }
 
     public init(from decoder: any Decoder) throws {
@@ -48,6 +53,29 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         socketPath = try keys.parse(.socketPath, .socketPath)
         socketGroup = try keys.parse(.socketGroup, .groupName)
         try keys.update(&cameras, .cameras)
+        if let list = try keys.decodeIfPresent(SceneList.self, forKey: .scenes) { scenes = list.scenes }
+        if let section = try keys.decodeIfPresent(TransitionSection.self, forKey: .transition) {
+            transition = section.spec
+            if let ms = section.milliseconds { transition.frames = TransitionSpec.frames(milliseconds: ms, rate: program.frameRate) }
+            if let problem = transition.problem(rate: program.frameRate) { throw decoder.failure(problem, at: CodingKeys.transition) }
+        }
+        try checkScenes(decoder)
+    }
+
+    /// Scenes against the rest: their names are not camera names, and pixel layers fit the program.
+    private func checkScenes(_ decoder: any Decoder) throws {
+        let pinned = Set(cameras.pins.map(\.name.name))
+        for (index, scene) in scenes.enumerated() {
+            let place: [any CodingKey] = [CodingKeys.scenes, NodeKey(intValue: index)]
+            if pinned.contains(scene.name) {
+                throw NodeDecodingError(decoder.codingPath + place, "\"\(scene.name)\" is a camera's name (cameras.pins); a scene needs its own")
+            }
+            for layer in scene.layers {
+                if let outside = layer.rect.outside(width: program.width, height: program.height) {
+                    throw NodeDecodingError(decoder.codingPath + place, outside)
+                }
+            }
+        }
     }
 
     /// The session's snapshot: optional paths are written as null, so every key but `socket_group`
@@ -63,6 +91,8 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         try keys.encode(socketPath, forKey: .socketPath)
         try keys.encodeIfPresent(socketGroup, forKey: .socketGroup)
         try keys.encode(cameras, forKey: .cameras)
+        try keys.encode(scenes.map(SceneEntry.init), forKey: .scenes)
+        try keys.encode(TransitionSection(spec: transition), forKey: .transition)
     }
 
     /// The configuration as compact JSON with sorted keys, for the session's config snapshot in the

@@ -16,7 +16,17 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// A camera control was set (details: control, value, previous).
     public static let cameraControlChanged = EventKind(rawValue: "camera_control_changed")
     public static let switchProgram = EventKind(rawValue: "switch")
-    public static let sceneChanged = EventKind(rawValue: "scene_changed")
+    /// A camera or scene put on preview (details: preview, previous).
+    public static let preview = EventKind(rawValue: "preview")
+    /// A transition began on the program (details: kind, frames, from, to); its program time is the
+    /// first frame of it.
+    public static let transitionStarted = EventKind(rawValue: "transition_started")
+    /// A transition's last frame (all of the new source) went out, or it was taken over by a cut
+    /// (details: kind, frames, shown, from, to, taken_over).
+    public static let transitionEnded = EventKind(rawValue: "transition_ended")
+    /// What is on program and on preview changed for some cameras (details: program, preview: the
+    /// comma-separated cameras now on each). Shown by `watch`; not stored (switch and preview events are).
+    public static let tally = EventKind(rawValue: "tally")
     public static let outputConnected = EventKind(rawValue: "output_connected")
     public static let outputDisconnected = EventKind(rawValue: "output_disconnected")
     public static let outputReconnectAttempt = EventKind(rawValue: "output_reconnect_attempt")

@@ -3,7 +3,7 @@
 /// (brightness, contrast, saturation, gamma), beauty. The defaults change nothing.
 public struct PictureSettings: Sendable, Hashable, Codable {
     /// A rectangle of the camera's picture, in fractions of its width and height (0...1); nil: all of it.
-    public var crop: FractionRect?
+    public var crop: RelativeRect?
     /// Left and right swapped (a selfie view).
     public var mirror = false
     /// Top and bottom swapped.
@@ -37,32 +37,4 @@ public struct PictureSettings: Sendable, Hashable, Codable {
         if !(0...100).contains(beauty) { return "beauty must be between 0 and 100 (got \(beauty))" }
         return nil
     }
-}
-
-/// A rectangle in fractions (0...1) of a picture's width and height.
-public struct FractionRect: Sendable, Hashable, Codable, CustomStringConvertible {
-    public var x: Double
-    public var y: Double
-    public var width: Double
-    public var height: Double
-
-    public init(x: Double, y: Double, width: Double, height: Double) {
-        self.x = x
-        self.y = y
-        self.width = width
-        self.height = height
-    }
-
-    public static let whole = FractionRect(x: 0, y: 0, width: 1, height: 1)
-
-    /// Why this is not a non-empty rectangle inside the picture; nil when it is.
-    public var problem: String? {
-        guard width > 0, height > 0 else { return "width and height must be above 0 (got \(width)x\(height))" }
-        guard x >= 0, y >= 0, x + width <= 1.000_001, y + height <= 1.000_001 else {
-            return "\(self) reaches outside the picture (0...1)"
-        }
-        return nil
-    }
-
-    public var description: String { "\(x),\(y) \(width)x\(height)" }
 }

@@ -82,7 +82,10 @@ public struct VideoFrame: Sendable {
 
     public init(format: PixelFormat, width: Int, height: Int, planes: [PlaneLayout], storage: FrameStorage,
                 captureTime: UInt64, sequence: UInt64) {
-        precondition(planes.allSatisfy { $0.offset + $0.byteCount <= storage.capacity }, "plane outside storage")
+        // The last row of a plane ends after its picture bytes (a region's rows need not reach the stride).
+        precondition(zip(planes, format.rowBytes(width: width)).allSatisfy { plane, rowBytes in
+            plane.offset >= 0 && plane.offset + max(0, plane.rows - 1) * plane.stride + rowBytes <= storage.capacity
+        }, "plane outside storage")
         self.format = format
         self.width = width
         self.height = height
@@ -109,4 +112,20 @@ public struct VideoFrame: Sendable {
     }
 
     public func plane(_ index: Int) -> UnsafeMutableRawPointer { storage.bytes + planes[index].offset }
+
+    /// The part of the picture inside `rect`, as a frame sharing this one's storage (no copy): a crop to
+    /// read from, or a place in a composed picture to write into before it is published. Nil when the
+    /// rectangle is empty, not inside the picture, or does not start on a whole sample of every plane
+    /// (4:2:0 needs even x and y; packed 4:2:2 even x).
+    public func region(_ rect: PixelRect) -> VideoFrame? {
+        guard !rect.isEmpty, rect.x >= 0, rect.y >= 0, rect.maxX <= width, rect.maxY <= height else { return nil }
+        let geometry = format.row.planes
+        guard geometry.allSatisfy({ rect.x % $0.groupWidth == 0 && rect.y % $0.rowStep == 0 }) else { return nil }
+        let regionPlanes = zip(planes, geometry).map { plane, shape in
+            PlaneLayout(offset: plane.offset + rect.y / shape.rowStep * plane.stride + rect.x / shape.groupWidth * shape.bytesPerGroup,
+                        stride: plane.stride, rows: shape.rows(height: rect.height))
+        }
+        return VideoFrame(format: format, width: rect.width, height: rect.height, planes: regionPlanes, storage: storage,
+                          captureTime: captureTime, sequence: sequence)
+    }
 }

@@ -11,7 +11,9 @@ import Control
 enum ServerCommands {
     /// Every command, in the order `help` lists them.
     static var all: [any ControlCommand<StudioServer>.Type] {
-        [Ping.self, Cameras.self, Switch.self, Status.self, Sessions.self, Log.self, Recordings.self,
+        [Ping.self, Cameras.self, SwitcherCommands.Switch.self, SwitcherCommands.Preview.self, SwitcherCommands.Cut.self,
+         SwitcherCommands.Auto.self, SwitcherCommands.Transition.self, SwitcherCommands.Scene.self, SwitcherCommands.Scenes.self,
+         Status.self, Sessions.self, Log.self, Recordings.self,
          CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self]
     }
 
@@ -34,29 +36,6 @@ enum ServerCommands {
         static let name = "cameras"
         static let summary = "every camera of the session, lost ones included, with its state, format and offered modes"
         static func run(_ arguments: NoArguments, in server: StudioServer) -> CamerasReply { server.camerasView() }
-    }
-
-    enum Switch: ControlCommand {
-        static let name = "switch"
-        static let summary = "cuts the program to a camera; answers once the cut is on air"
-        static let execution = ControlExecution.deferred
-        struct Arguments: Decodable, Sendable {
-            var camera: String
-        }
-
-        static func start(_ arguments: Arguments, in server: StudioServer,
-                          reply: @escaping @Sendable (Result<SwitchReply, ControlError>) -> Void) {
-            server.switcher.switchProgram(to: CameraID(arguments.camera)) { result in
-                switch result {
-                case .success(let outcome):
-                    reply(.success(SwitchReply(camera: outcome.camera.name, previous: outcome.previous?.name,
-                                               programMilliseconds: outcome.programTime.milliseconds,
-                                               frame: Int(outcome.frameNumber))))
-                case .failure(let error):
-                    reply(.failure(ControlError(.unknownCamera, error.description)))
-                }
-            }
-        }
     }
 
     enum Status: ControlCommand {
@@ -116,7 +95,8 @@ extension StudioServer {
     }
 
     func camerasView() -> CamerasReply {
-        let program = switcher.status.programSource
+        let status = switcher.status
+        let program = status.programSource
         return CamerasReply(cameras: cameras.all.map { camera in
             let lostReason = cameras.lostReason(camera.id)
             let statistics = camera.statistics
@@ -127,7 +107,7 @@ extension StudioServer {
                     CameraView.FormatView(pixelFormat: $0.pixelFormat.rawValue, width: $0.width, height: $0.height,
                                           fps: $0.frameRate.doubleValue)
                 },
-                onProgram: camera.id == program, lostReason: lostReason,
+                onProgram: camera.id == program, tally: status.tally[camera.id.name]?.rawValue, lostReason: lostReason,
                 frames: Int(statistics.framesCaptured), framesDropped: Int(statistics.framesDropped),
                 framesCorrupt: Int(statistics.framesCorrupt),
                 offeredModes: camera.offeredModes.map { mode in
@@ -147,8 +127,15 @@ extension StudioServer {
         func tenths(_ value: Double) -> Double { (value * 10).rounded() / 10 }
 
         let programView = StatusReply.ProgramView(
-            source: program.programSource?.name, slate: program.slate, format: options.program.description,
+            source: program.program?.name, sourceKind: program.program.map { $0.camera == nil ? "scene" : "camera" },
+            preview: program.preview?.name,
+            transition: program.transition.map {
+                StatusReply.ProgramView.TransitionView(kind: $0.kind.rawValue, frames: $0.frames, shown: $0.shown, from: $0.from, to: $0.to)
+            },
+            defaultTransition: TransitionReply(program.defaultTransition, rate: options.program.frameRate),
+            tally: program.tally.mapValues(\.rawValue), slate: program.slate, format: options.program.description,
             fps: tenths(program.deliveredFPS), frames: Int(program.framesDelivered), slateFrames: Int(program.slateFrames),
+            composedFrames: Int(program.composedFrames), transitionFrames: Int(program.transitionFrames),
             lateTicks: Int(program.lateTicks), programMilliseconds: programTime.milliseconds)
         let encoderView = StatusReply.EncoderView(
             video: video.encoderName, generation: video.generation, choice: configuration.video.encoder.rawValue,

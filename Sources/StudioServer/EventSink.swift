@@ -17,6 +17,8 @@ final class ServerEventSink: EventSink {
     }
 
     func emit(_ event: StudioEvent) {
+        // Tally changes follow from the switch and preview events, which are stored: watchers only.
+        guard event.kind != .tally else { return control.broadcast(event) }
         store.record(event)
         control.broadcast(event)
         log.info(Views.describe(event))

@@ -12,19 +12,6 @@ public struct PingReply: Codable, Sendable {
     public var pong = true
 }
 
-public struct SwitchReply: Codable, Sendable {
-    public var camera: String
-    @Nullable public var previous: String?
-    /// The pts of the first program frame of the new camera.
-    public var programMilliseconds: Int64
-    public var frame: Int
-
-    enum CodingKeys: String, CodingKey {
-        case camera, previous, frame
-        case programMilliseconds = "program_ms"
-    }
-}
-
 // MARK: cameras
 
 public struct CamerasReply: Codable, Sendable {
@@ -41,6 +28,8 @@ public struct CameraView: Codable, Sendable {
     /// What it delivers, once it has.
     @Nullable public var format: FormatView?
     public var onProgram: Bool
+    /// `program`, `preview` or `both` where it is seen (inside a scene too); null where it is not.
+    @Nullable public var tally: String?
     /// `removed` or `silent` while lost.
     @Nullable public var lostReason: String?
     public var frames: Int
@@ -76,7 +65,7 @@ public struct CameraView: Codable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, backend, identity, state, format, frames
+        case name, backend, identity, state, format, frames, tally
         case displayName = "display_name"
         case onProgram = "on_program"
         case lostReason = "lost_reason"
@@ -117,16 +106,39 @@ public struct StatusReply: Codable, Sendable {
 
     public struct ProgramView: Codable, Sendable {
         @Nullable public var source: String?
+        /// `camera` or `scene`.
+        @Nullable public var sourceKind: String?
+        @Nullable public var preview: String?
+        /// The transition on air.
+        @Nullable public var transition: TransitionView?
+        /// What `auto` runs.
+        public var defaultTransition: TransitionReply
+        /// Every camera and scene seen, by name: `program`, `preview` or `both`.
+        public var tally: [String: String]
         @Nullable public var slate: String?
         public var format: String
         public var fps: Double
         public var frames: Int
         public var slateFrames: Int
+        public var composedFrames: Int
+        public var transitionFrames: Int
         public var lateTicks: Int
         public var programMilliseconds: Int64
 
+        public struct TransitionView: Codable, Sendable {
+            public var kind: String
+            public var frames: Int
+            public var shown: Int
+            @Nullable public var from: String?
+            public var to: String
+        }
+
         enum CodingKeys: String, CodingKey {
-            case source, slate, format, fps, frames
+            case source, preview, transition, tally, slate, format, fps, frames
+            case sourceKind = "source_kind"
+            case defaultTransition = "default_transition"
+            case composedFrames = "composed_frames"
+            case transitionFrames = "transition_frames"
             case slateFrames = "slate_frames"
             case lateTicks = "late_ticks"
             case programMilliseconds = "program_ms"

@@ -129,6 +129,11 @@ public final class StudioServer: Sendable {
                                        configuration: .init(lossTimeout: options.cameraLossTimeoutSeconds),
                                        events: events,
                                        deliver: { frame, pts in _ = videoStage.submit(frame, pts: pts) })
+            // The config checked the scenes and the transition already; these only fail on a bug.
+            do {
+                try switcher.setScenes(configuration.scenes)
+                try switcher.setDefaultTransition(configuration.transition)
+            } catch { throw ServerError("scenes: \(error)") }
             let cameras = CameraHub(switcher: switcher, events: events, log: log, lossTimeoutSeconds: options.cameraLossTimeoutSeconds,
                                     makeIso: Self.isoFactory(options: options, session: session, store: store, events: events, log: log,
                                                              audioFormat: audioEncoder.streamDescription))

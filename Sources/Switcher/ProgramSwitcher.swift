@@ -3,16 +3,21 @@ import FrameDrawing
 import StudioCore
 import StudioSystem
 
-/// The program feed: its own clock thread (`studio.program`) ticks at the program frame rate and on tick
-/// `n` (due at `origin + n / fps`) delivers one frame with pts `MediaTime(count: n, rate: fps)`.
+/// The program feed, a vision mixer: its own clock thread (`studio.program`) ticks at the program frame
+/// rate and on tick `n` (due at `origin + n / fps`) delivers one frame with pts `MediaTime(count: n, rate: fps)`.
 ///
-/// Each tick takes the NEWEST frame of the selected camera (late frames are never queued; a slower
-/// camera's frame is repeated), converts it to the program format with libswscale if its size or pixel
-/// format differ (an I420 frame of the program size is passed on as it is, same storage, no copy), and
-/// hands it to `deliver` (the encoder's non-blocking submit). A camera whose newest frame is older than
-/// the loss timeout shows a "CAMERA LOST" slate; with no camera selected a "NO CAMERA" slate. The rate
-/// never changes. If the thread wakes too late for one or more ticks, their frame numbers are skipped
-/// (counted in `lateTicks`) so pts stay on the clock grid.
+/// The program shows a camera or a composed scene (`setScenes`); a preview holds the next one. Commands
+/// take effect on the very next frame, one per frame, in order: `switchProgram(to:)` cuts straight to
+/// program, `setPreview`, `cut` (preview and program swap), `auto` (a transition of exactly N frames
+/// from program to preview, then they swap). A cut or switch during a transition completes it at once.
+///
+/// Each tick takes the NEWEST frame of each camera it shows (late frames are never queued; a slower
+/// camera's frame is repeated). A camera full frame is passed on untouched when it is program-size I420
+/// (same storage, no copy), else scaled with libswscale; a scene is composed by `Compositor`. A camera
+/// whose newest frame is older than the loss timeout shows a "CAMERA LOST" slate (in its layer only,
+/// inside a scene); with nothing selected a "NO CAMERA" slate. The rate never changes. If the thread
+/// wakes too late for one or more ticks, their frame numbers are skipped (counted in `lateTicks`) so pts
+/// stay on the clock grid.
 public final class ProgramSwitcher: Sendable {
     public let format: ProgramFormat
     public let configuration: Configuration
@@ -41,7 +46,7 @@ public final class ProgramSwitcher: Sendable {
     /// Starts the program clock; frame 0 is due at `origin` (default: now). Calling it while running does nothing.
     public func start(origin: UInt64? = nil) { core.start(origin: origin ?? core.clock.now()) }
 
-    /// Stops the clock and joins its thread. Cuts still pending fail with `.stopped`.
+    /// Stops the clock and joins its thread. Commands still pending fail with `.stopped`.
     public func stop() { core.stop() }
 
     /// Makes a camera available for cuts. The first source added becomes the program source if none is
@@ -54,38 +59,126 @@ public final class ProgramSwitcher: Sendable {
     public func removeSource(_ id: CameraID) { core.removeSource(id) }
 
     /// Marks a camera whose device went away: it stays a source (the operator may still cut to it), and
-    /// whenever it is on program it shows "CAMERA LOST" from the next frame on, without waiting for the
+    /// whenever it is shown it shows "CAMERA LOST" from the next frame on, without waiting for the
     /// loss timeout. `addSource` with the same id (the device came back) clears it.
     public func markSourceLost(_ id: CameraID) { core.markSourceLost(id) }
 
-    /// Cuts to `camera` on the very next program frame after this call. `completion` runs on the program
+    /// Replaces the scenes (validated first: a problem changes nothing and names the scene). A scene's
+    /// cameras need not exist yet: their layers show a slate until they do. A scene on program or
+    /// preview that is gone afterwards shows a "NO SCENE" slate until the operator cuts elsewhere.
+    public func setScenes(_ scenes: [SceneDescription]) throws(SwitchError) { try core.setScenes(scenes) }
+
+    /// The camera or scene called `name` (a scene when both are).
+    public func source(named name: String) throws(SwitchError) -> ProgramSource { try core.source(named: name) }
+
+    /// Cuts to `source` on the very next program frame after this call. `completion` runs on the program
     /// thread right after that frame was delivered, with its pts; a `.switchProgram` event with the same
-    /// `programTime` is emitted (unless `camera` was already on program). An unknown camera fails at once,
-    /// on the caller's thread, listing the cameras that exist. Cuts requested within one frame interval
-    /// go to air one per frame, in order.
+    /// `programTime` is emitted (unless `source` was already on program). An unknown camera fails at once,
+    /// on the caller's thread, listing the cameras (and scenes) that exist. Cuts requested within one frame
+    /// interval go to air one per frame, in order. A transition running then is completed first.
+    public func switchProgram(to source: ProgramSource, completion: @escaping @Sendable (Result<SwitchOutcome, SwitchError>) -> Void) {
+        core.submit(.take(Take(target: source, transition: .cut, completion: completion)))
+    }
+
     public func switchProgram(to camera: CameraID, completion: @escaping @Sendable (Result<SwitchOutcome, SwitchError>) -> Void) {
-        core.switchProgram(to: camera, completion: completion)
+        switchProgram(to: .camera(camera), completion: completion)
+    }
+
+    /// Puts `source` on preview on the next frame (a `preview` event); `completion` after that frame.
+    public func setPreview(_ source: ProgramSource, completion: @escaping @Sendable (Result<SwitchOutcome, SwitchError>) -> Void) {
+        core.submit(.preview(source, completion))
+    }
+
+    /// Swaps preview and program on the next frame; during a transition, completes it at once instead.
+    public func cut(completion: @escaping @Sendable (Result<SwitchOutcome, SwitchError>) -> Void) {
+        core.submit(.take(Take(target: nil, transition: .cut, completion: completion)))
+    }
+
+    /// Runs `transition` (the default transition when nil) from program to preview, starting on the next
+    /// frame; `completion` runs once its first frame is out. At its end program and preview swap.
+    public func auto(_ transition: TransitionSpec? = nil, completion: @escaping @Sendable (Result<SwitchOutcome, SwitchError>) -> Void) {
+        let spec = transition ?? core.shared.withLock { $0.status.defaultTransition }
+        if let problem = spec.problem(rate: format.frameRate) { return completion(.failure(.invalidTransition(problem))) }
+        core.submit(.take(Take(target: nil, transition: spec, completion: completion)))
+    }
+
+    /// Sets the transition `auto` runs when it names none.
+    public func setDefaultTransition(_ spec: TransitionSpec) throws(SwitchError) {
+        if let problem = spec.problem(rate: format.frameRate) { throw .invalidTransition(problem) }
+        core.shared.withLock { $0.status.defaultTransition = spec }
     }
 
     public var status: SwitcherStatus { core.shared.withLock { $0.status } }
 }
 
 extension ProgramSwitcher {
-    struct PendingSwitch: Sendable {
-        var target: CameraID
+    /// A cut, switch or auto: to `target`, or to what is on preview when nil (then program and preview swap).
+    struct Take: Sendable {
+        var target: ProgramSource?
+        var transition: TransitionSpec
         var completion: (@Sendable (Result<SwitchOutcome, SwitchError>) -> Void)?
         var reason: String?
+
+        var what: String { target.map { "the cut to '\($0.name)'" } ?? (transition.kind == .cut ? "the cut" : "the \(transition.kind.rawValue)") }
+    }
+
+    enum Command: Sendable {
+        case take(Take)
+        case preview(ProgramSource, @Sendable (Result<SwitchOutcome, SwitchError>) -> Void)
+
+        func fail(_ error: SwitchError) {
+            switch self {
+            case .take(let take): take.completion?(.failure(error))
+            case .preview(_, let completion): completion(.failure(error))
+            }
+        }
+
+        /// Why the program stopped before it: cameras keep their own error (tests and clients know it).
+        var stopped: SwitchError {
+            switch self {
+            case .take(let take):
+                if let camera = take.target?.camera { return .stopped(camera) }
+                return .stoppedBefore(take.what)
+            case .preview(let source, _): return .stoppedBefore("the preview of '\(source.name)'")
+            }
+        }
+    }
+
+    /// A transition on air.
+    struct ActiveTransition {
+        var spec: TransitionSpec
+        var from: ProgramSource?
+        var to: ProgramSource
+        /// Program and preview swap at its end (an `auto` from preview).
+        var swapsPreview: Bool
     }
 
     struct Shared: Sendable {
         var sources: [CameraID: LatestValue<VideoFrame>] = [:]
         /// Sources whose device is gone (`markSourceLost`): a slate, not their last frame.
         var lost: Set<CameraID> = []
-        var selected: CameraID?
-        var pending: [PendingSwitch] = []
+        /// Every camera ever added (a scene's layer of one that never was says "NO CAMERA", not "LOST").
+        var known: Set<CameraID> = []
+        var scenes: [String: PreparedScene] = [:]
+        var pending: [Command] = []
         var status = SwitcherStatus()
         var origin: UInt64 = 0
         var sortedSources: [CameraID] { sources.keys.sorted() }
+
+        func exists(_ source: ProgramSource) -> Bool {
+            switch source {
+            case .camera(let camera): return sources[camera] != nil
+            case .scene(let name): return scenes[name] != nil
+            }
+        }
+
+        func unknown(_ source: ProgramSource) -> SwitchError {
+            switch source {
+            case .camera(let camera) where status.scenes.isEmpty: return .unknownCamera(camera, available: sortedSources)
+            case .scene(let name): return .unknownScene(name, scenes: status.scenes)
+            case .camera(let camera): return .unknownSource(camera.name, cameras: sortedSources, scenes: status.scenes)
+            }
+        }
     }
 
     /// Everything the program thread shares with the public object; held by the thread, so dropping the
@@ -97,7 +190,7 @@ extension ProgramSwitcher {
         let events: any EventSink
         let deliver: @Sendable (VideoFrame, MediaTime) -> Void
         let shared = Mutex(Shared())
-        private let worker = WorkerThread()
+        let worker = WorkerThread()
 
         init(format: ProgramFormat, configuration: Configuration, clock: any Clock, events: any EventSink,
              deliver: @escaping @Sendable (VideoFrame, MediaTime) -> Void) {
@@ -111,10 +204,11 @@ extension ProgramSwitcher {
         func addSource(_ id: CameraID, frames: LatestValue<VideoFrame>) {
             shared.withLock { s in
                 s.sources[id] = frames
+                s.known.insert(id)
                 s.lost.remove(id)
                 s.status.sources = s.sortedSources
-                if s.selected == nil, s.pending.isEmpty {
-                    s.pending.append(PendingSwitch(target: id, completion: nil, reason: "first source"))
+                if s.status.program == nil, s.pending.isEmpty {
+                    s.pending.append(.take(Take(target: .camera(id), transition: .cut, completion: nil, reason: "first source")))
                 }
             }
         }
@@ -134,24 +228,68 @@ extension ProgramSwitcher {
             }
         }
 
-        func switchProgram(to camera: CameraID, completion: @escaping @Sendable (Result<SwitchOutcome, SwitchError>) -> Void) {
-            let unknown = shared.withLock { s -> SwitchError? in
-                guard s.sources[camera] != nil else { return .unknownCamera(camera, available: s.sortedSources) }
-                s.pending.append(PendingSwitch(target: camera, completion: completion, reason: nil))
+        func setScenes(_ scenes: [SceneDescription]) throws(SwitchError) {
+            var seen = Set<String>()
+            for scene in scenes {
+                if let problem = scene.problem { throw .invalidScene("scene '\(scene.name)': \(problem)") }
+                if !seen.insert(scene.name).inserted { throw .invalidScene("two scenes are called '\(scene.name)'") }
+                for layer in scene.layers {
+                    if let outside = layer.rect.outside(width: format.width, height: format.height) {
+                        throw .invalidScene("scene '\(scene.name)': \(outside)")
+                    }
+                }
+            }
+            let prepared = scenes.map { PreparedScene($0, width: format.width, height: format.height) }
+            shared.withLock { s in
+                s.scenes = Dictionary(uniqueKeysWithValues: prepared.map { ($0.name, $0) })
+                s.status.scenes = scenes.map(\.name)
+            }
+        }
+
+        func source(named name: String) throws(SwitchError) -> ProgramSource {
+            try shared.withLock { s throws(SwitchError) -> ProgramSource in
+                if s.scenes[name] != nil { return .scene(name) }
+                let camera = CameraID(name)
+                guard s.sources[camera] != nil else { throw s.unknown(.camera(camera)) }
+                return .camera(camera)
+            }
+        }
+
+        /// Queues a command for the next frame; an unknown source or a `cut` with nothing on preview fails
+        /// at once, on the caller's thread.
+        func submit(_ command: Command) {
+            let refused = shared.withLock { s -> SwitchError? in
+                switch command {
+                case .take(let take):
+                    if let target = take.target, !s.exists(target) { return s.unknown(target) }
+                    if take.target == nil, s.status.preview == nil, s.status.transition == nil,
+                       !s.pending.contains(where: { if case .preview = $0 { true } else { false } }) {
+                        return .nothingOnPreview
+                    }
+                    if take.target == nil, take.transition.kind != .cut, let running = s.status.transition {
+                        return .transitionRunning("\(running.kind.rawValue) to \(running.to), \(running.shown) of \(running.frames) frames")
+                    }
+                case .preview(let source, _):
+                    if !s.exists(source) { return s.unknown(source) }
+                }
+                s.pending.append(command)
                 return nil
             }
-            if let unknown { completion(.failure(unknown)) }
+            if let refused { command.fail(refused) }
         }
 
         func start(origin: UInt64) {
             worker.start(name: configuration.threadName, prepare: {
                 shared.withLock { s in
                     s.origin = origin
-                    let sources = s.status.sources, selected = s.selected
-                    s.status = SwitcherStatus()
-                    s.status.sources = sources
-                    s.status.programSource = selected
-                    s.status.isRunning = true
+                    var fresh = SwitcherStatus()
+                    fresh.sources = s.status.sources
+                    fresh.scenes = s.status.scenes
+                    fresh.program = s.status.program
+                    fresh.preview = s.status.preview
+                    fresh.defaultTransition = s.status.defaultTransition
+                    fresh.isRunning = true
+                    s.status = fresh
                 }
             }) { [self] in run(origin: origin) }
         }
@@ -160,140 +298,15 @@ extension ProgramSwitcher {
 
         func stop() {
             worker.stop()
-            let abandoned = shared.withLock { s -> [PendingSwitch] in
+            let abandoned = shared.withLock { s -> [Command] in
                 s.status.isRunning = false
                 defer { s.pending.removeAll() }
                 return s.pending
             }
-            for pending in abandoned { pending.completion?(.failure(.stopped(pending.target))) }
+            for command in abandoned { command.fail(command.stopped) }
         }
 
-        private var stopping: Bool { worker.isStopRequested }
-
-        // MARK: The program thread
-
-        private func run(origin: UInt64) {
-            let grid = FrameGrid(origin: origin, rate: format.frameRate)
-            let pool = FramePool(capacity: VideoFrame.byteCount(format: .i420, width: format.width, height: format.height), limit: 12)
-            let scaler = FrameScaler(width: format.width, height: format.height, pool: pool)
-            let slates = SlateRenderer(width: format.width, height: format.height, pool: pool)
-            let lossTimeout = configuration.lossTimeoutNanoseconds(for: format)
-            var meter = RateMeter(window: 2_000_000_000)
-            var lostOnProgram: CameraID?
-            var reportedErrors = Set<String>()
-            var tick: Int64 = 0
-
-            while !stopping {
-                guard clock.sleep(until: grid.time(ofFrame: tick), unless: { stopping }) else { break }
-                var now = clock.now()
-                // Woke up after the following tick was due: skip to the newest due tick, keep the grid.
-                let due = grid.frame(at: now)
-                let late = due > tick ? due - tick : 0
-                tick += late
-
-                // Apply at most one cut per frame, and find what to show.
-                var rejected: PendingSwitch?
-                var applied: (command: PendingSwitch, previous: CameraID?)?
-                let (selected, source, gone) = shared.withLock { s -> (CameraID?, LatestValue<VideoFrame>?, Bool) in
-                    if !s.pending.isEmpty {
-                        let command = s.pending.removeFirst()
-                        if s.sources[command.target] != nil {
-                            applied = (command, s.selected)
-                            s.selected = command.target
-                        } else {
-                            rejected = command
-                        }
-                    }
-                    return (s.selected, s.selected.flatMap { s.sources[$0] }, s.selected.map { s.lost.contains($0) } ?? false)
-                }
-                if let rejected {
-                    let available = shared.withLock { $0.sortedSources }
-                    rejected.completion?(.failure(.unknownCamera(rejected.target, available: available)))
-                }
-
-                let pts = grid.pts(ofFrame: tick)
-                now = clock.now()
-                var output: VideoFrame?
-                var slate: [String]?
-                var passedThrough = false
-                if let selected {
-                    if gone {
-                        slate = ["CAMERA LOST", selected.name]
-                    } else if let frame = source?.latest().value, frame.captureTime + lossTimeout >= now {
-                        if frame.format == .i420, frame.width == format.width, frame.height == format.height {
-                            output = frame
-                            passedThrough = true
-                        } else {
-                            do {
-                                output = try scaler.convert(frame, sequence: UInt64(tick))
-                            } catch {
-                                slate = ["CAMERA ERROR", selected.name]
-                                let key = "\(selected.name) \(frame.format.rawValue) \(frame.width)x\(frame.height)"
-                                if reportedErrors.insert(key).inserted {
-                                    events.emit(StudioEvent(kind: .error, camera: selected, programTime: pts,
-                                                            details: ["stage": "switcher", "error": error.description]))
-                                }
-                            }
-                        }
-                    } else if let source, source.latest().version == 0 {
-                        // Never delivered a frame yet (just started or plugged in): not a loss.
-                        slate = ["WAITING FOR", selected.name]
-                    } else {
-                        slate = ["CAMERA LOST", selected.name]
-                    }
-                } else {
-                    slate = ["NO CAMERA"]
-                }
-                if let slate {
-                    output = slates.render(lines: slate.map { $0.uppercased() }, programTime: pts, captureTime: now,
-                                           sequence: UInt64(tick))
-                }
-                guard let output else { tick += 1; continue }  // not reached: either a picture or a slate
-
-                deliver(output, pts)
-
-                let delivered = clock.now()
-                meter.record(delivered)
-                let slateText: String? = slate.map { lines in
-                    lines.count == 2 ? "\(lines[0]) \(lines[1])" : lines.joined(separator: " ")
-                }
-                shared.withLock { s in
-                    s.status.programSource = selected
-                    s.status.slate = slateText
-                    s.status.framesDelivered += 1
-                    s.status.frameNumber = tick
-                    s.status.lateTicks += late
-                    s.status.deliveredFPS = meter.rate
-                    if slate != nil { s.status.slateFrames += 1 } else if passedThrough { s.status.passThroughFrames += 1 } else {
-                        s.status.scaledFrames += 1
-                    }
-                }
-
-                if let applied {
-                    let outcome = SwitchOutcome(camera: applied.command.target, previous: applied.previous, programTime: pts, frameNumber: tick)
-                    if applied.previous != applied.command.target {
-                        var details = ["from": applied.previous?.name ?? "none"]
-                        if let reason = applied.command.reason { details["reason"] = reason }
-                        events.emit(StudioEvent(kind: .switchProgram, camera: outcome.camera, programTime: pts, details: details))
-                    }
-                    applied.command.completion?(.success(outcome))
-                }
-
-                if configuration.emitsLossEvents {
-                    let lostNow = slate?.first == "CAMERA LOST" ? selected : nil
-                    if let lostNow, lostNow != lostOnProgram {
-                        events.emit(StudioEvent(kind: .cameraLost, camera: lostNow, programTime: pts,
-                                                details: ["scope": "program", "timeout_ms": String(lossTimeout / 1_000_000)]))
-                    } else if lostNow == nil, let previouslyLost = lostOnProgram, previouslyLost == selected, slate == nil {
-                        events.emit(StudioEvent(kind: .cameraReturned, camera: previouslyLost, programTime: pts, details: ["scope": "program"]))
-                    }
-                    lostOnProgram = lostNow
-                }
-                tick += 1
-            }
-            shared.withLock { $0.status.isRunning = false }
-        }
-
+        var stopping: Bool { worker.isStopRequested }
     }
 }
 

@@ -8,7 +8,7 @@ final class SlateRenderer {
     private let width: Int
     private let height: Int
     private let pool: FramePool
-    private var cache: [[String]: VideoFrame] = [:]
+    private var cache: [SlateKey: VideoFrame] = [:]
     private let timeScale: Int
     private let timeOrigin: (x: Int, y: Int)
 
@@ -23,7 +23,7 @@ final class SlateRenderer {
 
     /// `lines` in big letters, centred in the middle half of the frame, with the program time below.
     func render(lines: [String], programTime: MediaTime, captureTime: UInt64, sequence: UInt64) -> VideoFrame {
-        let background = cache[lines] ?? makeBackground(lines)
+        let background = self.background(lines, width: width, height: height)
         let frame = VideoFrame.allocate(format: .i420, width: width, height: height, pool: pool,
                                         captureTime: captureTime, sequence: sequence)
         frame.copyPixels(from: background)
@@ -32,8 +32,12 @@ final class SlateRenderer {
         return frame
     }
 
-    private func makeBackground(_ lines: [String]) -> VideoFrame {
-        if cache.count >= 16 { cache.removeAll() }
+    /// `lines` on the slate background at any size (a lost camera's layer in a composed scene), without
+    /// the program time; rendered once per text and size. Read-only: copy from it.
+    func background(_ lines: [String], width: Int, height: Int) -> VideoFrame {
+        let key = SlateKey(lines: lines, width: width, height: height)
+        if let cached = cache[key] { return cached }
+        if cache.count >= 32 { cache.removeAll() }
         let frame = VideoFrame.allocate(format: .i420, width: width, height: height)
         frame.fill(with: ProgramSwitcher.slateColor)
         // Text block between 30 % and 70 % of the height; the top quarter stays plain background.
@@ -48,8 +52,14 @@ final class SlateRenderer {
             frame.drawCentredText(line, y: y, scale: scale, color: ProgramSwitcher.slateTextColor)
             y += BitmapFont.lineHeight * scale
         }
-        cache[lines] = frame
+        cache[key] = frame
         return frame
+    }
+
+    private struct SlateKey: Hashable {
+        var lines: [String]
+        var width: Int
+        var height: Int
     }
 
     /// `HH:MM:SS.mmm` of a program time.

@@ -1,48 +1,132 @@
 import FrameDrawing
 import StudioCore
 
-/// What a cut did: `camera` is on program from the frame `frameNumber` with pts `programTime` on.
+/// What the program (or preview) shows: a camera, or a composed scene. Cameras and scenes share one
+/// namespace; a name that is both means the scene.
+public enum ProgramSource: Sendable, Hashable, Codable, CustomStringConvertible {
+    case camera(CameraID)
+    case scene(String)
+
+    public var name: String {
+        switch self {
+        case .camera(let camera): return camera.name
+        case .scene(let name): return name
+        }
+    }
+
+    public var camera: CameraID? {
+        if case .camera(let camera) = self { return camera }
+        return nil
+    }
+
+    public var description: String { name }
+}
+
+/// What a cut, a take or a preview did: `source` is on program (or preview) from frame `frameNumber`,
+/// pts `programTime`, on. For a transition, the frame it started on.
 public struct SwitchOutcome: Sendable, Hashable {
-    public var camera: CameraID
-    /// The camera on program before the cut (nil if none was).
-    public var previous: CameraID?
-    /// The pts of the first program frame showing `camera` (the FLV timestamp of the cut).
+    public var source: ProgramSource
+    /// What was there before (nil if nothing was).
+    public var previous: ProgramSource?
+    /// The pts of the first program frame showing `source` (the FLV timestamp of the cut), or the first
+    /// frame of the transition to it.
     public var programTime: MediaTime
     public var frameNumber: Int64
+    /// The transition that started (nil for a cut or a preview).
+    public var transition: TransitionSpec?
 
-    public init(camera: CameraID, previous: CameraID?, programTime: MediaTime, frameNumber: Int64) {
-        self.camera = camera
+    public init(source: ProgramSource, previous: ProgramSource?, programTime: MediaTime, frameNumber: Int64,
+                transition: TransitionSpec? = nil) {
+        self.source = source
         self.previous = previous
         self.programTime = programTime
         self.frameNumber = frameNumber
+        self.transition = transition
     }
+
+    /// The camera now on program, when the source is a camera.
+    public var camera: CameraID? { source.camera }
 }
 
-/// Why a cut did not happen.
+/// Why a cut, take or preview did not happen.
 public enum SwitchError: Error, Equatable, CustomStringConvertible {
-    /// No source of that name; `available` lists the sources that exist, in order.
+    /// No camera of that name (and no scenes are declared); `available` lists the cameras, in order.
     case unknownCamera(CameraID, available: [CameraID])
+    /// Neither a camera nor a scene of that name.
+    case unknownSource(String, cameras: [CameraID], scenes: [String])
+    /// `scene NAME` for a name that is no scene.
+    case unknownScene(String, scenes: [String])
+    /// `cut` or `auto` while nothing is on preview.
+    case nothingOnPreview
+    /// `auto` while a transition runs.
+    case transitionRunning(String)
+    /// A transition that cannot run (its length out of range).
+    case invalidTransition(String)
+    /// Scenes that cannot be composed (the reason names the scene).
+    case invalidScene(String)
     /// The switcher stopped before the cut reached a program frame.
     case stopped(CameraID)
+    /// The switcher stopped before the command reached a program frame.
+    case stoppedBefore(String)
 
     public var description: String {
+        func list(_ names: [String], _ noun: String) -> String {
+            names.isEmpty ? "no \(noun)s" : "\(noun)s: " + names.joined(separator: ", ")
+        }
         switch self {
         case let .unknownCamera(camera, available):
             let list = available.isEmpty ? "no cameras are available" : "available cameras: " + available.map(\.name).joined(separator: ", ")
             return "unknown camera '\(camera.name)'; \(list)"
+        case let .unknownSource(name, cameras, scenes):
+            return "no camera or scene '\(name)'; \(list(cameras.map(\.name), "camera")); \(list(scenes, "scene"))"
+        case let .unknownScene(name, scenes):
+            return "no scene '\(name)'; \(list(scenes, "scene"))"
+        case .nothingOnPreview:
+            return "nothing is on preview: put a camera or scene there first (`studio preview NAME`)"
+        case let .transitionRunning(what):
+            return "a transition is running (\(what)); `studio cut` completes it now"
+        case let .invalidTransition(why), let .invalidScene(why):
+            return why
         case let .stopped(camera):
             return "the program stopped before the cut to '\(camera.name)' went to air"
+        case let .stoppedBefore(what):
+            return "the program stopped before \(what) went to air"
         }
     }
+}
+
+/// Whether a camera or scene is seen: on program (red), on preview (green), or both.
+public enum Tally: String, Sendable, Codable, Hashable {
+    case program, preview, both
+}
+
+/// A transition on air.
+public struct TransitionStatus: Sendable, Codable, Hashable {
+    public var kind: TransitionKind
+    public var frames: Int
+    /// Frames of it shown so far.
+    public var shown: Int
+    public var from: String?
+    public var to: String
 }
 
 /// A snapshot of the program feed, cheap to take from any thread.
 public struct SwitcherStatus: Sendable, Codable, Hashable {
     public var isRunning = false
-    /// The camera selected for program (shown, or shown as a "CAMERA LOST" slate).
-    public var programSource: CameraID?
+    /// What is selected for program: a camera (shown, or shown as a "CAMERA LOST" slate) or a scene.
+    public var program: ProgramSource?
+    /// What is on preview, ready for `cut` or `auto`.
+    public var preview: ProgramSource?
+    /// The transition on air, if one is.
+    public var transition: TransitionStatus?
+    /// `auto`'s transition when it names none.
+    public var defaultTransition = TransitionSpec(kind: .mix, frames: 15)
+    /// Every camera and scene seen on program or preview (cameras inside a scene too), by name.
+    public var tally: [String: Tally] = [:]
     /// Every source the switcher can cut to, in order.
     public var sources: [CameraID] = []
+    /// The scenes it can show, in declared order.
+    public var scenes: [String] = []
     /// The slate on program now, nil while a camera's picture is shown: `"CAMERA LOST cam2"` (its newest
     /// frame is older than the loss timeout, or it was removed), `"WAITING FOR cam2"` (it has not delivered
     /// a frame yet), `"NO CAMERA"` (none selected), `"CAMERA ERROR cam2"` (its frames cannot be converted).
@@ -55,12 +139,19 @@ public struct SwitcherStatus: Sendable, Codable, Hashable {
     public var scaledFrames: Int64 = 0
     /// Frames handed on as they came (same size, I420): no copy.
     public var passThroughFrames: Int64 = 0
+    /// Frames composed from a scene's layers.
+    public var composedFrames: Int64 = 0
+    /// Frames of transitions.
+    public var transitionFrames: Int64 = 0
     /// Program ticks skipped because the clock thread woke up too late (their frame numbers are skipped).
     public var lateTicks: Int64 = 0
     /// Number of the last delivered frame (-1 before the first); its pts is `MediaTime(count:rate:)`.
     public var frameNumber: Int64 = -1
 
     public init() {}
+
+    /// The camera on program, when program is a camera.
+    public var programSource: CameraID? { program?.camera }
 }
 
 extension ProgramSwitcher {

@@ -23,26 +23,6 @@ enum CamerasCommand: ClientCommand {
     }
 }
 
-enum SwitchCommand: ClientCommand {
-    static let spec = CommandSpec(
-        "switch", abstract: "cut the program feed to a camera.", summary: "cut the program to camera NAME (e.g. cam2)",
-        positionals: [PositionalSpec("NAME")], options: [.socket],
-        positionalsError: "expected one camera name, e.g. `studio switch cam2`",
-        discussion: """
-        Exits 0 once the server has put the camera on program, and prints the program time of the cut.
-        An unknown NAME exits 1 and lists the cameras that exist.
-        """)
-
-    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
-        let (socket, _) = common(arguments, environment)
-        let name = arguments.positionals[0]
-        let result = try request(socket, "switch", ["camera": .string(name)])
-        let at = result["program_ms"]?.intValue.map { " at program time \(Format.programTime(Int64($0)))" } ?? ""
-        print("program: \(result["camera"]?.stringValue ?? name)\(at)")
-        return 0
-    }
-}
-
 enum CameraCommand: ClientCommand {
     static let spec = CommandSpec(
         "camera", abstract: "set a device camera's frame rate and/or size while it runs.",

@@ -41,14 +41,14 @@ enum Format {
     static func cameras(_ result: JSONValue) -> String {
         decoded(result, as: CamerasReply.self) { reply in
             if reply.cameras.isEmpty { return "no cameras" }
-            return table(["NAME", "BACKEND", "STATE", "FORMAT", "PROGRAM", "DEVICE"], reply.cameras.map { camera in
+            return table(["NAME", "BACKEND", "STATE", "FORMAT", "TALLY", "DEVICE"], reply.cameras.map { camera in
                 var format = "-"
                 if let f = camera.format {
                     format = "\(f.width)x\(f.height) \(f.pixelFormat) @\(String(format: f.fps.rounded() == f.fps ? "%.0f" : "%.2f", f.fps))"
                 }
                 var state = camera.state
                 if let reason = camera.lostReason { state += " (\(reason))" }
-                return [camera.name, camera.backend, state, format, camera.onProgram ? "ON AIR" : "", camera.displayName]
+                return [camera.name, camera.backend, state, format, tally(camera.tally), camera.displayName]
             })
         }
     }
@@ -71,12 +71,35 @@ enum Format {
         }
     }
 
+    /// A tally as on a switcher panel: `PROGRAM` (red), `PREVIEW` (green), `PGM+PVW`.
+    static func tally(_ state: String?) -> String {
+        switch state {
+        case "program": return "PROGRAM"
+        case "preview": return "PREVIEW"
+        case "both": return "PGM+PVW"
+        default: return ""
+        }
+    }
+
+    /// `studio scenes`: one scene a line.
+    static func scenes(_ result: JSONValue) -> String {
+        decoded(result, as: ScenesReply.self) { reply in
+            if reply.scenes.isEmpty { return "no scenes (declare them under scenes: in the config file)" }
+            return table(["SCENE", "LAYOUT", "SOURCES", "LAYERS", "TALLY"], reply.scenes.map { scene in
+                [scene.name, scene.layout ?? "layers", scene.sources.joined(separator: ","), String(scene.layers.count), tally(scene.tally)]
+            })
+        }
+    }
+
     static func status(_ result: JSONValue) -> String {
         decoded(result, as: StatusReply.self) { reply in
             let program = reply.program, encoder = reply.encoder
             var lines = [
                 "session   \(reply.session) (up \(number(reply.uptimeSeconds)) s)",
-                "program   \(text(program.source)) · \(program.format) · delivering \(number(program.fps)) fps · \(program.frames) frames (\(program.slateFrames) slate, \(program.lateTicks) late)",
+                "program   \(text(program.source)) · preview \(text(program.preview))"
+                    + (program.transition.map { " · \($0.kind) to \($0.to): \($0.shown)/\($0.frames) frames" } ?? "")
+                    + " · auto: \(program.defaultTransition.kind) \(program.defaultTransition.frames) frames",
+                "          \(program.format) · delivering \(number(program.fps)) fps · \(program.frames) frames (\(program.slateFrames) slate, \(program.lateTicks) late)",
                 "encoder   \(encoder.video) \(encoder.preset) · \(encoder.framesEncoded) frames, \(encoder.framesDropped) dropped · audio \(encoder.audio)",
             ]
             if let reason = encoder.fallbackReason {

@@ -212,7 +212,7 @@ private final class Box<Value: Sendable>: Sendable {
         let cut = try result.get()
         let deliveries = log.all
         #expect(cutRequestedDuring.wait() == 10)
-        #expect(cut.camera == "cam2" && cut.previous == "cam1")
+        #expect(cut.camera == "cam2" && cut.previous == .camera("cam1"))
         #expect(cut.programTime == MediaTime(count: cut.frameNumber, rate: small.frameRate))
         let firstCam2 = try #require(deliveries.firstIndex { $0.camera == "cam2" })
         #expect(firstCam2 == 11, "cam2 first shown in delivery \(firstCam2)")

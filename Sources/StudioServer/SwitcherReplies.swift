@@ -1,0 +1,97 @@
+import Foundation
+import StudioCore
+import Switcher
+import Control
+
+// The replies of the vision mixer's commands (`switch`, `preview`, `cut`, `auto`, `scene`,
+// `transition`, `scenes`); docs/control-protocol.md describes the same shapes.
+
+/// What a cut, take or preview did.
+public struct SwitchReply: Codable, Sendable {
+    /// The camera or scene now on program (on preview, for `preview`).
+    public var source: String
+    /// `camera` or `scene`.
+    public var kind: String
+    /// The source when it is a camera, else null.
+    @Nullable public var camera: String?
+    @Nullable public var previous: String?
+    /// The pts of the first program frame of the new source (of the transition's first frame, for `auto`).
+    public var programMilliseconds: Int64
+    public var frame: Int
+    /// The transition that started (`auto`), else null.
+    @Nullable public var transition: TransitionReply?
+
+    enum CodingKeys: String, CodingKey {
+        case source, kind, camera, previous, frame, transition
+        case programMilliseconds = "program_ms"
+    }
+}
+
+extension SwitchReply {
+    init(_ outcome: SwitchOutcome, rate: Rational) {
+        source = outcome.source.name
+        kind = outcome.source.camera == nil ? "scene" : "camera"
+        camera = outcome.source.camera?.name
+        previous = outcome.previous?.name
+        programMilliseconds = outcome.programTime.milliseconds
+        frame = Int(outcome.frameNumber)
+        transition = outcome.transition.map { TransitionReply($0, rate: rate) }
+    }
+}
+
+/// A transition and its length.
+public struct TransitionReply: Codable, Sendable {
+    public var kind: String
+    public var frames: Int
+    /// Its length in program time.
+    public var ms: Int
+    /// A dip's colour.
+    public var color: String
+
+    init(_ spec: TransitionSpec, rate: Rational) {
+        kind = spec.kind.rawValue
+        frames = spec.kind == .cut ? 0 : spec.frames
+        ms = Int((Double(frames) * 1000 / rate.doubleValue).rounded())
+        color = spec.color.description
+    }
+}
+
+/// `scenes`: every scene with its layers, and what is on program and preview.
+public struct ScenesReply: Codable, Sendable {
+    public var scenes: [SceneView]
+    @Nullable public var program: String?
+    @Nullable public var preview: String?
+
+    public struct SceneView: Codable, Sendable {
+        public var name: String
+        @Nullable public var layout: String?
+        public var sources: [String]
+        public var layers: [LayerView]
+        @Nullable public var tally: String?
+    }
+
+    public struct LayerView: Codable, Sendable {
+        public var source: String
+        /// `[x, y, width, height]` in program pixels.
+        public var rect: [Int]
+        public var opacity: Double
+    }
+}
+
+extension StudioServer {
+    func scenesView() -> ScenesReply {
+        let status = switcher.status
+        let format = switcher.format
+        let views = options.configuration.scenes.filter { status.scenes.contains($0.name) }.map { scene in
+            ScenesReply.SceneView(
+                name: scene.name, layout: scene.layout?.rawValue, sources: scene.cameraNames,
+                layers: scene.resolvedLayers(width: format.width, height: format.height).map { layer in
+                    ScenesReply.LayerView(source: layer.source.description,
+                                          rect: [layer.rect.x, layer.rect.y, layer.rect.width, layer.rect.height],
+                                          opacity: layer.opacity)
+                },
+                tally: status.tally[scene.name]?.rawValue)
+        }
+        return ScenesReply(scenes: views, program: status.program?.name, preview: status.preview?.name)
+    }
+}

@@ -1,0 +1,259 @@
+import FrameDrawing
+import StudioCore
+import StudioSystem
+
+extension ProgramSwitcher.Core {
+    /// What the program thread keeps between ticks (only it touches this).
+    private struct Mix {
+        var transition: ProgramSwitcher.ActiveTransition?
+        /// The tick of the transition's first frame.
+        var transitionStart: Int64 = 0
+        var tally: [String: Tally] = [:]
+        var lostOnProgram: CameraID?
+        var reportedErrors = Set<String>()
+    }
+
+    /// After a frame is out: its events, in order, then the replies to the commands it carried.
+    private struct Aftermath {
+        var events: [StudioEvent] = []
+        var replies: [() -> Void] = []
+    }
+
+    // MARK: The program thread
+
+    func run(origin: UInt64) {
+        let grid = FrameGrid(origin: origin, rate: format.frameRate)
+        let pool = FramePool(capacity: VideoFrame.byteCount(format: .i420, width: format.width, height: format.height), limit: 16)
+        let compositor = Compositor(width: format.width, height: format.height, pool: pool)
+        let lossTimeout = configuration.lossTimeoutNanoseconds(for: format)
+        var meter = RateMeter(window: 2_000_000_000)
+        var mix = Mix()
+        var tick: Int64 = 0
+
+        while !stopping {
+            guard clock.sleep(until: grid.time(ofFrame: tick), unless: { stopping }) else { break }
+            // Woke up after the following tick was due: skip to the newest due tick, keep the grid.
+            let due = grid.frame(at: clock.now())
+            let late = due > tick ? due - tick : 0
+            tick += late
+            let pts = grid.pts(ofFrame: tick)
+
+            // At most one command per frame.
+            var after = Aftermath()
+            let command = shared.withLock { s -> ProgramSwitcher.Command? in s.pending.isEmpty ? nil : s.pending.removeFirst() }
+            if let command { apply(command, at: pts, tick: tick, mix: &mix, after: &after) }
+
+            // What to show, with each camera's picture fetched once.
+            let now = clock.now()
+            let snapshot = shared.withLock { s in (s.sources, s.lost, s.scenes, s.status.program, s.known) }
+            let (sources, lost, scenes, program, known) = snapshot
+            var pictures: [CameraID: CameraPicture] = [:]
+            func picture(_ camera: CameraID) -> CameraPicture {
+                if let cached = pictures[camera] { return cached }
+                let found: CameraPicture
+                if lost.contains(camera) {
+                    found = .slate(["CAMERA LOST", camera.name])
+                } else if let slot = sources[camera] {
+                    let latest = slot.latest()
+                    if let frame = latest.value, frame.captureTime + lossTimeout >= now {
+                        found = .frame(frame)
+                    } else {
+                        // Never delivered a frame yet (just started or plugged in): not a loss.
+                        found = .slate([latest.version == 0 ? "WAITING FOR" : "CAMERA LOST", camera.name])
+                    }
+                } else {
+                    found = .slate([known.contains(camera) ? "CAMERA LOST" : "NO CAMERA", camera.name])
+                }
+                pictures[camera] = found
+                return found
+            }
+            func render(_ source: ProgramSource?) -> RenderedPicture {
+                switch source {
+                case nil:
+                    return compositor.slate(["NO CAMERA"], programTime: pts, captureTime: now, sequence: UInt64(tick))
+                case .camera(let camera):
+                    return compositor.render(camera: camera, picture(camera), programTime: pts, now: now, sequence: UInt64(tick))
+                case .scene(let name):
+                    guard let scene = scenes[name] else {
+                        return compositor.slate(["NO SCENE", name], programTime: pts, captureTime: now, sequence: UInt64(tick))
+                    }
+                    return compositor.render(scene: scene, pictures: picture, now: now, sequence: UInt64(tick))
+                }
+            }
+
+            var shown: RenderedPicture
+            if let transition = mix.transition {
+                let a = render(transition.from), b = render(transition.to)
+                let output = VideoFrame.allocate(format: .i420, width: format.width, height: format.height, pool: pool,
+                                                 captureTime: max(a.frame.captureTime, b.frame.captureTime), sequence: UInt64(tick))
+                TransitionRenderer.render(transition.spec, index: Int(tick - mix.transitionStart), from: a.frame, to: b.frame, into: output)
+                shown = RenderedPicture(frame: output, kind: .composed)
+            } else {
+                shown = render(program)
+            }
+            for (camera, error) in compositor.takeErrors() where mix.reportedErrors.insert("\(camera.name) \(error)").inserted {
+                after.events.append(StudioEvent(kind: .error, camera: camera, programTime: pts,
+                                                details: ["stage": "switcher", "error": error]))
+            }
+
+            deliver(shown.frame, pts)
+
+            meter.record(clock.now())
+            let transitionIndex = mix.transition.map { _ in Int(tick - mix.transitionStart) }
+            if let transition = mix.transition, let index = transitionIndex, index >= transition.spec.frames - 1 {
+                finish(transition, shown: transition.spec.frames, takenOver: false, at: pts, mix: &mix, after: &after)
+            }
+            let slateText = shown.slate.map { lines in lines.joined(separator: " ") }
+            let tallyEvent = updateTally(&mix, at: pts)
+            shared.withLock { s in
+                s.status.slate = slateText
+                s.status.framesDelivered += 1
+                s.status.frameNumber = tick
+                s.status.lateTicks += late
+                s.status.deliveredFPS = meter.rate
+                s.status.tally = mix.tally
+                s.status.transition = mix.transition.map { t in
+                    TransitionStatus(kind: t.spec.kind, frames: t.spec.frames, shown: (transitionIndex ?? -1) + 1, from: t.from?.name, to: t.to.name)
+                }
+                switch shown.kind {
+                case .slate: s.status.slateFrames += 1
+                case .passThrough: s.status.passThroughFrames += 1
+                case .scaled: s.status.scaledFrames += 1
+                case .composed: if transitionIndex != nil { s.status.transitionFrames += 1 } else { s.status.composedFrames += 1 }
+                }
+            }
+            for event in after.events { events.emit(event) }
+            if let tallyEvent { events.emit(tallyEvent) }
+            for reply in after.replies { reply() }
+
+            if configuration.emitsLossEvents {
+                let onProgram = mix.transition == nil ? program?.camera : nil
+                let lostNow = shown.slate?.first == "CAMERA LOST" ? onProgram : nil
+                if let lostNow, lostNow != mix.lostOnProgram {
+                    events.emit(StudioEvent(kind: .cameraLost, camera: lostNow, programTime: pts,
+                                            details: ["scope": "program", "timeout_ms": String(lossTimeout / 1_000_000)]))
+                } else if lostNow == nil, let previouslyLost = mix.lostOnProgram, previouslyLost == onProgram, shown.slate == nil {
+                    events.emit(StudioEvent(kind: .cameraReturned, camera: previouslyLost, programTime: pts, details: ["scope": "program"]))
+                }
+                mix.lostOnProgram = lostNow
+            }
+            tick += 1
+        }
+        shared.withLock { $0.status.isRunning = false }
+    }
+
+    // MARK: Commands
+
+    private func apply(_ command: ProgramSwitcher.Command, at pts: MediaTime, tick: Int64, mix: inout Mix, after: inout Aftermath) {
+        let (program, preview, problem) = shared.withLock { s -> (ProgramSource?, ProgramSource?, SwitchError?) in
+            var problem: SwitchError?
+            switch command {
+            case .take(let take): if let target = take.target, !s.exists(target) { problem = s.unknown(target) }
+            case .preview(let source, _): if !s.exists(source) { problem = s.unknown(source) }
+            }
+            return (s.status.program, s.status.preview, problem)
+        }
+        if let problem { return command.fail(problem) }
+
+        switch command {
+        case let .preview(source, completion):
+            shared.withLock { $0.status.preview = source }
+            if source != preview {
+                after.events.append(StudioEvent(kind: .preview, camera: source.camera, programTime: pts,
+                                                details: ["preview": source.name, "from": preview?.name ?? "none"]))
+            }
+            let outcome = SwitchOutcome(source: source, previous: preview, programTime: pts, frameNumber: tick)
+            after.replies.append { completion(.success(outcome)) }
+
+        case .take(let take):
+            // A cut or switch during a transition completes it first, at once.
+            var program = program
+            if let running = mix.transition {
+                guard take.transition.kind == .cut else {
+                    if let reply = take.completion { after.replies.append { reply(.failure(.transitionRunning(running.spec.description))) } }
+                    return
+                }
+                finish(running, shown: Int(tick - mix.transitionStart), takenOver: true, at: pts, mix: &mix, after: &after)
+                program = running.to
+                if take.target == nil {
+                    let outcome = SwitchOutcome(source: running.to, previous: running.from, programTime: pts, frameNumber: tick)
+                    if let reply = take.completion { after.replies.append { reply(.success(outcome)) } }
+                    return
+                }
+            }
+            guard let target = take.target ?? preview else {
+                if let reply = take.completion { after.replies.append { reply(.failure(.nothingOnPreview)) } }
+                return
+            }
+            let swapsPreview = take.target == nil
+            var outcome = SwitchOutcome(source: target, previous: program, programTime: pts, frameNumber: tick)
+            if take.transition.kind == .cut {
+                shared.withLock { s in
+                    s.status.program = target
+                    if swapsPreview { s.status.preview = program }
+                }
+                if program != target { after.events.append(switchEvent(to: target, from: program, at: pts, via: nil, reason: take.reason)) }
+            } else {
+                mix.transition = ProgramSwitcher.ActiveTransition(spec: take.transition, from: program, to: target,
+                                                                  swapsPreview: swapsPreview)
+                mix.transitionStart = tick
+                outcome.transition = take.transition
+                after.events.append(StudioEvent(kind: .transitionStarted, camera: target.camera, programTime: pts, details: [
+                    "kind": take.transition.kind.rawValue, "frames": String(take.transition.frames),
+                    "from": program?.name ?? "none", "to": target.name,
+                ]))
+            }
+            let final = outcome
+            if let reply = take.completion { after.replies.append { reply(.success(final)) } }
+        }
+    }
+
+    /// Ends a transition: its target is on program from now on (and what it left is on preview, after an auto).
+    private func finish(_ transition: ProgramSwitcher.ActiveTransition, shown: Int, takenOver: Bool, at pts: MediaTime,
+                        mix: inout Mix, after: inout Aftermath) {
+        mix.transition = nil
+        shared.withLock { s in
+            s.status.program = transition.to
+            if transition.swapsPreview { s.status.preview = transition.from }
+        }
+        after.events.append(StudioEvent(kind: .transitionEnded, camera: transition.to.camera, programTime: pts, details: [
+            "kind": transition.spec.kind.rawValue, "frames": String(transition.spec.frames), "shown": String(shown),
+            "from": transition.from?.name ?? "none", "to": transition.to.name, "taken_over": takenOver ? "true" : "false",
+        ]))
+        if transition.from != transition.to {
+            after.events.append(switchEvent(to: transition.to, from: transition.from, at: pts, via: transition.spec.kind, reason: nil))
+        }
+    }
+
+    private func switchEvent(to target: ProgramSource, from previous: ProgramSource?, at pts: MediaTime, via: TransitionKind?,
+                             reason: String?) -> StudioEvent {
+        var details = ["from": previous?.name ?? "none"]
+        if case .scene(let name) = target { details["scene"] = name }
+        if let via { details["via"] = via.rawValue }
+        if let reason { details["reason"] = reason }
+        return StudioEvent(kind: .switchProgram, camera: target.camera, programTime: pts, details: details)
+    }
+
+    // MARK: Tally
+
+    /// Recomputes who is seen where; a `tally` event when it changed.
+    private func updateTally(_ mix: inout Mix, at pts: MediaTime) -> StudioEvent? {
+        let (program, preview, scenes) = shared.withLock { s in (s.status.program, s.status.preview, s.scenes) }
+        func names(_ source: ProgramSource?) -> [String] {
+            switch source {
+            case nil: return []
+            case .camera(let camera): return [camera.name]
+            case .scene(let name): return [name] + (scenes[name]?.cameras.map(\.name) ?? [])
+            }
+        }
+        let onProgram = Set(names(program) + names(mix.transition?.from) + names(mix.transition?.to))
+        let onPreview = Set(names(preview))
+        var tally: [String: Tally] = [:]
+        for name in onProgram { tally[name] = onPreview.contains(name) ? .both : .program }
+        for name in onPreview where tally[name] == nil { tally[name] = .preview }
+        guard tally != mix.tally else { return nil }
+        mix.tally = tally
+        func list(_ state: Tally) -> String { tally.filter { $0.value == state || $0.value == .both }.keys.sorted().joined(separator: ",") }
+        return StudioEvent(kind: .tally, programTime: pts, details: ["program": list(.program), "preview": list(.preview)])
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import StudioCore
+import StudioServer
+import StudioConfig
+import Control
+import StudioCLI
+
+/// The vision mixer from the command line: each sends one request and prints what went on air, once
+/// it has (or the reason it could not).
+
+/// `--frames N` / `--ms N`: a transition's length, as `auto` and `transition` take it.
+private let lengthOptions = [OptionSpec("frames", "N", help: "length in program frames"),
+                             OptionSpec("ms", "N", help: "length in milliseconds (rounded to whole frames)")]
+
+/// The request's `kind`, `frames` and `ms` from the command line (each only when given).
+private func transitionArguments(_ arguments: ParsedArguments) throws -> [String: JSONValue] {
+    var request: [String: JSONValue] = [:]
+    if let kind = try arguments.parse(positional: 0, "TRANSITION", .transitionKind) { request["kind"] = .string(kind.rawValue) }
+    if let frames = try arguments.parse("frames", .positive("a number of frames")) { request["frames"] = .number(Double(frames)) }
+    if let ms = try arguments.parse("ms", .positive("a number of milliseconds")) { request["ms"] = .number(Double(ms)) }
+    return request
+}
+
+/// "program: pip at program time 00:01:02.300" and, for a transition, its kind and length.
+private func describe(_ result: JSONValue, _ bus: String) -> String {
+    let at = result["program_ms"]?.intValue.map { " at program time \(Format.programTime(Int64($0)))" } ?? ""
+    var line = "\(bus): \(result["source"]?.stringValue ?? "?")\(at)"
+    if let transition = result["transition"], let kind = transition["kind"]?.stringValue, let frames = transition["frames"]?.intValue {
+        line = "\(bus): \(kind) to \(result["source"]?.stringValue ?? "?") over \(frames) frames, starting\(at)"
+    }
+    return line
+}
+
+enum SwitchCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "switch", abstract: "cut the program to a camera or a scene.", summary: "cut the program to camera or scene NAME (e.g. cam2)",
+        positionals: [PositionalSpec("NAME")], options: [.json, .socket],
+        positionalsError: "expected one camera or scene name, e.g. `studio switch cam2`",
+        discussion: """
+        Exits 0 once the server has put NAME on program, and prints the program time of the cut.
+        A cut during a transition completes the transition first. An unknown NAME exits 1 and
+        lists the cameras and scenes that exist.
+        """)
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let result = try request(socket, "switch", ["source": .string(arguments.positionals[0])])
+        print(json ? result.jsonText : describe(result, "program"))
+        return 0
+    }
+}
+
+enum SceneCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "scene", abstract: "cut the program to a scene.", summary: "cut the program to scene NAME (switch, for scenes)",
+        positionals: [PositionalSpec("NAME")], options: [.json, .socket],
+        positionalsError: "expected one scene name, e.g. `studio scene pip`",
+        discussion: "Like `studio switch`, but NAME must be a scene (see `studio scenes`).")
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let result = try request(socket, "scene", ["scene": .string(arguments.positionals[0])])
+        print(json ? result.jsonText : describe(result, "program"))
+        return 0
+    }
+}
+
+enum PreviewCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "preview", abstract: "put a camera or a scene on preview.", summary: "put camera or scene NAME on preview",
+        positionals: [PositionalSpec("NAME")], options: [.json, .socket],
+        positionalsError: "expected one camera or scene name, e.g. `studio preview interview`",
+        discussion: "`studio cut` or `studio auto` then takes it to program.")
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let result = try request(socket, "preview", ["source": .string(arguments.positionals[0])])
+        print(json ? result.jsonText : describe(result, "preview"))
+        return 0
+    }
+}
+
+enum CutCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "cut", abstract: "swap preview and program on the next frame.", summary: "swap preview and program (a hard cut)",
+        options: [.json, .socket],
+        discussion: """
+        What was on program goes to preview. During a transition, completes it at once.
+        With nothing on preview, exits 1 and says so.
+        """)
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let result = try request(socket, "cut", [:])
+        print(json ? result.jsonText : describe(result, "program"))
+        return 0
+    }
+}
+
+enum AutoCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "auto", abstract: "run a transition from program to preview.",
+        summary: "transition from program to preview (default: the\nconfigured transition)",
+        positionals: [PositionalSpec("TRANSITION", optional: true)], options: lengthOptions + [.json, .socket],
+        positionalsError: "expected at most one transition, e.g. `studio auto mix --frames 15`",
+        discussion: """
+        TRANSITION is one of \(TransitionKind.names).
+        The transition starts on the next frame and lasts exactly the frames given; at its
+        end program and preview swap. Exits once its first frame is on air.
+        """)
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let result = try request(socket, "auto", try transitionArguments(arguments))
+        print(json ? result.jsonText : describe(result, "program"))
+        return 0
+    }
+}
+
+enum TransitionCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "transition", abstract: "set or show the transition `studio auto` runs.",
+        summary: "set (or show) auto's transition: KIND [--frames N | --ms N]",
+        positionals: [PositionalSpec("KIND", optional: true)], options: lengthOptions + [.json, .socket],
+        positionalsError: "expected at most one transition, e.g. `studio transition wipe-right --ms 500`",
+        discussion: "KIND is one of \(TransitionKind.names). Without arguments, prints the current one.")
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let result = try request(socket, "transition", try transitionArguments(arguments))
+        if json { print(result.jsonText) } else {
+            print("transition: \(result["kind"]?.stringValue ?? "?") \(result["frames"]?.intValue ?? 0) frames (\(result["ms"]?.intValue ?? 0) ms)")
+        }
+        return 0
+    }
+}
+
+enum ScenesCommand: ClientCommand {
+    static let spec = CommandSpec("scenes", abstract: "list the scenes with their layers and tally.",
+                                  summary: "list scenes: layout, sources, tally", options: [.json, .socket])
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let result = try request(socket, "scenes", [:])
+        print(json ? result.jsonText : Format.scenes(result))
+        return 0
+    }
+}
