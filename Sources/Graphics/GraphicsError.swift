@@ -17,8 +17,9 @@ public enum GraphicsError: Error, Equatable, Sendable, CustomStringConvertible {
     case badStyle(String)
     /// The rendered text would be bigger than `GraphicsLimits.maxSide` on a side.
     case textTooLarge(width: Int, height: Int)
-    /// Converting the picture failed inside libswscale (a bug, or out of memory).
-    case conversion(String)
+    /// Decoding or converting a picture failed for a reason that is not the file's (no decoder in this
+    /// libavcodec, out of memory): `reason` is the FFmpeg call and its error.
+    case imageFailed(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -32,7 +33,7 @@ public enum GraphicsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badStyle(let problem): problem
         case .textTooLarge(let width, let height):
             "the text would be \(width)x\(height) pixels: too large (the limit is \(GraphicsLimits.maxSide)x\(GraphicsLimits.maxSide))"
-        case .conversion(let reason): "cannot convert the picture: \(reason)"
+        case .imageFailed(let path, let reason): "image '\(path)' cannot be loaded: \(reason)"
         }
     }
 }

@@ -73,10 +73,10 @@ public struct StillImage: Sendable {
                 }
             }
             return KeyedPicture(picture: output, alpha: alpha.allSatisfy { $0 == 255 } ? nil : alpha)
-        } catch where error.call.hasPrefix("avcodec") || error.call.hasPrefix("av_new_packet") {
+        } catch where error.call == "avcodec_send_packet" || error.call == "avcodec_receive_frame" {
             throw .notAnImage(path: path, reason: "libavcodec cannot decode it (\(error.message))")
         } catch {
-            throw .conversion(error.description)
+            throw .imageFailed(path: path, reason: error.description)
         }
     }
 
