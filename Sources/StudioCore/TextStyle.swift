@@ -96,4 +96,20 @@ public struct RGBColor: Sendable, Hashable, Codable, CustomStringConvertible {
     public var description: String {
         "#" + [red, green, blue].map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
+
+    /// Encoded as the operator writes it: one string, `#rrggbb` (decoding also takes the names).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let color = RGBColor(parsing: text) else {
+            let names = Self.names.map(\.name).joined(separator: ", ")
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not a colour: use #RRGGBB or one of \(names)")
+        }
+        self = color
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import StudioCore
 
@@ -13,6 +14,21 @@ import Testing
         #expect(RGBColor(parsing: "chartreuse") == nil)
         #expect(RGBColor(red: 255, green: 8, blue: 0).description == "#ff0800")
         for (name, color) in RGBColor.names { #expect(RGBColor(parsing: color.description) == RGBColor(parsing: name)) }
+    }
+
+    @Test func colourIsCodedAsTheOperatorWritesIt() throws {
+        let style = TextStyle(color: RGBColor(red: 255, green: 128, blue: 0), box: .black)
+        let json = try JSONEncoder().encode(style)
+        let text = String(decoding: json, as: UTF8.self)
+        #expect(text.contains(##""color":"#ff8000""##) && text.contains(##""box":"#000000""##), "\(text)")
+        #expect(try JSONDecoder().decode(TextStyle.self, from: json) == style)
+        #expect(try JSONDecoder().decode([RGBColor].self, from: Data(##"["white", "#0000FF"]"##.utf8)) == [.white, RGBColor(red: 0, green: 0, blue: 255)])
+        let error = #expect(throws: DecodingError.self) { try JSONDecoder().decode([RGBColor].self, from: Data(#"["mauve"]"#.utf8)) }
+        guard case .dataCorrupted(let context) = error else {
+            Issue.record("expected dataCorrupted, got \(String(describing: error))")
+            return
+        }
+        #expect(context.debugDescription == "'mauve' is not a colour: use #RRGGBB or one of black, white, grey, red, green, blue, yellow, cyan, magenta")
     }
 
     @Test func problemsInTheOperatorsWords() {
