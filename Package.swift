@@ -86,7 +86,7 @@ let package = Package(
         // Switcher tests drive the switcher with real test-pattern cameras (Capture); the modules themselves never meet.
         // V4L2 against the kernel's vivid driver: runs inside the VM (scripts/vm/run.sh), skipped on a host without vivid.
         .testTarget(name: "V4L2Tests", dependencies: ["TestSupport", "Capture", "CV4L2", "StudioCore", "StudioSystem"]),
-        .testTarget(name: "GraphicsTests", dependencies: ["Graphics", "FrameDrawing", "MediaSupport", "StudioCore"]),
+        .testTarget(name: "GraphicsTests", dependencies: ["TestSupport", "Graphics", "FrameDrawing", "MediaSupport", "StudioCore"]),
         .testTarget(name: "SwitcherTests", dependencies: ["Switcher", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
         .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),

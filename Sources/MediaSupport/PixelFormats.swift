@@ -52,17 +52,35 @@ public final class FrameConverter {
 
     /// Converts a decoded libavcodec picture into `output`'s format and size.
     public func convert(_ frame: UnsafePointer<AVFrame>, into output: VideoFrame) throws(FFmpegError) {
+        try convert(frame, into: output, alpha: nil)
+    }
+
+    /// Converts a decoded libavcodec picture with transparency into `output` (I420) and its alpha, in one
+    /// pass (libswscale's yuva420p with the fourth plane apart): `alpha` gets `output.height` rows of
+    /// `output.width` bytes, `alphaStride` apart (a multiple of 16 keeps libswscale on its fast path).
+    public func convert(_ frame: UnsafePointer<AVFrame>, into output: VideoFrame, alpha: UnsafeMutablePointer<UInt8>,
+                        alphaStride: Int) throws(FFmpegError) {
+        guard output.format == .i420, alphaStride >= output.width else {
+            throw FFmpegError(call: "sws_scale", message: "alpha goes with an I420 output, \(alphaStride) bytes a row for \(output.width) pixels")
+        }
+        try convert(frame, into: output, alpha: (alpha, Int32(alphaStride)))
+    }
+
+    private func convert(_ frame: UnsafePointer<AVFrame>, into output: VideoFrame,
+                         alpha: (plane: UnsafeMutablePointer<UInt8>, stride: Int32)?) throws(FFmpegError) {
         let width = Int(frame.pointee.width), height = Int(frame.pointee.height)
         guard width > 0, height > 0 else { throw FFmpegError(call: "sws_scale", message: "no picture size") }
         var planes = [UnsafePointer<UInt8>?](repeating: nil, count: 4)
         for index in 0..<4 { planes[index] = UnsafePointer(cff_frame_plane(frame, Int32(index))) }
         let strides = withUnsafeBytes(of: frame.pointee.linesize) { Array($0.bindMemory(to: Int32.self).prefix(4)) }
-        try scale(planes, strides, width: width, height: height, format: AVPixelFormat(rawValue: frame.pointee.format), into: output)
+        try scale(planes, strides, width: width, height: height, format: AVPixelFormat(rawValue: frame.pointee.format), into: output,
+                  alpha: alpha)
     }
 
     private func scale(_ sourcePlanes: [UnsafePointer<UInt8>?], _ sourceStrides: [Int32], width: Int, height: Int,
-                       format: AVPixelFormat, into output: VideoFrame) throws(FFmpegError) {
-        let outputFormat = output.format.avPixelFormat
+                       format: AVPixelFormat, into output: VideoFrame,
+                       alpha: (plane: UnsafeMutablePointer<UInt8>, stride: Int32)? = nil) throws(FFmpegError) {
+        let outputFormat = alpha == nil ? output.format.avPixelFormat : AV_PIX_FMT_YUVA420P
         let wanted = [Int32(width), Int32(height), format.rawValue, Int32(output.width), Int32(output.height), outputFormat.rawValue]
         if wanted != key {
             sws_freeContext(context)
@@ -79,6 +97,10 @@ public final class FrameConverter {
         for (index, layout) in output.planes.enumerated() {
             outputPlanes[index] = output.plane(index).assumingMemoryBound(to: UInt8.self)
             outputStrides[index] = Int32(layout.stride)
+        }
+        if let alpha {
+            outputPlanes[3] = alpha.plane
+            outputStrides[3] = alpha.stride
         }
         let rows = sws_scale(context, sourcePlanes, sourceStrides, 0, Int32(height), outputPlanes, outputStrides)
         guard rows == Int32(output.height) else {
