@@ -50,3 +50,10 @@ public struct YUVColor: Hashable, Sendable, Codable, CustomStringConvertible {
 
     private static func clamp(_ x: Double) -> UInt8 { UInt8(max(0, min(255, x.rounded()))) }
 }
+
+extension YUVColor {
+    /// An operator's sRGB colour (config, commands) as the pipeline's limited-range BT.601 Y'CbCr.
+    public init(_ color: RGBColor) {
+        self.init(red: Int(color.red), green: Int(color.green), blue: Int(color.blue))
+    }
+}

@@ -15,10 +15,3 @@ extension KeyedPicture {
     /// The alpha of the pixel at (`x`, `y`): 255 where the picture has no alpha plane.
     public func alpha(x: Int, y: Int) -> UInt8 { alpha?[y * width + x] ?? 255 }
 }
-
-extension YUVColor {
-    /// An operator's sRGB colour (config, commands) as the pipeline's limited-range BT.601 Y'CbCr.
-    public init(_ color: RGBColor) {
-        self.init(red: Int(color.red), green: Int(color.green), blue: Int(color.blue))
-    }
-}

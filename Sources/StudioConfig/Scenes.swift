@@ -276,7 +276,7 @@ extension ValueSyntax where Value == RGBColor {
     public static var color: Self {
         Self("a colour") { (text: String) throws(ValueError) -> RGBColor in
             guard let color = RGBColor(parsing: text) else {
-                throw ValueError("expected a colour (#RRGGBB or \(RGBColor.named.map(\.name).joined(separator: ", "))), got \(quoted(text))")
+                throw ValueError("expected a colour (#RRGGBB or \(RGBColor.names.map(\.name).joined(separator: ", "))), got \(quoted(text))")
             }
             return color
         }

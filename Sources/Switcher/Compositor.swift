@@ -21,7 +21,7 @@ struct PreparedScene: Sendable {
     init(_ description: SceneDescription, width: Int, height: Int) {
         self.description = description
         layers = description.resolvedLayers(width: width, height: height)
-        background = YUVColor(rgb: description.background)
+        background = YUVColor(description.background)
         cameras = description.cameraNames.map { CameraID($0) }
     }
 
@@ -100,7 +100,7 @@ final class Compositor {
             let opacity = Int((layer.opacity * 256).rounded())
             switch layer.source {
             case .color(let color):
-                PlaneOps.blend(YUVColor(rgb: color), opacity: opacity, over: layer.rect, of: canvas)
+                PlaneOps.blend(YUVColor(color), opacity: opacity, over: layer.rect, of: canvas)
             case .camera(let name):
                 let camera = CameraID(name)
                 switch pictures(camera) {
@@ -158,7 +158,7 @@ final class Compositor {
 
     private func drawBorder(_ layer: ResolvedLayer, on canvas: VideoFrame) {
         let r = layer.rect, w = min(layer.borderWidth, r.width / 2, r.height / 2)
-        let color = YUVColor(rgb: layer.borderColor)
+        let color = YUVColor(layer.borderColor)
         for edge in [PixelRect(x: r.x, y: r.y, width: r.width, height: w), PixelRect(x: r.x, y: r.maxY - w, width: r.width, height: w),
                      PixelRect(x: r.x, y: r.y, width: w, height: r.height), PixelRect(x: r.maxX - w, y: r.y, width: w, height: r.height)] {
             canvas.fill(edge, with: color)
@@ -178,9 +178,4 @@ final class Compositor {
         var scene: String
         var index: Int
     }
-}
-
-extension YUVColor {
-    /// The BT.601 limited-range colour of an RGB colour from the config.
-    init(rgb: RGBColor) { self.init(red: Int(rgb.red), green: Int(rgb.green), blue: Int(rgb.blue)) }
 }

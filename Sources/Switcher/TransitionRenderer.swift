@@ -19,7 +19,7 @@ enum TransitionRenderer {
         case .mix:
             PlaneOps.mix(a, b, weight: Int((share * 256).rounded()), into: output)
         case .dip:
-            let color = YUVColor(red: Int(spec.color.red), green: Int(spec.color.green), blue: Int(spec.color.blue))
+            let color = YUVColor(spec.color)
             if share <= 0.5 {
                 PlaneOps.mix(a, color: color, weight: Int((share * 2 * 256).rounded()), into: output)
             } else {
