@@ -7,10 +7,12 @@ import StudioSystem
 ///
 /// Per connection (or file): the destination is opened once both stream descriptions are known; a
 /// keyframe is requested from the encoder; video is dropped until a keyframe comes and audio older than
-/// it is dropped, so the first packet written is always a video keyframe. Timestamps are program time,
+/// it is dropped, so the first packet written is always a video keyframe. The connection or file is
+/// reported started once the destination says it holds media (`Destination.wroteVideo`: a network
+/// connection at its first keyframe, a recording once that keyframe is on disk). Timestamps are program time,
 /// continuous across reconnects (FLV: `MediaTime.milliseconds`). After a failure the destination is
-/// opened again with backoff (`OutputPolicy.backoff`), forever until stopped, unless the destination
-/// gives up.
+/// opened again with backoff (`Destination.retry`), growing until a connection or file starts again,
+/// forever until stopped, unless the destination gives up.
 ///
 /// A new video/audio description mid-stream (encoder fallback, generation + 1) either rides in-band
 /// (AV_PKT_DATA_NEW_EXTRADATA on the first packet of the new generation, video from its keyframe) or
