@@ -22,35 +22,22 @@ import TestSupport
         let path = disk.directory.appendingPathComponent("program.mkv")
         let part1 = disk.directory.appendingPathComponent("program-part1.mkv")
         let events = CollectingSink()
-        let fanOut = OutputFanOut()
-        let feed = try ProgramFeed(fanOut: fanOut)
-        let output = MediaOutput(destination: OutputDestination(name: "recording", url: path.path), events: events,
-                                 requestKeyframe: { feed.video.requestKeyframe() },
-                                 policy: OutputPolicy(initialBackoffSeconds: 0.2, maxBackoffSeconds: 0.4))
-        fanOut.add(output)
-        output.start()
-        func feedUntil(_ seconds: Double = 8, _ condition: () -> Bool) -> Bool {
-            let deadline = MonotonicClock.now() + UInt64(seconds * 1e9)
-            while !condition() {
-                if MonotonicClock.now() > deadline { return false }
-                feed.run(seconds: 0.1)
-            }
-            return true
-        }
-        #expect(feedUntil { events.events(.recordingStarted).count == 1 })
+        let feed = try ProgramFeed(fanOut: OutputFanOut())
+        let output = feed.startRecording(path, events: events)
+        #expect(feed.run { events.events(.recordingStarted).count == 1 })
         // Over two seconds: complete one-second clusters are on disk before it fills.
         feed.run(seconds: 2.5)
 
         // The disk fills: writing fails, then the output keeps trying new parts while it stays full.
         let filler = try disk.fill()
-        #expect(feedUntil { output.statistics.lastError?.contains("No space left") == true }, "\(output.statistics.lastError ?? "")")
+        #expect(feed.run { output.statistics.lastError?.contains("No space left") == true }, "\(output.statistics.lastError ?? "")")
         let attemptsWhenFull = output.statistics.reconnectAttempts
-        #expect(feedUntil { output.statistics.reconnectAttempts >= attemptsWhenFull + 4 }, "the output retried while the disk was full")
+        #expect(feed.run { output.statistics.reconnectAttempts >= attemptsWhenFull + 4 }, "the output retried while the disk was full")
         #expect(events.events(.recordingStarted).count == 1, "nothing started while the disk is full")
 
         // Room again: the next part records.
         try FileManager.default.removeItem(at: filler)
-        #expect(feedUntil { events.events(.recordingStarted).count == 2 })
+        #expect(feed.run { events.events(.recordingStarted).count == 2 })
         feed.run(seconds: 1.5)
         feed.finish()
         output.stop(timeoutSeconds: 3)
