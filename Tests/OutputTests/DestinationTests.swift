@@ -54,6 +54,19 @@ private func size(_ path: String) -> String {
         #expect(rtmp.close(.stopped) == nil && rtmp.bytesWritten == 0)
     }
 
+    /// A network output reports each retry after its growing backoff; a recording retries quietly (the
+    /// outage is reported when writing stops and when it resumes), at most `maxRetrySeconds` apart.
+    @Test func networkRetriesAreReportedRecordingRetriesAreQuietAndCapped() {
+        let policy = OutputPolicy(initialBackoffSeconds: 1, maxBackoffSeconds: 15)
+        let rtmp = RTMPDestination(url: "rtmp://127.0.0.1:1/live/key", policy: policy, interrupt: InterruptState())
+        let third = rtmp.retry(attempt: 3)
+        #expect(third.delay == 4 && kind(third.event) == "output_reconnect_attempt")
+        #expect(third.event?.details == ["attempt": "3", "delay_ms": "4000"])
+        let recording = RecordingDestination(path: "/tmp/x.mkv", format: "matroska", policy: policy, interrupt: InterruptState())
+        #expect(recording.retry(attempt: 1).delay == 1 && recording.retry(attempt: 1).event == nil)
+        #expect(recording.retry(attempt: 5).delay == RecordingDestination.maxRetrySeconds && recording.retry(attempt: 5).event == nil)
+    }
+
     /// The recording's whole life on real files: the first file failing to open ends the output; a write
     /// failure opens the next part (the same name if nothing was recorded yet), a format change the next
     /// generation; every file that recorded is reported stopped with its path, reason and size.
