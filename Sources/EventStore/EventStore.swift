@@ -178,6 +178,26 @@ public final class EventStore: Sendable {
         try perform("finishRecording") { try $0.finishRecording(id: id) }
     }
 
+    /// A recording file got its first media at `time`: a row in the current session. Queued behind the
+    /// events recorded before it and never blocks (the output thread reports it); a failure is kept in
+    /// `statistics.lastWriteError`.
+    public func recordingStarted(cameraID: CameraID?, path: String, at time: Date) {
+        enqueue("recordingStarted") { _ = try $0.addRecording(camera: cameraID, path: path, startedAt: time) }
+    }
+
+    /// The file `path` of the current session was closed at `time`, `bytes` long: its row ends (once).
+    /// Queued like `recordingStarted`.
+    public func recordingStopped(path: String, bytes: Int64?, at time: Date) {
+        enqueue("recordingStopped") { try $0.finishRecording(path: path, bytes: bytes, endedAt: time) }
+    }
+
+    /// Ends the current session's recording rows still open (their file was not reported closed);
+    /// returns how many.
+    @discardableResult
+    public func finishOpenRecordings() throws -> Int {
+        try perform("finishOpenRecordings") { try $0.finishOpenRecordings() }
+    }
+
     // MARK: Reading
 
     /// Sessions, newest first, with their switch and event counts.
@@ -238,6 +258,21 @@ public final class EventStore: Sendable {
         switch completion.wait() {
         case .success(let value): return value
         case .failure(let error): throw Self.publicError(error)
+        }
+    }
+
+    /// Runs `body` on the store thread after everything queued before it, without waiting. Rare calls
+    /// only (each is appended past the queue's capacity, like `perform`'s jobs).
+    private func enqueue(_ operation: String, _ body: @escaping @Sendable (StoreWorker) throws -> Void) {
+        let shared = self.shared
+        let command = StoreCommand.job { worker in
+            do { try body(worker) } catch {
+                let message = "\(operation): \(Self.publicError(error))"
+                shared.values.withLock { $0.statistics.lastWriteError = message }
+            }
+        }
+        closed.withLock { isClosed in
+            if !isClosed { queue.modify { $0.append(command) } }
         }
     }
 

@@ -98,14 +98,17 @@ public struct RecordingRecord: Sendable, Hashable {
     public var path: String
     public var startedAt: Date
     public var endedAt: Date?
+    /// The file's size when it was closed; nil while it is written (or when the server was killed).
+    public var bytes: Int64?
 
-    public init(id: Int64, sessionID: Int64, camera: CameraID?, path: String, startedAt: Date, endedAt: Date?) {
+    public init(id: Int64, sessionID: Int64, camera: CameraID?, path: String, startedAt: Date, endedAt: Date?, bytes: Int64? = nil) {
         self.id = id
         self.sessionID = sessionID
         self.camera = camera
         self.path = path
         self.startedAt = startedAt
         self.endedAt = endedAt
+        self.bytes = bytes
     }
 }
 

@@ -70,12 +70,29 @@ extension StoreWorker {
 
     // MARK: Recordings
 
-    func addRecording(camera: CameraID?, path: String) throws -> Int64 {
+    func addRecording(camera: CameraID?, path: String, startedAt: Date = Date()) throws -> Int64 {
         try requireWritable("addRecording")
         guard let sessionID = currentSessionID else { throw EventStoreError.noCurrentSession(operation: "addRecording") }
         try connection.run("INSERT INTO recordings (session_id, camera, path, started_at) VALUES (?, ?, ?, ?)",
-                           [.integer(sessionID), .optional(camera?.name), .text(path), .integer(Date().unixMilliseconds)])
+                           [.integer(sessionID), .optional(camera?.name), .text(path), .integer(startedAt.unixMilliseconds)])
         return connection.lastInsertRowID
+    }
+
+    /// Ends the current session's open row for `path` with the file's final size.
+    func finishRecording(path: String, bytes: Int64?, endedAt: Date) throws {
+        try requireWritable("finishRecording")
+        guard let sessionID = currentSessionID else { throw EventStoreError.noCurrentSession(operation: "finishRecording") }
+        try connection.run("UPDATE recordings SET ended_at = ?, bytes = ? WHERE session_id = ? AND path = ? AND ended_at IS NULL",
+                           [.integer(endedAt.unixMilliseconds), .optional(bytes), .integer(sessionID), .text(path)])
+    }
+
+    /// Ends every row of the current session still open; returns how many.
+    func finishOpenRecordings() throws -> Int {
+        try requireWritable("finishOpenRecordings")
+        guard let sessionID = currentSessionID else { throw EventStoreError.noCurrentSession(operation: "finishOpenRecordings") }
+        try connection.run("UPDATE recordings SET ended_at = ? WHERE session_id = ? AND ended_at IS NULL",
+                           [.integer(Date().unixMilliseconds), .integer(sessionID)])
+        return connection.changes
     }
 
     func finishRecording(id: Int64) throws {
@@ -90,13 +107,14 @@ extension StoreWorker {
 
     func recordings(sessionID: Int64) throws -> [RecordingRecord] {
         try connection.query(
-            "SELECT id, session_id, camera, path, started_at, ended_at FROM recordings WHERE session_id = ? ORDER BY id",
+            "SELECT id, session_id, camera, path, started_at, ended_at, bytes FROM recordings WHERE session_id = ? ORDER BY id",
             [.integer(sessionID)]
         ) { row in
             RecordingRecord(id: try row.int64("id"), sessionID: try row.int64("session_id"),
                             camera: try row.optionalText("camera").map { CameraID($0) },
                             path: try row.text("path"), startedAt: Date(unixMilliseconds: try row.int64("started_at")),
-                            endedAt: try row.optionalInt64("ended_at").map(Date.init(unixMilliseconds:)))
+                            endedAt: try row.optionalInt64("ended_at").map(Date.init(unixMilliseconds:)),
+                            bytes: try row.optionalInt64("bytes"))
         }
     }
 }

@@ -1,4 +1,5 @@
 import StudioCore
+import MediaSupport
 
 /// Where one output's media goes, one connection or file at a time. The output loop (`OutputLoop`)
 /// opens it for the two stream descriptions, writes packets, closes it; what differs between an RTMP
@@ -22,18 +23,30 @@ protocol Destination: AnyObject {
     /// Writes one packet; `newExtradata` makes the muxer send a fresh sequence header in-band first.
     /// Returns false when the packet was refused (its dts would go backwards).
     func write(_ packet: EncodedPacket, newExtradata: [UInt8]?) throws -> Bool
-    /// A video packet was written (recordings push what is buffered to the file here).
-    func wroteVideo(at pts: MediaTime, keyframe: Bool)
-    /// Closes the connection or file (if open); returns the event that reports it, if any.
-    func close(_ reason: CloseReason) -> OutputEvent?
+    /// A video packet was written (recordings push what is buffered to the file here). Returns whether
+    /// the connection or file holds media now: the output reports it started (`started`) the first time
+    /// it does. A network connection does from its first keyframe; a recording once that keyframe is on
+    /// disk. Throws when pushing to the file failed (the output then handles it as a failed write).
+    func wroteVideo(at pts: MediaTime, keyframe: Bool) throws -> Bool
+    /// Closes the connection or file (if open); returns the event that reports it, if any. `error`: what
+    /// failed, with `.writeFailed`.
+    func close(_ reason: CloseReason, error: String?) -> OutputEvent?
+    /// Before open attempt `attempt` (1, 2... since the last good connection or file): how long to wait,
+    /// and the event that reports the attempt, if any.
+    func retry(attempt: Int) -> Retry
 
     /// Opening failed with `error` (already redacted). `firstFailure`: no failure since the last good
     /// connection; `everStarted`: media went out on an earlier connection or file.
     func openFailed(_ error: String, firstFailure: Bool, everStarted: Bool) -> OpenFailure
-    /// The connection or file got its first keyframe at `pts`; `reconnect` when an earlier one did too.
+    /// The connection or file holds media from its first keyframe at `pts` on (`wroteVideo` said so);
+    /// `reconnect` when an earlier one did too.
     func started(at pts: MediaTime, reconnect: Bool) -> Started
     /// A write failed with `error` (the destination is closed already); the event to report, if any.
     func writeFailed(_ error: String, at pts: MediaTime, stopping: Bool) -> OutputEvent?
+}
+
+extension Destination {
+    func close(_ reason: CloseReason) -> OutputEvent? { close(reason, error: nil) }
 }
 
 /// An event a destination reports; the output adds its name and masked URL and emits it.
@@ -67,6 +80,12 @@ enum OpenFailure {
     case retry(OutputEvent?)
 }
 
+/// The wait before an open attempt after failures, and the event that reports it, if any.
+struct Retry {
+    var delay: Double
+    var event: OutputEvent?
+}
+
 /// What follows a new stream description of an open stream.
 enum FormatChange {
     /// Same connection or file: a new sequence header goes in-band with the next packet (FLV).
@@ -88,7 +107,7 @@ extension OutputDestination {
     /// `RecordingDestination`.
     func makeDestination(policy: OutputPolicy, interrupt: InterruptState) -> any Destination {
         if isNetwork { return RTMPDestination(url: url, policy: policy, interrupt: interrupt) }
-        return RecordingDestination(path: url, format: containerFormat, interrupt: interrupt)
+        return RecordingDestination(path: url, format: containerFormat, policy: policy, interrupt: interrupt)
     }
 }
 
@@ -117,7 +136,13 @@ final class MuxerConnection {
         return try muxer.write(packet, newExtradata: newExtradata)
     }
 
-    func flush() { muxer?.flush() }
+    func flush() throws { try muxer?.flush() }
+
+    /// Pushes everything written into the file (see `Muxer.flushAll`).
+    func flushAll() throws {
+        guard let muxer else { throw FFmpegError(call: "avio_flush", message: "muxer closed") }
+        try muxer.flushAll()
+    }
 
     /// Closes the muxer, if one is open; returns whether one was.
     @discardableResult

@@ -184,11 +184,28 @@ final class Muxer {
 
     /// Pushes what libavformat has buffered to the file or socket (recordings: at each keyframe and every
     /// half second, so a killed server leaves all but about the last 1.5 s on disk).
-    func flush() {
+    /// Throws the write error when the buffer did not reach the file.
+    func flush() throws(FFmpegError) {
         guard let pb = context?.pointee.pb else { return }
         interrupt.startOperation(seconds: ioTimeout)
         defer { interrupt.endOperation() }
         avio_flush(pb)
+        try check("avio_flush", pb.pointee.error)
+    }
+
+    /// Pushes everything written so far into the file: the interleaving queue, the muxer's own buffer
+    /// (Matroska's open cluster) and libavformat's I/O buffer. Throws the write error when it did not all
+    /// reach the file (a full disk): opening a file and writing its header and a keyframe "succeed" while
+    /// they are only buffered, so a recording knows its file holds media only after this.
+    func flushAll() throws(FFmpegError) {
+        guard let context, let pb = context.pointee.pb else { throw FFmpegError(call: "avio_flush", message: "muxer closed") }
+        interrupt.startOperation(seconds: ioTimeout)
+        defer { interrupt.endOperation() }
+        try check("av_interleaved_write_frame(flush)", av_interleaved_write_frame(context, nil))
+        // 1 means the format keeps nothing of its own (FLV); Matroska closes its cluster.
+        try check("av_write_frame(flush)", av_write_frame(context, nil))
+        avio_flush(pb)
+        try check("avio_flush", pb.pointee.error)
     }
 
     /// Bytes handed to the protocol so far (kept after close).

@@ -7,10 +7,12 @@ import StudioSystem
 ///
 /// Per connection (or file): the destination is opened once both stream descriptions are known; a
 /// keyframe is requested from the encoder; video is dropped until a keyframe comes and audio older than
-/// it is dropped, so the first packet written is always a video keyframe. Timestamps are program time,
+/// it is dropped, so the first packet written is always a video keyframe. The connection or file is
+/// reported started once the destination says it holds media (`Destination.wroteVideo`: a network
+/// connection at its first keyframe, a recording once that keyframe is on disk). Timestamps are program time,
 /// continuous across reconnects (FLV: `MediaTime.milliseconds`). After a failure the destination is
-/// opened again with backoff (`OutputPolicy.backoff`), forever until stopped, unless the destination
-/// gives up.
+/// opened again with backoff (`Destination.retry`), growing until a connection or file starts again,
+/// forever until stopped, unless the destination gives up.
 ///
 /// A new video/audio description mid-stream (encoder fallback, generation + 1) either rides in-band
 /// (AV_PKT_DATA_NEW_EXTRADATA on the first packet of the new generation, video from its keyframe) or
@@ -34,6 +36,8 @@ struct OutputLoop {
     var awaitingKeyframe = true
     var keyframeRequestedAt: UInt64 = 0
     var firstKeyframe: MediaTime?
+    /// This connection or file was reported started (it holds media).
+    var reportedStarted = false
     var heldAudio: [EncodedPacket] = []
     var early: [EncodedPacket] = []
     /// Extradata to send in-band with the next packet of each kind, after a format change.
@@ -107,10 +111,10 @@ struct OutputLoop {
 
     mutating func connect(video: StreamDescription, audio: StreamDescription) {
         if failures > 0 {
-            let delay = policy.backoff(attempt: failures)
-            guard output.pause(seconds: delay) else { finished = true; return }
+            let retry = destination.retry(attempt: failures)
+            guard output.pause(seconds: retry.delay) else { finished = true; return }
             output.update { $0.reconnectAttempts += 1 }
-            emit(.outputReconnectAttempt, ["attempt": String(failures), "delay_ms": String(Int(delay * 1000))])
+            emit(retry.event)
         }
         output.update { $0.state = everConnected ? .reconnecting : .connecting }
         do {
@@ -129,6 +133,7 @@ struct OutputLoop {
         }
         awaitingKeyframe = true
         firstKeyframe = nil
+        reportedStarted = false
         heldAudio.removeAll()
         pendingVideoExtradata = nil
         pendingAudioExtradata = nil
@@ -214,16 +219,22 @@ struct OutputLoop {
             guard write(packet, extradata: extradata) else { return }
             pendingVideoExtradata = nil
             awaitingKeyframe = false
-            if firstKeyframe == nil { connectionStarted(at: packet.pts) }
+            if firstKeyframe == nil { firstKeyframe = packet.pts }
             // Audio that waited for this keyframe: older than it is dropped, the rest goes out.
             let held = heldAudio
             heldAudio.removeAll()
             for audioPacket in held { writeAudio(audioPacket) }
+            guard isOpen else { return }
         } else {
             guard packet.generation >= minimumVideoGeneration else { queue.countDrop(video: 1); return }
             guard write(packet, extradata: nil) else { return }
         }
-        destination.wroteVideo(at: packet.pts, keyframe: packet.isKeyframe)
+        do {
+            let holdsMedia = try destination.wroteVideo(at: packet.pts, keyframe: packet.isKeyframe)
+            if holdsMedia, !reportedStarted, let firstKeyframe { connectionStarted(at: firstKeyframe) }
+        } catch {
+            writeFailed(error, at: packet.pts)
+        }
     }
 
     mutating func writeAudio(_ packet: EncodedPacket) {
@@ -262,27 +273,33 @@ struct OutputLoop {
             }
             return true
         } catch {
-            let text = redact(error)
             queue.countDrop(video: packet.kind == .video ? 1 : 0, audio: packet.kind == .audio ? 1 : 0)
-            output.update { $0.lastError = text }
-            close(.writeFailed)
-            let stopping = output.stopRequested
-            emit(destination.writeFailed(text, at: packet.pts, stopping: stopping))
-            if stopping {
-                finished = true
-                return false
-            }
-            output.update {
-                $0.state = .reconnecting
-                $0.connectedSince = nil
-            }
-            failures = 1
+            writeFailed(error, at: packet.pts)
             return false
         }
     }
 
+    /// A write (or a push to the file) failed: closes the destination and schedules the next open, or
+    /// finishes when stopping. The backoff keeps growing while no connection or file starts.
+    mutating func writeFailed(_ error: any Error, at pts: MediaTime) {
+        let text = redact(error)
+        output.update { $0.lastError = text }
+        close(.writeFailed, error: text)
+        let stopping = output.stopRequested
+        emit(destination.writeFailed(text, at: pts, stopping: stopping))
+        if stopping {
+            finished = true
+            return
+        }
+        output.update {
+            $0.state = .reconnecting
+            $0.connectedSince = nil
+        }
+        failures += 1
+    }
+
     mutating func connectionStarted(at pts: MediaTime) {
-        firstKeyframe = pts
+        reportedStarted = true
         let started = destination.started(at: pts, reconnect: everConnected)
         everConnected = true
         failures = 0
@@ -298,13 +315,14 @@ struct OutputLoop {
         emit(started.event)
     }
 
-    mutating func close(_ reason: CloseReason) {
+    mutating func close(_ reason: CloseReason, error: String? = nil) {
         guard isOpen else { return }
-        let event = destination.close(reason)
+        let event = destination.close(reason, error: error)
         let total = destination.bytesWritten  // as counted when the connection closed
         output.update { $0.bytesSent = total }
         emit(event)
         firstKeyframe = nil
+        reportedStarted = false
     }
 
     /// The destination gave up: the output fails and drops what is queued.

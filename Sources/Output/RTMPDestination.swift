@@ -45,12 +45,20 @@ final class RTMPDestination: Destination {
         try connection.write(packet, newExtradata: newExtradata)
     }
 
-    /// The muxer sends every packet at once (`flush_packets`): nothing to push.
-    func wroteVideo(at pts: MediaTime, keyframe: Bool) {}
+    /// The muxer sends every packet at once (`flush_packets`): nothing to push; the connection is
+    /// streaming from its first keyframe.
+    func wroteVideo(at pts: MediaTime, keyframe: Bool) -> Bool { true }
 
-    func close(_ reason: CloseReason) -> OutputEvent? {
+    func close(_ reason: CloseReason, error: String?) -> OutputEvent? {
         connection.close(writeTrailer: reason.writesTrailer)
         return nil
+    }
+
+    /// Each attempt is reported (`output_reconnect_attempt`), after the backoff it waited.
+    func retry(attempt: Int) -> Retry {
+        let delay = policy.backoff(attempt: attempt)
+        return Retry(delay: delay, event: OutputEvent(.outputReconnectAttempt, ["attempt": String(attempt),
+                                                                                "delay_ms": String(Int(delay * 1000))]))
     }
 
     /// Retries forever; only a server never reached is reported (once), later attempts are only counted.

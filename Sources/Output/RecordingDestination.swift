@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import StudioCore
 
@@ -5,20 +8,35 @@ import StudioCore
 ///
 /// File operations have no per-operation deadline (libavformat checks it before every buffer written,
 /// so one slow disk write would fail the next one); only `stop`'s deadline aborts them. A file that cannot
-/// be opened at all at start ends the output (an `error` event) and the show goes on. Once a file has
-/// been open, a write error (or a later failed open) closes it (`recording_stopped`, an `error` event)
-/// and the output opens the next part with backoff, forever until stopped: `NAME-part1.mkv`,
-/// `NAME-part2.mkv`... (`recording_started` again), so a transient disk problem costs only the media
-/// while it lasts. A new description mid-stream: FLV sends a new sequence header in-band; Matroska cannot
-/// change codec private data, so the file is finished and the next generation starts (`NAME-g1.mkv`).
+/// be opened at all at start ends the output (an `error` event) and the show goes on.
+///
+/// A file is a recording once media is on disk: opening a file and writing its header and a keyframe
+/// "succeed" on a full disk while everything is only buffered, so after the file's first keyframe
+/// everything is pushed into it (`Muxer.flushAll`), and only when that worked is it reported
+/// (`recording_started`, which the server turns into a `recordings` row). A file that never got media is
+/// deleted when it is closed, so no empty or header-only file is left behind.
+///
+/// Once a file has been open, a write error (or a later failed open) closes it (`recording_stopped`
+/// with reason `write failed` and the error, one `error` event) and the output opens the next part with
+/// backoff (at most `maxRetrySeconds` apart), forever until stopped: `NAME-part1.mkv`, `NAME-part2.mkv`...
+/// While the disk stays full the retries are quiet (no events; counted in `reconnect_attempts`); the
+/// part that gets media again is reported by one `recording_started` with the gap (`gap_ms`,
+/// `previous_path`). A new description mid-stream: FLV sends a new sequence header in-band; Matroska
+/// cannot change codec private data, so the file is finished and the next generation starts
+/// (`NAME-g1.mkv`).
 ///
 /// Pushed to the file at each keyframe and at least every half second of program time: with Matroska
 /// clusters of at most one second (see `Muxer`), a killed server's file plays up to about 1.5 s before
 /// the kill.
 final class RecordingDestination: Destination {
+    /// The longest wait between tries to open the next file after a failure: trying a local file is cheap,
+    /// and recording resumes within this of the disk having room again.
+    static let maxRetrySeconds = 2.0
+
     /// The path of the first file; later files add `-gN` and `-partK` before the extension.
     let path: String
     private let format: String
+    private let policy: OutputPolicy
     private let connection: MuxerConnection
     /// Bumped by a format change (a new file for the new description).
     private var generation = 0
@@ -28,16 +46,31 @@ final class RecordingDestination: Destination {
     private var filePath: String
     /// A file was opened at least once: later open failures are retried instead of ending the output.
     private var everOpened = false
-    /// The open file got its first keyframe.
+    /// The open file holds media (its first keyframe reached the disk).
+    private var holdsMedia = false
+    /// The open file was reported started.
     private var recording = false
     /// Opening again after a write failure (counted as a reconnection once it records again).
     private var reopening = false
     /// Program time of the last flush.
     private var lastFlush: MediaTime?
+    /// Program time of the last video packet written to the open file.
+    private var lastVideo: MediaTime?
+    /// Since a write failed, until a file holds media again.
+    private var outage: Outage?
 
-    init(path: String, format: String, interrupt: InterruptState) {
+    private struct Outage {
+        /// The file that failed, if it had recorded, and the program time of its last video packet.
+        var previousPath: String?
+        var lastProgramTime: MediaTime?
+        /// The failure was reported (one `error` event); retries are quiet.
+        var reported = false
+    }
+
+    init(path: String, format: String, policy: OutputPolicy = OutputPolicy(), interrupt: InterruptState) {
         self.path = path
         self.format = format
+        self.policy = policy
         filePath = path
         connection = MuxerConnection(interrupt: interrupt)
     }
@@ -61,6 +94,9 @@ final class RecordingDestination: Destination {
 
     func open(video: StreamDescription, audio: StreamDescription) throws {
         filePath = Self.path(path, generation: generation, part: part)
+        holdsMedia = false
+        lastVideo = nil
+        lastFlush = nil
         try connection.open(format: format, url: filePath, isNetwork: false, video: video, audio: audio,
                             connectTimeout: nil, ioTimeout: nil)
         everOpened = true
@@ -70,30 +106,56 @@ final class RecordingDestination: Destination {
         try connection.write(packet, newExtradata: newExtradata)
     }
 
-    func wroteVideo(at pts: MediaTime, keyframe: Bool) {
-        if keyframe || lastFlush.map({ pts.microseconds - $0.microseconds >= 500_000 }) ?? true {
-            connection.flush()
+    /// The file's first keyframe is pushed all the way into the file; later, what is buffered is pushed
+    /// at each keyframe and every half second.
+    func wroteVideo(at pts: MediaTime, keyframe: Bool) throws -> Bool {
+        lastVideo = pts
+        if !holdsMedia {
+            try connection.flushAll()
+            holdsMedia = true
+            lastFlush = pts
+        } else if keyframe || lastFlush.map({ pts.microseconds - $0.microseconds >= 500_000 }) ?? true {
+            try connection.flush()
             lastFlush = pts
         }
+        return holdsMedia
     }
 
-    /// A file that recorded is reported closed. After a format change the next file is a new generation;
-    /// after a write failure the next part (a file that never got its first keyframe is simply opened again
-    /// under the same name).
-    func close(_ reason: CloseReason) -> OutputEvent? {
+    /// A file that recorded is reported closed, with its size; one that never got media is deleted.
+    /// After a format change the next file is a new generation; after a write failure the next part (a
+    /// file that never recorded is simply opened again under the same name).
+    func close(_ reason: CloseReason, error: String?) -> OutputEvent? {
         guard connection.close(writeTrailer: reason.writesTrailer) else { return nil }
         let recorded = recording
         recording = false
+        holdsMedia = false
+        if !recorded { unlink(filePath) }
         switch reason {
         case .stopped: break
         case .formatChanged:
             generation += 1
             part = 0
         case .writeFailed:
-            if recorded { part += 1 }
+            if recorded {
+                part += 1
+                outage = Outage(previousPath: filePath, lastProgramTime: lastVideo)
+            } else if outage == nil {
+                outage = Outage()
+            }
             reopening = true
         }
-        return recorded ? OutputEvent(.recordingStopped, ["path": filePath, "reason": reason.rawValue]) : nil
+        guard recorded else { return nil }
+        var details = ["path": filePath, "reason": reason.rawValue]
+        if let error { details["error"] = error }
+        if let lastVideo { details["last_program_ms"] = String(lastVideo.milliseconds) }
+        if let size = Self.size(ofFile: filePath) { details["bytes"] = String(size) }
+        return OutputEvent(.recordingStopped, details)
+    }
+
+    static func size(ofFile path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
     }
 
     /// The first file failing ends the output; after that, the first failure of a series is reported and
@@ -104,16 +166,29 @@ final class RecordingDestination: Destination {
         return .retry(firstFailure ? event : nil)
     }
 
+    /// Quiet: the outage was reported when writing stopped, and the next `recording_started` says when
+    /// it resumed.
+    func retry(attempt: Int) -> Retry {
+        Retry(delay: min(policy.backoff(attempt: attempt), Self.maxRetrySeconds), event: nil)
+    }
+
     func started(at pts: MediaTime, reconnect: Bool) -> Started {
         recording = true
         defer { reopening = false }
-        return Started(event: OutputEvent(.recordingStarted, programTime: pts,
-                                          ["first_program_ms": String(pts.milliseconds), "path": filePath]),
-                       isReconnection: reopening)
+        var details = ["first_program_ms": String(pts.milliseconds), "path": filePath]
+        if let outage, let previous = outage.previousPath {
+            details["previous_path"] = previous
+            if let last = outage.lastProgramTime { details["gap_ms"] = String(pts.milliseconds - last.milliseconds) }
+        }
+        outage = nil
+        return Started(event: OutputEvent(.recordingStarted, programTime: pts, details), isReconnection: reopening)
     }
 
-    /// Reported even while stopping: the end of the recording is missing.
+    /// Reported even while stopping (the end of the recording is missing), once per outage: failures of
+    /// the files tried while the disk stays full are quiet.
     func writeFailed(_ error: String, at pts: MediaTime, stopping: Bool) -> OutputEvent? {
-        OutputEvent(.error, programTime: pts, ["during": "write recording", "error": error, "path": filePath])
+        guard outage?.reported != true else { return nil }
+        outage?.reported = true
+        return OutputEvent(.error, programTime: pts, ["during": "write recording", "error": error, "path": filePath])
     }
 }

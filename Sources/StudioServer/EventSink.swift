@@ -9,17 +9,21 @@ final class ServerEventSink: EventSink {
     private let store: EventStore
     private let control: ControlServer
     private let log: ServerLog
+    /// The `recordings` rows, kept from the recording outputs' events.
+    let recordings: RecordingRows
 
     init(store: EventStore, control: ControlServer, log: ServerLog) {
         self.store = store
         self.control = control
         self.log = log
+        recordings = RecordingRows(store: store)
     }
 
     func emit(_ event: StudioEvent) {
         // Tally changes follow from the switch and preview events, which are stored: watchers only.
         guard event.kind != .tally else { return control.broadcast(event) }
         store.record(event)
+        recordings.note(event)
         control.broadcast(event)
         log.info(Views.describe(event))
     }

@@ -59,7 +59,6 @@ final class IsoRecorder: Sendable {
     private let source: BoundCamera
     let cameraID: CameraID
     let path: String
-    let recordingID: Int64
     let output: MediaOutput
     private let settings: Settings
     private let fanOut: OutputFanOut
@@ -68,13 +67,12 @@ final class IsoRecorder: Sendable {
     /// Made at `start`, at the camera's rate then.
     private let encoder: EncoderSlot
 
-    init(camera: any Camera, path: String, recordingID: Int64, settings: Settings, events: any EventSink,
+    init(camera: any Camera, path: String, settings: Settings, events: any EventSink,
          clock: any Clock = .monotonic) {
         let source = BoundCamera(camera)
         self.source = source
         self.cameraID = camera.id
         self.path = path
-        self.recordingID = recordingID
         self.settings = settings
         self.events = events
         // Video from this ISO's encoder plus the program audio: two producers end the stream.

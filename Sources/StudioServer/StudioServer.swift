@@ -32,8 +32,6 @@ public final class StudioServer: Sendable {
     let queries: QueryWorker
     /// Why `auto` did not use the GPU, when it did not.
     let encoderChoiceReason: String?
-    /// The program recording's row in the store, closed at shutdown.
-    let programRecording: Int64?
     let startedAt: Date
     let startedMonotonic: UInt64
     /// Every running service, stopped in reverse at `shutdown`.
@@ -135,7 +133,7 @@ public final class StudioServer: Sendable {
                 try switcher.setDefaultTransition(configuration.transition)
             } catch { throw ServerError("scenes: \(error)") }
             let cameras = CameraHub(switcher: switcher, events: events, log: log, lossTimeoutSeconds: options.cameraLossTimeoutSeconds,
-                                    makeIso: Self.isoFactory(options: options, session: session, store: store, events: events, log: log,
+                                    makeIso: Self.isoFactory(options: options, session: session, events: events, log: log,
                                                              audioFormat: audioEncoder.streamDescription))
             self.cameras = cameras
             // The program audio also goes into every ISO file (so each angle plays with the show's sound).
@@ -146,22 +144,23 @@ public final class StudioServer: Sendable {
             self.audioStage = audioStage
 
             var outputs: [MediaOutput] = []
-            var programRecording: Int64?
             for target in configuration.outputs {
                 outputs.append(MediaOutput(destination: OutputDestination(name: target.name, url: target.url), events: events,
                                            requestKeyframe: { videoStage.requestKeyframe() }))
             }
             if let directory = configuration.recordDirectory {
                 let path = RecordingDirectory.programPath(in: directory, session: sessionID)
-                outputs.append(MediaOutput(destination: OutputDestination(name: "recording", url: path), events: events,
-                                           requestKeyframe: { videoStage.requestKeyframe() }))
-                programRecording = try store.addRecording(cameraID: nil, path: path)
+                let output = MediaOutput(destination: OutputDestination(name: "recording", url: path), events: events,
+                                         requestKeyframe: { videoStage.requestKeyframe() })
+                // Each file of it becomes a `recordings` row once it holds media (see `RecordingRows`).
+                events.recordings.register(output: output.destination.name, camera: nil)
+                outputs.append(output)
             }
             self.outputs = outputs
-            self.programRecording = programRecording
-            let programOutputs = outputs, programRecordingID = programRecording
+            let programOutputs = outputs
             // All outputs (the program's and the ISO files) drain at the same time, so the whole stop is
-            // bounded by one output's budget; then their recordings are closed in the store.
+            // bounded by one output's budget; each reports its last file closed (its row ends with its
+            // size), and rows of an output that did not finish in time are ended here.
             services.start("outputs", {
                 for output in programOutputs {
                     fanOut.add(output)
@@ -173,8 +172,7 @@ public final class StudioServer: Sendable {
                     NamedThread.start(name: "stop.\(output.destination.name)") { output.stop(timeoutSeconds: 5) }
                 }
                 for thread in stopping { thread.join(timeoutSeconds: 6) }
-                if let programRecordingID { try? store.finishRecording(id: programRecordingID) }
-                for iso in isoRecorders { try? store.finishRecording(id: iso.recordingID) }
+                do { try store.finishOpenRecordings() } catch { log.info("could not end the recordings' rows: \(error)") }
             })
             // The encoders' threads run from their making; stopping them sends end-of-stream downstream
             // (the ISO encoders between the program's video and audio). They share one stop budget
@@ -235,7 +233,7 @@ public final class StudioServer: Sendable {
 
     /// ISO recordings: each camera encoded and recorded on its own, beside the program recording,
     /// including cameras plugged in mid-show (see `CameraHub`). Nil when not recording.
-    private static func isoFactory(options: ServerOptions, session: Int64, store: EventStore, events: ServerEventSink, log: ServerLog,
+    private static func isoFactory(options: ServerOptions, session: Int64, events: ServerEventSink, log: ServerLog,
                                    audioFormat: StreamDescription) -> CameraHub.IsoFactory? {
         let configuration = options.configuration
         guard let directory = configuration.recordDirectory else { return nil }
@@ -254,20 +252,14 @@ public final class StudioServer: Sendable {
                                                                             program: programEncoder))
             settings.faultInjectionAfterFrames = fault
             let path = RecordingDirectory.isoPath(in: directory, session: session, camera: camera.id)
-            do {
-                let recordingID = try store.addRecording(cameraID: camera.id, path: path)
-                let iso = IsoRecorder(camera: camera, path: path, recordingID: recordingID, settings: settings, events: events)
-                // The program audio goes into every ISO file; a recorder made mid-show first gets
-                // the audio stream's description, then packets from the next one on.
-                iso.deliverAudio(.format(audioFormat))
-                log.info("ISO \(camera.id.name): \(path) (encoder \(settings.encoder.rawValue), x264 preset \(settings.preset))")
-                return iso
-            } catch {
-                events.emit(StudioEvent(kind: .error, camera: camera.id, details: [
-                    "stage": "iso.\(camera.id.name)", "during": "add recording", "error": String(describing: error),
-                ]))
-                return nil
-            }
+            let iso = IsoRecorder(camera: camera, path: path, settings: settings, events: events)
+            // Its files become `recordings` rows once they hold media (see `RecordingRows`).
+            events.recordings.register(output: iso.output.destination.name, camera: camera.id)
+            // The program audio goes into every ISO file; a recorder made mid-show first gets
+            // the audio stream's description, then packets from the next one on.
+            iso.deliverAudio(.format(audioFormat))
+            log.info("ISO \(camera.id.name): \(path) (encoder \(settings.encoder.rawValue), x264 preset \(settings.preset))")
+            return iso
         }
     }
 

@@ -225,6 +225,32 @@ import Testing
         store.close()
     }
 
+    /// The server's rows from the outputs' events: queued without waiting, in order with the events,
+    /// one row per file; each ends once with its size; the ones never reported closed end at stop.
+    @Test func recordingRowsFollowTheFilesStartedAndStopped() throws {
+        let directory = try TemporaryDirectory()
+        let store = try EventStore(path: directory.file("studio.db"))
+        let sessionID = try store.startSession(configSnapshot: "{}")
+        let startedAt = Date(timeIntervalSince1970: 1_700_000_000)
+        store.recordingStarted(cameraID: nil, path: "/srv/rec/program.mkv", at: startedAt)
+        store.recordingStarted(cameraID: "cam1", path: "/srv/rec/cam1.mkv", at: startedAt)
+        store.recordingStopped(path: "/srv/rec/program.mkv", bytes: 123_456, at: startedAt.addingTimeInterval(5))
+        store.recordingStarted(cameraID: nil, path: "/srv/rec/program-part1.mkv", at: startedAt.addingTimeInterval(9))
+        store.recordingStopped(path: "/srv/rec/program.mkv", bytes: 1, at: startedAt.addingTimeInterval(20))
+        var rows = try store.recordings(sessionID: sessionID)
+        #expect(rows.map(\.path) == ["/srv/rec/program.mkv", "/srv/rec/cam1.mkv", "/srv/rec/program-part1.mkv"])
+        #expect(rows.map(\.camera) == [nil, "cam1", nil])
+        #expect(rows.map(\.startedAt) == [startedAt, startedAt, startedAt.addingTimeInterval(9)])
+        #expect(rows[0].endedAt == startedAt.addingTimeInterval(5) && rows[0].bytes == 123_456, "ended once, by the first stop")
+        #expect(rows[1].endedAt == nil && rows[1].bytes == nil && rows[2].endedAt == nil)
+
+        #expect(try store.finishOpenRecordings() == 2)
+        rows = try store.recordings(sessionID: sessionID)
+        #expect(rows.allSatisfy { $0.endedAt != nil } && rows[0].endedAt == startedAt.addingTimeInterval(5))
+        #expect(store.statistics.lastWriteError == nil)
+        store.close()
+    }
+
     @Test func unwritablePlacesGiveClearErrors() throws {
         let directory = try TemporaryDirectory()
         // A regular file where a directory should be (root ignores permission bits, so use the file type).

@@ -3,9 +3,14 @@ import Testing
 import StudioCore
 import Encoding
 import MediaSupport
+import TestSupport
 @testable import Output
 
 private func kind(_ event: OutputEvent?) -> String? { event?.kind.rawValue }
+/// The file's size as the events give it ("no file" when it is missing).
+private func size(_ path: String) -> String {
+    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber).map { "\($0.int64Value)" } ?? "no file"
+}
 
 @Suite(.serialized) struct DestinationTests {
     init() { FFmpegLogging.configure(verbose: false) }
@@ -49,9 +54,22 @@ private func kind(_ event: OutputEvent?) -> String? { event?.kind.rawValue }
         #expect(rtmp.close(.stopped) == nil && rtmp.bytesWritten == 0)
     }
 
+    /// A network output reports each retry after its growing backoff; a recording retries quietly (the
+    /// outage is reported when writing stops and when it resumes), at most `maxRetrySeconds` apart.
+    @Test func networkRetriesAreReportedRecordingRetriesAreQuietAndCapped() {
+        let policy = OutputPolicy(initialBackoffSeconds: 1, maxBackoffSeconds: 15)
+        let rtmp = RTMPDestination(url: "rtmp://127.0.0.1:1/live/key", policy: policy, interrupt: InterruptState())
+        let third = rtmp.retry(attempt: 3)
+        #expect(third.delay == 4 && kind(third.event) == "output_reconnect_attempt")
+        #expect(third.event?.details == ["attempt": "3", "delay_ms": "4000"])
+        let recording = RecordingDestination(path: "/tmp/x.mkv", format: "matroska", policy: policy, interrupt: InterruptState())
+        #expect(recording.retry(attempt: 1).delay == 1 && recording.retry(attempt: 1).event == nil)
+        #expect(recording.retry(attempt: 5).delay == RecordingDestination.maxRetrySeconds && recording.retry(attempt: 5).event == nil)
+    }
+
     /// The recording's whole life on real files: the first file failing to open ends the output; a write
     /// failure opens the next part (the same name if nothing was recorded yet), a format change the next
-    /// generation; every file that recorded is reported stopped with its path and reason.
+    /// generation; every file that recorded is reported stopped with its path, reason and size.
     @Test func recordingsOpenTheNextPartOrGenerationAndReportEachFile() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -76,7 +94,7 @@ private func kind(_ event: OutputEvent?) -> String? { event?.kind.rawValue }
         #expect(first.isReconnection, "recording again after a write failure counts as a reconnection")
 
         let stopped = recording.close(.writeFailed)
-        #expect(kind(stopped) == "recording_stopped" && stopped?.details == ["path": path, "reason": "write failed"])
+        #expect(kind(stopped) == "recording_stopped" && stopped?.details == ["path": path, "reason": "write failed", "bytes": size(path)])
         let failure = recording.writeFailed("EPIPE", at: .milliseconds(1200), stopping: true)
         #expect(kind(failure) == "error" && failure?.details["path"] == path, "reported even while stopping, with the failed file")
         // The next part cannot be opened (a directory stands in its way), then it can.
@@ -93,17 +111,48 @@ private func kind(_ event: OutputEvent?) -> String? { event?.kind.rawValue }
         try recording.open(video: video, audio: audio)
         #expect(recording.currentFile == part1)
         #expect(recording.started(at: .seconds(2), reconnect: true).isReconnection)
-        #expect(recording.close(.formatChanged)?.details == ["path": part1, "reason": "format changed"])
+        #expect(recording.close(.formatChanged)?.details == ["path": part1, "reason": "format changed", "bytes": size(part1)])
 
         try recording.open(video: video, audio: audio)
         let generation1 = directory.appendingPathComponent("program-g1.mkv").path
         #expect(recording.currentFile == generation1, "a new generation starts without a part")
         #expect(!recording.started(at: .seconds(3), reconnect: true).isReconnection, "a format change is not a reconnection")
-        #expect(recording.close(.stopped)?.details == ["path": generation1, "reason": "stopped"])
+        #expect(recording.close(.stopped)?.details == ["path": generation1, "reason": "stopped", "bytes": size(generation1)])
         #expect(recording.close(.stopped) == nil, "closing twice reports once")
         #expect(recording.bytesWritten > 0)
         for file in [path, part1, generation1] {
             #expect(FileManager.default.fileExists(atPath: file), "\(file)")
         }
+    }
+
+    /// A file is a recording only once media is on disk: its first keyframe is pushed into the file
+    /// before the output reports it; a file closed before it got media is deleted and not reported.
+    @Test func aFileIsARecordingOnceMediaIsOnDiskAndIsDeletedOtherwise() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("program.mkv").path
+        let encoder = try X264Encoder(settings: testSettings)
+        let audio = try AACEncoder().streamDescription
+        let recording = RecordingDestination(path: path, format: "matroska", interrupt: InterruptState())
+
+        try recording.open(video: encoder.streamDescription, audio: audio)
+        #expect(FileManager.default.fileExists(atPath: path))
+        #expect(recording.close(.stopped) == nil, "nothing recorded, nothing reported")
+        #expect(!FileManager.default.fileExists(atPath: path), "a file without media is not left behind")
+
+        try recording.open(video: encoder.streamDescription, audio: audio)
+        let frame = SyntheticMedia.frame(width: testSettings.width, height: testSettings.height, yuv: SyntheticMedia.red, index: 0)
+        var packets = try encoder.encode(frame, pts: .zero, forceKeyframe: true)
+        packets += try encoder.flush()
+        let keyframe = try #require(packets.first)
+        #expect(keyframe.isKeyframe)
+        #expect(try recording.write(keyframe, newExtradata: nil))
+        let buffered = Int(size(path)) ?? 0
+        #expect(try recording.wroteVideo(at: keyframe.pts, keyframe: true), "the keyframe is on disk")
+        #expect((Int(size(path)) ?? 0) > buffered + keyframe.data.count, "pushed into the file: \(buffered) -> \(size(path)) bytes")
+        #expect(kind(recording.started(at: keyframe.pts, reconnect: false).event) == "recording_started")
+        let stopped = recording.close(.stopped)
+        #expect(kind(stopped) == "recording_stopped" && stopped?.details["bytes"] == size(path))
+        #expect(try MediaProbe.probe(URL(fileURLWithPath: path)).videoPackets.count == 1)
     }
 }

@@ -68,6 +68,30 @@ final class ProgramFeed: Sendable {
     }
 }
 
+extension ProgramFeed {
+    /// Feeds program media a tenth of a second at a time until `condition` holds; false after `timeout` s.
+    func run(timeout: Double = 8, until condition: () -> Bool) -> Bool {
+        let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
+        while !condition() {
+            if MonotonicClock.now() > deadline { return false }
+            run(seconds: 0.1)
+        }
+        return true
+    }
+
+    /// A recording output of this feed's program into `path`, trying the next file quickly after a
+    /// failure (0.2 s growing to 0.4 s); started.
+    func startRecording(_ path: URL, events: EventSink) -> MediaOutput {
+        let video = self.video
+        let output = MediaOutput(destination: OutputDestination(name: "recording", url: path.path), events: events,
+                                 requestKeyframe: { video.requestKeyframe() },
+                                 policy: OutputPolicy(initialBackoffSeconds: 0.2, maxBackoffSeconds: 0.4))
+        fanOut.add(output)
+        output.start()
+        return output
+    }
+}
+
 func waitUntil(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
     let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
     while !condition() {

@@ -159,27 +159,15 @@ private func fillerNAL(size: Int) -> [UInt8] {
         let part1 = directory.appendingPathComponent("program-part1.mkv")
         let reader = try FIFOReader(path: path.path)
         let events = CollectingSink()
-        let fanOut = OutputFanOut()
-        let feed = try ProgramFeed(fanOut: fanOut)
-        let output = MediaOutput(destination: OutputDestination(name: "recording", url: path.path), events: events,
-                                 requestKeyframe: { feed.video.requestKeyframe() },
-                                 policy: OutputPolicy(initialBackoffSeconds: 0.2, maxBackoffSeconds: 0.4))
-        fanOut.add(output)
-        output.start()
+        let feed = try ProgramFeed(fanOut: OutputFanOut())
+        let output = feed.startRecording(path, events: events)
         feed.run(seconds: 1.2)
         #expect(events.events(.recordingStarted).count == 1)
 
         // The disk "goes away": the directory is removed, then the file's reader closes.
         try FileManager.default.removeItem(at: directory)
         reader.stop()
-        func feedUntil(_ condition: () -> Bool) -> Bool {
-            let deadline = MonotonicClock.now() + 8_000_000_000
-            while !condition() {
-                if MonotonicClock.now() > deadline { return false }
-                feed.run(seconds: 0.1)
-            }
-            return true
-        }
+        let feedUntil = { (condition: () -> Bool) in feed.run(until: condition) }
         #expect(feedUntil { output.statistics.lastError?.contains("avio_open2") == true },
                 "reopening fails while the directory is missing: \(output.statistics.lastError ?? "")")
         #expect(output.statistics.state == .reconnecting)

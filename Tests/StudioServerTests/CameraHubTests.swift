@@ -151,7 +151,7 @@ private func eventually(_ timeout: Double = 3, _ condition: () -> Bool) -> Bool 
                                            identity: "test-pattern:1")
         let after = try TestPatternCamera(id: id, format: CameraFormat(pixelFormat: .nv12, width: 256, height: 144, frameRate: Rational(30)),
                                           identity: "test-pattern:1")
-        let iso = IsoRecorder(camera: before, path: path, recordingID: 1,
+        let iso = IsoRecorder(camera: before, path: path,
                               settings: .init(preset: "ultrafast", bitRate: 400_000, keyframeIntervalSeconds: 1,
                                               fallbackRate: Rational(30), staleAfterSeconds: 0.5),
                               events: events)
