@@ -40,6 +40,7 @@ public enum Doctor {
         checks += renderNodes()
         checks.append(groups())
         checks += encoders()
+        checks.append(encoderSpeed(programEncoderSettings(options.configuration)))
         checks.append(database(options.databasePath))
         if let check = eventsLost(options.databasePath) { checks.append(check) }
         checks.append(recordings(options.configuration))
