@@ -41,10 +41,10 @@ extension Doctor {
             var details = speed.eventDetails
             details["by"] = nil
             return speed.keepsUp
-                ? Check("encoder speed", .ok, speed.summary, details: details)
-                : Check("encoder speed", .warning, "\(speed.summary): \(speed.consequence)", fix: slowEncoderFix, details: details)
+                ? Check("encoder", .ok, speed.summary, details: details)
+                : Check("encoder", .warning, "\(speed.summary): \(speed.consequence)", fix: slowEncoderFix, details: details)
         } catch {
-            return Check("encoder speed", .problem, "the program encoder does not open for \(format): \(error)",
+            return Check("encoder", .problem, "the program encoder does not open for \(format): \(error)",
                          fix: "check `studio doctor`'s ffmpeg and gpu lines; \(slowEncoderFix)")
         }
     }
