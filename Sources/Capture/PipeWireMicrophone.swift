@@ -9,7 +9,7 @@ import StudioSystem
 /// it delivers the samples due since the origin, so the timeline never has holes.
 /// The samples come from a small jitter buffer that the stream's process callback fills (copy only);
 /// whatever the microphone has not supplied (no daemon, no such node, the node went away, a late
-/// quantum) is silence. The same thread finds the node (by `nodeName`; without one, the daemon's
+/// quantum, the whole process stalled: see `AudioClock`) is silence. The same thread finds the node (by `nodeName`; without one, the daemon's
 /// default: the node named by `default.audio.source` in the "default" metadata a session manager keeps,
 /// else the Audio/Source with the highest `priority.session`, then the lowest id), creates the capture
 /// stream and links it itself, one link per channel matched by `audio.channel`, so no session manager is
@@ -259,6 +259,15 @@ extension PipeWireMicrophone {
                     $0.nextSample = next
                     $0.bufferTarget = target
                     $0.framesDiscarded = discarded
+                }
+            }, stalled: { silence in
+                // The process stood still: what the ring holds is from before the stall and would play
+                // late; capture starts over (a fresh jitter buffer) from the sample due now.
+                buffer.withLock { $0.ring.removeAll() }
+                playing = false
+                status.withLock {
+                    $0.framesDelivered += Int64(silence.frameCount)
+                    $0.nextSample = silence.firstSample + Int64(silence.frameCount)
                 }
             }, deliver: deliver, idle: housekeeping)
             teardown(closeSession: true)

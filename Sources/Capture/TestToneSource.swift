@@ -10,6 +10,8 @@ import Glibc
 /// Paced by the program's `AudioClock` (no drift by construction): every `chunkDuration` it delivers
 /// exactly the samples due since `origin`, with `pts = MediaTime(count: firstSample, rate: rate)`.
 /// `origin` is the program clock's origin, so audio sample k and video frame n share one timeline.
+/// After a stall of the whole process the stalled time is silence (see `AudioClock`), and the signal
+/// goes on from the sample due when the process runs again (the sample index sets its phase).
 public final class TestToneSource: AudioInput {
     public enum Signal: Sendable, Hashable {
         /// A continuous sine; `level` is its peak in dBFS (-20 dBFS: peak 0.1, RMS 0.0707).
@@ -138,6 +140,12 @@ extension TestToneSource {
                 counters.withLock {
                     $0.delivered += Int64(count)
                     $0.next = first + Int64(count)
+                }
+            }, stalled: { silence in
+                // The process stood still: the tone does not play through the stalled time.
+                counters.withLock {
+                    $0.delivered += Int64(silence.frameCount)
+                    $0.next = silence.firstSample + Int64(silence.frameCount)
                 }
             }, deliver: deliver)
         }

@@ -7,8 +7,11 @@ import StudioCore
 ///
 /// Incoming interleaved chunks of any size are buffered; each encoder frame's pts is its first
 /// sample's index on the program's audio timeline, so timestamps never drift. A gap in the sample
-/// index up to one second is filled with silence; a longer gap restarts the timeline at the new index;
-/// samples that overlap what was already taken are skipped. Packet timestamps are libavcodec's: the
+/// index up to `maximumSilenceFill` is filled with silence, so the AAC stream stays continuous (FLV
+/// players and most others drive their clock from the audio and stumble over an audio timestamp gap):
+/// chunks the encoding stage's queue dropped (in the burst of silence after a stall of the whole
+/// process, see `AudioClock`) become the silence they would have been. A longer gap restarts the
+/// timeline at the new index; samples that overlap what was already taken are skipped. Packet timestamps are libavcodec's: the
 /// first packet carries the encoder delay (priming) and sits 1024 samples before the first input sample.
 public final class AACEncoder {
     public let format: AudioFormat
@@ -45,6 +48,10 @@ public final class AACEncoder {
             extradata: session.extradata, encoderName: "aac")
     }
 
+    /// The longest gap filled with silence, in seconds: a minute of silence costs about 0.2 s of one
+    /// core to encode, so catching up never holds the audio stage long.
+    public static let maximumSilenceFill = 60.0
+
     public var name: String { "aac" }
     /// Samples per channel waiting for a full frame.
     public var bufferedSamples: Int { pending.first?.count ?? 0 }
@@ -61,9 +68,15 @@ public final class AACEncoder {
         if pendingStart == nil { pendingStart = start }
         var skip = 0
         if start > expected {
-            let gap = start - expected
-            if gap <= Int64(format.sampleRate) {
-                for channel in pending.indices { pending[channel].append(contentsOf: repeatElement(0, count: Int(gap))) }
+            var gap = start - expected
+            if gap <= Int64(Double(format.sampleRate) * Self.maximumSilenceFill) {
+                // A frame at a time, so a long gap never sits in the buffer whole.
+                while gap > 0 {
+                    let count = min(gap, Int64(frameSize))
+                    for channel in pending.indices { pending[channel].append(contentsOf: repeatElement(0, count: Int(count))) }
+                    gap -= count
+                    packets += try encodeFullFrames()
+                }
             } else {
                 packets += try encodeFullFrames()
                 packets += try encodePartialFrame(padded: true)

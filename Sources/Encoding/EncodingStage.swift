@@ -26,6 +26,9 @@ public struct EncoderStatistics: Sendable, Equatable {
     public var height: Int = 0
     /// Why the encoder in use is not the one asked for (`auto` without a GPU, or a mid-show fallback).
     public var fallbackReason: String?
+    /// A video stage whose encoder cannot keep up (see `OverloadWatch`): what the last overloaded window
+    /// measured; nil while it keeps up.
+    public var overload: OverloadWatch.Overload?
 
     public init(encoderName: String) { self.encoderName = encoderName }
 }
@@ -78,10 +81,17 @@ final class StageCore<Input: Sendable>: Sendable {
     /// Monotonic time past which the stage thread drops what is queued instead of encoding it
     /// (`UInt64.max` until `finish`).
     private let stopDeadline = Atomic<UInt64>(.max)
+    /// The clock of the drop reports and the overload watch (tests pass a `ManualClock`).
+    let clock: any Clock
+    /// Only video stages watch for overload (audio: a stall's burst of silence is no overload).
+    private let watchesOverload: Bool
+    private let overload = Mutex(OverloadWatch())
 
     init(capacity: Int, encoderName: String, events: EventSink, label: String, camera: CameraID? = nil,
-         dropReason: String = "encoder queue full") {
+         dropReason: String = "encoder queue full", clock: any Clock = .monotonic, watchesOverload: Bool = false) {
         queue = BoundedQueue(capacity: max(1, capacity))
+        self.clock = clock
+        self.watchesOverload = watchesOverload
         drops = Mutex(ThrottledCounter())
         statistics = Mutex(EncoderStatistics(encoderName: encoderName))
         self.events = events
@@ -97,13 +107,15 @@ final class StageCore<Input: Sendable>: Sendable {
     func submit(_ input: Input) -> Bool {
         if queue.offer(input) {
             statistics.withLock { $0.framesIn += 1 }
+            watchOverload(dropped: false)
             return true
         }
         statistics.withLock { $0.framesDropped += 1 }
         // Refusals after finish are counted but not reported: the stage is gone.
         guard !queue.isClosed else { return false }
+        watchOverload(dropped: true)
         let report = drops.withLock { drops -> ThrottledCounter.Report? in
-            let report = drops.note(at: MonotonicClock.now())
+            let report = drops.note(at: clock.now())
             dropsPending.store(drops.pending > 0, ordering: .relaxed)
             return report
         }
@@ -115,13 +127,35 @@ final class StageCore<Input: Sendable>: Sendable {
     /// interval has passed; with `finishing`, reports whatever is left.
     func reportDrops(finishing: Bool = false) {
         guard finishing || dropsPending.load(ordering: .relaxed) else { return }
-        let now = MonotonicClock.now()
+        let now = clock.now()
         let report = drops.withLock { drops -> ThrottledCounter.Report? in
             let report = finishing ? drops.flush() : drops.due(at: now)
             dropsPending.store(drops.pending > 0, ordering: .relaxed)
             return report
         }
         if let report { emitDrops(report) }
+    }
+
+    /// Feeds the overload watch one offered frame; reports the start of an overload once (an
+    /// `encoder_overloaded` event) and keeps the current one in the statistics for `status`.
+    private func watchOverload(dropped: Bool) {
+        guard watchesOverload else { return }
+        let now = clock.now()
+        let (encoded, name, width, height) = statistics.withLock { ($0.framesEncoded, $0.encoderName, $0.width, $0.height) }
+        let (change, current) = overload.withLock { watch in (watch.note(at: now, dropped: dropped, encoded: encoded), watch.current) }
+        guard let change else {
+            // A window that confirmed the overload refreshes what `status` shows.
+            if let current { statistics.withLock { if $0.overload != nil { $0.overload = current } } }
+            return
+        }
+        statistics.withLock { $0.overload = current }
+        guard case .began(let measured) = change else { return }
+        func oneDecimal(_ value: Double) -> String { String((value * 10).rounded() / 10) }
+        events.emit(StudioEvent(kind: .encoderOverloaded, camera: camera, details: [
+            "by": "dropped frames", "stage": label, "encoder": name, "size": "\(width)x\(height)",
+            "measured_fps": oneDecimal(measured.measuredFPS), "offered_fps": oneDecimal(measured.offeredFPS),
+            "dropped_percent": String(measured.droppedPercent), "window_s": oneDecimal(measured.windowSeconds),
+        ]))
     }
 
     private func emitDrops(_ report: ThrottledCounter.Report) {

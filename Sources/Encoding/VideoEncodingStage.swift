@@ -36,7 +36,8 @@ private struct EncoderSource: Sendable {
 /// Encodes one video feed on its own thread (`encode.video` for the program, `encode.camN` for an ISO
 /// feed). Producers never block: `submit` refuses (and counts) a frame when the queue is full;
 /// `frames_dropped` events are rate-limited (see `ThrottledCounter`: at most one per 5 s, plus a last
-/// one at finish). Sends `.format` before the first packet, and a new `.format` (generation + 1) when
+/// one at finish). An encoder too slow for the format (over 10 % of a 5 s window dropped, see
+/// `OverloadWatch`) is reported once, `encoder_overloaded`, and shows in `statistics.overload`. Sends `.format` before the first packet, and a new `.format` (generation + 1) when
 /// it switches to the fallback encoder after an encode error, or, for a stage made from settings, when
 /// a frame of another size arrives (the old encoder is flushed, a new one opened at the new size).
 public final class VideoEncodingStage: Sendable {
@@ -58,11 +59,12 @@ public final class VideoEncodingStage: Sendable {
     public convenience init(encoder: VideoEncoder, queueCapacity: Int = 8, events: EventSink,
                             choiceReason: String? = nil,
                             fallback: (@Sendable () throws -> VideoEncoder)? = nil,
+                            clock: any Clock = .monotonic,
                             deliver: @escaping @Sendable (MediaItem) -> Void) {
         var source = EncoderSource()
         if let fallback { source.fallback = { _, _ in try fallback() } }
         self.init(first: EncoderSelection(encoder: encoder, fallbackReason: choiceReason), source: source,
-                  role: .program, queueCapacity: queueCapacity, events: events, deliver: deliver)
+                  role: .program, queueCapacity: queueCapacity, events: events, clock: clock, deliver: deliver)
     }
 
     /// A stage whose encoders are made from `settings` (`makeEncoder(for:)`) at the size of the frames:
@@ -72,7 +74,8 @@ public final class VideoEncodingStage: Sendable {
     /// the stage keeps at later sizes. A size no encoder opens at is an error event, and the stage
     /// encodes nothing more.
     public convenience init(settings: VideoEncoderSettings, opened: EncoderSelection? = nil, role: VideoStageRole = .program,
-                            queueCapacity: Int = 8, events: EventSink, deliver: @escaping @Sendable (MediaItem) -> Void) {
+                            queueCapacity: Int = 8, events: EventSink, clock: any Clock = .monotonic,
+                            deliver: @escaping @Sendable (MediaItem) -> Void) {
         @Sendable func sized(_ width: Int, _ height: Int) -> VideoEncoderSettings {
             var sized = settings
             sized.width = width
@@ -85,14 +88,15 @@ public final class VideoEncodingStage: Sendable {
                     : try makeEncoder(for: sized(width, height))
             },
             fallback: { width, height in try makeSoftwareFallback(for: sized(width, height)) })
-        self.init(first: opened, source: source, role: role, queueCapacity: queueCapacity, events: events, deliver: deliver)
+        self.init(first: opened, source: source, role: role, queueCapacity: queueCapacity, events: events, clock: clock,
+                  deliver: deliver)
     }
 
     private init(first: EncoderSelection?, source: EncoderSource, role: VideoStageRole, queueCapacity: Int, events: EventSink,
-                 deliver: @escaping @Sendable (MediaItem) -> Void) {
+                 clock: any Clock, deliver: @escaping @Sendable (MediaItem) -> Void) {
         self.role = role
         core = StageCore(capacity: queueCapacity, encoderName: first?.encoder.name ?? "-", events: events, label: role.label,
-                         camera: role.camera, dropReason: role.dropReason)
+                         camera: role.camera, dropReason: role.dropReason, clock: clock, watchesOverload: true)
         let handoff = Handoff(first)
         let core = self.core
         core.start(name: role.threadName) {

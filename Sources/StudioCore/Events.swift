@@ -36,6 +36,9 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let encoderChosen = EventKind(rawValue: "encoder_chosen")
     public static let encoderFallback = EventKind(rawValue: "encoder_fallback")
     public static let framesDropped = EventKind(rawValue: "frames_dropped")
+    /// A video encoder too slow for the format on this machine: measured at `serve` start (details
+    /// `by: start probe`) or seen dropping over 10 % of its frames for 5 s (`by: dropped frames`).
+    public static let encoderOverloaded = EventKind(rawValue: "encoder_overloaded")
     /// The whole server stood still (SIGSTOP, a VM paused, a laptop lid): no camera is blamed for it.
     public static let serverStalled = EventKind(rawValue: "server_stalled")
     /// Written by the event store once the database takes writes again, when events were lost while it

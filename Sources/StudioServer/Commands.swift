@@ -141,6 +141,7 @@ extension StudioServer {
             video: video.encoderName, generation: video.generation, choice: configuration.video.encoder.rawValue,
             fallbackReason: encoderChoiceReason, preset: configuration.video.preset, bitrate: configuration.video.bitRate,
             framesEncoded: video.framesIn, framesDropped: video.framesDropped, encodeErrors: video.encodeErrors,
+            overloadedFPS: video.overload.map { tenths($0.measuredFPS) }, probeFPS: startSpeed.map { tenths($0.measuredFPS) },
             audio: audio.encoderName)
         let outputViews = outputs.map { output in
             let s = output.statistics

@@ -3,6 +3,7 @@ import StudioCore
 import StudioSystem
 import StudioConfig
 import Encoding
+import MediaSupport
 import Capture
 import EventStore
 import Control
@@ -32,14 +33,18 @@ public enum Doctor {
     }
 
     /// Runs every check for a server that would run with `options`. Takes a few seconds at most (the
-    /// RTMP reachability check waits up to `connectTimeout` per destination).
+    /// encoder's speed is measured for half a second; the RTMP reachability check waits up to
+    /// `connectTimeout` per destination).
     public static func run(_ options: ServerOptions, environment: [String: String], connectTimeout: Double = 2) -> [Check] {
+        // libav*'s own notes (x264's statistics after the speed probe) are not the doctor's to print.
+        FFmpegLogging.configure(verbose: false)
         var checks: [Check] = []
         checks += videoDevices(program: options.configuration.program)
         checks.append(pipeWire(environment: environment))
         checks += renderNodes()
         checks.append(groups())
         checks += encoders()
+        checks.append(encoderSpeed(programEncoderSettings(options.configuration)))
         checks.append(database(options.databasePath))
         if let check = eventsLost(options.databasePath) { checks.append(check) }
         checks.append(recordings(options.configuration))

@@ -159,6 +159,11 @@ public struct StatusReply: Codable, Sendable {
         public var framesEncoded: Int
         public var framesDropped: Int
         public var encodeErrors: Int
+        /// While the encoder cannot keep up (over 10 % of its frames dropped for 5 s): the frames per
+        /// second it manages; null while it keeps up.
+        @Nullable public var overloadedFPS: Double?
+        /// What the encoder sustained at start on camera-like pictures (formats above 1280x720@30 only; null otherwise).
+        @Nullable public var probeFPS: Double?
         public var audio: String
 
         enum CodingKeys: String, CodingKey {
@@ -167,6 +172,8 @@ public struct StatusReply: Codable, Sendable {
             case framesEncoded = "frames_encoded"
             case framesDropped = "frames_dropped"
             case encodeErrors = "encode_errors"
+            case overloadedFPS = "overloaded_fps"
+            case probeFPS = "probe_fps"
         }
     }
 

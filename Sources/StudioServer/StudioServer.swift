@@ -32,6 +32,10 @@ public final class StudioServer: Sendable {
     let queries: QueryWorker
     /// Why `auto` did not use the GPU, when it did not.
     let encoderChoiceReason: String?
+    /// The program encoder's speed measured at start (formats above `SpeedProbe.startThreshold` only).
+    let startSpeed: EncoderSpeed?
+    /// The longest the start's speed probe encodes.
+    static let startProbeSeconds = 0.5
     let startedAt: Date
     let startedMonotonic: UInt64
     /// Every running service, stopped in reverse at `shutdown`.
@@ -70,14 +74,17 @@ public final class StudioServer: Sendable {
             FileModes.restrict(sharedWithGroup: group != nil)
             // The program encoder: VAAPI where the machine has it (auto) or where asked (vaapi: an error
             // if it cannot be used), else x264, with the reason kept for `status` and the event log.
-            var videoSettings = VideoEncoderSettings(
-                format: configuration.program, bitRate: configuration.video.bitRate, preset: configuration.video.preset,
-                keyframeIntervalSeconds: configuration.video.keyframeIntervalSeconds)
-            videoSettings.encoder = VideoEncoderChoice(configuration.video.encoder)
+            var videoSettings = programEncoderSettings(configuration)
             videoSettings.faultInjectionAfterFrames = options.injectEncoderFaultAfterFrames
             let selection = try makeEncoder(for: videoSettings)
             encoderChoiceReason = selection.fallbackReason
             if let reason = selection.fallbackReason { log.info("hardware encoding unavailable, using x264: \(reason)") }
+            // A format beyond what the encoder sustains here (3840x2160@240 on a laptop) is said at start,
+            // not found out from dropped frames: measured before the media path starts (half a second of
+            // encoding), and only for formats above the default's pixel rate (see SpeedProbe).
+            let speed = SpeedProbe.worthMeasuringAtStart(configuration.program)
+                ? try? SpeedProbe.measure(videoSettings, budgetSeconds: Self.startProbeSeconds) : nil
+            startSpeed = speed
             let audioEncoder = try AACEncoder(format: .program, bitRate: configuration.audio.bitRate)
             if let directory = configuration.recordDirectory {
                 try RecordingDirectory.prepare(directory, mode: FileModes.directory(sharedWithGroup: group != nil))
@@ -113,6 +120,10 @@ public final class StudioServer: Sendable {
             let events = ServerEventSink(store: store, control: control, log: log)
             self.events = events
             storeHealth.attach(events)
+            if let speed, !speed.keepsUp {
+                log.info("warning: \(speed.summary): \(speed.consequence); try \(slowEncoderFix)")
+                events.emit(StudioEvent(kind: .encoderOverloaded, details: speed.eventDetails))
+            }
 
             // Made downstream first: encoders feed the outputs through the fan-out; the switcher and the
             // audio source feed the encoders.

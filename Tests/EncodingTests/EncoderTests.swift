@@ -147,6 +147,19 @@ import TestSupport
         }
     }
 
+    @Test func aGapOfSecondsIsFilledWithSilenceSoTheStreamStaysContinuous() throws {
+        // What the audio stage's queue may leave after a stall of the whole process: 5 s missing.
+        let encoder = try AACEncoder()
+        var packets = try encoder.encode(SyntheticMedia.audio(firstSample: 0, count: 4800))
+        packets += try encoder.encode(SyntheticMedia.audio(firstSample: 4800 + 240_000, count: 4800))
+        packets += try encoder.flush()
+        let rate = Rational(48_000)
+        #expect(packets.count >= (4800 + 240_000 + 4800) / 1024)
+        for (k, packet) in packets.enumerated() {
+            #expect(packet.pts == MediaTime(count: Int64(k) * 1024 - 1024, rate: rate), "packet \(k)")
+        }
+    }
+
     @Test func wrongFormatIsRejected() throws {
         let encoder = try AACEncoder()
         let mono = SyntheticMedia.audio(firstSample: 0, count: 100, format: AudioFormat(sampleRate: 44_100, channels: 1))

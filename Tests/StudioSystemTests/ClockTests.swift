@@ -58,6 +58,8 @@ import StudioSystem
     final class Record: Sendable {
         let chunks = Mutex<[AudioChunk]>([])
         let first = Mutex<Int64?>(nil)
+        /// First sample of each chunk handed to `stalled`.
+        let stalled = Mutex<[Int64]>([])
         let idles = Atomic<Int>(0)
         let stopFlag = Atomic<Bool>(false)
     }
@@ -77,6 +79,7 @@ import StudioSystem
                           fill: { chunk in
                               for index in chunk.samples.indices { chunk.samples[index] = Float(chunk.firstSample) }
                           },
+                          stalled: { chunk in record.stalled.withLock { $0.append(chunk.firstSample) } },
                           deliver: { chunk in record.chunks.withLock { $0.append(chunk) } },
                           idle: { record.idles.wrappingAdd(1, ordering: .sequentiallyConsistent) })
             }
@@ -84,6 +87,7 @@ import StudioSystem
 
         var chunks: [AudioChunk] { record.chunks.withLock { $0 } }
         var first: Int64? { record.first.withLock { $0 } }
+        var stalled: [Int64] { record.stalled.withLock { $0 } }
         var idles: Int { record.idles.load(ordering: .sequentiallyConsistent) }
         var delivered: Int64 { chunks.reduce(0) { $0 + Int64($1.frameCount) } }
 
@@ -131,6 +135,53 @@ import StudioSystem
         let chunks = pump.chunks
         #expect(chunks.map(\.frameCount) == Array(repeating: 4800, count: 10))
         #expect(pump.delivered == 48_000)
+    }
+
+    @Test func aStallIsSilenceUpToTheSampleDueNowThenTheSourceGoesOn() throws {
+        let clock = ManualClock()
+        let origin = clock.now()
+        let pump = Pump(clock: clock, origin: origin)
+        #expect(clock.waitForSleepers(1))
+        #expect(clock.run(to: origin + 200_000_000, step: 10_000_000))
+        let before = pump.delivered
+        #expect(before == 9600, "0.2 s delivered before the stall")
+        clock.advance(by: 5_000_000_000)  // the process stood still for 5 s
+        #expect(clock.waitForSleepers(1))
+        let resume = FrameGrid(origin: origin, rate: Rational(48_000)).frame(at: clock.now())
+        clock.advance(by: 10_000_000)
+        #expect(clock.waitForSleepers(1))
+        pump.stop()
+        let chunks = pump.chunks
+        // The timeline has no hole: every sample up to now was delivered once.
+        var next: Int64 = 0
+        for chunk in chunks {
+            #expect(chunk.firstSample == next)
+            next += Int64(chunk.frameCount)
+        }
+        #expect(next == resume + 480)
+        // The stalled time, from the sample after the last one delivered to the sample due at the wake-up,
+        // is silence handed to `stalled` (never to the source's `fill`), in chunks of at most 0.1 s.
+        let stalled = chunks.filter { $0.firstSample >= before && $0.firstSample < resume }
+        #expect(pump.stalled == stalled.map(\.firstSample))
+        #expect(stalled.reduce(0) { $0 + Int64($1.frameCount) } == resume - before)
+        #expect(stalled.allSatisfy { $0.frameCount <= 4800 && $0.samples.allSatisfy { $0 == 0 } })
+        // Before and after it the source fills (it writes the chunk's first sample index).
+        let filled = chunks.filter { $0.firstSample < before || $0.firstSample >= resume }
+        #expect(filled.allSatisfy { chunk in chunk.samples.allSatisfy { $0 == Float(chunk.firstSample) } })
+        #expect(try #require(filled.last).firstSample == resume, "the source goes on at the sample due at the wake-up")
+    }
+
+    @Test func aLateWakeUpBelowTheStallThresholdIsFilledByTheSource() {
+        let clock = ManualClock()
+        let origin = clock.now()
+        let pump = Pump(clock: clock, origin: origin)
+        #expect(clock.waitForSleepers(1))
+        clock.advance(by: 200_000_000)  // 0.2 s late: a loaded machine, not a stall
+        #expect(clock.waitForSleepers(1))
+        pump.stop()
+        #expect(pump.stalled.isEmpty)
+        #expect(pump.delivered == 9600)
+        #expect(pump.chunks.allSatisfy { chunk in chunk.samples.allSatisfy { $0 == Float(chunk.firstSample) } })
     }
 
     @Test func anOriginLongPastStartsAtTheSampleDueNow() {
