@@ -73,17 +73,24 @@ extension StoreWorker {
     func addRecording(camera: CameraID?, path: String) throws -> Int64 {
         try requireWritable("addRecording")
         guard let sessionID = currentSessionID else { throw EventStoreError.noCurrentSession(operation: "addRecording") }
+        let recording = OpenRecording(camera: camera?.name, path: path, startedAt: Date().unixMilliseconds)
         try connection.run("INSERT INTO recordings (session_id, camera, path, started_at) VALUES (?, ?, ?, ?)",
-                           [.integer(sessionID), .optional(camera?.name), .text(path), .integer(Date().unixMilliseconds)])
-        return connection.lastInsertRowID
+                           [.integer(sessionID), .optional(recording.camera), .text(path), .integer(recording.startedAt)])
+        let id = connection.lastInsertRowID
+        openRecordings[id] = recording
+        return id
     }
 
     func finishRecording(id: Int64) throws {
         try requireWritable("finishRecording")
+        // Its id in the current file, if a switch of database files registered it there under another.
+        let fileID = recordingIDs[id] ?? id
         try connection.run("UPDATE recordings SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
-                           [.integer(Date().unixMilliseconds), .integer(id)])
+                           [.integer(Date().unixMilliseconds), .integer(fileID)])
+        openRecordings[id] = nil
+        recordingIDs[id] = nil
         if connection.changes == 0 {
-            let exists = try !connection.query("SELECT 1 FROM recordings WHERE id = ?", [.integer(id)]) { _ in true }.isEmpty
+            let exists = try !connection.query("SELECT 1 FROM recordings WHERE id = ?", [.integer(fileID)]) { _ in true }.isEmpty
             if !exists { throw EventStoreError.unknownRecording(id: id) }
         }
     }
