@@ -28,6 +28,9 @@ struct PendingSwitch {
     /// Events of that session committed to the old file.
     let eventsInOldFile: Int
     var stage = Stage.closingOld
+    /// The connection to the old file until it is closed (`connection` meanwhile refuses every call, so
+    /// nothing more is written there).
+    var oldConnection: SQLiteConnection?
     /// Whether the store created the file it carries on in (nothing was at the path).
     var created = false
     /// The refusal last announced (the file's inode and the reason), so retries that fail the same way on
@@ -55,8 +58,11 @@ extension StoreWorker {
         guard !isReadOnly else { return }
         if pendingSwitch == nil {
             guard let watch = fileWatch, let change = watch.change(connectionSaysMoved: connection.hasMoved) else { return }
-            pendingSwitch = PendingSwitch(change: change, previousSession: currentSessionID, eventsInOldFile: sessionEventsInFile)
-            setProblem("\(change.description): the store is switching to a database at \(path)")
+            pendingSwitch = PendingSwitch(change: change, previousSession: currentSessionID, eventsInOldFile: sessionEventsInFile,
+                                          oldConnection: connection)
+            let problem = "\(change.description): the store is switching to a database at \(path)"
+            connection = SQLiteConnection(unavailable: path, reason: problem)
+            setProblem(problem)
             notify(.databaseFileChanged(path: path, what: change.description))
         }
         continueSwitch()
@@ -64,17 +70,17 @@ extension StoreWorker {
 
     private func continueSwitch() {
         guard var pending = pendingSwitch else { return }
-        if pending.stage == .closingOld {
-            do { try connection.checkpointTruncatingWAL() } catch {
+        if pending.stage == .closingOld, let old = pending.oldConnection {
+            do { try old.checkpointTruncatingWAL() } catch {
                 setProblem("\(pending.change.description); its WAL cannot be written into it yet (\(error)): "
                     + "nothing is written until it can, and the events wait")
                 return
             }
             // Connection first: closing the watch's descriptor drops the process's locks on the file.
-            connection.close()
+            old.close()
             fileWatch?.close()
             fileWatch = nil
-            connection = SQLiteConnection(unavailable: path, reason: "the database was \(pending.change.kind.rawValue); switching to \(path)")
+            pending.oldConnection = nil
             pending.stage = .opening
             pendingSwitch = pending
         }
@@ -171,7 +177,10 @@ extension StoreWorker {
     /// At the end of the store thread: if the file moved meanwhile, its WAL still goes into it (SQLite's own
     /// close would leave the WAL at the path); then the connection closes, and the watch after it.
     func closeFile() {
-        if let watch = fileWatch, watch.change(connectionSaysMoved: connection.hasMoved) != nil {
+        if let old = pendingSwitch?.oldConnection {
+            try? old.checkpointTruncatingWAL()
+            old.close()
+        } else if let watch = fileWatch, watch.change(connectionSaysMoved: connection.hasMoved) != nil {
             try? connection.checkpointTruncatingWAL()
         }
         connection.close()

@@ -28,16 +28,32 @@ import Glibc
         }
     }
 
+    /// A store writing `studio.db` in a fresh directory, with a session open and some switches recorded.
+    final class Show {
+        let directory: TemporaryDirectory
+        let path: String
+        let notices = Notices()
+        let store: EventStore
+        let session: Int64
+
+        init(limits: EventStoreLimits = ReplacedDatabaseTests.limits, recording switches: ClosedRange<Int>) throws {
+            directory = try TemporaryDirectory()
+            path = directory.file("studio.db")
+            store = try EventStore(path: path, limits: limits, notify: notices.append)
+            session = try store.startSession(configSnapshot: sampleConfig)
+            ReplacedDatabaseTests.record(store, switches)
+        }
+
+        func file(_ name: String) -> String { directory.file(name) }
+    }
+
     static func switchEvent(_ n: Int) -> StudioEvent {
         StudioEvent(kind: .switchProgram, camera: CameraID("cam\(n % 2 + 1)"), details: ["n": "\(n)"])
     }
 
     /// The output lines of `sqlite3 PATH SQL` (the real CLI, as an operator or a next start would open it).
     static func sqlite3(_ path: String, _ sql: String) throws -> [String] {
-        let cli = try #require(["/usr/bin/sqlite3", "/bin/sqlite3", "/usr/local/bin/sqlite3"].first {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }, "the sqlite3 CLI is needed (scripts/setup.sh installs it)")
-        let child = try ChildProcess(executable: cli, arguments: [path, sql])
+        let child = try ChildProcess(executable: try sqlite3Executable(), arguments: [path, sql])
         var lines: [String] = []
         while let line = try child.readLine(timeoutSeconds: 20) { lines.append(line) }
         _ = try child.wait()
@@ -68,14 +84,10 @@ import Glibc
     }
 
     @Test func deletedWhileIdleIsNoticedAndAFreshFileTakesTheLaterEvents() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.file("studio.db")
-        let notices = Notices()
-        let store = try EventStore(path: path, limits: Self.limits, notify: notices.append)
+        let show = try Show(recording: 1...3)
+        let (path, notices, store, first) = (show.path, show.notices, show.store, show.session)
         defer { store.close() }
-        let first = try store.startSession(configSnapshot: sampleConfig)
         let recording = try store.addRecording(cameraID: nil, path: "/rec/session-1-program.mkv")
-        Self.record(store, 1...3)
 
         try syscall("unlink") { unlink(path) }
         // Nothing is recorded: the heartbeat alone notices it.
@@ -103,17 +115,13 @@ import Glibc
     }
 
     @Test func renamedAwayKeepsItsEventsWholeAndThePathGetsTheLaterOnes() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.file("studio.db")
-        let elsewhere = directory.file("elsewhere.db")
-        let notices = Notices()
         // A long heartbeat: here the next write must notice it by itself.
         var limits = Self.limits
         limits.heartbeatIntervalSeconds = 3600
-        let store = try EventStore(path: path, limits: limits, notify: notices.append)
+        let show = try Show(limits: limits, recording: 1...3)
+        let (path, notices, store, first) = (show.path, show.notices, show.store, show.session)
         defer { store.close() }
-        let first = try store.startSession(configSnapshot: sampleConfig)
-        Self.record(store, 1...3)
+        let elsewhere = show.file("elsewhere.db")
 
         try Self.rename(path, elsewhere)
         Self.record(store, 4...6)
@@ -134,11 +142,43 @@ import Glibc
         #expect(try Self.switches(in: elsewhere, session: first) == ["1", "2", "3"])
     }
 
+    @Test func aReaderOfTheOldFileDelaysTheSwitchAndNothingIsWrittenThereMeanwhile() throws {
+        let show = try Show(recording: 1...3)
+        let (path, notices, store, first) = (show.path, show.notices, show.store, show.session)
+        defer { store.close() }
+        let elsewhere = show.file("elsewhere.db")
+        // Another program reads the database in an open transaction (its snapshot keeps the WAL from being
+        // emptied into the file).
+        let reader = try ChildProcess(executable: try sqlite3Executable(), arguments: [path], feedsInput: true)
+        try reader.send("BEGIN; SELECT count(*) FROM events;\n")
+        #expect(try reader.readLine(timeoutSeconds: 20) == "4")
+
+        try Self.rename(path, elsewhere)
+        Self.record(store, 4...5)
+        #expect(notices.changes.count == 1)
+        #expect(store.statistics.databaseReplacements == 0 && store.statistics.eventsQueued == 2, "\(store.statistics)")
+        #expect(store.statistics.databaseProblem?.contains("cannot be written into it yet") == true, "\(store.statistics)")
+        #expect(!FileManager.default.fileExists(atPath: path), "nothing new at the path while the old file is still open")
+        try reader.kill(SIGKILL)
+        _ = try reader.wait()
+
+        #expect(LockedDatabaseTests.eventually(10) { store.statistics.databaseReplacements == 1 && store.statistics.eventsQueued == 0 },
+                "\(store.statistics)")
+        let (session, marker) = try Self.continuation(store, previous: first)
+        #expect(marker["old_file"] == elsewhere, "\(marker)")
+        #expect(try Self.sqlite3(elsewhere, "PRAGMA integrity_check") == ["ok"])
+        #expect(try Self.switches(in: elsewhere, session: first) == ["1", "2", "3"], "the waiting events did not go to the old file")
+        store.close()
+        #expect(try Self.sqlite3(path, "PRAGMA integrity_check") == ["ok"])
+        #expect(try Self.switches(in: path, session: session) == ["4", "5"])
+    }
+
     @Test func anotherStudioDatabaseMovedOverItIsCarriedOnAndBothStayWhole() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.file("studio.db")
-        let other = directory.file("other.db")
-        let kept = directory.file("kept.db")
+        let show = try Show(recording: 1...3)
+        let (path, notices, store, first) = (show.path, show.notices, show.store, show.session)
+        defer { store.close() }
+        let other = show.file("other.db")
+        let kept = show.file("kept.db")
         // A studio database from another day (as a restored backup would be).
         let backup = try EventStore(path: other, limits: Self.limits)
         let oldSession = try backup.startSession(configSnapshot: sampleConfig)
@@ -146,14 +186,8 @@ import Glibc
         Self.record(backup, 100...101)
         try backup.endSession(reason: "stopped")
         backup.close()
-
-        let notices = Notices()
-        let store = try EventStore(path: path, limits: Self.limits, notify: notices.append)
-        defer { store.close() }
-        let first = try store.startSession(configSnapshot: sampleConfig)
         let recording = try store.addRecording(cameraID: CameraID("cam1"), path: "/rec/cam1.mkv")
         #expect(recording == backupRecording, "the same id in both files")
-        Self.record(store, 1...3)
         // A second name for the open file, so what becomes of it can be checked after it loses its path.
         try syscall("link") { link(path, kept) }
 
@@ -188,14 +222,10 @@ import Glibc
     }
 
     @Test func aFileThatIsNoStudioDatabaseIsNotWrittenAndEventsWaitForAGoodOne() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.file("studio.db")
-        let aside = directory.file("aside.db")
-        let notices = Notices()
-        let store = try EventStore(path: path, limits: Self.limits, notify: notices.append)
+        let show = try Show(recording: 1...2)
+        let (path, notices, store, first) = (show.path, show.notices, show.store, show.session)
         defer { store.close() }
-        let first = try store.startSession(configSnapshot: sampleConfig)
-        Self.record(store, 1...2)
+        let aside = show.file("aside.db")
 
         // Garbage moved over the database.
         let garbage = Data((0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 7919) })
