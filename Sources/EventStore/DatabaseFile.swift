@@ -13,6 +13,12 @@ struct DatabaseFileChange: Sendable, Equatable {
     /// Where the file the store had open is now, when it still has a name (`mv studio.db old.db`); nil when
     /// it was unlinked (its link count is 0) or the name cannot be read.
     let oldFileNowAt: String?
+    /// Whether the old file still has a link (a name), found or not.
+    let oldFileLinked: Bool
+
+    /// What `database_replaced` says in `old_file`: the name, `deleted`, or `another link` (one not found in
+    /// the database's directory).
+    var oldFileDetail: String { oldFileNowAt ?? (oldFileLinked ? "another link" : "deleted") }
 
     /// For the log and the `database_replaced` event, in the operator's words.
     var description: String {
@@ -20,7 +26,8 @@ struct DatabaseFileChange: Sendable, Equatable {
         case .deleted: return "the database file was deleted (its link count is 0)"
         case .moved: return "the database file was moved to \(oldFileNowAt ?? "another name")"
         case .replaced:
-            let old = oldFileNowAt.map { "is now \($0)" } ?? "was deleted (its link count is 0)"
+            let old = oldFileNowAt.map { "is now \($0)" }
+                ?? (oldFileLinked ? "still has another name" : "was deleted (its link count is 0)")
             return "another file was put at the database's path; the file the store had open \(old)"
         }
     }
@@ -80,8 +87,8 @@ final class DatabaseFileWatch {
             pathIsEmpty = true
         }
         let oldName = linkCount > 0 ? currentName() : nil
-        let kind: DatabaseFileChange.Kind = pathIsEmpty ? (oldName == nil ? .deleted : .moved) : .replaced
-        return DatabaseFileChange(kind: kind, oldFileNowAt: oldName)
+        let kind: DatabaseFileChange.Kind = pathIsEmpty ? (linkCount == 0 ? .deleted : .moved) : .replaced
+        return DatabaseFileChange(kind: kind, oldFileNowAt: oldName, oldFileLinked: linkCount > 0)
     }
 
     /// The name the open file has now: from /proc/self/fd when it was renamed; when the name it was opened

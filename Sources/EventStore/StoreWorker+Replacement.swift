@@ -107,7 +107,7 @@ extension StoreWorker {
         if let previous = pending.previousSession, let snapshot = sessionSnapshot {
             let details = [
                 "previous_session": "\(previous)", "reason": pending.change.kind.rawValue,
-                "old_file": pending.change.oldFileNowAt ?? "deleted", "events_in_old_file": "\(pending.eventsInOldFile)",
+                "old_file": pending.change.oldFileDetail, "events_in_old_file": "\(pending.eventsInOldFile)",
                 "path": path, "created": pending.created ? "true" : "false",
             ]
             do {
