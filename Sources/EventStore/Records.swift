@@ -128,6 +128,11 @@ public struct EventStoreStatistics: Sendable, Hashable {
     /// Since when writes have been failing (and are retried); nil while the database takes them.
     public var failingSince: Date?
     public var lastWriteError: String?
+    /// Times the database file was deleted or replaced under the store and it carried on in the file at its path.
+    public var databaseReplacements: Int = 0
+    /// While the store is not writing to a database at its path (it was deleted or replaced and the store
+    /// could not switch yet, or the path holds a file it may not write): what is wrong. nil otherwise.
+    public var databaseProblem: String?
 
     /// Every event recorded that will never reach the database: dropped at the queue, or failed.
     public var eventsLost: Int { eventsDropped + eventsFailed }
@@ -164,4 +169,13 @@ public enum EventStoreNotice: Sendable {
     case eventsLost(backlogCapacity: Int)
     /// The database takes writes again; `lostEvent` is the `events_lost` event just written, if any was lost.
     case writesRecovered(failedForSeconds: Double, lostEvent: StudioEvent?)
+    /// The database file was deleted or replaced under the store (`what` says how, and where the old file
+    /// is now). The store stops writing to it and switches to the file at `path`.
+    case databaseFileChanged(path: String, what: String)
+    /// The file now at `path` is not a studio event database (or cannot be opened): nothing is written
+    /// there; events are kept (up to the backlog capacity) and the path is tried again.
+    case databaseFileRefused(path: String, reason: String)
+    /// The store carries on in the file at `path` (`created` when it made a new one); `session` continues
+    /// `previousSession` there (both nil when no session was open).
+    case databaseFileReplaced(path: String, created: Bool, previousSession: Int64?, session: Int64?)
 }

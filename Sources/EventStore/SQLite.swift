@@ -57,6 +57,8 @@ final class SQLiteConnection {
     let isReadOnly: Bool
     private var handle: OpaquePointer?
     private var statements: [String: SQLiteStatement] = [:]
+    /// Why a connection made by `init(unavailable:reason:)` has no handle: every call throws it.
+    private var unavailableReason: String?
 
     init(path: String, readOnly: Bool) throws(SQLiteError) {
         self.path = path
@@ -72,6 +74,14 @@ final class SQLiteConnection {
                               context: "opening \(readOnly ? "read-only " : "")database \(path)")
         }
         handle = db
+    }
+
+    /// A connection that was never opened: every call throws `cannotOpen` with `reason` (the store holds one
+    /// while the file at its path is not a database it may write).
+    init(unavailable path: String, reason: String) {
+        self.path = path
+        self.isReadOnly = false
+        unavailableReason = reason
     }
 
     deinit { close() }
@@ -101,8 +111,32 @@ final class SQLiteConnection {
     }
 
     private func openHandle(_ context: @autoclosure () -> String) throws(SQLiteError) -> OpaquePointer {
+        if let unavailableReason { throw SQLiteError(code: .cannotOpen, message: unavailableReason, context: context()) }
         guard let handle else { throw SQLiteError(code: .misuse, message: "connection closed", context: context()) }
         return handle
+    }
+
+    /// SQLITE_FCNTL_HAS_MOVED: true when the path no longer names the file this connection has open (it was
+    /// deleted, renamed, or another file was put in its place). False when closed or when it cannot tell.
+    var hasMoved: Bool {
+        guard let handle else { return false }
+        var moved: Int32 = 0
+        return sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved != 0
+    }
+
+    /// `wal_checkpoint(TRUNCATE)`: copies every WAL frame into the database file this connection has open (by
+    /// its descriptor, wherever its name now is) and empties the WAL. Throws if a reader kept it from
+    /// finishing (busy after the busy timeout) or frames are left.
+    func checkpointTruncatingWAL() throws(SQLiteError) {
+        let db = try openHandle("checkpointing the WAL")
+        var logFrames: Int32 = 0
+        var checkpointed: Int32 = 0
+        let result = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_TRUNCATE, &logFrames, &checkpointed)
+        if result != SQLITE_OK { throw error(result, "checkpointing the WAL of \(path)") }
+        if logFrames > 0 && checkpointed < logFrames {
+            throw SQLiteError(code: .busy, message: "\(logFrames - checkpointed) of \(logFrames) WAL frames not checkpointed",
+                              context: "checkpointing the WAL of \(path)")
+        }
     }
 
     /// Runs one or more statements without results (`sqlite3_exec`): pragmas, DDL, migrations.

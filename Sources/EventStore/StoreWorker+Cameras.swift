@@ -73,9 +73,12 @@ extension StoreWorker {
     func addRecording(camera: CameraID?, path: String, startedAt: Date = Date()) throws -> Int64 {
         try requireWritable("addRecording")
         guard let sessionID = currentSessionID else { throw EventStoreError.noCurrentSession(operation: "addRecording") }
+        let recording = OpenRecording(camera: camera?.name, path: path, startedAt: startedAt.unixMilliseconds)
         try connection.run("INSERT INTO recordings (session_id, camera, path, started_at) VALUES (?, ?, ?, ?)",
-                           [.integer(sessionID), .optional(camera?.name), .text(path), .integer(startedAt.unixMilliseconds)])
-        return connection.lastInsertRowID
+                           [.integer(sessionID), .optional(recording.camera), .text(path), .integer(recording.startedAt)])
+        let id = connection.lastInsertRowID
+        openRecordings[id] = recording
+        return id
     }
 
     /// Ends the current session's open row for `path` with the file's final size.
@@ -84,6 +87,10 @@ extension StoreWorker {
         guard let sessionID = currentSessionID else { throw EventStoreError.noCurrentSession(operation: "finishRecording") }
         try connection.run("UPDATE recordings SET ended_at = ?, bytes = ? WHERE session_id = ? AND path = ? AND ended_at IS NULL",
                            [.integer(endedAt.unixMilliseconds), .optional(bytes), .integer(sessionID), .text(path)])
+        for (id, recording) in openRecordings where recording.path == path {
+            openRecordings[id] = nil
+            recordingIDs[id] = nil
+        }
     }
 
     /// Ends every row of the current session still open; returns how many.
@@ -92,15 +99,21 @@ extension StoreWorker {
         guard let sessionID = currentSessionID else { throw EventStoreError.noCurrentSession(operation: "finishOpenRecordings") }
         try connection.run("UPDATE recordings SET ended_at = ? WHERE session_id = ? AND ended_at IS NULL",
                            [.integer(Date().unixMilliseconds), .integer(sessionID)])
+        openRecordings.removeAll()
+        recordingIDs.removeAll()
         return connection.changes
     }
 
     func finishRecording(id: Int64) throws {
         try requireWritable("finishRecording")
+        // Its id in the current file, if a switch of database files registered it there under another.
+        let fileID = recordingIDs[id] ?? id
         try connection.run("UPDATE recordings SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
-                           [.integer(Date().unixMilliseconds), .integer(id)])
+                           [.integer(Date().unixMilliseconds), .integer(fileID)])
+        openRecordings[id] = nil
+        recordingIDs[id] = nil
         if connection.changes == 0 {
-            let exists = try !connection.query("SELECT 1 FROM recordings WHERE id = ?", [.integer(id)]) { _ in true }.isEmpty
+            let exists = try !connection.query("SELECT 1 FROM recordings WHERE id = ?", [.integer(fileID)]) { _ in true }.isEmpty
             if !exists { throw EventStoreError.unknownRecording(id: id) }
         }
     }

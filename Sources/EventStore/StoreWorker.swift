@@ -22,11 +22,27 @@ final class SharedState: Sendable {
 /// The store thread's side: owns the connection (so it is only ever used on that thread) and the current
 /// session. Created on the store thread and never leaves it.
 final class StoreWorker {
-    let connection: SQLiteConnection
+    let path: String
+    /// The open database; while the store switches files (see `ensureCurrentFile`) a connection that throws
+    /// `cannotOpen` with the reason.
+    var connection: SQLiteConnection
+    /// The identity of the file `connection` has open (writers only; nil while switching files).
+    var fileWatch: DatabaseFileWatch?
+    /// The switch in progress since the path stopped naming the open file; nil while it does.
+    var pendingSwitch: PendingSwitch?
+    /// The open session's configuration snapshot, for the session that continues it in another file.
+    var sessionSnapshot: String?
+    /// Events of the open session committed to the current file (said in `database_replaced`).
+    var sessionEventsInFile = 0
+    /// The open session's recordings not yet finished, by the id `addRecording` returned: registered again
+    /// in the file a switch carries on in.
+    var openRecordings: [Int64: OpenRecording] = [:]
+    /// For those re-registered under another id (that id was taken in the new file): the id in the current file.
+    var recordingIDs: [Int64: Int64] = [:]
     let isReadOnly: Bool
     let shared: SharedState
     let process = ProcessIdentity.current()
-    private(set) var currentSessionID: Int64? {
+    var currentSessionID: Int64? {
         didSet {
             let id = currentSessionID
             shared.values.withLock { $0.currentSessionID = id }
@@ -36,14 +52,14 @@ final class StoreWorker {
     let limits: EventStoreLimits
     let notify: @Sendable (EventStoreNotice) -> Void
     /// Events taken from the queue and not yet committed, oldest first, with the session they belong to.
-    private var backlog: [(event: StudioEvent, sessionID: Int64)] = []
+    var backlog: [(event: StudioEvent, sessionID: Int64)] = []
     /// Events lost since the last `events_lost` event (backlog overflow; queue drops are added at write).
-    private var loss = Loss()
+    var loss = Loss()
     private var failingSince: Date?
     /// Monotonic time of the open session's next heartbeat.
-    private var nextHeartbeat: UInt64 = 0
+    var nextHeartbeat: UInt64 = 0
 
-    private struct Loss {
+    struct Loss {
         var count = 0
         var first: Date?
         var last: Date?
@@ -55,11 +71,25 @@ final class StoreWorker {
     /// Opens the database, sets the pragmas and applies (or, read-only, checks) the migrations.
     init(path: String, readOnly: Bool, shared: SharedState, limits: EventStoreLimits = EventStoreLimits(),
          notify: @escaping @Sendable (EventStoreNotice) -> Void = { _ in }) throws {
+        self.path = path
         self.isReadOnly = readOnly
         self.shared = shared
         self.limits = limits
         self.notify = notify
-        connection = try SQLiteConnection(path: path, readOnly: readOnly)
+        connection = try Self.open(path: path, readOnly: readOnly, limits: limits)
+        if !readOnly { fileWatch = try Self.watch(path) }
+    }
+
+    /// The file's identity, taken right after its connection opened it.
+    static func watch(_ path: String) throws -> DatabaseFileWatch {
+        do { return try DatabaseFileWatch(path: path) } catch {
+            throw EventStoreError.cannotRead(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Opens a connection, sets the pragmas and applies (or, read-only, checks) the migrations.
+    static func open(path: String, readOnly: Bool, limits: EventStoreLimits) throws -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path, readOnly: readOnly)
         try connection.setBusyTimeout(milliseconds: limits.busyTimeoutMilliseconds)
         try connection.execute("PRAGMA foreign_keys = ON", what: "enabling foreign keys on \(path)")
         if readOnly {
@@ -75,6 +105,7 @@ final class StoreWorker {
             try connection.execute("PRAGMA synchronous = NORMAL", what: "setting synchronous=NORMAL on \(path)")
             try Migrator.migrate(connection)
         }
+        return connection
     }
 
     /// The thread's loop: one wake-up takes everything queued; consecutive events share a transaction, a
@@ -82,9 +113,9 @@ final class StoreWorker {
     /// are retried every `retryIntervalSeconds` (each attempt also waits the busy timeout). Returns at end
     /// of stream after a last attempt, closing the connection.
     func run(_ queue: BoundedQueue<StoreCommand>) {
-        defer { connection.close() }
+        defer { closeFile() }
         while true {
-            let retrying = !backlog.isEmpty || loss.count > 0
+            let retrying = !backlog.isEmpty || loss.count > 0 || pendingSwitch != nil
             var timeout: Double? = retrying ? limits.retryIntervalSeconds : nil
             if currentSessionID != nil {
                 let now = MonotonicClock.now()
@@ -106,6 +137,7 @@ final class StoreWorker {
                 return
             case .timedOut:
                 writeBacklog()
+                if pendingSwitch != nil { ensureCurrentFile() }
             case .item(let first):
                 for command in [first] + queue.drain() {
                     switch command {
@@ -113,6 +145,7 @@ final class StoreWorker {
                         take(event)
                     case .job(let job):
                         writeBacklog()
+                        ensureCurrentFile()
                         job(self)
                     }
                 }
@@ -124,8 +157,12 @@ final class StoreWorker {
     /// Sets the open session's `heartbeat_at` when its interval has passed. A failure (the database is
     /// locked) is left for the next beat: the events' own retry says what is wrong.
     private func beatIfDue() {
-        guard let sessionID = currentSessionID, MonotonicClock.now() >= nextHeartbeat else { return }
+        guard currentSessionID != nil, MonotonicClock.now() >= nextHeartbeat else { return }
         nextHeartbeat = MonotonicClock.now() + UInt64(limits.heartbeatIntervalSeconds * 1e9)
+        // Also when idle, the file is looked at every beat: a deleted or replaced database is noticed
+        // within the heartbeat interval.
+        ensureCurrentFile()
+        guard let sessionID = currentSessionID else { return }
         try? connection.run("UPDATE sessions SET heartbeat_at = ? WHERE id = ?",
                             [.integer(Date().unixMilliseconds), .integer(sessionID)])
     }
@@ -163,6 +200,7 @@ final class StoreWorker {
         let drops = shared.values.withLock { $0.statistics.eventsDropped }
         let lostAtQueue = isReadOnly ? 0 : drops - loss.reportedDrops
         guard !backlog.isEmpty || loss.count > 0 || (lostAtQueue > 0 && currentSessionID != nil) else { return }
+        ensureCurrentFile()
         var lostEvent: StudioEvent?
         let lost = loss.count + lostAtQueue
         if lost > 0 {
@@ -199,6 +237,7 @@ final class StoreWorker {
             return
         }
         let count = backlog.count + (lostEvent == nil || lossSession == nil ? 0 : 1)
+        sessionEventsInFile += backlog.count(where: { $0.sessionID == currentSessionID })
         backlog.removeAll(keepingCapacity: true)
         loss = Loss(reportedDrops: drops)
         let recoveredFrom = failingSince
@@ -219,7 +258,7 @@ final class StoreWorker {
     private static let retryableCodes: Set<SQLiteResult> = [.busy, .locked, .ioError, .full, .readOnly, .cannotOpen]
 
     @discardableResult
-    private func insert(_ event: StudioEvent, sessionID: Int64) throws -> Int64 {
+    func insert(_ event: StudioEvent, sessionID: Int64) throws -> Int64 {
         try connection.run(Self.insertEventSQL, [
             .integer(sessionID), .integer(event.wallTime.unixMilliseconds), .optional(event.programTime?.milliseconds),
             .text(event.kind.rawValue), .optional(event.camera?.name), .text(Self.encodeDetails(event.details)),
@@ -262,20 +301,23 @@ final class StoreWorker {
         if valid != 1 {
             throw EventStoreError.invalidConfigSnapshot(reason: "json_valid() rejects it (\(configSnapshot.prefix(40))...)")
         }
-        let now = Date()
-        let id = try connection.transaction("starting a session") { () throws -> Int64 in
-            try connection.run(
-                "INSERT INTO sessions (started_at, heartbeat_at, config_snapshot, hostname, pid, boot_id, process_start) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [.integer(now.unixMilliseconds), .integer(now.unixMilliseconds), .text(configSnapshot), .text(process.hostname),
-                 .integer(Int64(process.pid)), .optional(process.bootID), .optional(process.startTicks)])
-            let id = connection.lastInsertRowID
-            try insert(StudioEvent(kind: .sessionStarted, wallTime: now,
-                                   details: ["pid": "\(process.pid)", "hostname": process.hostname]),
-                       sessionID: id)
-            return id
-        }
+        let id = try connection.transaction("starting a session") { try insertSession(configSnapshot: configSnapshot) }
         currentSessionID = id
+        sessionSnapshot = configSnapshot
+        sessionEventsInFile = 1
         nextHeartbeat = MonotonicClock.now() + UInt64(limits.heartbeatIntervalSeconds * 1e9)
+        return id
+    }
+
+    /// The session row and its `session_started` event (`extra` details added), inside the caller's transaction.
+    func insertSession(configSnapshot: String, now: Date = Date(), extra: [String: String] = [:]) throws -> Int64 {
+        try connection.run(
+            "INSERT INTO sessions (started_at, heartbeat_at, config_snapshot, hostname, pid, boot_id, process_start) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [.integer(now.unixMilliseconds), .integer(now.unixMilliseconds), .text(configSnapshot), .text(process.hostname),
+             .integer(Int64(process.pid)), .optional(process.bootID), .optional(process.startTicks)])
+        let id = connection.lastInsertRowID
+        let details = ["pid": "\(process.pid)", "hostname": process.hostname].merging(extra) { $1 }
+        try insert(StudioEvent(kind: .sessionStarted, wallTime: now, details: details), sessionID: id)
         return id
     }
 
@@ -290,6 +332,9 @@ final class StoreWorker {
                                [.integer(now.unixMilliseconds), .text(reason), .integer(sessionID)])
         }
         currentSessionID = nil
+        sessionSnapshot = nil
+        openRecordings.removeAll()
+        recordingIDs.removeAll()
     }
 
     func recoverOrphanedSessions() throws -> [Int64] {

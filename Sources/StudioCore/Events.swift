@@ -44,6 +44,10 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// Written by the event store once the database takes writes again, when events were lost while it
     /// could not (details: lost, bound, first_lost_ms, last_lost_ms, error).
     public static let eventsLost = EventKind(rawValue: "events_lost")
+    /// Written by the event store as the second event of a session that continues another in a new database
+    /// file, after the old one was deleted or replaced mid-show (details: previous_session, reason, old_file,
+    /// events_in_old_file, path).
+    public static let databaseReplaced = EventKind(rawValue: "database_replaced")
     public static let error = EventKind(rawValue: "error")
 
     public init(from decoder: Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }

@@ -88,7 +88,8 @@ extension StudioServer {
         if let id, id < 1 {
             throw ControlError(.invalidArgument, "\"session\" must be a positive session id (see `studio sessions`), got \(id)")
         }
-        guard let record = try store.session(id: id ?? sessionID) else {
+        // The store's own session, which continues `sessionID` in a new file if the database was replaced.
+        guard let record = try store.session(id: id ?? store.currentSessionID ?? sessionID) else {
             throw ControlError(.notFound, "no session \(id.map(String.init) ?? "") in the database")
         }
         return record
@@ -176,7 +177,7 @@ extension StudioServer {
 
         let all = cameras.all
         return StatusReply(
-            session: sessionID, startedAt: startedAt, uptimeSeconds: tenths(uptimeSeconds), program: programView,
+            session: store.currentSessionID ?? sessionID, startedAt: startedAt, uptimeSeconds: tenths(uptimeSeconds), program: programView,
             encoder: encoderView, outputs: outputViews, iso: isoViews, cameras: all.count,
             camerasLost: all.filter { cameras.isLost($0.id) }.count, audioInput: audioInput, database: options.databasePath,
             store: StatusReply.StoreView(store.statistics),

@@ -47,6 +47,7 @@ public enum Doctor {
         checks.append(encoderSpeed(programEncoderSettings(options.configuration)))
         checks.append(database(options.databasePath))
         if let check = eventsLost(options.databasePath) { checks.append(check) }
+        if let check = databaseReplaced(options.databasePath) { checks.append(check) }
         checks.append(recordings(options.configuration))
         for output in options.configuration.outputs { checks.append(reachability(output, timeout: connectTimeout)) }
         if options.configuration.outputs.isEmpty {
@@ -268,6 +269,21 @@ public enum Doctor {
                      "session \(session.id) lost \(lost) event(s) while the database refused writes (\(losses.count) events_lost event(s); last at \(ISO8601Time.format(losses[losses.count - 1].wallTime)))",
                      fix: "keep other programs from holding the database's write lock (sqlite3 BEGIN EXCLUSIVE, backups without .backup), and check the disk has room",
                      details: ["session": "\(session.id)", "lost": "\(lost)"])
+    }
+
+    /// Whether the latest session continues one whose database file was deleted or replaced mid-show (its
+    /// `database_replaced` event); nil when it does not, or there is no readable database.
+    static func databaseReplaced(_ path: String) -> Check? {
+        guard FileManager.default.fileExists(atPath: path), let store = try? EventStore.openReadOnly(path: path) else { return nil }
+        defer { store.close() }
+        guard let session = try? store.session(id: nil), let events = try? store.events(sessionID: session.id),
+              let replaced = events.last(where: { $0.kind == .databaseReplaced }) else { return nil }
+        let previous = replaced.details["previous_session"] ?? "?"
+        let old = replaced.details["old_file"].map { $0 == "deleted" ? "was deleted" : "is now \($0)" } ?? "is unknown"
+        return Check("event log", .warning,
+                     "session \(session.id) continues session \(previous), whose database file was \(replaced.details["reason"] ?? "replaced") at \(ISO8601Time.format(replaced.wallTime)) (the old file \(old); \(replaced.details["events_in_old_file"] ?? "?") event(s) went with it)",
+                     fix: "don't delete or move the database while the server runs; to keep a copy use `sqlite3 \(path) .backup COPY`",
+                     details: ["session": "\(session.id)", "previous_session": previous])
     }
 
     static func recordings(_ configuration: StudioConfiguration) -> Check {

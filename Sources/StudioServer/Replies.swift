@@ -265,6 +265,11 @@ public struct StatusReply: Codable, Sendable {
         /// Since when writes have been failing and are retried; null while the database takes them.
         @Nullable public var retryingSince: Date?
         @Nullable public var lastError: String?
+        /// Times the database file was deleted or replaced mid-show and the store carried on at its path.
+        public var replacements: Int
+        /// While the store cannot write to a database at its path (deleted or replaced, or the path holds
+        /// another file): what is wrong. Null otherwise.
+        @Nullable public var fileProblem: String?
 
         public init(_ statistics: EventStoreStatistics) {
             queued = statistics.eventsQueued
@@ -272,12 +277,15 @@ public struct StatusReply: Codable, Sendable {
             lost = statistics.eventsLost
             retryingSince = statistics.failingSince
             lastError = statistics.lastWriteError
+            replacements = statistics.databaseReplacements
+            fileProblem = statistics.databaseProblem
         }
 
         enum CodingKeys: String, CodingKey {
-            case queued, written, lost
+            case queued, written, lost, replacements
             case retryingSince = "retrying_since"
             case lastError = "last_error"
+            case fileProblem = "file_problem"
         }
     }
 

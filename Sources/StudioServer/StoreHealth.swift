@@ -31,6 +31,18 @@ final class StoreHealth: Sendable {
             let lost = lostEvent?.details["lost"].map { ", \($0) event(s) LOST (see the events_lost event)" } ?? ", nothing lost"
             log.info("the event database takes writes again after \(String(format: "%.1f", seconds)) s\(lost)")
             if let lostEvent { events?.broadcast(lostEvent) }
+        case .databaseFileChanged(let path, let what):
+            log.info("WARNING: the event database \(path) was deleted or replaced while the show runs: \(what). "
+                + "Nothing more is written to the old file; the store carries on in a database at \(path)")
+            events?.emit(StudioEvent(kind: .error, details: ["stage": "store", "during": "write", "error": "the database file was changed under the server: \(what)"]))
+        case .databaseFileRefused(let path, let reason):
+            log.info("WARNING: \(path) now holds no database the server may write (\(reason)): it is left untouched and events are kept "
+                + "in memory and retried; move that file away, or put a studio database there")
+            events?.broadcast(StudioEvent(kind: .error, details: [
+                "stage": "store", "during": "write", "error": "\(path) holds no studio database: \(reason); events are kept and retried"]))
+        case .databaseFileReplaced(let path, let created, let previous, let session):
+            let sessions = session.map { " as its session \($0), continuing session \(previous.map(String.init) ?? "?") of the old file" } ?? ""
+            log.info("the event store carries on in \(created ? "a new database it created at" : "the database now at") \(path)\(sessions)")
         }
     }
 }

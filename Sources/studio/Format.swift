@@ -123,6 +123,8 @@ enum Format {
             let store = reply.store
             var storeLine = "store     \(store.written) events written · \(store.queued) queued · \(store.lost) lost"
             if let since = store.retryingSince { storeLine += " · RETRYING since \(time(since)): \(text(store.lastError))" }
+            if store.replacements > 0 { storeLine += " · database file REPLACED \(store.replacements) time(s) mid-show" }
+            if let problem = store.fileProblem { storeLine += " · DATABASE FILE: \(problem)" }
             lines.append(storeLine)
             if let disk = reply.disk {
                 let free = disk.freeBytes.map { String(format: "%.1f GB free", Double($0) / 1e9) } ?? "free space unknown"

@@ -131,5 +131,12 @@ func buildProductsDirectory() throws -> String {
     return String(executable[..<executable.lastIndex(of: "/")!])
 }
 
+/// The sqlite3 CLI (scripts/setup.sh installs it), for tests that work on the files as another program would.
+func sqlite3Executable() throws -> String {
+    try #require(["/usr/bin/sqlite3", "/bin/sqlite3", "/usr/local/bin/sqlite3"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }, "the sqlite3 CLI is needed (scripts/setup.sh installs it)")
+}
+
 /// A small JSON object for session snapshots.
 let sampleConfig = #"{"program":"1280x720@30","outputs":[{"name":"main","url":"rtmp://127.0.0.1/live/****"}]}"#

@@ -37,10 +37,7 @@ import Glibc
 
     /// `sqlite3 PATH` holding `BEGIN EXCLUSIVE` (fed through its stdin, which stays open) until killed.
     static func lock(_ path: String) throws -> ChildProcess {
-        let sqlite3 = try #require(["/usr/bin/sqlite3", "/bin/sqlite3", "/usr/local/bin/sqlite3"].first {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }, "the sqlite3 CLI is needed (scripts/setup.sh installs it)")
-        let child = try ChildProcess(executable: sqlite3, arguments: [path], feedsInput: true)
+        let child = try ChildProcess(executable: try sqlite3Executable(), arguments: [path], feedsInput: true)
         try child.send("BEGIN EXCLUSIVE;\n")
         // Held once a writer of our own cannot get the lock at once.
         let probe = try SQLiteConnection(path: path, readOnly: false)
