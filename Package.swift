@@ -75,6 +75,8 @@ let package = Package(
 
         // Benchmark tool: writes a test camera's frames as Y4M so the ffmpeg CLI can encode the same pictures.
         .executableTarget(name: "pattern-y4m", dependencies: ["Capture", "StudioCore"], path: "Benchmarks/pattern-y4m"),
+        // Benchmark tool: the per-camera picture processing (beauty filter) per 720p frame, and the same frames as Y4M for ffmpeg.
+        .executableTarget(name: "picture-bench", dependencies: ["Graphics", "StudioCore"], path: "Benchmarks/picture-bench"),
 
         // Helpers for tests only: a private nginx-rtmp, child processes, ffprobe.
         .target(name: "TestSupport", dependencies: ["StudioSystem", "StudioCore", "CFFmpeg", "MediaSupport"]),
