@@ -81,7 +81,7 @@ import Testing
             frame.fill(PixelRect(x: index % 2 * 32, y: index / 2 * 24, width: 32, height: 24), with: color)
         }
         let output = try PictureProcessor().process(frame, settings: Self.settings {
-            $0.crop = FractionRect(x: 0.5, y: 0, width: 0.5, height: 0.5)
+            $0.crop = RelativeRect(x: 0.5, y: 0, width: 0.5, height: 0.5)
         })
         #expect(output.width == 32 && output.height == 24)
         #expect(Self.shows(output, PixelRect(x: 0, y: 0, width: 32, height: 24), colors[1]))
@@ -95,7 +95,7 @@ import Testing
         // the marker top-right.
         let frame = Self.marked(x: 32, y: 0)
         let output = try PictureProcessor().process(frame, settings: Self.settings {
-            $0.crop = FractionRect(x: 0.5, y: 0, width: 0.5, height: 0.5)
+            $0.crop = RelativeRect(x: 0.5, y: 0, width: 0.5, height: 0.5)
             $0.rotation = 90
         })
         #expect(output.width == 24 && output.height == 32)
@@ -107,7 +107,7 @@ import Testing
         let frame = VideoFrame.allocate(format: .i420, width: 64, height: 48)
         frame.fill(with: Self.grey)
         let output = try PictureProcessor().process(frame, settings: Self.settings {
-            $0.crop = FractionRect(x: 0.1, y: 0.1, width: 0.33, height: 0.41)
+            $0.crop = RelativeRect(x: 0.1, y: 0.1, width: 0.33, height: 0.41)
         })
         #expect(output.width % 2 == 0 && output.height % 2 == 0)
         #expect(abs(output.width - 21) <= 2 && abs(output.height - 20) <= 2)
