@@ -85,7 +85,7 @@ let jobs: [(String, PictureSettings)] = [
     ("beauty-40", settings { $0.beauty = 40 }),
     ("mirror", settings { $0.mirror = true }),
     ("rotate-90", settings { $0.rotation = 90 }),
-    ("crop-half", settings { $0.crop = FractionRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5) }),
+    ("crop-half", settings { $0.crop = RelativeRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5) }),
     ("colour", settings {
         $0.brightness = 0.05
         $0.contrast = 1.2

@@ -12,8 +12,8 @@ import Testing
             guard line.hasPrefix("  studio ") else { return nil }
             return line.dropFirst("  studio ".count).split(separator: " ").first.map(String.init)
         }
-        #expect(names == ["serve", "cameras", "switch", "camera", "controls", "control", "status", "sessions", "log", "recordings",
-                          "watch", "doctor"])
+        #expect(names == ["serve", "cameras", "switch", "preview", "cut", "auto", "transition", "scene", "scenes", "camera", "controls",
+                          "control", "status", "sessions", "log", "recordings", "watch", "doctor"])
         for name in names + ["help", "version"] {
             let help = try studio.run([name, "--help"])
             #expect(help.status == 0 && help.output.hasPrefix("studio \(name) — ") && help.output.contains("USAGE\n  studio \(name)"), "\(help)")
@@ -28,7 +28,9 @@ import Testing
         let studio = try StudioHarness()
         let cases: [([String], String)] = [
             (["bogus"], "studio: unknown command \"bogus\""),
-            (["switch"], "studio switch: expected one camera name"),
+            (["switch"], "studio switch: expected one camera or scene name"),
+            (["auto", "fade"], "studio auto: TRANSITION fade: expected a transition (cut, mix, dip, wipe-left"),
+            (["transition", "mix", "--frames", "0"], "studio transition: --frames 0: expected a number of frames"),
             (["status", "extra"], "studio status: unexpected argument extra"),
             (["log", "x"], "studio log: x is not a session id"),
             (["sessions", "--limit", "0"], "studio sessions: --limit 0: expected a positive number"),
