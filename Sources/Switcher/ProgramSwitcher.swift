@@ -68,6 +68,11 @@ public final class ProgramSwitcher: Sendable {
     /// preview that is gone afterwards shows a "NO SCENE" slate until the operator cuts elsewhere.
     public func setScenes(_ scenes: [SceneDescription]) throws(SwitchError) { try core.setScenes(scenes) }
 
+    /// Sets the backups by camera or scene name (see `BackupWatch` for when one is taken). A backup that
+    /// names no camera or scene is skipped for its own backup when it would be needed. The config
+    /// refuses cycles; here a cycle only ends the search.
+    public func setBackups(_ rules: [String: BackupRule]) { core.shared.withLock { $0.backups = rules } }
+
     /// The camera or scene called `name` (a scene when both are).
     public func source(named name: String) throws(SwitchError) -> ProgramSource { try core.source(named: name) }
 
@@ -160,6 +165,7 @@ extension ProgramSwitcher {
         /// Every camera ever added (a scene's layer of one that never was says "NO CAMERA", not "LOST").
         var known: Set<CameraID> = []
         var scenes: [String: PreparedScene] = [:]
+        var backups: [String: BackupRule] = [:]
         var pending: [Command] = []
         var status = SwitcherStatus()
         var origin: UInt64 = 0
