@@ -15,7 +15,8 @@ import StudioSystem
 /// camera's frame is repeated). A camera full frame is passed on untouched when it is program-size I420
 /// (same storage, no copy), else scaled with libswscale; a scene is composed by `Compositor`. A camera
 /// whose newest frame is older than the loss timeout shows a "CAMERA LOST" slate (in its layer only,
-/// inside a scene); with nothing selected a "NO CAMERA" slate. The rate never changes. If the thread
+/// inside a scene); with nothing selected a "NO CAMERA" slate. A camera or scene with a backup
+/// (`setBackups`) that is lost on program gives way to it on that same frame instead (`BackupWatch`). The rate never changes. If the thread
 /// wakes too late for one or more ticks, their frame numbers are skipped (counted in `lateTicks`) so pts
 /// stay on the clock grid.
 public final class ProgramSwitcher: Sendable {

@@ -58,7 +58,8 @@ enum ServeCommand: Command {
         let name = received == SIGINT ? "SIGINT" : "SIGTERM"
         let signals = stopSignals
         NamedThread.start(name: "studio.signal") {
-            let again = waitForSignal(signals)
+            var again = waitForSignal(signals)
+            while again == SIGHUP { again = waitForSignal(signals) }  // no reload while stopping
             writeStandardError("studio: second signal (\(again)) during shutdown: exiting now\n")
             _exit(128 + again)
         }
