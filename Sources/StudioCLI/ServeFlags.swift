@@ -157,6 +157,16 @@ public enum ServeFlags {
         },
     ]
 
+    /// What `studio serve` runs with: `settings(arguments)`'s options, with the config file's path and
+    /// how to read it again the same way (the file, then the same flags on top) for `studio reload` and SIGHUP.
+    public static func serverOptions(_ arguments: ParsedArguments, environment: [String: String]) throws -> ServerOptions {
+        var options = try settings(arguments).serverOptions(environment: environment)
+        guard let path = try arguments.parse("config", .path) else { return options }
+        options.configPath = path
+        options.rereadConfiguration = { try settings(arguments).serverOptions(environment: environment).configuration }
+        return options
+    }
+
     /// The options as the parser and help see them.
     public static var options: [OptionSpec] { all.map(\.option) }
 

@@ -15,6 +15,8 @@ public struct CameraPin: Sendable, Equatable, Codable {
     public var size: (width: Int, height: Int)?
     public var fps: Rational?
     public var controls: [(name: String, value: String)] = []
+    /// Where the program goes when this camera is lost on air (`backup:` and `back:`); nil: the slate.
+    public var backup: BackupRule?
 
     public init(match: String, name: CameraID, iso: Bool? = nil, encoder: EncoderChoice? = nil,
                 size: (width: Int, height: Int)? = nil, fps: Rational? = nil, controls: [(name: String, value: String)] = []) {
@@ -31,10 +33,18 @@ public struct CameraPin: Sendable, Equatable, Codable {
         a.match == b.match && a.name == b.name && a.iso == b.iso && a.encoder == b.encoder
             && a.size?.width == b.size?.width && a.size?.height == b.size?.height && a.fps == b.fps
             && a.controls.map(\.name) == b.controls.map(\.name) && a.controls.map(\.value) == b.controls.map(\.value)
+            && a.backup == b.backup
+    }
+
+    /// The pin without what a reload may change while the server runs (`StudioConfiguration.reloadKeys`).
+    public var withoutLiveSettings: CameraPin {
+        var pin = self
+        pin.backup = nil
+        return pin
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case match, name, iso, encoder, size, fps, controls
+        case match, name, iso, encoder, size, fps, controls, backup, back
     }
 
     public init(from decoder: any Decoder) throws {
@@ -54,6 +64,7 @@ public struct CameraPin: Sendable, Equatable, Codable {
         size = try keys.parse(.size, .deviceSize).map { ($0.width, $0.height) }
         fps = try keys.parse(.fps, .deviceRate)
         controls = try keys.decodeIfPresent(ControlList.self, forKey: .controls)?.settings ?? []
+        backup = try keys.backupRule(decoder, backup: .backup, back: .back)
     }
 
     /// For the snapshot: absent settings are left out.
@@ -68,6 +79,8 @@ public struct CameraPin: Sendable, Equatable, Codable {
         if !controls.isEmpty {
             try keys.encode(Dictionary(controls.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last }), forKey: .controls)
         }
+        try keys.encodeIfPresent(backup?.backup, forKey: .backup)
+        try keys.encodeIfPresent(backup?.back.rawValue, forKey: .back)
     }
 }
 

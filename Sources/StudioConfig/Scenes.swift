@@ -18,6 +18,8 @@ import StudioCore
 //             opacity: 0.9
 //             z: 1
 //             border: { width: 4, color: white }
+//         backup: cam3           # taken when the scene's main camera (its first) is lost on air
+//         back: auto             # auto: back by itself when it returns; manual (default): `studio switch`
 //     transition: { kind: mix, frames: 15 }   # or ms: 500; dip has color
 
 /// One item of `scenes:`.
@@ -27,7 +29,7 @@ struct SceneEntry: Codable {
     init(_ scene: SceneDescription) { self.scene = scene }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, layout, sources, corner, size, margin, gap, background, layers
+        case name, layout, sources, corner, size, margin, gap, background, layers, backup, back
     }
 
     init(from decoder: any Decoder) throws {
@@ -56,6 +58,7 @@ struct SceneEntry: Codable {
                                   at: CodingKeys.name)
         }
         if let problem = scene.problem { throw decoder.failure(problem) }
+        scene.backup = try keys.backupRule(decoder, backup: .backup, back: .back)
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -71,6 +74,8 @@ struct SceneEntry: Codable {
         if scene.gap > 0 { try keys.encode(scene.gap, forKey: .gap) }
         try keys.encode(scene.background.description, forKey: .background)
         if !scene.layers.isEmpty { try keys.encode(scene.layers.map(LayerEntry.init), forKey: .layers) }
+        try keys.encodeIfPresent(scene.backup?.backup, forKey: .backup)
+        try keys.encodeIfPresent(scene.backup?.back.rawValue, forKey: .back)
     }
 }
 
@@ -264,6 +269,22 @@ extension ValueSyntax where Value == Corner {
 
 extension ValueSyntax where Value == LayerFit {
     public static var layerFit: Self { oneOf("a fit", LayerFit.self) }
+}
+
+extension ValueSyntax where Value == BackMode {
+    public static var backMode: Self { oneOf("back", BackMode.self) }
+}
+
+extension KeyedDecodingContainer {
+    /// A pin's or scene's `backup: NAME` with `back: auto|manual` (default manual); `back` alone is refused.
+    func backupRule(_ decoder: any Decoder, backup: Key, back: Key) throws -> BackupRule? {
+        let name = try parse(backup, .name), mode = try parse(back, .backMode)
+        guard let name else {
+            if mode != nil { throw decoder.failure("back needs a backup: the camera or scene to cut to (backup: NAME)", at: back) }
+            return nil
+        }
+        return BackupRule(backup: name, back: mode ?? .manual)
+    }
 }
 
 extension ValueSyntax where Value == TransitionKind {

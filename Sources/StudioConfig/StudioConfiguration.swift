@@ -60,6 +60,38 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
             if let problem = transition.problem(rate: program.frameRate) { throw decoder.failure(problem, at: CodingKeys.transition) }
         }
         try checkScenes(decoder)
+        try checkBackups(decoder)
+    }
+
+    /// Every backup by the name of the camera (pin) or scene it stands in for.
+    public var backups: [String: BackupRule] {
+        var rules: [String: BackupRule] = [:]
+        for pin in cameras.pins { rules[pin.name.name] = pin.backup }
+        for scene in scenes { rules[scene.name] = scene.backup }
+        return rules
+    }
+
+    /// Backups do not lead back to where they started: a cycle is refused at the first of its entries.
+    private func checkBackups(_ decoder: any Decoder) throws {
+        var places: [(name: String, path: [any CodingKey])] = []
+        for (index, pin) in cameras.pins.enumerated() where pin.backup != nil {
+            places.append((pin.name.name, [CodingKeys.cameras, CameraSettings.CodingKeys.pins, NodeKey(intValue: index), CameraPin.CodingKeys.backup]))
+        }
+        for (index, scene) in scenes.enumerated() where scene.backup != nil {
+            places.append((scene.name, [CodingKeys.scenes, NodeKey(intValue: index), SceneEntry.CodingKeys.backup]))
+        }
+        let rules = backups
+        for place in places {
+            var chain = [place.name]
+            while let next = rules[chain[chain.count - 1]]?.backup {
+                if next == place.name {
+                    throw NodeDecodingError(decoder.codingPath + place.path,
+                                            "backup cycle: \((chain + [next]).joined(separator: " -> ")); a backup must not lead back to the camera or scene it stands in for")
+                }
+                if chain.contains(next) { break }  // a cycle further on: reported at its own first entry
+                chain.append(next)
+            }
+        }
     }
 
     /// Scenes against the rest: their names are not camera names, and pixel layers fit the program.

@@ -27,6 +27,13 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// What is on program and on preview changed for some cameras (details: program, preview: the
     /// comma-separated cameras now on each). Shown by `watch`; not stored (switch and preview events are).
     public static let tally = EventKind(rawValue: "tally")
+    /// The camera on program was lost and the program cut to its backup on that frame (details: lost,
+    /// backup, reason, back, skipped, cut_back).
+    public static let backupTaken = EventKind(rawValue: "backup_taken")
+    /// `studio reload` or SIGHUP applied the config file (details: file, changed, by).
+    public static let configReloaded = EventKind(rawValue: "config_reloaded")
+    /// A reload changed nothing because of a problem (details: file, reason, by).
+    public static let configReloadFailed = EventKind(rawValue: "config_reload_failed")
     public static let outputConnected = EventKind(rawValue: "output_connected")
     public static let outputDisconnected = EventKind(rawValue: "output_disconnected")
     public static let outputReconnectAttempt = EventKind(rawValue: "output_reconnect_attempt")

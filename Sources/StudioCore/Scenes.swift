@@ -19,10 +19,12 @@ public struct SceneDescription: Sendable, Hashable {
     public var layers: [LayerDescription]
     /// What shows where no layer covers the picture.
     public var background: RGBColor
+    /// Where the program goes when this scene is on air and its main camera (`cameraNames.first`) is lost.
+    public var backup: BackupRule?
 
     public init(name: String, layout: SceneLayout?, sources: [String] = [], corner: Corner = .bottomRight,
                 size: Double = 0.3, margin: Double = 0.03, gap: Double = 0, layers: [LayerDescription] = [],
-                background: RGBColor = .black) {
+                background: RGBColor = .black, backup: BackupRule? = nil) {
         self.name = name
         self.layout = layout
         self.sources = sources
@@ -32,12 +34,14 @@ public struct SceneDescription: Sendable, Hashable {
         self.gap = gap
         self.layers = layers
         self.background = background
+        self.backup = backup
     }
 
     /// The most sources a `grid` takes (3x3).
     public static let maxGridSources = 9
 
-    /// Every camera the scene shows, in layer order, once each.
+    /// Every camera the scene shows, in layer order, once each. The first is its main camera: the
+    /// layout's first source, else its first camera layer (its `backup` is taken when that one is lost).
     public var cameraNames: [String] {
         var seen = Set<String>(), names: [String] = []
         for layer in layoutLayers() + layers {

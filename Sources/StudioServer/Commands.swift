@@ -13,7 +13,7 @@ enum ServerCommands {
     static var all: [any ControlCommand<StudioServer>.Type] {
         [Ping.self, Cameras.self, SwitcherCommands.Switch.self, SwitcherCommands.Preview.self, SwitcherCommands.Cut.self,
          SwitcherCommands.Auto.self, SwitcherCommands.Transition.self, SwitcherCommands.Scene.self, SwitcherCommands.Scenes.self,
-         Status.self, Sessions.self, Log.self, Recordings.self,
+         Status.self, Reload.self, Sessions.self, Log.self, Recordings.self,
          CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self]
     }
 
@@ -134,7 +134,8 @@ extension StudioServer {
                 StatusReply.ProgramView.TransitionView(kind: $0.kind.rawValue, frames: $0.frames, shown: $0.shown, from: $0.from, to: $0.to)
             },
             defaultTransition: TransitionReply(program.defaultTransition, rate: options.program.frameRate),
-            tally: program.tally.mapValues(\.rawValue), slate: program.slate, format: options.program.description,
+            tally: program.tally.mapValues(\.rawValue), slate: program.slate, backup: program.backup.map(StatusReply.ProgramView.BackupView.init),
+            format: options.program.description,
             fps: tenths(program.deliveredFPS), frames: Int(program.framesDelivered), slateFrames: Int(program.slateFrames),
             composedFrames: Int(program.composedFrames), transitionFrames: Int(program.transitionFrames),
             lateTicks: Int(program.lateTicks), programMilliseconds: programTime.milliseconds)

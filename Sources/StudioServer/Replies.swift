@@ -1,5 +1,6 @@
 import Foundation
 import StudioCore
+import Switcher
 import Control
 import EventStore
 
@@ -116,6 +117,8 @@ public struct StatusReply: Codable, Sendable {
         /// Every camera and scene seen, by name: `program`, `preview` or `both`.
         public var tally: [String: String]
         @Nullable public var slate: String?
+        /// The backup on program in place of a lost camera or scene, until the operator cuts.
+        @Nullable public var backup: BackupView?
         public var format: String
         public var fps: Double
         public var frames: Int
@@ -133,8 +136,30 @@ public struct StatusReply: Codable, Sendable {
             public var to: String
         }
 
+        public struct BackupView: Codable, Sendable {
+            /// What was lost on program, the backup on air, and `auto` or `manual`.
+            public var lost: String
+            public var onAir: String
+            public var back: String
+            /// How the program gets back: `studio switch cam1`, or by itself.
+            public var cutBack: String
+
+            enum CodingKeys: String, CodingKey {
+                case lost, back
+                case onAir = "on_air"
+                case cutBack = "cut_back"
+            }
+
+            init(_ status: BackupStatus) {
+                lost = status.lost
+                onAir = status.onAir
+                back = status.back.rawValue
+                cutBack = status.cutBack
+            }
+        }
+
         enum CodingKeys: String, CodingKey {
-            case source, preview, transition, tally, slate, format, fps, frames
+            case source, preview, transition, tally, slate, backup, format, fps, frames
             case sourceKind = "source_kind"
             case defaultTransition = "default_transition"
             case composedFrames = "composed_frames"

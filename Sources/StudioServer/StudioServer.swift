@@ -30,6 +30,8 @@ public final class StudioServer: Sendable {
     let audioSource: any AudioInput
     let control: ControlServer
     let queries: QueryWorker
+    /// The configuration in force (the start's, then each reload's) and the reloads' lock.
+    let reloader: ConfigReloader
     /// Why `auto` did not use the GPU, when it did not.
     let encoderChoiceReason: String?
     /// The program encoder's speed measured at start (formats above `SpeedProbe.startThreshold` only).
@@ -48,6 +50,7 @@ public final class StudioServer: Sendable {
     public init(options: ServerOptions) throws {
         self.options = options
         let configuration = options.configuration
+        reloader = ConfigReloader(configuration)
         Signals.ignoreSIGPIPE()
         let log = ServerLog()
         self.log = log
@@ -138,11 +141,8 @@ public final class StudioServer: Sendable {
                                        configuration: .init(lossTimeout: options.cameraLossTimeoutSeconds),
                                        events: events,
                                        deliver: { frame, pts in _ = videoStage.submit(frame, pts: pts) })
-            // The config checked the scenes and the transition already; these only fail on a bug.
-            do {
-                try switcher.setScenes(configuration.scenes)
-                try switcher.setDefaultTransition(configuration.transition)
-            } catch { throw ServerError("scenes: \(error)") }
+            // The config checked the scenes and the transition already; this only fails on a bug.
+            do { try Self.applyLive(configuration, to: switcher) } catch { throw ServerError("scenes: \(error)") }
             let cameras = CameraHub(switcher: switcher, events: events, log: log, lossTimeoutSeconds: options.cameraLossTimeoutSeconds,
                                     makeIso: Self.isoFactory(options: options, session: session, events: events, log: log,
                                                              audioFormat: audioEncoder.streamDescription))
@@ -240,6 +240,12 @@ public final class StudioServer: Sendable {
         log.info("stopping" + (signal.map { " on \($0)" } ?? ""))
         ending.reason = reason
         services.stopAll()
+    }
+
+    /// SIGHUP: re-reads the config file like `studio reload`; what happened goes to the log and the
+    /// event store (`config_reloaded` or `config_reload_failed`).
+    public func reload(by trigger: String) {
+        _ = try? reloadConfiguration(by: trigger)
     }
 
     /// ISO recordings: each camera encoded and recorded on its own, beside the program recording,

@@ -82,7 +82,7 @@ extension StudioServer {
     func scenesView() -> ScenesReply {
         let status = switcher.status
         let format = switcher.format
-        let views = options.configuration.scenes.filter { status.scenes.contains($0.name) }.map { scene in
+        let views = reloader.configuration.scenes.filter { status.scenes.contains($0.name) }.map { scene in
             ScenesReply.SceneView(
                 name: scene.name, layout: scene.layout?.rawValue, sources: scene.cameraNames,
                 layers: scene.resolvedLayers(width: format.width, height: format.height).map { layer in

@@ -15,7 +15,8 @@ import StudioSystem
 /// camera's frame is repeated). A camera full frame is passed on untouched when it is program-size I420
 /// (same storage, no copy), else scaled with libswscale; a scene is composed by `Compositor`. A camera
 /// whose newest frame is older than the loss timeout shows a "CAMERA LOST" slate (in its layer only,
-/// inside a scene); with nothing selected a "NO CAMERA" slate. The rate never changes. If the thread
+/// inside a scene); with nothing selected a "NO CAMERA" slate. A camera or scene with a backup
+/// (`setBackups`) that is lost on program gives way to it on that same frame instead (`BackupWatch`). The rate never changes. If the thread
 /// wakes too late for one or more ticks, their frame numbers are skipped (counted in `lateTicks`) so pts
 /// stay on the clock grid.
 public final class ProgramSwitcher: Sendable {
@@ -67,6 +68,11 @@ public final class ProgramSwitcher: Sendable {
     /// cameras need not exist yet: their layers show a slate until they do. A scene on program or
     /// preview that is gone afterwards shows a "NO SCENE" slate until the operator cuts elsewhere.
     public func setScenes(_ scenes: [SceneDescription]) throws(SwitchError) { try core.setScenes(scenes) }
+
+    /// Sets the backups by camera or scene name (see `BackupWatch` for when one is taken). A backup that
+    /// names no camera or scene is skipped for its own backup when it would be needed. The config
+    /// refuses cycles; here a cycle only ends the search.
+    public func setBackups(_ rules: [String: BackupRule]) { core.shared.withLock { $0.backups = rules } }
 
     /// The camera or scene called `name` (a scene when both are).
     public func source(named name: String) throws(SwitchError) -> ProgramSource { try core.source(named: name) }
@@ -160,6 +166,7 @@ extension ProgramSwitcher {
         /// Every camera ever added (a scene's layer of one that never was says "NO CAMERA", not "LOST").
         var known: Set<CameraID> = []
         var scenes: [String: PreparedScene] = [:]
+        var backups: [String: BackupRule] = [:]
         var pending: [Command] = []
         var status = SwitcherStatus()
         var origin: UInt64 = 0

@@ -11,6 +11,7 @@ extension ProgramSwitcher.Core {
         var tally: [String: Tally] = [:]
         var lostOnProgram: CameraID?
         var reportedErrors = Set<String>()
+        var backup = BackupWatch()
     }
 
     /// After a frame is out: its events, in order, then the replies to the commands it carried.
@@ -45,8 +46,9 @@ extension ProgramSwitcher.Core {
 
             // What to show, with each camera's picture fetched once.
             let now = clock.now()
-            let snapshot = shared.withLock { s in (s.sources, s.lost, s.scenes, s.status.program, s.known) }
-            let (sources, lost, scenes, program, known) = snapshot
+            let snapshot = shared.withLock { s in (s.sources, s.lost, s.scenes, s.status.program, s.known, s.backups) }
+            let (sources, lost, scenes, selected, known, backups) = snapshot
+            var program = selected
             var pictures: [CameraID: CameraPicture] = [:]
             func picture(_ camera: CameraID) -> CameraPicture {
                 if let cached = pictures[camera] { return cached }
@@ -67,6 +69,30 @@ extension ProgramSwitcher.Core {
                 pictures[camera] = found
                 return found
             }
+            // A camera lost on air gives way to its backup on this very frame (see `BackupWatch`).
+            func liveness(_ source: ProgramSource) -> BackupWatch.Liveness {
+                switch source {
+                case .camera(let camera):
+                    switch picture(camera) {
+                    case .frame: return .live
+                    case .slate(let lines) where lines.first == "CAMERA LOST":
+                        return .lost(lost.contains(camera) || sources[camera] == nil ? "removed" : "silent")
+                    case .slate: return .unavailable
+                    }
+                case .scene(let name):
+                    guard let scene = scenes[name] else { return .unavailable }
+                    return scene.cameras.first.map { liveness(.camera($0)) } ?? .live
+                }
+            }
+            func resolve(_ name: String) -> ProgramSource? {
+                if scenes[name] != nil { return .scene(name) }
+                return known.contains(CameraID(name)) ? .camera(CameraID(name)) : nil
+            }
+            if let decision = mix.backup.decide(program: mix.transition == nil ? program : nil, rules: backups,
+                                                liveness: liveness, resolve: resolve) {
+                program = take(decision, at: pts, after: &after)
+            }
+
             func render(_ source: ProgramSource?) -> RenderedPicture {
                 switch source {
                 case nil:
@@ -112,6 +138,7 @@ extension ProgramSwitcher.Core {
                 s.status.lateTicks += late
                 s.status.deliveredFPS = meter.rate
                 s.status.tally = mix.tally
+                s.status.backup = mix.backup.active
                 s.status.transition = mix.transition.map { t in
                     TransitionStatus(kind: t.spec.kind, frames: t.spec.frames, shown: (transitionIndex ?? -1) + 1, from: t.from?.name, to: t.to.name)
                 }
@@ -166,6 +193,7 @@ extension ProgramSwitcher.Core {
             after.replies.append { completion(.success(outcome)) }
 
         case .take(let take):
+            mix.backup.operatorTook()
             // A cut or switch during a transition completes it first, at once.
             var program = program
             if let running = mix.transition {
@@ -205,6 +233,24 @@ extension ProgramSwitcher.Core {
             }
             let final = outcome
             if let reply = take.completion { after.replies.append { reply(.success(final)) } }
+        }
+    }
+
+    /// Puts a backup (or, cutting back, the source it replaced) on program from this frame; returns it.
+    private func take(_ decision: BackupWatch.Decision, at pts: MediaTime, after: inout Aftermath) -> ProgramSource {
+        switch decision {
+        case let .take(backup, lost, origin, reason, skipped, back):
+            shared.withLock { $0.status.program = backup }
+            var details = ["lost": lost.name, "backup": backup.name, "reason": reason, "back": back.rawValue]
+            if !skipped.isEmpty { details["skipped"] = skipped.joined(separator: ",") }
+            details["cut_back"] = BackupStatus(lost: origin, onAir: backup.name, back: back).cutBack
+            after.events.append(StudioEvent(kind: .backupTaken, camera: lost.camera, programTime: pts, details: details))
+            after.events.append(switchEvent(to: backup, from: lost, at: pts, via: nil, reason: "backup"))
+            return backup
+        case let .cutBack(source, from):
+            shared.withLock { $0.status.program = source }
+            after.events.append(switchEvent(to: source, from: from, at: pts, via: nil, reason: "camera returned"))
+            return source
         }
     }
 

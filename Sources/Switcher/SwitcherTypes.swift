@@ -119,6 +119,8 @@ public struct SwitcherStatus: Sendable, Codable, Hashable {
     public var preview: ProgramSource?
     /// The transition on air, if one is.
     public var transition: TransitionStatus?
+    /// The backup on program in place of a lost camera or scene, until the operator cuts (or it cuts back).
+    public var backup: BackupStatus?
     /// `auto`'s transition when it names none.
     public var defaultTransition = TransitionSpec(kind: .mix, frames: 15)
     /// Every camera and scene seen on program or preview (cameras inside a scene too), by name.

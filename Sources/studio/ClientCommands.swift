@@ -105,6 +105,30 @@ enum StatusCommand: ClientCommand {
     }
 }
 
+enum ReloadCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "reload", abstract: "re-read the server's config file while the show runs.",
+        summary: "re-read the config file (scenes, transition, backups)", options: [.json, .socket],
+        discussion: """
+        The server reads the file it was started with (--config) again, with the same flags on
+        top, and applies what can change live: scenes, the default transition and the cameras'
+        backups. Anything else that changed (program format, outputs, record, database, socket,
+        video, audio, the pins' devices) refuses the whole reload, naming each key; so does a file
+        with an error (its file:line) or one that removes a scene on program or preview. Then
+        nothing changes and it exits 1. SIGHUP to the server does the same.
+        """)
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let result = try request(socket, "reload", [:])
+        if json { print(result.jsonText) } else {
+            let changed = result["changed"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            print("reloaded \(result["file"]?.stringValue ?? "?"): " + (changed.isEmpty ? "nothing changed" : "changed " + changed.joined(separator: ", ")))
+        }
+        return 0
+    }
+}
+
 enum SessionsCommand: ClientCommand {
     static let spec = CommandSpec(
         "sessions", abstract: "past and current sessions.", summary: "past and current sessions",

@@ -102,6 +102,9 @@ enum Format {
                 "          \(program.format) · delivering \(number(program.fps)) fps · \(program.frames) frames (\(program.slateFrames) slate, \(program.lateTicks) late)",
                 "encoder   \(encoder.video) \(encoder.preset) · \(encoder.framesEncoded) frames, \(encoder.framesDropped) dropped · audio \(encoder.audio)",
             ]
+            if let backup = program.backup {
+                lines.insert("backup    \(backup.onAir) is on air for lost \(backup.lost) · back: \(backup.back) · cut back: \(backup.cutBack)", at: 2)
+            }
             if let reason = encoder.fallbackReason {
                 lines.append("          (\(encoder.choice): software encoding because \(reason))")
             }

@@ -16,8 +16,9 @@ enum ServeCommand: Command {
         discussion: """
         If the hardware encoder fails mid-show, the program switches to x264 on the next frame (a new
         keyframe and sequence header; timestamps continue) and logs an encoder_fallback event.
-        SIGINT, SIGTERM or SIGHUP stop the server cleanly: outputs drained, recordings finalised,
-        session closed; a second signal during shutdown exits at once.
+        SIGINT or SIGTERM stop the server cleanly: outputs drained, recordings finalised, session
+        closed; a second signal during shutdown exits at once. SIGHUP re-reads the --config file,
+        like `studio reload` (scenes, transition and backups change live; see its help).
         """)
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
@@ -28,11 +29,12 @@ enum ServeCommand: Command {
             StreamKeys.hide(exposed, argv: CommandLine.unsafeArgv, count: Int(CommandLine.argc))
             if let warning = StreamKeys.warning(for: exposed) { writeStandardError(warning) }
         }
-        let options = try ServeFlags.settings(arguments).serverOptions(environment: environment)
+        let options = try ServeFlags.serverOptions(arguments, environment: environment)
 
-        // Block the stop signals in every thread (threads inherit the mask) and take them with sigwait
-        // here: no async-signal-safety puzzles, and a clean, ordered shutdown. A second signal during
-        // shutdown ends the process at once (the next start then marks the session crashed).
+        // Block the signals in every thread (threads inherit the mask) and take them with sigwait here:
+        // no async-signal-safety puzzles, a reload on this ordinary thread, and a clean, ordered shutdown.
+        // A second stop signal during shutdown ends the process at once (the next start then marks the
+        // session crashed).
         var stopSignals = sigset_t()
         sigemptyset(&stopSignals)
         for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&stopSignals, signal) }
@@ -47,11 +49,17 @@ enum ServeCommand: Command {
         banner += "studio: serving; control socket \(options.socketPath); stop with Ctrl-C\n"
         writeIgnoringErrors(1, banner)
 
-        let received = waitForSignal(stopSignals)
-        let name = received == SIGINT ? "SIGINT" : received == SIGTERM ? "SIGTERM" : "SIGHUP"
+        var received = waitForSignal(stopSignals)
+        while received == SIGHUP {
+            // Its outcome is logged and stored (config_reloaded / config_reload_failed).
+            server.reload(by: "SIGHUP")
+            received = waitForSignal(stopSignals)
+        }
+        let name = received == SIGINT ? "SIGINT" : "SIGTERM"
         let signals = stopSignals
         NamedThread.start(name: "studio.signal") {
-            let again = waitForSignal(signals)
+            var again = waitForSignal(signals)
+            while again == SIGHUP { again = waitForSignal(signals) }  // no reload while stopping
             writeStandardError("studio: second signal (\(again)) during shutdown: exiting now\n")
             _exit(128 + again)
         }

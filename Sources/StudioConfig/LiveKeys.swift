@@ -1,0 +1,50 @@
+/// The config's keys as `studio reload` (and SIGHUP) sees them, each declared once: its name, whether
+/// a running server takes a new value (`live`) or only a restart does, and how two configurations are
+/// compared on it. Every top-level key of `StudioConfiguration` is covered (a test checks it). Making
+/// one more key live is one entry here and one line in the server's `applyLive`.
+public struct ConfigKey: Sendable {
+    /// As the file spells it: `program.format`, `cameras.pins[].backup`.
+    public let name: String
+    public let isLive: Bool
+    private let same: @Sendable (StudioConfiguration, StudioConfiguration) -> Bool
+
+    static func live<T: Equatable>(_ name: String, _ value: @escaping @Sendable (StudioConfiguration) -> T) -> ConfigKey {
+        ConfigKey(name: name, isLive: true) { value($0) == value($1) }
+    }
+
+    static func fixed<T: Equatable>(_ name: String, _ value: @escaping @Sendable (StudioConfiguration) -> T) -> ConfigKey {
+        ConfigKey(name: name, isLive: false) { value($0) == value($1) }
+    }
+
+    /// Whether `a` and `b` differ on this key.
+    public func differs(_ a: StudioConfiguration, _ b: StudioConfiguration) -> Bool { !same(a, b) }
+}
+
+extension StudioConfiguration {
+    public static let reloadKeys: [ConfigKey] = [
+        .fixed("program.format") { $0.program },
+        .fixed("video") { $0.video },
+        .fixed("audio") { $0.audio },
+        .fixed("outputs") { $0.outputs },
+        .fixed("record") { $0.recordDirectory },
+        .fixed("database") { $0.databasePath },
+        .fixed("socket") { $0.socketPath },
+        .fixed("socket_group") { $0.socketGroup },
+        .fixed("cameras.backends") { $0.cameras.backends },
+        .fixed("cameras.demo") { $0.cameras.demoCount },
+        .fixed("cameras.iso") { $0.cameras.iso },
+        .fixed("cameras.iso_preset") { $0.cameras.isoPreset },
+        .fixed("cameras.iso_encoder") { $0.cameras.isoEncoder },
+        .fixed("cameras.pins") { $0.cameras.pins.map(\.withoutLiveSettings) },
+        .live("cameras.pins[].backup") { $0.cameras.pins.map(\.backup) },
+        .live("scenes") { $0.scenes },
+        .live("transition") { $0.transition },
+    ]
+
+    /// What differs from `self` in `new`: the live keys (a reload applies them) and the others (a
+    /// reload refuses them), each in `reloadKeys` order.
+    public func changes(to new: StudioConfiguration) -> (live: [String], fixed: [String]) {
+        let changed = Self.reloadKeys.filter { $0.differs(self, new) }
+        return (changed.filter(\.isLive).map(\.name), changed.filter { !$0.isLive }.map(\.name))
+    }
+}

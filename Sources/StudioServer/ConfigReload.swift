@@ -1,0 +1,99 @@
+import Foundation
+import Synchronization
+import StudioCore
+import Switcher
+import Control
+import StudioConfig
+
+/// Live configuration: `studio reload` and SIGHUP re-read the config file the server was started with
+/// (`--config`, with the same command-line flags on top) and apply what can change while the show runs
+/// (`StudioConfiguration.reloadKeys`: scenes, the default transition, the pins' backups).
+///
+/// A reload is all or nothing: a file that does not parse (its error names file:line), a change to a
+/// key that only a restart applies (each named: "program.format cannot change while the server runs;
+/// restart to apply"), or a scene on program or preview that the new file removes refuses the whole
+/// reload, and nothing changes. Applying only the live part would leave the file saying one thing and
+/// the server doing another with nobody noticing; refusing keeps the two in step the moment a reload
+/// succeeds. Every reload is an event: `config_reloaded` (what changed) or `config_reload_failed` (why).
+final class ConfigReloader: Sendable {
+    /// The configuration in force: the start's, then each reload's.
+    private let current: Mutex<StudioConfiguration>
+    /// One reload at a time (a SIGHUP and a `studio reload` may come together).
+    private let serial = Mutex(())
+
+    init(_ configuration: StudioConfiguration) { current = Mutex(configuration) }
+
+    var configuration: StudioConfiguration { current.withLock { $0 } }
+
+    func replace(with configuration: StudioConfiguration) { current.withLock { $0 = configuration } }
+
+    func serialized<T: Sendable, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        try serial.withLock { _ throws(E) -> T in try body() }
+    }
+}
+
+/// What a reload did: the file and the keys it changed (empty: the file says what the server does).
+public struct ReloadReply: Codable, Sendable {
+    public var file: String
+    public var changed: [String]
+}
+
+extension StudioServer {
+    /// Applies the parts of `configuration` that change live. The one place for them: the start applies
+    /// the config through it too. Each setter validates before it changes anything, scenes first, so a
+    /// refusal (only a bug: the config checked these) leaves the switcher as it was.
+    static func applyLive(_ configuration: StudioConfiguration, to switcher: ProgramSwitcher) throws(SwitchError) {
+        try switcher.setScenes(configuration.scenes)
+        try switcher.setDefaultTransition(configuration.transition)
+        switcher.setBackups(configuration.backups)
+    }
+
+    /// Re-reads the config file and applies it, or changes nothing and says why (`by`: `reload`, `SIGHUP`).
+    func reloadConfiguration(by trigger: String) throws(ControlError) -> ReloadReply {
+        guard let path = options.configPath, let reread = options.rereadConfiguration else {
+            let reason = "the server was started without --config: there is no config file to reload (restart it with --config FILE)"
+            events.emit(StudioEvent(kind: .configReloadFailed, details: ["reason": reason, "by": trigger]))
+            throw ControlError(.unavailable, reason)
+        }
+        return try reloader.serialized { () throws(ControlError) -> ReloadReply in
+            func refuse(_ reason: String) -> ControlError {
+                events.emit(StudioEvent(kind: .configReloadFailed, details: ["file": path, "reason": reason, "by": trigger]))
+                return ControlError(.unavailable, reason + "; nothing was changed")
+            }
+            let new: StudioConfiguration
+            do { new = try reread() } catch { throw refuse("\(error)") }
+            let old = reloader.configuration
+            let changes = old.changes(to: new)
+            if !changes.fixed.isEmpty {
+                throw refuse(changes.fixed.map { "\($0) cannot change while the server runs; restart to apply" }.joined(separator: "; "))
+            }
+            let status = switcher.status
+            let kept = Set(new.scenes.map(\.name))
+            let onAir = [("program", status.program), ("preview", status.preview),
+                         ("program", status.transition.map { ProgramSource.scene($0.to) }),
+                         ("program", status.transition?.from.map { ProgramSource.scene($0) })]
+            for (bus, source) in onAir {
+                if case .scene(let name)? = source, status.scenes.contains(name), !kept.contains(name) {
+                    throw refuse("scene \(name) is on \(bus) and the new file removes it: cut away from it first")
+                }
+            }
+            do { try Self.applyLive(new, to: switcher) } catch { throw refuse("\(error)") }
+            reloader.replace(with: new)
+            events.emit(StudioEvent(kind: .configReloaded, details: [
+                "file": path, "by": trigger, "changed": changes.live.isEmpty ? "nothing" : changes.live.joined(separator: ","),
+            ]))
+            return ReloadReply(file: path, changed: changes.live)
+        }
+    }
+}
+
+extension ServerCommands {
+    enum Reload: ControlCommand {
+        static let name = "reload"
+        static let summary = "re-reads the config file: scenes, transition and backups change live; anything else is refused"
+        static let execution = ControlExecution.worker
+        static func run(_ arguments: NoArguments, in server: StudioServer) throws -> ReloadReply {
+            try server.reloadConfiguration(by: "reload")
+        }
+    }
+}
