@@ -15,9 +15,14 @@ public struct CameraPin: Sendable, Equatable, Codable {
     public var size: (width: Int, height: Int)?
     public var fps: Rational?
     public var controls: [(name: String, value: String)] = []
+    /// The switcher's picture settings for this camera (`picture:` mapping: crop, mirror, flip, rotate,
+    /// brightness, contrast, saturation, gamma, beauty), applied when it appears. `studio picture`
+    /// changes them live without writing the file.
+    public var picture = PictureSettings()
 
     public init(match: String, name: CameraID, iso: Bool? = nil, encoder: EncoderChoice? = nil,
-                size: (width: Int, height: Int)? = nil, fps: Rational? = nil, controls: [(name: String, value: String)] = []) {
+                size: (width: Int, height: Int)? = nil, fps: Rational? = nil, controls: [(name: String, value: String)] = [],
+                picture: PictureSettings = PictureSettings()) {
         self.match = match
         self.name = name
         self.iso = iso
@@ -25,16 +30,18 @@ public struct CameraPin: Sendable, Equatable, Codable {
         self.size = size
         self.fps = fps
         self.controls = controls
+        self.picture = picture
     }
 
     public static func == (a: CameraPin, b: CameraPin) -> Bool {
         a.match == b.match && a.name == b.name && a.iso == b.iso && a.encoder == b.encoder
             && a.size?.width == b.size?.width && a.size?.height == b.size?.height && a.fps == b.fps
             && a.controls.map(\.name) == b.controls.map(\.name) && a.controls.map(\.value) == b.controls.map(\.value)
+            && a.picture == b.picture
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case match, name, iso, encoder, size, fps, controls
+        case match, name, iso, encoder, size, fps, controls, picture
     }
 
     public init(from decoder: any Decoder) throws {
@@ -54,6 +61,7 @@ public struct CameraPin: Sendable, Equatable, Codable {
         size = try keys.parse(.size, .deviceSize).map { ($0.width, $0.height) }
         fps = try keys.parse(.fps, .deviceRate)
         controls = try keys.decodeIfPresent(ControlList.self, forKey: .controls)?.settings ?? []
+        picture = try keys.decodeIfPresent(PictureEntry.self, forKey: .picture)?.settings ?? picture
     }
 
     /// For the snapshot: absent settings are left out.
@@ -68,6 +76,7 @@ public struct CameraPin: Sendable, Equatable, Codable {
         if !controls.isEmpty {
             try keys.encode(Dictionary(controls.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last }), forKey: .controls)
         }
+        if !picture.isIdentity { try keys.encode(PictureEntry(picture), forKey: .picture) }
     }
 }
 

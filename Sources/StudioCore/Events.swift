@@ -27,6 +27,9 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// What is on program and on preview changed for some cameras (details: program, preview: the
     /// comma-separated cameras now on each). Shown by `watch`; not stored (switch and preview events are).
     public static let tally = EventKind(rawValue: "tally")
+    /// A camera's picture settings changed (`studio picture`, or its pin when it appeared); its program
+    /// time is the first frame with the new settings (details: each changed setting, `old -> new`).
+    public static let pictureChanged = EventKind(rawValue: "picture_changed")
     public static let outputConnected = EventKind(rawValue: "output_connected")
     public static let outputDisconnected = EventKind(rawValue: "output_disconnected")
     public static let outputReconnectAttempt = EventKind(rawValue: "output_reconnect_attempt")

@@ -145,7 +145,10 @@ public final class StudioServer: Sendable {
             } catch { throw ServerError("scenes: \(error)") }
             let cameras = CameraHub(switcher: switcher, events: events, log: log, lossTimeoutSeconds: options.cameraLossTimeoutSeconds,
                                     makeIso: Self.isoFactory(options: options, session: session, events: events, log: log,
-                                                             audioFormat: audioEncoder.streamDescription))
+                                                             audioFormat: audioEncoder.streamDescription),
+                                    pinnedPicture: { [cameraSettings = configuration.cameras] camera in
+                                        cameraSettings.pin(forIdentity: camera.identity, displayName: camera.displayName)?.picture ?? PictureSettings()
+                                    })
             self.cameras = cameras
             // The program audio also goes into every ISO file (so each angle plays with the show's sound).
             let audioStage = AudioEncodingStage(encoder: audioEncoder, events: events, deliver: { item in
