@@ -76,7 +76,7 @@ public struct CameraPin: Sendable, Equatable, Codable {
         if !controls.isEmpty {
             try keys.encode(Dictionary(controls.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last }), forKey: .controls)
         }
-        if !picture.isIdentity { try keys.encode(PictureEntry(picture), forKey: .picture) }
+        if !picture.isIdentity { try keys.encode(picture, forKey: .picture) }
     }
 }
 

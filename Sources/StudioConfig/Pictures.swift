@@ -20,10 +20,9 @@ import StudioCore
 
 /// A pin's `picture:` mapping; its keys are `PictureSettings.Key`'s, a bad value is refused at its line
 /// with `PictureSettings.problem`'s words.
-struct PictureEntry: Codable {
+/// (The snapshot writes the settings as `PictureSettings` encodes them: every key, the same names.)
+struct PictureEntry: Decodable {
     var settings: PictureSettings
-
-    init(_ settings: PictureSettings) { self.settings = settings }
 
     init(from decoder: any Decoder) throws {
         typealias Key = PictureSettings.Key
@@ -50,21 +49,6 @@ struct PictureEntry: Codable {
         for key in Key.allCases {
             if let problem = settings.problem(key) { throw decoder.failure(problem, at: key) }
         }
-    }
-
-    /// Only the settings that change something.
-    func encode(to encoder: any Encoder) throws {
-        var keys = encoder.container(keyedBy: PictureSettings.Key.self)
-        let plain = PictureSettings()
-        if let crop = settings.crop { try keys.encode([crop.x, crop.y, crop.width, crop.height], forKey: .crop) }
-        if settings.mirror { try keys.encode(true, forKey: .mirror) }
-        if settings.flip { try keys.encode(true, forKey: .flip) }
-        if settings.rotation != plain.rotation { try keys.encode(settings.rotation, forKey: .rotate) }
-        if settings.brightness != plain.brightness { try keys.encode(settings.brightness, forKey: .brightness) }
-        if settings.contrast != plain.contrast { try keys.encode(settings.contrast, forKey: .contrast) }
-        if settings.saturation != plain.saturation { try keys.encode(settings.saturation, forKey: .saturation) }
-        if settings.gamma != plain.gamma { try keys.encode(settings.gamma, forKey: .gamma) }
-        if settings.beauty != plain.beauty { try keys.encode(settings.beauty, forKey: .beauty) }
     }
 }
 

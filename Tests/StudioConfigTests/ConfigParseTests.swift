@@ -102,11 +102,11 @@ import Testing
         #expect(pins[0].picture == expected)
         #expect(pins[1].picture == PictureSettings() && pins[1].picture.isIdentity)
         #expect(config.cameras.pin(forIdentity: "usb-046d_HD_Pro_Webcam_C920_1234")?.picture == expected)
-        // The session's config snapshot keeps the settings that change something, under the same keys.
+        // The session's config snapshot keeps them (for a pin that has any), under the same keys.
         let snapshot = try #require(try JSONSerialization.jsonObject(with: Data(config.jsonSnapshot().utf8)) as? [String: Any])
         let listed = try #require((snapshot["cameras"] as? [String: Any])?["pins"] as? [[String: Any]])
         let picture = try #require(listed[0]["picture"] as? [String: Any])
-        #expect(Set(picture.keys) == ["crop", "mirror", "rotate", "brightness", "contrast", "saturation", "gamma", "beauty"])
+        #expect(Set(picture.keys) == Set(PictureSettings.Key.allCases.map(\.rawValue)))
         #expect(picture["crop"] as? [Double] == [0.1, 0, 0.8, 1] && picture["mirror"] as? Bool == true && picture["beauty"] as? Int == 40)
         #expect(listed[1]["picture"] == nil)
         // And reads back to the same settings.
