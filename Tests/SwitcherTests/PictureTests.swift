@@ -186,6 +186,29 @@ private func settings(_ change: (inout PictureSettings) -> Void) -> PictureSetti
         #expect(!program.events.all.contains { $0.kind == .pictureChanged })
     }
 
+    @Test func aFrameThatCannotBeProcessedShowsTheCameraErrorSlateWithOneEvent() throws {
+        let events = Events()
+        let camera = CameraID("cam1")
+        let switcher = ProgramSwitcher(format: format, configuration: .init(lossTimeout: 3600), events: events) { _, _ in }
+        // A packed frame without planes: nothing can convert it.
+        let broken = VideoFrame(format: .yuyv, width: 320, height: 180, planes: [], storage: FrameStorage(capacity: 16),
+                                captureTime: MonotonicClock.now(), sequence: 1)
+        let slot = LatestValue<VideoFrame>()
+        slot.publish(broken)
+        switcher.addSource(camera, frames: slot)
+        try switcher.setPicture(settings { $0.mirror = true }, for: camera)
+        switcher.start()
+        defer { switcher.stop() }
+        let start = switcher.status.framesDelivered
+        let waited = MonotonicClock.now() + 20_000_000_000
+        while switcher.status.framesDelivered < start + 10, MonotonicClock.now() < waited { MonotonicClock.sleep(seconds: 0.01) }
+        let status = switcher.status
+        #expect(status.slate == "CAMERA ERROR cam1" && status.slateFrames >= 10, "\(status)")
+        let errors = events.all.filter { $0.kind == .error && $0.details["error"]?.hasPrefix("picture settings on yuyv 320x180") == true }
+        #expect(errors.count == 1, "\(events.all.filter { $0.kind == .error })")
+        #expect(errors.first?.camera == camera && errors.first?.details["stage"] == "switcher")
+    }
+
     @Test func changesAreFailedWhenTheProgramStopsBeforeTheirFrame() throws {
         let events = Events()
         let switcher = ProgramSwitcher(format: format, events: events) { _, _ in }
