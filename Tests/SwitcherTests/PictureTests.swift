@@ -186,7 +186,7 @@ private func settings(_ change: (inout PictureSettings) -> Void) -> PictureSetti
         #expect(!program.events.all.contains { $0.kind == .pictureChanged })
     }
 
-    @Test func aFrameThatCannotBeProcessedShowsTheCameraErrorSlateWithOneEvent() throws {
+    @Test func aFrameThatCannotBeProcessedShowsTheCameraErrorSlateWithOneEventAndCamerasNotShownAreLeftAlone() throws {
         let events = Events()
         let camera = CameraID("cam1")
         let switcher = ProgramSwitcher(format: format, configuration: .init(lossTimeout: 3600), events: events) { _, _ in }
@@ -197,6 +197,9 @@ private func settings(_ change: (inout PictureSettings) -> Void) -> PictureSetti
         slot.publish(broken)
         switcher.addSource(camera, frames: slot)
         try switcher.setPicture(settings { $0.mirror = true }, for: camera)
+        // Another broken camera with settings, not shown: its frames are never touched.
+        switcher.addSource(CameraID("cam2"), frames: slot)
+        try switcher.setPicture(settings { $0.beauty = 50 }, for: CameraID("cam2"))
         switcher.start()
         defer { switcher.stop() }
         let start = switcher.status.framesDelivered
@@ -207,6 +210,7 @@ private func settings(_ change: (inout PictureSettings) -> Void) -> PictureSetti
         let errors = events.all.filter { $0.kind == .error && $0.details["error"]?.hasPrefix("picture settings on yuyv 320x180") == true }
         #expect(errors.count == 1, "\(events.all.filter { $0.kind == .error })")
         #expect(errors.first?.camera == camera && errors.first?.details["stage"] == "switcher")
+        #expect(!events.all.contains { $0.kind == .error && $0.camera == CameraID("cam2") })
     }
 
     @Test func changesAreFailedWhenTheProgramStopsBeforeTheirFrame() throws {
