@@ -58,14 +58,7 @@ private final class TwoColourProgram: Sendable {
 
     var all: [Shown] { shown.list.withLock { $0 } }
 
-    func waitFor(_ condition: () -> Bool, timeout: Double = 20) -> Bool {
-        let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
-        while MonotonicClock.now() < deadline {
-            if condition() { return true }
-            MonotonicClock.sleep(seconds: 0.005)
-        }
-        return condition()
-    }
+    func waitFor(_ condition: () -> Bool, timeout: Double = 20) -> Bool { waitUntil(timeout: timeout, condition) }
 
     /// Sets `settings` and waits for the frame that first shows them.
     func set(_ settings: PictureSettings) throws -> PictureOutcome {
@@ -202,9 +195,7 @@ private func settings(_ change: (inout PictureSettings) -> Void) -> PictureSetti
         try switcher.setPicture(settings { $0.beauty = 50 }, for: CameraID("cam2"))
         switcher.start()
         defer { switcher.stop() }
-        let start = switcher.status.framesDelivered
-        let waited = MonotonicClock.now() + 20_000_000_000
-        while switcher.status.framesDelivered < start + 10, MonotonicClock.now() < waited { MonotonicClock.sleep(seconds: 0.01) }
+        #expect(waitUntil { switcher.status.framesDelivered >= 10 })
         let status = switcher.status
         #expect(status.slate == "CAMERA ERROR cam1" && status.slateFrames >= 10, "\(status)")
         let errors = events.all.filter { $0.kind == .error && $0.details["error"]?.hasPrefix("picture settings on yuyv 320x180") == true }
