@@ -17,9 +17,14 @@ public struct CameraPin: Sendable, Equatable, Codable {
     public var controls: [(name: String, value: String)] = []
     /// Where the program goes when this camera is lost on air (`backup:` and `back:`); nil: the slate.
     public var backup: BackupRule?
+    /// The switcher's picture settings for this camera (`picture:` mapping: crop, mirror, flip, rotate,
+    /// brightness, contrast, saturation, gamma, beauty), applied when it appears. `studio picture`
+    /// changes them live without writing the file.
+    public var picture = PictureSettings()
 
     public init(match: String, name: CameraID, iso: Bool? = nil, encoder: EncoderChoice? = nil,
-                size: (width: Int, height: Int)? = nil, fps: Rational? = nil, controls: [(name: String, value: String)] = []) {
+                size: (width: Int, height: Int)? = nil, fps: Rational? = nil, controls: [(name: String, value: String)] = [],
+                picture: PictureSettings = PictureSettings()) {
         self.match = match
         self.name = name
         self.iso = iso
@@ -27,24 +32,26 @@ public struct CameraPin: Sendable, Equatable, Codable {
         self.size = size
         self.fps = fps
         self.controls = controls
+        self.picture = picture
     }
 
     public static func == (a: CameraPin, b: CameraPin) -> Bool {
         a.match == b.match && a.name == b.name && a.iso == b.iso && a.encoder == b.encoder
             && a.size?.width == b.size?.width && a.size?.height == b.size?.height && a.fps == b.fps
             && a.controls.map(\.name) == b.controls.map(\.name) && a.controls.map(\.value) == b.controls.map(\.value)
-            && a.backup == b.backup
+            && a.backup == b.backup && a.picture == b.picture
     }
 
     /// The pin without what a reload may change while the server runs (`StudioConfiguration.reloadKeys`).
     public var withoutLiveSettings: CameraPin {
         var pin = self
         pin.backup = nil
+        pin.picture = PictureSettings()
         return pin
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case match, name, iso, encoder, size, fps, controls, backup, back
+        case match, name, iso, encoder, size, fps, controls, picture, backup, back
     }
 
     public init(from decoder: any Decoder) throws {
@@ -65,6 +72,7 @@ public struct CameraPin: Sendable, Equatable, Codable {
         fps = try keys.parse(.fps, .deviceRate)
         controls = try keys.decodeIfPresent(ControlList.self, forKey: .controls)?.settings ?? []
         backup = try keys.backupRule(decoder, backup: .backup, back: .back)
+        picture = try keys.decodeIfPresent(PictureEntry.self, forKey: .picture)?.settings ?? picture
     }
 
     /// For the snapshot: absent settings are left out.
@@ -81,6 +89,7 @@ public struct CameraPin: Sendable, Equatable, Codable {
         }
         try keys.encodeIfPresent(backup?.backup, forKey: .backup)
         try keys.encodeIfPresent(backup?.back.rawValue, forKey: .back)
+        if !picture.isIdentity { try keys.encode(picture, forKey: .picture) }
     }
 }
 

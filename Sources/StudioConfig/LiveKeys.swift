@@ -37,6 +37,7 @@ extension StudioConfiguration {
         .fixed("cameras.iso_encoder") { $0.cameras.isoEncoder },
         .fixed("cameras.pins") { $0.cameras.pins.map(\.withoutLiveSettings) },
         .live("cameras.pins[].backup") { $0.cameras.pins.map(\.backup) },
+        .live("cameras.pins[].picture") { $0.cameras.pins.map(\.picture) },
         .live("scenes") { $0.scenes },
         .live("transition") { $0.transition },
     ]

@@ -34,6 +34,9 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let configReloaded = EventKind(rawValue: "config_reloaded")
     /// A reload changed nothing because of a problem (details: file, reason, by).
     public static let configReloadFailed = EventKind(rawValue: "config_reload_failed")
+    /// A camera's picture settings changed (`studio picture`, or its pin when it appeared); its program
+    /// time is the first frame with the new settings (details: each changed setting, `old -> new`).
+    public static let pictureChanged = EventKind(rawValue: "picture_changed")
     public static let outputConnected = EventKind(rawValue: "output_connected")
     public static let outputDisconnected = EventKind(rawValue: "output_disconnected")
     public static let outputReconnectAttempt = EventKind(rawValue: "output_reconnect_attempt")

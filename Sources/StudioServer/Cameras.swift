@@ -8,8 +8,9 @@ import Switcher
 /// The server's cameras, present and lost, fed by any number of `CameraDiscovery`s (test patterns,
 /// V4L2, PipeWire) and kept in step with the switcher and the ISO recorders.
 ///
-/// - A camera seen for the first time in the session is started, becomes a switcher source, gets its
-///   ISO recorder (when recording), and a `camera_added` event.
+/// - A camera seen for the first time in the session is started, becomes a switcher source (with the
+///   picture settings of its pin, if any), gets its ISO recorder (when recording), and a `camera_added`
+///   event.
 /// - A camera whose device goes away (`onRemoved`) is marked lost at once: `camera_lost` with
 ///   `reason=removed`, and the switcher shows the slate from its next frame if the camera is on program.
 ///   Its name stays listed (state `lost`) and the operator can still cut to it.
@@ -36,12 +37,15 @@ final class CameraHub: Sendable {
     }
 
     typealias IsoFactory = @Sendable (any Camera) -> IsoRecorder?
+    /// A camera's picture settings from the config (its pin's `picture:`).
+    typealias PictureLookup = @Sendable (any Camera) -> PictureSettings
 
     private let switcher: ProgramSwitcher
     private let events: any EventSink
     private let log: ServerLog
     private let lossTimeout: UInt64
     private let makeIso: IsoFactory?
+    private let pinnedPicture: PictureLookup?
     private let entries = Mutex<[CameraID: Entry]>([:])
     private let discoveries = Mutex<[any CameraDiscovery]>([])
     /// The program's origin once the program clock runs: ISO recorders made before it wait for it.
@@ -50,12 +54,14 @@ final class CameraHub: Sendable {
     /// When the watch last found the server itself stalled: no camera is silent from before it.
     private let silenceFrom = Mutex<UInt64>(0)
 
-    init(switcher: ProgramSwitcher, events: any EventSink, log: ServerLog, lossTimeoutSeconds: Double, makeIso: IsoFactory?) {
+    init(switcher: ProgramSwitcher, events: any EventSink, log: ServerLog, lossTimeoutSeconds: Double, makeIso: IsoFactory?,
+         pinnedPicture: PictureLookup? = nil) {
         self.switcher = switcher
         self.events = events
         self.log = log
         self.lossTimeout = UInt64(lossTimeoutSeconds * 1e9)
         self.makeIso = makeIso
+        self.pinnedPicture = pinnedPicture
     }
 
     // MARK: Reading
@@ -101,6 +107,7 @@ final class CameraHub: Sendable {
         case .added:
             camera.start()
             switcher.addSource(camera.id, frames: camera.frames)
+            applyPinnedPicture(camera)
             events.emit(StudioEvent(kind: .cameraAdded, camera: camera.id, details: [
                 "backend": camera.backend.rawValue, "identity": camera.identity, "display_name": camera.displayName,
             ]))
@@ -119,6 +126,18 @@ final class CameraHub: Sendable {
                 ]))
                 log.info("\(camera.id.name) is back (\(camera.displayName))")
             }
+        }
+    }
+
+    /// The pin's picture settings, from the camera's first program frame on (a `picture_changed` event).
+    private func applyPinnedPicture(_ camera: any Camera) {
+        guard let settings = pinnedPicture?(camera), !settings.isIdentity else { return }
+        do {
+            try switcher.setPicture(settings, for: camera.id)
+            let changes = settings.changes(from: PictureSettings()).map { "\($0.key) \(settings.text($0.key))" }
+            log.info("\(camera.id.name): picture from its pin: \(changes.joined(separator: ", "))")
+        } catch {
+            log.info("\(camera.id.name): the picture settings of its pin are not applied: \(error)")
         }
     }
 

@@ -14,7 +14,7 @@ enum ServerCommands {
         [Ping.self, Cameras.self, SwitcherCommands.Switch.self, SwitcherCommands.Preview.self, SwitcherCommands.Cut.self,
          SwitcherCommands.Auto.self, SwitcherCommands.Transition.self, SwitcherCommands.Scene.self, SwitcherCommands.Scenes.self,
          Status.self, Reload.self, Sessions.self, Log.self, Recordings.self,
-         CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self]
+         CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self, PictureCommands.Picture.self]
     }
 
     static func makeRouter(queries: QueryWorker) -> ControlRouter<StudioServer> {
@@ -127,7 +127,7 @@ extension StudioServer {
         let configuration = options.configuration
         func tenths(_ value: Double) -> Double { (value * 10).rounded() / 10 }
 
-        let programView = StatusReply.ProgramView(
+        var programView = StatusReply.ProgramView(
             source: program.program?.name, sourceKind: program.program.map { $0.camera == nil ? "scene" : "camera" },
             preview: program.preview?.name,
             transition: program.transition.map {
@@ -139,6 +139,7 @@ extension StudioServer {
             fps: tenths(program.deliveredFPS), frames: Int(program.framesDelivered), slateFrames: Int(program.slateFrames),
             composedFrames: Int(program.composedFrames), transitionFrames: Int(program.transitionFrames),
             lateTicks: Int(program.lateTicks), programMilliseconds: programTime.milliseconds)
+        programView.pictures = program.pictures
         let encoderView = StatusReply.EncoderView(
             video: video.encoderName, generation: video.generation, choice: configuration.video.encoder.rawValue,
             fallbackReason: encoderChoiceReason, preset: configuration.video.preset, bitrate: configuration.video.bitRate,

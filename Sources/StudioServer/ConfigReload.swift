@@ -78,6 +78,13 @@ extension StudioServer {
                 }
             }
             do { try Self.applyLive(new, to: switcher) } catch { throw refuse("\(error)") }
+            // A pin's changed picture settings go to its camera now (unchanged ones keep what
+            // `studio picture` set live); cameras that appear later take them from the pin.
+            let sources = Set(status.sources)
+            for pin in new.cameras.pins where sources.contains(pin.name)
+                && old.cameras.pins.first(where: { $0.name == pin.name })?.picture != pin.picture {
+                try? switcher.setPicture(pin.picture, for: pin.name)
+            }
             reloader.replace(with: new)
             events.emit(StudioEvent(kind: .configReloaded, details: [
                 "file": path, "by": trigger, "changed": changes.live.isEmpty ? "nothing" : changes.live.joined(separator: ","),
@@ -90,7 +97,7 @@ extension StudioServer {
 extension ServerCommands {
     enum Reload: ControlCommand {
         static let name = "reload"
-        static let summary = "re-reads the config file: scenes, transition and backups change live; anything else is refused"
+        static let summary = "re-reads the config file: scenes, transition, backups and pictures change live; anything else is refused"
         static let execution = ControlExecution.worker
         static func run(_ arguments: NoArguments, in server: StudioServer) throws -> ReloadReply {
             try server.reloadConfiguration(by: "reload")

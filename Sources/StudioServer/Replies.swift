@@ -127,6 +127,8 @@ public struct StatusReply: Codable, Sendable {
         public var transitionFrames: Int
         public var lateTicks: Int
         public var programMilliseconds: Int64
+        /// The picture settings in force, by camera: only cameras whose settings change their picture.
+        public var pictures: [String: PictureSettings] = [:]
 
         public struct TransitionView: Codable, Sendable {
             public var kind: String
@@ -159,7 +161,7 @@ public struct StatusReply: Codable, Sendable {
         }
 
         enum CodingKeys: String, CodingKey {
-            case source, preview, transition, tally, slate, backup, format, fps, frames
+            case source, preview, transition, tally, slate, backup, format, fps, frames, pictures
             case sourceKind = "source_kind"
             case defaultTransition = "default_transition"
             case composedFrames = "composed_frames"

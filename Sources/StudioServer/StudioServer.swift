@@ -50,7 +50,8 @@ public final class StudioServer: Sendable {
     public init(options: ServerOptions) throws {
         self.options = options
         let configuration = options.configuration
-        reloader = ConfigReloader(configuration)
+        let reloader = ConfigReloader(configuration)
+        self.reloader = reloader
         Signals.ignoreSIGPIPE()
         let log = ServerLog()
         self.log = log
@@ -145,7 +146,12 @@ public final class StudioServer: Sendable {
             do { try Self.applyLive(configuration, to: switcher) } catch { throw ServerError("scenes: \(error)") }
             let cameras = CameraHub(switcher: switcher, events: events, log: log, lossTimeoutSeconds: options.cameraLossTimeoutSeconds,
                                     makeIso: Self.isoFactory(options: options, session: session, events: events, log: log,
-                                                             audioFormat: audioEncoder.streamDescription))
+                                                             audioFormat: audioEncoder.streamDescription),
+                                    // The pins as last (re)loaded.
+                                    pinnedPicture: { [reloader] camera in
+                                        reloader.configuration.cameras.pin(forIdentity: camera.identity, displayName: camera.displayName)?
+                                            .picture ?? PictureSettings()
+                                    })
             self.cameras = cameras
             // The program audio also goes into every ISO file (so each angle plays with the show's sound).
             let audioStage = AudioEncodingStage(encoder: audioEncoder, events: events, deliver: { item in

@@ -59,7 +59,7 @@ enum SwitcherCommands {
         switch error {
         case .unknownCamera: return ControlError(.unknownCamera, error.description)
         case .unknownSource, .unknownScene: return ControlError(.notFound, error.description)
-        case .invalidTransition, .invalidScene: return ControlError(.invalidArgument, error.description)
+        case .invalidTransition, .invalidScene, .invalidPicture: return ControlError(.invalidArgument, error.description)
         case .nothingOnPreview, .transitionRunning, .stopped, .stoppedBefore: return ControlError(.unavailable, error.description)
         }
     }

@@ -13,7 +13,8 @@ import StudioSystem
 ///
 /// Each tick takes the NEWEST frame of each camera it shows (late frames are never queued; a slower
 /// camera's frame is repeated). A camera full frame is passed on untouched when it is program-size I420
-/// (same storage, no copy), else scaled with libswscale; a scene is composed by `Compositor`. A camera
+/// (same storage, no copy), else scaled with libswscale; a scene is composed by `Compositor`. Before
+/// that, a camera's picture settings (`setPicture`) are applied to its frame (`PictureStage`). A camera
 /// whose newest frame is older than the loss timeout shows a "CAMERA LOST" slate (in its layer only,
 /// inside a scene); with nothing selected a "NO CAMERA" slate. A camera or scene with a backup
 /// (`setBackups`) that is lost on program gives way to it on that same frame instead (`BackupWatch`). The rate never changes. If the thread
@@ -114,6 +115,19 @@ public final class ProgramSwitcher: Sendable {
         core.shared.withLock { $0.status.defaultTransition = spec }
     }
 
+    /// Applies `settings` to `camera`'s frames (crop, mirror/flip, rotation, colour, beauty: see
+    /// `PictureSettings`) from the next program frame on, wherever the camera is shown; a
+    /// `picture_changed` event carries that frame's pts and what changed. `completion` runs on the
+    /// program thread once that frame is out. Settings with a `problem`, or an unknown camera, are
+    /// refused at once, on the caller's thread, and change nothing.
+    public func setPicture(_ settings: PictureSettings, for camera: CameraID,
+                           completion: (@Sendable (Result<PictureOutcome, SwitchError>) -> Void)? = nil) throws(SwitchError) {
+        try core.setPicture(settings, for: camera, completion: completion)
+    }
+
+    /// `camera`'s picture settings: the last ones asked for (in force from the next frame at the latest).
+    public func picture(of camera: CameraID) -> PictureSettings { core.picture(of: camera) }
+
     public var status: SwitcherStatus { core.shared.withLock { $0.status } }
 }
 
@@ -168,6 +182,9 @@ extension ProgramSwitcher {
         var scenes: [String: PreparedScene] = [:]
         var backups: [String: BackupRule] = [:]
         var pending: [Command] = []
+        /// Picture settings in force (identity ones left out), and changes waiting for the next frame.
+        var pictures: [CameraID: PictureSettings] = [:]
+        var pendingPictures: [PictureRequest] = []
         var status = SwitcherStatus()
         var origin: UInt64 = 0
         var sortedSources: [CameraID] { sources.keys.sorted() }
@@ -295,6 +312,7 @@ extension ProgramSwitcher {
                     fresh.program = s.status.program
                     fresh.preview = s.status.preview
                     fresh.defaultTransition = s.status.defaultTransition
+                    fresh.pictures = s.status.pictures
                     fresh.isRunning = true
                     s.status = fresh
                 }
@@ -311,6 +329,7 @@ extension ProgramSwitcher {
                 return s.pending
             }
             for command in abandoned { command.fail(command.stopped) }
+            abandonPictureChanges()
         }
 
         var stopping: Bool { worker.isStopRequested }

@@ -26,6 +26,7 @@ extension ProgramSwitcher.Core {
         let grid = FrameGrid(origin: origin, rate: format.frameRate)
         let pool = FramePool(capacity: VideoFrame.byteCount(format: .i420, width: format.width, height: format.height), limit: 16)
         let compositor = Compositor(width: format.width, height: format.height, pool: pool)
+        let pictureStage = PictureStage()
         let lossTimeout = configuration.lossTimeoutNanoseconds(for: format)
         var meter = RateMeter(window: 2_000_000_000)
         var mix = Mix()
@@ -43,6 +44,10 @@ extension ProgramSwitcher.Core {
             var after = Aftermath()
             let command = shared.withLock { s -> ProgramSwitcher.Command? in s.pending.isEmpty ? nil : s.pending.removeFirst() }
             if let command { apply(command, at: pts, tick: tick, mix: &mix, after: &after) }
+            // Picture settings asked for since the last tick apply from this frame on.
+            let pictureTick = takePictureChanges(at: pts, tick: tick)
+            after.events += pictureTick.events
+            after.replies += pictureTick.replies
 
             // What to show, with each camera's picture fetched once.
             let now = clock.now()
@@ -58,7 +63,7 @@ extension ProgramSwitcher.Core {
                 } else if let slot = sources[camera] {
                     let latest = slot.latest()
                     if let frame = latest.value, frame.captureTime + lossTimeout >= now {
-                        found = .frame(frame)
+                        found = pictureStage.picture(frame, of: camera, settings: pictureTick.settings[camera])
                     } else {
                         // Never delivered a frame yet (just started or plugged in): not a loss.
                         found = .slate([latest.version == 0 ? "WAITING FOR" : "CAMERA LOST", camera.name])
@@ -117,7 +122,7 @@ extension ProgramSwitcher.Core {
             } else {
                 shown = render(program)
             }
-            for (camera, error) in compositor.takeErrors() where mix.reportedErrors.insert("\(camera.name) \(error)").inserted {
+            for (camera, error) in pictureStage.takeErrors() + compositor.takeErrors() where mix.reportedErrors.insert("\(camera.name) \(error)").inserted {
                 after.events.append(StudioEvent(kind: .error, camera: camera, programTime: pts,
                                                 details: ["stage": "switcher", "error": error]))
             }

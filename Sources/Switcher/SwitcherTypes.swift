@@ -64,6 +64,8 @@ public enum SwitchError: Error, Equatable, CustomStringConvertible {
     case invalidTransition(String)
     /// Scenes that cannot be composed (the reason names the scene).
     case invalidScene(String)
+    /// Picture settings that cannot be applied (`PictureSettings.problem`).
+    case invalidPicture(String)
     /// The switcher stopped before the cut reached a program frame.
     case stopped(CameraID)
     /// The switcher stopped before the command reached a program frame.
@@ -85,7 +87,7 @@ public enum SwitchError: Error, Equatable, CustomStringConvertible {
             return "nothing is on preview: put a camera or scene there first (`studio preview NAME`)"
         case let .transitionRunning(what):
             return "a transition is running (\(what)); `studio cut` completes it now"
-        case let .invalidTransition(why), let .invalidScene(why):
+        case let .invalidTransition(why), let .invalidScene(why), let .invalidPicture(why):
             return why
         case let .stopped(camera):
             return "the program stopped before the cut to '\(camera.name)' went to air"
@@ -129,6 +131,8 @@ public struct SwitcherStatus: Sendable, Codable, Hashable {
     public var sources: [CameraID] = []
     /// The scenes it can show, in declared order.
     public var scenes: [String] = []
+    /// The picture settings in force, by camera name: only cameras whose settings change their picture.
+    public var pictures: [String: PictureSettings] = [:]
     /// The slate on program now, nil while a camera's picture is shown: `"CAMERA LOST cam2"` (its newest
     /// frame is older than the loss timeout, or it was removed), `"WAITING FOR cam2"` (it has not delivered
     /// a frame yet), `"NO CAMERA"` (none selected), `"CAMERA ERROR cam2"` (its frames cannot be converted).

@@ -133,6 +133,9 @@ enum Format {
                 let free = disk.freeBytes.map { String(format: "%.1f GB free", Double($0) / 1e9) } ?? "free space unknown"
                 lines.append("disk      \(free) at \(disk.path)")
             }
+            for (camera, settings) in program.pictures.sorted(by: { $0.key < $1.key }) {
+                lines.append("picture   \(camera): \(pictureSettings(settings))")
+            }
             for iso in reply.iso {
                 lines.append("iso       \(iso.camera) \(text(iso.size)) \(iso.preset): \(iso.framesEncoded) frames, \(iso.framesSkipped) skipped · \(iso.state) · \(iso.path)")
             }

@@ -74,6 +74,47 @@ import Testing
         #expect(first["controls"] as? [String: String] == ["focus_automatic_continuous": "false", "focus_absolute": "30"])
     }
 
+    @Test func pinsCarryPictureSettings() throws {
+        let config = try StudioConfiguration.parse(yaml: """
+        cameras:
+          pins:
+            - match: C920
+              name: cam1
+              picture:
+                crop: [0.1, 0, 0.8, 1]
+                mirror: true
+                flip: off
+                rotate: 180
+                brightness: 0.05
+                contrast: 1.1
+                saturation: 0.9
+                gamma: 1.2
+                beauty: 40
+            - {match: vivid-001, name: cam2}
+        """, source: "s.yaml")
+        var expected = PictureSettings()
+        expected.crop = RelativeRect(x: 0.1, y: 0, width: 0.8, height: 1)
+        expected.mirror = true
+        expected.rotation = 180
+        (expected.brightness, expected.contrast, expected.saturation, expected.gamma) = (0.05, 1.1, 0.9, 1.2)
+        expected.beauty = 40
+        let pins = config.cameras.pins
+        #expect(pins[0].picture == expected)
+        #expect(pins[1].picture == PictureSettings() && pins[1].picture.isIdentity)
+        #expect(config.cameras.pin(forIdentity: "usb-046d_HD_Pro_Webcam_C920_1234")?.picture == expected)
+        // The session's config snapshot keeps them (for a pin that has any), under the same keys.
+        let snapshot = try #require(try JSONSerialization.jsonObject(with: Data(config.jsonSnapshot().utf8)) as? [String: Any])
+        let listed = try #require((snapshot["cameras"] as? [String: Any])?["pins"] as? [[String: Any]])
+        let picture = try #require(listed[0]["picture"] as? [String: Any])
+        #expect(Set(picture.keys) == Set(PictureSettings.Key.allCases.map(\.rawValue)))
+        #expect(picture["crop"] as? [Double] == [0.1, 0, 0.8, 1] && picture["mirror"] as? Bool == true && picture["beauty"] as? Int == 40)
+        #expect(listed[1]["picture"] == nil)
+        // And reads back to the same settings.
+        let again = try StudioConfiguration.parse(yaml: "cameras:\n  pins:\n    - match: C920\n      name: cam1\n      picture: "
+            + String(decoding: try JSONSerialization.data(withJSONObject: picture, options: [.sortedKeys]), as: UTF8.self) + "\n", source: "t")
+        #expect(again.cameras.pins[0].picture == expected)
+    }
+
     @Test func cameraBackendsAndPinMatching() throws {
         #expect(try StudioConfiguration.parse(yaml: "", source: "t").cameras.backends == [.v4l2, .pipewire])
         #expect(try StudioConfiguration.parse(yaml: "cameras:\n  backends: [pipewire]\n", source: "t").cameras.backends == [.pipewire])

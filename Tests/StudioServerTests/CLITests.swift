@@ -13,7 +13,7 @@ import Testing
             return line.dropFirst("  studio ".count).split(separator: " ").first.map(String.init)
         }
         #expect(names == ["serve", "cameras", "switch", "preview", "cut", "auto", "transition", "scene", "scenes", "camera", "controls",
-                          "control", "status", "reload", "sessions", "log", "recordings", "watch", "doctor"])
+                          "control", "picture", "status", "reload", "sessions", "log", "recordings", "watch", "doctor"])
         for name in names + ["help", "version"] {
             let help = try studio.run([name, "--help"])
             #expect(help.status == 0 && help.output.hasPrefix("studio \(name) — ") && help.output.contains("USAGE\n  studio \(name)"), "\(help)")
@@ -35,6 +35,8 @@ import Testing
             (["log", "x"], "studio log: x is not a session id"),
             (["sessions", "--limit", "0"], "studio sessions: --limit 0: expected a positive number"),
             (["control", "cam1", "brightness"], "studio control: expected a camera and NAME=VALUE"),
+            (["picture", "cam1", "--crop", "1,2"], "studio picture: --crop 1,2: expected X,Y,W,H in fractions of the picture"),
+            (["picture", "cam1", "--beauty", "lots"], "studio picture: --beauty lots: expected a whole number"),
             (["serve", "--bitrate", "200M"], "studio serve: --bitrate 200M: 200M bit/s is outside the range 100k to 100M"),
             (["doctor", "--audio", "mic"], "studio doctor: --audio mic: expected tone, silence, pipewire"),
             (["serve", "--rtmp", "rtmp://host-only-SECRETKEY"], "studio serve: --rtmp: expected rtmp://host/app/stream-key"),

@@ -56,14 +56,7 @@ private final class Program: Sendable {
 
     var all: [Sample] { samples.list.withLock { $0 } }
 
-    func waitFor(_ condition: () -> Bool, timeout: Double = 20) -> Bool {
-        let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
-        while MonotonicClock.now() < deadline {
-            if condition() { return true }
-            MonotonicClock.sleep(seconds: 0.005)
-        }
-        return condition()
-    }
+    func waitFor(_ condition: () -> Bool, timeout: Double = 20) -> Bool { waitUntil(timeout: timeout, condition) }
 
     /// Runs a command and waits for its reply.
     func run(_ command: (@escaping @Sendable (Result<SwitchOutcome, SwitchError>) -> Void) -> Void) throws -> SwitchOutcome {
