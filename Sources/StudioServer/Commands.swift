@@ -13,6 +13,7 @@ enum ServerCommands {
     static var all: [any ControlCommand<StudioServer>.Type] {
         [Ping.self, Cameras.self, SwitcherCommands.Switch.self, SwitcherCommands.Preview.self, SwitcherCommands.Cut.self,
          SwitcherCommands.Auto.self, SwitcherCommands.Transition.self, SwitcherCommands.Scene.self, SwitcherCommands.Scenes.self,
+         SwitcherCommands.Overlay.self,
          Status.self, Sessions.self, Log.self, Recordings.self,
          CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self]
     }
@@ -137,7 +138,7 @@ extension StudioServer {
             tally: program.tally.mapValues(\.rawValue), slate: program.slate, format: options.program.description,
             fps: tenths(program.deliveredFPS), frames: Int(program.framesDelivered), slateFrames: Int(program.slateFrames),
             composedFrames: Int(program.composedFrames), transitionFrames: Int(program.transitionFrames),
-            lateTicks: Int(program.lateTicks), programMilliseconds: programTime.milliseconds)
+            lateTicks: Int(program.lateTicks), programMilliseconds: programTime.milliseconds, overlays: program.overlays.map { StatusReply.ProgramView.OverlayView(name: $0.name, on: $0.on) })
         let encoderView = StatusReply.EncoderView(
             video: video.encoderName, generation: video.generation, choice: configuration.video.encoder.rawValue,
             fallbackReason: encoderChoiceReason, preset: configuration.video.preset, bitrate: configuration.video.bitRate,

@@ -124,6 +124,13 @@ public struct StatusReply: Codable, Sendable {
         public var transitionFrames: Int
         public var lateTicks: Int
         public var programMilliseconds: Int64
+        /// The overlays, in drawing order, each on air or not.
+        public var overlays: [OverlayView]
+
+        public struct OverlayView: Codable, Sendable {
+            public var name: String
+            public var on: Bool
+        }
 
         public struct TransitionView: Codable, Sendable {
             public var kind: String
@@ -134,7 +141,7 @@ public struct StatusReply: Codable, Sendable {
         }
 
         enum CodingKeys: String, CodingKey {
-            case source, preview, transition, tally, slate, format, fps, frames
+            case source, preview, transition, tally, slate, format, fps, frames, overlays
             case sourceKind = "source_kind"
             case defaultTransition = "default_transition"
             case composedFrames = "composed_frames"

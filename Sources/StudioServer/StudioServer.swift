@@ -138,11 +138,13 @@ public final class StudioServer: Sendable {
                                        configuration: .init(lossTimeout: options.cameraLossTimeoutSeconds),
                                        events: events,
                                        deliver: { frame, pts in _ = videoStage.submit(frame, pts: pts) })
-            // The config checked the scenes and the transition already; these only fail on a bug.
+            // The config checked the scenes, overlays and transition already (and that their image and
+            // font files exist); what is left is a file that cannot be decoded or a font FreeType refuses.
             do {
                 try switcher.setScenes(configuration.scenes)
+                try switcher.setOverlays(configuration.overlays)
                 try switcher.setDefaultTransition(configuration.transition)
-            } catch { throw ServerError("scenes: \(error)") }
+            } catch { throw ServerError("config: \(error)") }
             let cameras = CameraHub(switcher: switcher, events: events, log: log, lossTimeoutSeconds: options.cameraLossTimeoutSeconds,
                                     makeIso: Self.isoFactory(options: options, session: session, events: events, log: log,
                                                              audioFormat: audioEncoder.streamDescription))

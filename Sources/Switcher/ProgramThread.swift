@@ -42,11 +42,17 @@ extension ProgramSwitcher.Core {
             var after = Aftermath()
             let command = shared.withLock { s -> ProgramSwitcher.Command? in s.pending.isEmpty ? nil : s.pending.removeFirst() }
             if let command { apply(command, at: pts, tick: tick, mix: &mix, after: &after) }
+            // Overlay changes: all of them, on this frame.
+            let overlayChanges = shared.withLock { s -> [ProgramSwitcher.OverlayChange] in
+                defer { s.pendingOverlays.removeAll() }
+                return s.pendingOverlays
+            }
+            for change in overlayChanges { apply(change, at: pts, tick: tick, after: &after) }
 
             // What to show, with each camera's picture fetched once.
             let now = clock.now()
-            let snapshot = shared.withLock { s in (s.sources, s.lost, s.scenes, s.status.program, s.known) }
-            let (sources, lost, scenes, program, known) = snapshot
+            let snapshot = shared.withLock { s in (s.sources, s.lost, s.scenes, s.status.program, s.known, s.overlays.filter(\.on)) }
+            let (sources, lost, scenes, program, known, overlays) = snapshot
             var pictures: [CameraID: CameraPicture] = [:]
             func picture(_ camera: CameraID) -> CameraPicture {
                 if let cached = pictures[camera] { return cached }
@@ -91,6 +97,8 @@ extension ProgramSwitcher.Core {
             } else {
                 shown = render(program)
             }
+            // Overlays go on top of everything, transitions included.
+            shown = compositor.overlay(shown, with: overlays, pictures: picture)
             for (camera, error) in compositor.takeErrors() where mix.reportedErrors.insert("\(camera.name) \(error)").inserted {
                 after.events.append(StudioEvent(kind: .error, camera: camera, programTime: pts,
                                                 details: ["stage": "switcher", "error": error]))
@@ -206,6 +214,27 @@ extension ProgramSwitcher.Core {
             let final = outcome
             if let reply = take.completion { after.replies.append { reply(.success(final)) } }
         }
+    }
+
+    /// Switches an overlay on or off on this frame: an event when it changed, the reply after the frame.
+    private func apply(_ change: ProgramSwitcher.OverlayChange, at pts: MediaTime, tick: Int64, after: inout Aftermath) {
+        let result = shared.withLock { s -> (on: Bool, changed: Bool)? in
+            guard let index = s.overlays.firstIndex(where: { $0.name == change.name }) else { return nil }
+            let was = s.overlays[index].on, now = change.on ?? !was
+            s.overlays[index].on = now
+            s.status.overlays = s.overlays.map { OverlayStatus(name: $0.name, on: $0.on) }
+            return (now, now != was)
+        }
+        guard let result else {
+            // The overlays were replaced since the change was asked for.
+            let names = shared.withLock { $0.overlays.map(\.name) }
+            return after.replies.append { change.completion(.failure(.unknownOverlay(change.name, overlays: names))) }
+        }
+        if result.changed {
+            after.events.append(StudioEvent(kind: result.on ? .overlayOn : .overlayOff, programTime: pts, details: ["overlay": change.name]))
+        }
+        let outcome = OverlayOutcome(name: change.name, on: result.on, changed: result.changed, programTime: pts, frameNumber: tick)
+        after.replies.append { change.completion(.success(outcome)) }
     }
 
     /// Ends a transition: its target is on program from now on (and what it left is on preview, after an auto).
