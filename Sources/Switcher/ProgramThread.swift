@@ -267,7 +267,9 @@ extension ProgramSwitcher.Core {
 
     /// Recomputes who is seen where; a `tally` event when it changed.
     private func updateTally(_ mix: inout Mix, at pts: MediaTime) -> StudioEvent? {
-        let (program, preview, scenes) = shared.withLock { s in (s.status.program, s.status.preview, s.scenes) }
+        let (program, preview, scenes, overlays) = shared.withLock { s in
+            (s.status.program, s.status.preview, s.scenes, s.overlays.filter(\.on).flatMap(\.description.cameraNames))
+        }
         func names(_ source: ProgramSource?) -> [String] {
             switch source {
             case nil: return []
@@ -275,7 +277,8 @@ extension ProgramSwitcher.Core {
             case .scene(let name): return [name] + (scenes[name]?.cameras.map(\.name) ?? [])
             }
         }
-        let onProgram = Set(names(program) + names(mix.transition?.from) + names(mix.transition?.to))
+        // Cameras in an overlay on air are on program whatever is under it.
+        let onProgram = Set(names(program) + names(mix.transition?.from) + names(mix.transition?.to) + overlays)
         let onPreview = Set(names(preview))
         var tally: [String: Tally] = [:]
         for name in onProgram { tally[name] = onPreview.contains(name) ? .both : .program }

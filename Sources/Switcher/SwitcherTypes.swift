@@ -168,7 +168,7 @@ public struct SwitcherStatus: Sendable, Codable, Hashable {
     public var scaledFrames: Int64 = 0
     /// Frames handed on as they came (same size, I420): no copy.
     public var passThroughFrames: Int64 = 0
-    /// Frames composed from a scene's layers.
+    /// Frames composed from a scene's layers, or a camera's frame copied to draw overlays on.
     public var composedFrames: Int64 = 0
     /// Frames of transitions.
     public var transitionFrames: Int64 = 0
