@@ -42,17 +42,7 @@ struct OverlayList: Decodable {
     var overlays: [OverlayDescription] = []
 
     init(from decoder: any Decoder) throws {
-        var items = try decoder.rewording({ "expected a list of overlays, got \($0)" }) { try decoder.unkeyedContainer() }
-        var nameLines: [String: Int] = [:]
-        while !items.isAtEnd {
-            let item = try items.superDecoder()
-            let overlay = try OverlayEntry(from: item).overlay
-            if let first = nameLines[overlay.name] {
-                throw item.failure("the overlay name \"\(overlay.name)\" is already given on line \(first)", at: OverlayEntry.CodingKeys.name)
-            }
-            nameLines[overlay.name] = item.line(at: item.codingPath + [OverlayEntry.CodingKeys.name])
-            overlays.append(overlay)
-        }
+        overlays = try decoder.namedItems("overlay", nameKey: OverlayEntry.CodingKeys.name, name: \.name) { try OverlayEntry(from: $0).overlay }
     }
 }
 

@@ -202,17 +202,27 @@ struct SceneList: Decodable {
     var scenes: [SceneDescription] = []
 
     init(from decoder: any Decoder) throws {
-        var items = try decoder.rewording({ "expected a list of scenes, got \($0)" }) { try decoder.unkeyedContainer() }
-        var nameLines: [String: Int] = [:]
+        scenes = try decoder.namedItems("scene", nameKey: SceneEntry.CodingKeys.name, name: \.name) { try SceneEntry(from: $0).scene }
+    }
+}
+
+extension Decoder {
+    /// A list whose items each have a `name` given once (`scenes:`, `overlays:`); `noun` names them in
+    /// errors, and a second use of a name points at both lines.
+    func namedItems<Item>(_ noun: String, nameKey: any CodingKey, name: (Item) -> String,
+                          decode: (any Decoder) throws -> Item) throws -> [Item] {
+        var items = try rewording({ "expected a list of \(noun)s, got \($0)" }) { try unkeyedContainer() }
+        var nameLines: [String: Int] = [:], result: [Item] = []
         while !items.isAtEnd {
             let item = try items.superDecoder()
-            let scene = try SceneEntry(from: item).scene
-            if let first = nameLines[scene.name] {
-                throw item.failure("the scene name \"\(scene.name)\" is already given on line \(first)", at: SceneEntry.CodingKeys.name)
+            let value = try decode(item)
+            if let first = nameLines[name(value)] {
+                throw item.failure("the \(noun) name \"\(name(value))\" is already given on line \(first)", at: nameKey)
             }
-            nameLines[scene.name] = item.line(at: item.codingPath + [SceneEntry.CodingKeys.name])
-            scenes.append(scene)
+            nameLines[name(value)] = item.line(at: item.codingPath + [nameKey])
+            result.append(value)
         }
+        return result
     }
 }
 

@@ -73,19 +73,18 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
             if pinned.contains(scene.name) {
                 throw NodeDecodingError(decoder.codingPath + place, "\"\(scene.name)\" is a camera's name (cameras.pins); a scene needs its own")
             }
-            for layer in scene.layers {
-                if let outside = layer.rect.outside(width: program.width, height: program.height) {
-                    throw NodeDecodingError(decoder.codingPath + place, outside)
-                }
-            }
+            if let outside = outside(scene.layers) { throw NodeDecodingError(decoder.codingPath + place, outside) }
         }
         for (index, overlay) in overlays.enumerated() {
-            for layer in overlay.layers {
-                if let outside = layer.rect.outside(width: program.width, height: program.height) {
-                    throw NodeDecodingError(decoder.codingPath + [CodingKeys.overlays, NodeKey(intValue: index)], outside)
-                }
+            if let outside = outside(overlay.layers) {
+                throw NodeDecodingError(decoder.codingPath + [CodingKeys.overlays, NodeKey(intValue: index)], outside)
             }
         }
+    }
+
+    /// Why one of `layers` reaches outside the program; nil when they all fit.
+    private func outside(_ layers: [LayerDescription]) -> String? {
+        layers.lazy.compactMap { [program] in $0.rect.outside(width: program.width, height: program.height) }.first
     }
 
     /// The session's snapshot: optional paths are written as null, so every key but `socket_group`

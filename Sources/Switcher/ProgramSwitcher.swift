@@ -264,11 +264,7 @@ extension ProgramSwitcher {
             for scene in scenes {
                 if let problem = scene.problem { throw .invalidScene("scene '\(scene.name)': \(problem)") }
                 if !seen.insert(scene.name).inserted { throw .invalidScene("two scenes are called '\(scene.name)'") }
-                for layer in scene.layers {
-                    if let outside = layer.rect.outside(width: format.width, height: format.height) {
-                        throw .invalidScene("scene '\(scene.name)': \(outside)")
-                    }
-                }
+                if let outside = outside(scene.layers) { throw .invalidScene("scene '\(scene.name)': \(outside)") }
             }
             var prepared: [PreparedScene] = []
             for scene in scenes { prepared.append(try PreparedScene(scene, width: format.width, height: format.height, texts: texts)) }
@@ -278,16 +274,17 @@ extension ProgramSwitcher {
             }
         }
 
+        /// Why one of `layers` reaches outside the program; nil when they all fit.
+        private func outside(_ layers: [LayerDescription]) -> String? {
+            layers.lazy.compactMap { [format] in $0.rect.outside(width: format.width, height: format.height) }.first
+        }
+
         func setOverlays(_ overlays: [OverlayDescription]) throws(SwitchError) {
             var seen = Set<String>(), prepared: [PreparedOverlay] = []
             for overlay in overlays {
                 if let problem = overlay.problem { throw .invalidOverlay("overlay '\(overlay.name)': \(problem)") }
                 if !seen.insert(overlay.name).inserted { throw .invalidOverlay("two overlays are called '\(overlay.name)'") }
-                for layer in overlay.layers {
-                    if let outside = layer.rect.outside(width: format.width, height: format.height) {
-                        throw .invalidOverlay("overlay '\(overlay.name)': \(outside)")
-                    }
-                }
+                if let outside = outside(overlay.layers) { throw .invalidOverlay("overlay '\(overlay.name)': \(outside)") }
                 do { prepared.append(try PreparedOverlay(overlay, width: format.width, height: format.height, texts: texts)) } catch {
                     throw .invalidOverlay(error.description)
                 }

@@ -63,6 +63,13 @@ private final class Rig: Sendable {
         throw TestFailure("no frame at \(pts)")
     }
 
+    /// Waits until the program has delivered a frame (so the next command's frame has one before it).
+    func waitUntilDelivering() throws {
+        let deadline = MonotonicClock.now() + 20_000_000_000
+        while log.frames.withLock({ $0.isEmpty }), MonotonicClock.now() < deadline { MonotonicClock.sleep(seconds: 0.005) }
+        if log.frames.withLock({ $0.isEmpty }) { throw TestFailure("no frame delivered") }
+    }
+
     /// The frame just before the one at `pts`.
     func frame(before pts: MediaTime) throws -> VideoFrame {
         _ = try frame(at: pts)
@@ -131,6 +138,7 @@ private func bytes(_ frame: VideoFrame) -> [UInt8] {
         defer { rig.switcher.stop() }
         let before = bytes(rig.sources[0])
         #expect(rig.switcher.status.overlays == [OverlayStatus(name: "logo", on: false)])
+        try rig.waitUntilDelivering()
 
         let on = try rig.overlay("logo", on: true)
         #expect(on.on && on.changed)
