@@ -85,64 +85,61 @@ enum LayerGraphics {
     }
 
     /// `picture` with a transparent column and row added where its width or height is odd, so it can
-    /// be placed on whole 4:2:0 chroma samples.
+    /// be placed on whole 4:2:0 chroma samples (the colour repeats its last column and row).
     static func evenSized(_ picture: KeyedPicture) -> KeyedPicture {
         let width = (picture.width + 1) & ~1, height = (picture.height + 1) & ~1
         guard width != picture.width || height != picture.height else { return picture }
-        let colour = VideoFrame.allocate(format: .i420, width: width, height: height)
-        for index in 0..<3 {
-            let (source, rows) = PlaneOps.size(ofPlane: index, width: picture.width, height: picture.height)
-            let (target, targetRows) = PlaneOps.size(ofPlane: index, width: width, height: height)
-            let from = picture.picture.plane(index).assumingMemoryBound(to: UInt8.self)
-            let to = colour.plane(index).assumingMemoryBound(to: UInt8.self)
-            let fromStride = picture.picture.planes[index].stride, toStride = colour.planes[index].stride
-            for row in 0..<targetRows {
-                let sourceRow = from + min(row, rows - 1) * fromStride, line = to + row * toStride
-                for x in 0..<target { line[x] = sourceRow[min(x, source - 1)] }
-            }
+        return remap(picture, width: width, height: height, keepsAlpha: false) { source, x, y, isAlpha in
+            if isAlpha { return x < source.width && y < source.height ? source.read(x, y) : 0 }
+            return source.read(min(x, source.width - 1), min(y, source.height - 1))
         }
-        var alpha = [UInt8](repeating: 0, count: width * height)
-        for row in 0..<picture.height {
-            for x in 0..<picture.width { alpha[row * width + x] = picture.alpha?[row * picture.width + x] ?? 255 }
-        }
-        return KeyedPicture(picture: colour, alpha: alpha)
     }
 
     /// `picture` scaled down to `width` x `height` by averaging the source pixels each target pixel
     /// covers (colour and alpha alike; at prepare time, so plain loops are fast enough).
     static func shrink(_ picture: KeyedPicture, width: Int, height: Int) -> KeyedPicture {
+        remap(picture, width: width, height: height, keepsAlpha: picture.alpha == nil) { source, x, y, _ in
+            let top = y * source.height / source.targetHeight, bottom = max(top + 1, (y + 1) * source.height / source.targetHeight)
+            let left = x * source.width / source.targetWidth, right = max(left + 1, (x + 1) * source.width / source.targetWidth)
+            var sum = 0
+            for sy in top..<bottom { for sx in left..<right { sum += Int(source.read(sx, sy)) } }
+            let count = (bottom - top) * (right - left)
+            return UInt8((sum + count / 2) / count)
+        }
+    }
+
+    /// One plane of the source picture as `remap` reads it, with the size of the target plane.
+    private struct SourcePlane {
+        let width: Int
+        let height: Int
+        let targetWidth: Int
+        let targetHeight: Int
+        let read: (Int, Int) -> UInt8
+    }
+
+    /// A `width` x `height` picture whose every sample is `sample(plane, x, y, isAlpha)`, plane by plane
+    /// (Y, U, V, then alpha; a source without alpha reads 255 there). `keepsAlpha`: a source without
+    /// alpha gives a picture without alpha.
+    private static func remap(_ picture: KeyedPicture, width: Int, height: Int, keepsAlpha: Bool,
+                              _ sample: (SourcePlane, Int, Int, Bool) -> UInt8) -> KeyedPicture {
         let colour = VideoFrame.allocate(format: .i420, width: width, height: height)
         for index in 0..<3 {
             let (sourceWidth, sourceRows) = PlaneOps.size(ofPlane: index, width: picture.width, height: picture.height)
             let (targetWidth, targetRows) = PlaneOps.size(ofPlane: index, width: width, height: height)
-            let from = picture.picture.plane(index).assumingMemoryBound(to: UInt8.self)
-            let to = colour.plane(index).assumingMemoryBound(to: UInt8.self)
-            let stride = picture.picture.planes[index].stride
-            average(targetWidth, targetRows, from: sourceWidth, sourceRows) { x, y in Int(from[y * stride + x]) } store: { x, y, value in
-                to[y * colour.planes[index].stride + x] = UInt8(value)
+            let from = picture.picture.plane(index).assumingMemoryBound(to: UInt8.self), stride = picture.picture.planes[index].stride
+            let to = colour.plane(index).assumingMemoryBound(to: UInt8.self), toStride = colour.planes[index].stride
+            let plane = SourcePlane(width: sourceWidth, height: sourceRows, targetWidth: targetWidth, targetHeight: targetRows) { x, y in
+                from[y * stride + x]
             }
+            for y in 0..<targetRows { for x in 0..<targetWidth { to[y * toStride + x] = sample(plane, x, y, false) } }
         }
-        let alpha = picture.alpha.map { alpha in
-            var scaled = [UInt8](repeating: 0, count: width * height)
-            average(width, height, from: picture.width, picture.height) { x, y in Int(alpha[y * picture.width + x]) } store: { x, y, value in
-                scaled[y * width + x] = UInt8(value)
-            }
-            return scaled
+        if keepsAlpha, picture.alpha == nil { return KeyedPicture(picture: colour, alpha: nil) }
+        let source = picture.alpha
+        let plane = SourcePlane(width: picture.width, height: picture.height, targetWidth: width, targetHeight: height) { x, y in
+            source?[y * picture.width + x] ?? 255
         }
+        var alpha = [UInt8](repeating: 0, count: width * height)
+        for y in 0..<height { for x in 0..<width { alpha[y * width + x] = sample(plane, x, y, true) } }
         return KeyedPicture(picture: colour, alpha: alpha)
-    }
-
-    private static func average(_ width: Int, _ height: Int, from sourceWidth: Int, _ sourceHeight: Int,
-                                read: (Int, Int) -> Int, store: (Int, Int, Int) -> Void) {
-        for y in 0..<height {
-            let top = y * sourceHeight / height, bottom = max(top + 1, (y + 1) * sourceHeight / height)
-            for x in 0..<width {
-                let left = x * sourceWidth / width, right = max(left + 1, (x + 1) * sourceWidth / width)
-                var sum = 0
-                for sy in top..<bottom { for sx in left..<right { sum += read(sx, sy) } }
-                let count = (bottom - top) * (right - left)
-                store(x, y, (sum + count / 2) / count)
-            }
-        }
     }
 }

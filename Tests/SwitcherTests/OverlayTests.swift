@@ -215,6 +215,30 @@ private func bytes(_ frame: VideoFrame) -> [UInt8] {
         #expect(dark > lumas / 20 && dark < lumas / 2, "\(dark) dark of \(lumas)")
     }
 
+    @Test func aTextLargerThanItsLayerIsShrunkWholeIntoIt() throws {
+        let style = TextStyle(size: 60, color: .black, box: .white, padding: 10)
+        let rendered = try TextRenderer().render("Jane", style: style)
+        let layer = PixelRect(x: 100, y: 100, width: 60, height: 20)
+        #expect(rendered.height > layer.height && Double(rendered.width) / Double(rendered.height) < 2.5, "\(rendered.width)x\(rendered.height)")
+        let text = LayerDescription(source: .text("Jane", style), rect: .pixels(x: layer.x, y: layer.y, width: layer.width, height: layer.height))
+        let rig = try Rig(colors: [blue], overlays: [OverlayDescription(name: "name", layers: [text], on: true)])
+        defer { rig.switcher.stop() }
+        let frame = try rig.frame(at: try rig.cut(to: .camera("cam1")).programTime)
+        // Where the picture differs from the camera: all inside the layer, its full height, and only
+        // as wide as the whole box at that height (not cropped to fill the layer's width).
+        var minX = Int.max, maxX = -1, minY = Int.max, maxY = -1
+        for y in 0..<frame.height {
+            let line = (frame.plane(0) + y * frame.planes[0].stride).assumingMemoryBound(to: UInt8.self)
+            for x in 0..<frame.width where abs(Int(line[x]) - Int(blue.y)) > 12 {
+                (minX, maxX, minY, maxY) = (min(minX, x), max(maxX, x), min(minY, y), max(maxY, y))
+            }
+        }
+        #expect(minX >= layer.x && maxX < layer.maxX && minY >= layer.y && maxY < layer.maxY, "drawn at x \(minX)...\(maxX), y \(minY)...\(maxY)")
+        let expectedWidth = Double(rendered.width) * Double(layer.height) / Double(rendered.height)
+        #expect(maxY - minY >= layer.height - 4, "height \(maxY - minY + 1)")
+        #expect(abs(Double(maxX - minX + 1) - expectedWidth) <= 4, "width \(maxX - minX + 1), expected about \(expectedWidth)")
+    }
+
     @Test func anImageLayerInASceneIsFittedIntoItsRectangle() throws {
         let (directory, path) = try logo()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -222,6 +246,8 @@ private func bytes(_ frame: VideoFrame) -> [UInt8] {
         let scene = SceneDescription(name: "logo", layout: nil, layers: [
             LayerDescription(source: .camera("cam1"), rect: .fraction(.whole)),
             LayerDescription(source: .image(path), rect: .pixels(x: 0, y: 0, width: 160, height: 180), fit: .fit),
+            // Filled into 32x32 at (200, 0): the middle half of it, source x 16..<48.
+            LayerDescription(source: .image(path), rect: .pixels(x: 200, y: 0, width: 32, height: 32), fit: .fill),
         ])
         let rig = try Rig(colors: [red], scenes: [scene])
         defer { rig.switcher.stop() }
@@ -229,6 +255,9 @@ private func bytes(_ frame: VideoFrame) -> [UInt8] {
         #expect(close(color(frame, 20, 60), yellow) && close(color(frame, 20, 124), yellow))
         #expect(close(color(frame, 20, 44), red) && close(color(frame, 20, 134), red), "letterbox: \(color(frame, 20, 44))")
         #expect(close(color(frame, 140, 90), red), "the transparent part: \(color(frame, 140, 90))")
+        #expect(close(color(frame, 204, 14), yellow) && close(color(frame, 226, 14), half(red, paleBlue), within: 10),
+                "filled: \(color(frame, 204, 14)), \(color(frame, 226, 14))")
+        #expect(close(color(frame, 236, 14), red) && close(color(frame, 214, 36), red))
     }
 
     @Test func badImagesFontsAndNamesAreRefusedByName() throws {
