@@ -39,6 +39,7 @@ extension StudioConfiguration {
         .live("cameras.pins[].backup") { $0.cameras.pins.map(\.backup) },
         .live("cameras.pins[].picture") { $0.cameras.pins.map(\.picture) },
         .live("scenes") { $0.scenes },
+        .live("overlays") { $0.overlays },
         .live("transition") { $0.transition },
     ]
 

@@ -100,6 +100,12 @@ extension Decoder {
     func line(at path: [any CodingKey]) -> Int {
         (userInfo[.configLines] as? NodeLines)?.line(at: path) ?? 0
     }
+
+    /// `path` as written in the config: absolute, or relative to the config file's directory.
+    func resolve(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let directory = (userInfo[.configLines] as? NodeLines)?.directory else { return path }
+        return directory.hasSuffix("/") ? directory + path : directory + "/" + path
+    }
 }
 
 extension KeyedDecodingContainer {
@@ -128,6 +134,9 @@ extension CodingUserInfoKey {
 /// Finds lines and key paths for coding paths in the tree.
 struct NodeLines: Sendable {
     let root: ConfigNode
+    /// The config file's directory, against which relative file paths in it (images, fonts) are
+    /// resolved; nil: the working directory.
+    var directory: String? = nil
 
     /// The line of the deepest node on `path` that exists: a key's line for a mapping entry, an
     /// item's line for a sequence item.

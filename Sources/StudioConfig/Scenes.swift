@@ -10,17 +10,38 @@ import StudioCore
 //         size: 0.3              # pip: the inset's width, a fraction of the program's
 //       - name: wall
 //         background: "#102030"
+//         backup: cam3           # taken when the scene's main camera (its first) is lost on air
+//         back: auto             # auto: back by itself when it returns; manual (default): `studio switch`
 //         layers:                # explicit layers, bottom first
-//           - source: cam1       # a camera; or `color: red`
+//           - source: cam1       # a camera; or `color: red`, `image: FILE`, `text: "..."` (below)
 //             rect: [0.05, 0.1, 0.6, 0.6]   # x, y, width, height: fractions (all <= 1) or pixels
 //             crop: [0.1, 0, 0.8, 1]        # the part of the source shown, fractions
 //             fit: fill          # fill (crop to fill), fit (letterbox), stretch
 //             opacity: 0.9
 //             z: 1
 //             border: { width: 4, color: white }
-//         backup: cam3           # taken when the scene's main camera (its first) is lost on air
-//         back: auto             # auto: back by itself when it returns; manual (default): `studio switch`
+//           - image: logo.png    # PNG or JPEG, transparency kept; relative to this file's directory
+//             rect: [1100, 40, 140, 80]     # scaled once to the layer under `fit` (default for images: fit)
+//           - text: "Jane Doe"   # rendered once with FreeType at its size (shrunk if larger than the layer)
+//             rect: [0.05, 0.78, 0.5, 0.12]
+//             style:             # a mapping of its own: `color` here is the letters', not a layer source
+//               font: /usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf   # default DejaVu Sans
+//               size: 48         # pixels (the em height), default 48
+//               color: white     # the letters
+//               box: "#1040a0"   # a box behind the text; none when left out
+//               box_opacity: 0.8
+//               padding: 16      # pixels between the text and the box's edges
+//               align: left      # left, center, right: lines, and the text in its layer
+//     overlays:                  # downstream keyers: drawn over every scene and transition
+//       - name: logo
+//         on: true               # on air from the start (default false); `studio overlay logo off`
+//         layers:                # the same layers as a scene's
+//           - image: logo.png
+//             rect: [1100, 40, 140, 80]
 //     transition: { kind: mix, frames: 15 }   # or ms: 500; dip has color
+//
+// A missing image or font file is an error at its line; a file that is there but cannot be decoded (or
+// a font FreeType refuses) is refused by the server when it loads the scenes, naming scene and layer.
 
 /// One item of `scenes:`.
 struct SceneEntry: Codable {
@@ -86,7 +107,7 @@ struct LayerEntry: Codable {
     init(_ layer: LayerDescription) { self.layer = layer }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case source, color, rect, crop, fit, z, opacity, border
+        case source, color, image, text, style, rect, crop, fit, z, opacity, border
     }
 
     enum BorderKeys: String, CodingKey, CaseIterable {
@@ -94,16 +115,29 @@ struct LayerEntry: Codable {
     }
 
     init(from decoder: any Decoder) throws {
-        let keys = try decoder.rewording({ "expected a mapping with source (or color) and rect, got \($0)" }) {
+        let keys = try decoder.rewording({ "expected a mapping with source (or color, image, text) and rect, got \($0)" }) {
             try decoder.container(keyedBy: CodingKeys.self)
         }
-        let camera = try keys.parse(.source, .name), color = try keys.parse(.color, .color)
+        let given: [CodingKeys] = [.source, .color, .image, .text].filter { keys.contains($0) }
+        guard let sourceKey = given.first else {
+            throw decoder.failure("missing: what the layer shows (source: a camera, or color, image, text)", at: CodingKeys.source)
+        }
+        if given.count > 1 { throw decoder.failure("give one of source, color, image and text, not \(given.map(\.stringValue).joined(separator: " and "))", at: given[1]) }
+        if keys.contains(.style), sourceKey != .text { throw decoder.failure("style is for text layers", at: CodingKeys.style) }
         let source: LayerSource
-        switch (camera, color) {
-        case let (camera?, nil): source = .camera(camera)
-        case let (nil, color?): source = .color(color)
-        case (nil, nil): throw decoder.failure("missing: what the layer shows (source: a camera, or color)", at: CodingKeys.source)
-        case (_?, _?): throw decoder.failure("give source or color, not both", at: CodingKeys.color)
+        switch sourceKey {
+        case .source: source = .camera(try keys.parse(.source, .name) ?? "")
+        case .color: source = .color(try keys.parse(.color, .color) ?? .black)
+        case .image:
+            let written = try keys.parse(.image, .path) ?? "", path = decoder.resolve(written)
+            try decoder.check(at: CodingKeys.image) { () throws(ValueError) in try checkFile(path, "image", written: written) }
+            source = .image(path)
+        default:
+            let text = try keys.parse(.text, .text("a text")) ?? ""
+            if text.isEmpty { throw decoder.failure("the text is empty", at: CodingKeys.text) }
+            var style = TextStyle()
+            if keys.contains(.style) { style = try keys.decode(TextStyleEntry.self, forKey: .style).style }
+            source = .text(text, style)
         }
         guard let numbers = try keys.parseList(.rect, .number) else {
             throw decoder.failure("missing: where the layer goes (rect: [x, y, width, height])", at: CodingKeys.rect)
@@ -114,6 +148,7 @@ struct LayerEntry: Codable {
             guard crop.count == 4 else { throw decoder.failure("expected [x, y, width, height] in fractions of the source", at: CodingKeys.crop) }
             layer.crop = RelativeRect(x: crop[0], y: crop[1], width: crop[2], height: crop[3])
         }
+        if case .image = source { layer.fit = .fit }
         try keys.update(&layer.fit, .fit, .layerFit)
         if let z = try keys.parse(.z, .number) { layer.z = Int(z) }
         try keys.update(&layer.opacity, .opacity, .fraction("an opacity", 0...1))
@@ -146,6 +181,10 @@ struct LayerEntry: Codable {
         switch layer.source {
         case .camera(let name): try keys.encode(name, forKey: .source)
         case .color(let color): try keys.encode(color.description, forKey: .color)
+        case .image(let path): try keys.encode(path, forKey: .image)
+        case let .text(text, style):
+            try keys.encode(text, forKey: .text)
+            try keys.encode(TextStyleEntry(style), forKey: .style)
         }
         switch layer.rect {
         case let .pixels(x, y, width, height): try keys.encode([x, y, width, height], forKey: .rect)
@@ -168,17 +207,27 @@ struct SceneList: Decodable {
     var scenes: [SceneDescription] = []
 
     init(from decoder: any Decoder) throws {
-        var items = try decoder.rewording({ "expected a list of scenes, got \($0)" }) { try decoder.unkeyedContainer() }
-        var nameLines: [String: Int] = [:]
+        scenes = try decoder.namedItems("scene", nameKey: SceneEntry.CodingKeys.name, name: \.name) { try SceneEntry(from: $0).scene }
+    }
+}
+
+extension Decoder {
+    /// A list whose items each have a `name` given once (`scenes:`, `overlays:`); `noun` names them in
+    /// errors, and a second use of a name points at both lines.
+    func namedItems<Item>(_ noun: String, nameKey: any CodingKey, name: (Item) -> String,
+                          decode: (any Decoder) throws -> Item) throws -> [Item] {
+        var items = try rewording({ "expected a list of \(noun)s, got \($0)" }) { try unkeyedContainer() }
+        var nameLines: [String: Int] = [:], result: [Item] = []
         while !items.isAtEnd {
             let item = try items.superDecoder()
-            let scene = try SceneEntry(from: item).scene
-            if let first = nameLines[scene.name] {
-                throw item.failure("the scene name \"\(scene.name)\" is already given on line \(first)", at: SceneEntry.CodingKeys.name)
+            let value = try decode(item)
+            if let first = nameLines[name(value)] {
+                throw item.failure("the \(noun) name \"\(name(value))\" is already given on line \(first)", at: nameKey)
             }
-            nameLines[scene.name] = item.line(at: item.codingPath + [SceneEntry.CodingKeys.name])
-            scenes.append(scene)
+            nameLines[name(value)] = item.line(at: item.codingPath + [nameKey])
+            result.append(value)
         }
+        return result
     }
 }
 

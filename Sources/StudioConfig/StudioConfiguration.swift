@@ -27,6 +27,8 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
     public var cameras = CameraSettings()
     /// Composed scenes (`scenes:`), in the order declared.
     public var scenes: [SceneDescription] = []
+    /// Overlays drawn over every scene (`overlays:`), bottom first.
+    public var overlays: [OverlayDescription] = []
     /// What `studio auto` runs when it names no transition (`transition:`).
     public var transition = Self.defaultTransition
     public static let defaultTransition = TransitionSpec(kind: .mix, frames: 15)
@@ -36,7 +38,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case program, video, audio, outputs
         case recordDirectory = "record", databasePath = "database", socketPath = "socket", socketGroup = "socket_group"
-        case cameras, scenes, transition
+        case cameras, scenes, overlays, transition
     }
 
     public init(from decoder: any Decoder) throws {
@@ -54,6 +56,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         socketGroup = try keys.parse(.socketGroup, .groupName)
         try keys.update(&cameras, .cameras)
         if let list = try keys.decodeIfPresent(SceneList.self, forKey: .scenes) { scenes = list.scenes }
+        if let list = try keys.decodeIfPresent(OverlayList.self, forKey: .overlays) { overlays = list.overlays }
         if let section = try keys.decodeIfPresent(TransitionSection.self, forKey: .transition) {
             transition = section.spec
             if let ms = section.milliseconds { transition.frames = TransitionSpec.frames(milliseconds: ms, rate: program.frameRate) }
@@ -102,12 +105,18 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
             if pinned.contains(scene.name) {
                 throw NodeDecodingError(decoder.codingPath + place, "\"\(scene.name)\" is a camera's name (cameras.pins); a scene needs its own")
             }
-            for layer in scene.layers {
-                if let outside = layer.rect.outside(width: program.width, height: program.height) {
-                    throw NodeDecodingError(decoder.codingPath + place, outside)
-                }
+            if let outside = outside(scene.layers) { throw NodeDecodingError(decoder.codingPath + place, outside) }
+        }
+        for (index, overlay) in overlays.enumerated() {
+            if let outside = outside(overlay.layers) {
+                throw NodeDecodingError(decoder.codingPath + [CodingKeys.overlays, NodeKey(intValue: index)], outside)
             }
         }
+    }
+
+    /// Why one of `layers` reaches outside the program; nil when they all fit.
+    private func outside(_ layers: [LayerDescription]) -> String? {
+        layers.lazy.compactMap { [program] in $0.rect.outside(width: program.width, height: program.height) }.first
     }
 
     /// The session's snapshot: optional paths are written as null, so every key but `socket_group`
@@ -124,6 +133,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         try keys.encodeIfPresent(socketGroup, forKey: .socketGroup)
         try keys.encode(cameras, forKey: .cameras)
         try keys.encode(scenes.map(SceneEntry.init), forKey: .scenes)
+        try keys.encode(overlays.map(OverlayEntry.init), forKey: .overlays)
         try keys.encode(TransitionSection(spec: transition), forKey: .transition)
     }
 
@@ -181,8 +191,10 @@ extension StudioConfiguration {
     public static let maxFileBytes = 1 << 20
 
     /// Reads and decodes the file at `path`. A missing or unreadable file is an error naming it.
+    /// Relative paths in it (images, fonts) are taken from the file's directory.
     public static func load(path: String) throws(ConfigError) -> StudioConfiguration {
-        try parse(yaml: readFile(path), source: path)
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        return try parse(yaml: readFile(path), source: path, directory: (absolute as NSString).deletingLastPathComponent)
     }
 
     /// Like `load(path:)`, but a file that does not exist gives the defaults (for a default path that
@@ -194,9 +206,10 @@ extension StudioConfiguration {
 
     /// Decodes YAML text. `source` names it in error messages (usually the file path); an error
     /// names the line and key path its coding path leads to.
-    public static func parse(yaml: String, source: String) throws(ConfigError) -> StudioConfiguration {
+    /// Relative paths in it (images, fonts) are resolved against `directory` (nil: the working directory).
+    public static func parse(yaml: String, source: String, directory: String? = nil) throws(ConfigError) -> StudioConfiguration {
         guard let root = try ConfigNode.parse(yaml: yaml, source: source) else { return StudioConfiguration() }
-        let lines = NodeLines(root: root)
+        let lines = NodeLines(root: root, directory: directory)
         do {
             return try StudioConfiguration(from: NodeDecoder(node: root, codingPath: [], lines: lines))
         } catch let error as NodeDecodingError {

@@ -24,6 +24,10 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// A transition's last frame (all of the new source) went out, or it was taken over by a cut
     /// (details: kind, frames, shown, from, to, taken_over).
     public static let transitionEnded = EventKind(rawValue: "transition_ended")
+    /// An overlay went on air (details: overlay); its program time is the first frame showing it.
+    public static let overlayOn = EventKind(rawValue: "overlay_on")
+    /// An overlay went off air (details: overlay); its program time is the first frame without it.
+    public static let overlayOff = EventKind(rawValue: "overlay_off")
     /// What is on program and on preview changed for some cameras (details: program, preview: the
     /// comma-separated cameras now on each). Shown by `watch`; not stored (switch and preview events are).
     public static let tally = EventKind(rawValue: "tally")

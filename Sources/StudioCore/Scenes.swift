@@ -192,7 +192,11 @@ public struct LayerDescription: Sendable, Hashable {
         if let crop, let why = crop.problem { return "crop: \(why)" }
         if !(0...1).contains(opacity) { return "opacity must be between 0 and 1, got \(opacity)" }
         if !(0...100).contains(borderWidth) { return "border width must be between 0 and 100 pixels, got \(borderWidth)" }
-        return nil
+        switch source {
+        case .image(let path) where path.isEmpty: return "image must name a PNG or JPEG file"
+        case .text(_, let style): return style.problem
+        default: return nil
+        }
     }
 }
 
@@ -202,11 +206,20 @@ public enum LayerSource: Sendable, Hashable, CustomStringConvertible {
     case camera(String)
     /// A solid colour.
     case color(RGBColor)
+    /// A PNG or JPEG file (its transparency kept), decoded and scaled to the layer once, when the scenes
+    /// are set. The path is absolute or relative to the server's working directory (the config resolves
+    /// its own relative paths against the config file's directory).
+    case image(String)
+    /// A text rendered with FreeType once, when the scenes are set, at its style's pixel size (shrunk
+    /// to fit the layer if it is larger, never enlarged), placed in the layer by the style's alignment.
+    case text(String, TextStyle)
 
     public var description: String {
         switch self {
         case .camera(let name): return name
         case .color(let color): return "color \(color)"
+        case .image(let path): return "image \(path)"
+        case .text(let text, _): return "text \"\(text)\""
         }
     }
 }

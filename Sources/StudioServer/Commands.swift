@@ -13,6 +13,7 @@ enum ServerCommands {
     static var all: [any ControlCommand<StudioServer>.Type] {
         [Ping.self, Cameras.self, SwitcherCommands.Switch.self, SwitcherCommands.Preview.self, SwitcherCommands.Cut.self,
          SwitcherCommands.Auto.self, SwitcherCommands.Transition.self, SwitcherCommands.Scene.self, SwitcherCommands.Scenes.self,
+         SwitcherCommands.Overlay.self,
          Status.self, Reload.self, Sessions.self, Log.self, Recordings.self,
          CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self, PictureCommands.Picture.self]
     }
@@ -138,7 +139,7 @@ extension StudioServer {
             format: options.program.description,
             fps: tenths(program.deliveredFPS), frames: Int(program.framesDelivered), slateFrames: Int(program.slateFrames),
             composedFrames: Int(program.composedFrames), transitionFrames: Int(program.transitionFrames),
-            lateTicks: Int(program.lateTicks), programMilliseconds: programTime.milliseconds)
+            lateTicks: Int(program.lateTicks), programMilliseconds: programTime.milliseconds, overlays: program.overlays.map { StatusReply.ProgramView.OverlayView(name: $0.name, on: $0.on) })
         programView.pictures = program.pictures
         let encoderView = StatusReply.EncoderView(
             video: video.encoderName, generation: video.generation, choice: configuration.video.encoder.rawValue,

@@ -44,6 +44,7 @@ extension StudioServer {
     /// refusal (only a bug: the config checked these) leaves the switcher as it was.
     static func applyLive(_ configuration: StudioConfiguration, to switcher: ProgramSwitcher) throws(SwitchError) {
         try switcher.setScenes(configuration.scenes)
+        try switcher.setOverlays(configuration.overlays)
         try switcher.setDefaultTransition(configuration.transition)
         switcher.setBackups(configuration.backups)
     }
@@ -97,7 +98,7 @@ extension StudioServer {
 extension ServerCommands {
     enum Reload: ControlCommand {
         static let name = "reload"
-        static let summary = "re-reads the config file: scenes, transition, backups and pictures change live; anything else is refused"
+        static let summary = "re-reads the config file: scenes, overlays, transition, backups and pictures change live; anything else is refused"
         static let execution = ControlExecution.worker
         static func run(_ arguments: NoArguments, in server: StudioServer) throws -> ReloadReply {
             try server.reloadConfiguration(by: "reload")

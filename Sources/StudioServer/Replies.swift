@@ -129,6 +129,13 @@ public struct StatusReply: Codable, Sendable {
         public var programMilliseconds: Int64
         /// The picture settings in force, by camera: only cameras whose settings change their picture.
         public var pictures: [String: PictureSettings] = [:]
+        /// The overlays, in drawing order, each on air or not.
+        public var overlays: [OverlayView]
+
+        public struct OverlayView: Codable, Sendable {
+            public var name: String
+            public var on: Bool
+        }
 
         public struct TransitionView: Codable, Sendable {
             public var kind: String
@@ -161,7 +168,7 @@ public struct StatusReply: Codable, Sendable {
         }
 
         enum CodingKeys: String, CodingKey {
-            case source, preview, transition, tally, slate, backup, format, fps, frames, pictures
+            case source, preview, transition, tally, slate, backup, format, fps, frames, pictures, overlays
             case sourceKind = "source_kind"
             case defaultTransition = "default_transition"
             case composedFrames = "composed_frames"

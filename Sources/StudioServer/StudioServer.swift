@@ -142,8 +142,9 @@ public final class StudioServer: Sendable {
                                        configuration: .init(lossTimeout: options.cameraLossTimeoutSeconds),
                                        events: events,
                                        deliver: { frame, pts in _ = videoStage.submit(frame, pts: pts) })
-            // The config checked the scenes and the transition already; this only fails on a bug.
-            do { try Self.applyLive(configuration, to: switcher) } catch { throw ServerError("scenes: \(error)") }
+            // The config checked the scenes, overlays and transition already (and that their image and
+            // font files exist); what is left is a file that cannot be decoded or a font FreeType refuses.
+            do { try Self.applyLive(configuration, to: switcher) } catch { throw ServerError("config: \(error)") }
             let cameras = CameraHub(switcher: switcher, events: events, log: log, lossTimeoutSeconds: options.cameraLossTimeoutSeconds,
                                     makeIso: Self.isoFactory(options: options, session: session, events: events, log: log,
                                                              audioFormat: audioEncoder.streamDescription),

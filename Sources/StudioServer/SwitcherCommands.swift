@@ -58,8 +58,8 @@ enum SwitcherCommands {
     static func controlError(_ error: SwitchError) -> ControlError {
         switch error {
         case .unknownCamera: return ControlError(.unknownCamera, error.description)
-        case .unknownSource, .unknownScene: return ControlError(.notFound, error.description)
-        case .invalidTransition, .invalidScene, .invalidPicture: return ControlError(.invalidArgument, error.description)
+        case .unknownSource, .unknownScene, .unknownOverlay: return ControlError(.notFound, error.description)
+        case .invalidTransition, .invalidScene, .invalidPicture, .invalidOverlay: return ControlError(.invalidArgument, error.description)
         case .nothingOnPreview, .transitionRunning, .stopped, .stoppedBefore: return ControlError(.unavailable, error.description)
         }
     }
@@ -134,6 +134,25 @@ enum SwitcherCommands {
                 do { try server.switcher.setDefaultTransition(spec) } catch { throw controlError(error) }
             }
             return TransitionReply(spec, rate: rate)
+        }
+    }
+
+    enum Overlay: ControlCommand {
+        static let name = "overlay"
+        static let summary = "switches an overlay on or off (toggles it without on); answers once the frame is on air"
+        static let execution = ControlExecution.deferred
+        struct Arguments: Decodable, Sendable {
+            var name: String
+            var on: Bool?
+        }
+        static func start(_ arguments: Arguments, in server: StudioServer,
+                          reply: @escaping @Sendable (Result<OverlayReply, ControlError>) -> Void) {
+            server.switcher.setOverlay(arguments.name, on: arguments.on) { result in
+                switch result {
+                case .success(let outcome): reply(.success(OverlayReply(outcome)))
+                case .failure(let error): reply(.failure(controlError(error)))
+                }
+            }
         }
     }
 

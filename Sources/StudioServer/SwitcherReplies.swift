@@ -4,7 +4,7 @@ import Switcher
 import Control
 
 // The replies of the vision mixer's commands (`switch`, `preview`, `cut`, `auto`, `scene`,
-// `transition`, `scenes`); docs/control-protocol.md describes the same shapes.
+// `transition`, `scenes`, `overlay`); docs/control-protocol.md describes the same shapes.
 
 /// What a cut, take or preview did.
 public struct SwitchReply: Codable, Sendable {
@@ -56,9 +56,34 @@ public struct TransitionReply: Codable, Sendable {
     }
 }
 
-/// `scenes`: every scene with its layers, and what is on program and preview.
+/// What `overlay` did: the overlay is on air (or off) from the frame at `program_ms` on.
+public struct OverlayReply: Codable, Sendable {
+    public var overlay: String
+    public var on: Bool
+    /// False when it already was on (or off).
+    public var changed: Bool
+    public var programMilliseconds: Int64
+    public var frame: Int
+
+    enum CodingKeys: String, CodingKey {
+        case overlay, on, changed, frame
+        case programMilliseconds = "program_ms"
+    }
+
+    init(_ outcome: OverlayOutcome) {
+        overlay = outcome.name
+        on = outcome.on
+        changed = outcome.changed
+        programMilliseconds = outcome.programTime.milliseconds
+        frame = Int(outcome.frameNumber)
+    }
+}
+
+/// `scenes`: every scene with its layers, the overlays with theirs, and what is on program and preview.
 public struct ScenesReply: Codable, Sendable {
     public var scenes: [SceneView]
+    /// In drawing order (over every scene).
+    public var overlays: [OverlayView]
     @Nullable public var program: String?
     @Nullable public var preview: String?
 
@@ -68,6 +93,12 @@ public struct ScenesReply: Codable, Sendable {
         public var sources: [String]
         public var layers: [LayerView]
         @Nullable public var tally: String?
+    }
+
+    public struct OverlayView: Codable, Sendable {
+        public var name: String
+        public var on: Bool
+        public var layers: [LayerView]
     }
 
     public struct LayerView: Codable, Sendable {
@@ -82,16 +113,23 @@ extension StudioServer {
     func scenesView() -> ScenesReply {
         let status = switcher.status
         let format = switcher.format
-        let views = reloader.configuration.scenes.filter { status.scenes.contains($0.name) }.map { scene in
-            ScenesReply.SceneView(
-                name: scene.name, layout: scene.layout?.rawValue, sources: scene.cameraNames,
-                layers: scene.resolvedLayers(width: format.width, height: format.height).map { layer in
-                    ScenesReply.LayerView(source: layer.source.description,
-                                          rect: [layer.rect.x, layer.rect.y, layer.rect.width, layer.rect.height],
-                                          opacity: layer.opacity)
-                },
-                tally: status.tally[scene.name]?.rawValue)
+        func views(_ layers: [ResolvedLayer]) -> [ScenesReply.LayerView] {
+            layers.map { layer in
+                ScenesReply.LayerView(source: layer.source.description, rect: [layer.rect.x, layer.rect.y, layer.rect.width, layer.rect.height],
+                                      opacity: layer.opacity)
+            }
         }
-        return ScenesReply(scenes: views, program: status.program?.name, preview: status.preview?.name)
+        let configuration = reloader.configuration
+        let scenes = configuration.scenes.filter { status.scenes.contains($0.name) }.map { scene in
+            ScenesReply.SceneView(name: scene.name, layout: scene.layout?.rawValue, sources: scene.cameraNames,
+                                  layers: views(scene.resolvedLayers(width: format.width, height: format.height)),
+                                  tally: status.tally[scene.name]?.rawValue)
+        }
+        let declared = Dictionary(configuration.overlays.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let overlays = status.overlays.map { overlay in
+            ScenesReply.OverlayView(name: overlay.name, on: overlay.on,
+                                    layers: views(declared[overlay.name]?.resolvedLayers(width: format.width, height: format.height) ?? []))
+        }
+        return ScenesReply(scenes: scenes, overlays: overlays, program: status.program?.name, preview: status.preview?.name)
     }
 }

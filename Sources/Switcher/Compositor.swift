@@ -1,4 +1,5 @@
 import FrameDrawing
+import Graphics
 import MediaSupport
 import StudioCore
 
@@ -9,20 +10,55 @@ enum CameraPicture {
     case slate([String])
 }
 
+/// Layers placed in pixels for the program's size, with the pictures of their images and texts made
+/// (decoded, rendered, scaled) once, when the scenes or overlays are set, not per frame.
+struct PreparedLayers: Sendable {
+    let layers: [ResolvedLayer]
+    /// Per layer: its image's or text's picture; nil for cameras, colours and empty layers.
+    let graphics: [LayerGraphic?]
+
+    /// `what` names the scene or overlay in errors ("scene 'news'").
+    init(_ layers: [ResolvedLayer], what: String, texts: TextRenderer) throws(SwitchError) {
+        self.layers = layers
+        var graphics: [LayerGraphic?] = []
+        for (index, layer) in layers.enumerated() {
+            do { graphics.append(try LayerGraphics.prepare(layer, texts: texts)) } catch {
+                throw .invalidScene("\(what), layer \(index + 1) (\(layer.source)): \(error.description)")
+            }
+        }
+        self.graphics = graphics
+    }
+}
+
 /// A scene ready to compose at the program's size: its layers placed in pixels once, when the scenes
 /// are set, not per frame.
 struct PreparedScene: Sendable {
     let description: SceneDescription
-    let layers: [ResolvedLayer]
+    let layers: PreparedLayers
     let background: YUVColor
     /// The cameras it shows, for tally and for fetching their frames once per tick.
     let cameras: [CameraID]
 
-    init(_ description: SceneDescription, width: Int, height: Int) {
+    init(_ description: SceneDescription, width: Int, height: Int, texts: TextRenderer) throws(SwitchError) {
         self.description = description
-        layers = description.resolvedLayers(width: width, height: height)
+        layers = try PreparedLayers(description.resolvedLayers(width: width, height: height), what: "scene '\(description.name)'", texts: texts)
         background = YUVColor(description.background)
         cameras = description.cameraNames.map { CameraID($0) }
+    }
+
+    var name: String { description.name }
+}
+
+/// An overlay ready to draw over the program picture, and whether it is on air.
+struct PreparedOverlay: Sendable {
+    let description: OverlayDescription
+    let layers: PreparedLayers
+    var on: Bool
+
+    init(_ description: OverlayDescription, width: Int, height: Int, texts: TextRenderer) throws(SwitchError) {
+        self.description = description
+        layers = try PreparedLayers(description.resolvedLayers(width: width, height: height), what: "overlay '\(description.name)'", texts: texts)
+        on = description.on
     }
 
     var name: String { description.name }
@@ -95,12 +131,53 @@ final class Compositor {
     func render(scene: PreparedScene, pictures: (CameraID) -> CameraPicture, now: UInt64, sequence: UInt64) -> RenderedPicture {
         let canvas = VideoFrame.allocate(format: .i420, width: width, height: height, pool: pool, captureTime: now, sequence: sequence)
         canvas.fill(with: scene.background)
+        let newest = draw(scene.layers, scope: .scene(scene.name), pictures: pictures, on: canvas)
+        var result = canvas
+        // A composed picture is as old as its newest camera frame (for latency accounting downstream).
+        if newest > 0 { result.captureTime = newest }
+        return RenderedPicture(frame: result, kind: .composed)
+    }
+
+    /// `picture` with the overlays drawn on top, bottom first. A camera frame passed through is shared
+    /// with whoever else holds it (ISO recorders, the next tick): it is copied first, never drawn on.
+    func overlay(_ picture: RenderedPicture, with overlays: [PreparedOverlay], pictures: (CameraID) -> CameraPicture) -> RenderedPicture {
+        guard !overlays.isEmpty else { return picture }
+        var result = picture
+        if picture.kind == .passThrough {
+            let copy = VideoFrame.allocate(format: .i420, width: width, height: height, pool: pool,
+                                           captureTime: picture.frame.captureTime, sequence: picture.frame.sequence)
+            PlaneOps.copy(picture.frame, into: copy)
+            result = RenderedPicture(frame: copy, kind: .composed)
+        }
+        for overlay in overlays {
+            _ = draw(overlay.layers, scope: .overlay(overlay.name), pictures: pictures, on: result.frame)
+        }
+        return result
+    }
+
+    /// Forgets the scalers of scenes that are gone (after the scenes changed).
+    func retainScalers(forScenes names: Set<String>) {
+        layerScalers = layerScalers.filter { (entry: (key: LayerKey, value: FrameConverter)) -> Bool in
+            if case .scene(let name) = entry.key.scope { return names.contains(name) }
+            return true
+        }
+    }
+
+    /// Draws `prepared`'s layers on `canvas`, bottom first; the capture time of the newest camera frame shown.
+    private func draw(_ prepared: PreparedLayers, scope: LayerKey.Scope, pictures: (CameraID) -> CameraPicture, on canvas: VideoFrame) -> UInt64 {
         var newest: UInt64 = 0
-        for (index, layer) in scene.layers.enumerated() where !layer.rect.isEmpty && layer.opacity > 0 {
+        for (index, layer) in prepared.layers.enumerated() where !layer.rect.isEmpty && layer.opacity > 0 {
             let opacity = Int((layer.opacity * 256).rounded())
             switch layer.source {
             case .color(let color):
                 PlaneOps.blend(YUVColor(color), opacity: opacity, over: layer.rect, of: canvas)
+            case .image, .text:
+                guard let graphic = prepared.graphics[index], let target = canvas.region(graphic.rect) else { break }
+                if let alpha = graphic.picture.alpha {
+                    alpha.withUnsafeBufferPointer { PlaneOps.blend(graphic.picture.picture, alpha: $0, opacity: opacity, over: target) }
+                } else {
+                    PlaneOps.blend(graphic.picture.picture, alpha: nil, opacity: opacity, over: target)
+                }
             case .camera(let name):
                 let camera = CameraID(name)
                 switch pictures(camera) {
@@ -108,9 +185,8 @@ final class Compositor {
                     draw(slate: lines, in: layer.rect, opacity: opacity, on: canvas)
                 case .frame(let frame):
                     newest = max(newest, frame.captureTime)
-                    let key = LayerKey(scene: scene.name, index: index)
                     do {
-                        try draw(frame, layer: layer, key: key, opacity: opacity, on: canvas)
+                        try draw(frame, layer: layer, key: LayerKey(scope: scope, index: index), opacity: opacity, on: canvas)
                     } catch {
                         errors.append((camera, "\(frame.format.rawValue) \(frame.width)x\(frame.height): \(error.description)"))
                         draw(slate: ["CAMERA ERROR", name], in: layer.rect, opacity: opacity, on: canvas)
@@ -119,15 +195,7 @@ final class Compositor {
             }
             if layer.borderWidth > 0 { drawBorder(layer, on: canvas) }
         }
-        var result = canvas
-        // A composed picture is as old as its newest camera frame (for latency accounting downstream).
-        if newest > 0 { result.captureTime = newest }
-        return RenderedPicture(frame: result, kind: .composed)
-    }
-
-    /// Forgets the scalers of scenes that are gone (after the scenes changed).
-    func retainScalers(forScenes names: Set<String>) {
-        layerScalers = layerScalers.filter { names.contains($0.key.scene) }
+        return newest
     }
 
     // MARK: Layers
@@ -175,7 +243,10 @@ final class Compositor {
     }
 
     private struct LayerKey: Hashable {
-        var scene: String
+        enum Scope: Hashable {
+            case scene(String), overlay(String)
+        }
+        var scope: Scope
         var index: Int
     }
 }

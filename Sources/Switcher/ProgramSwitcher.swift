@@ -1,5 +1,6 @@
 import Synchronization
 import FrameDrawing
+import Graphics
 import StudioCore
 import StudioSystem
 
@@ -68,12 +69,28 @@ public final class ProgramSwitcher: Sendable {
     /// Replaces the scenes (validated first: a problem changes nothing and names the scene). A scene's
     /// cameras need not exist yet: their layers show a slate until they do. A scene on program or
     /// preview that is gone afterwards shows a "NO SCENE" slate until the operator cuts elsewhere.
+    /// Image layers are decoded and text layers rendered here, on the caller's thread (never on the
+    /// program thread): a file that cannot be read or a font that cannot be loaded is an `.invalidScene`
+    /// naming the scene, the layer and the file.
     public func setScenes(_ scenes: [SceneDescription]) throws(SwitchError) { try core.setScenes(scenes) }
 
     /// Sets the backups by camera or scene name (see `BackupWatch` for when one is taken). A backup that
     /// names no camera or scene is skipped for its own backup when it would be needed. The config
     /// refuses cycles; here a cycle only ends the search.
     public func setBackups(_ rules: [String: BackupRule]) { core.shared.withLock { $0.backups = rules } }
+    /// Replaces the overlays (validated and their pictures made first, on the caller's thread: a problem
+    /// changes nothing and names the overlay). An overlay that existed before keeps its on/off state;
+    /// a new one starts as its description says.
+    public func setOverlays(_ overlays: [OverlayDescription]) throws(SwitchError) { try core.setOverlays(overlays) }
+
+    /// Switches the overlay `name` on or off (toggles it when `on` is nil) from the next program frame:
+    /// an `overlay_on` / `overlay_off` event carries the pts of the first frame with (or without) it, and
+    /// `completion` runs on the program thread after that frame. All overlay changes asked for within
+    /// one frame interval take effect on the same frame, without delaying cuts. An unknown name fails at
+    /// once, listing the overlays.
+    public func setOverlay(_ name: String, on: Bool?, completion: @escaping @Sendable (Result<OverlayOutcome, SwitchError>) -> Void) {
+        core.submitOverlay(OverlayChange(name: name, on: on, completion: completion))
+    }
 
     /// The camera or scene called `name` (a scene when both are).
     public func source(named name: String) throws(SwitchError) -> ProgramSource { try core.source(named: name) }
@@ -164,6 +181,13 @@ extension ProgramSwitcher {
         }
     }
 
+    /// An overlay switched on, off, or toggled (`on` nil).
+    struct OverlayChange: Sendable {
+        var name: String
+        var on: Bool?
+        var completion: @Sendable (Result<OverlayOutcome, SwitchError>) -> Void
+    }
+
     /// A transition on air.
     struct ActiveTransition {
         var spec: TransitionSpec
@@ -185,6 +209,10 @@ extension ProgramSwitcher {
         /// Picture settings in force (identity ones left out), and changes waiting for the next frame.
         var pictures: [CameraID: PictureSettings] = [:]
         var pendingPictures: [PictureRequest] = []
+        /// In drawing order (as declared), each with its on/off state.
+        var overlays: [PreparedOverlay] = []
+        /// Overlay changes for the next frame, all applied on it.
+        var pendingOverlays: [OverlayChange] = []
         var status = SwitcherStatus()
         var origin: UInt64 = 0
         var sortedSources: [CameraID] { sources.keys.sorted() }
@@ -215,6 +243,8 @@ extension ProgramSwitcher {
         let deliver: @Sendable (VideoFrame, MediaTime) -> Void
         let shared = Mutex(Shared())
         let worker = WorkerThread()
+        /// Renders text layers (and caches them) when scenes and overlays are set.
+        let texts = TextRenderer()
 
         init(format: ProgramFormat, configuration: Configuration, clock: any Clock, events: any EventSink,
              deliver: @escaping @Sendable (VideoFrame, MediaTime) -> Void) {
@@ -257,17 +287,48 @@ extension ProgramSwitcher {
             for scene in scenes {
                 if let problem = scene.problem { throw .invalidScene("scene '\(scene.name)': \(problem)") }
                 if !seen.insert(scene.name).inserted { throw .invalidScene("two scenes are called '\(scene.name)'") }
-                for layer in scene.layers {
-                    if let outside = layer.rect.outside(width: format.width, height: format.height) {
-                        throw .invalidScene("scene '\(scene.name)': \(outside)")
-                    }
-                }
+                if let outside = outside(scene.layers) { throw .invalidScene("scene '\(scene.name)': \(outside)") }
             }
-            let prepared = scenes.map { PreparedScene($0, width: format.width, height: format.height) }
+            var prepared: [PreparedScene] = []
+            for scene in scenes { prepared.append(try PreparedScene(scene, width: format.width, height: format.height, texts: texts)) }
             shared.withLock { s in
                 s.scenes = Dictionary(uniqueKeysWithValues: prepared.map { ($0.name, $0) })
                 s.status.scenes = scenes.map(\.name)
             }
+        }
+
+        /// Why one of `layers` reaches outside the program; nil when they all fit.
+        private func outside(_ layers: [LayerDescription]) -> String? {
+            layers.lazy.compactMap { [format] in $0.rect.outside(width: format.width, height: format.height) }.first
+        }
+
+        func setOverlays(_ overlays: [OverlayDescription]) throws(SwitchError) {
+            var seen = Set<String>(), prepared: [PreparedOverlay] = []
+            for overlay in overlays {
+                if let problem = overlay.problem { throw .invalidOverlay("overlay '\(overlay.name)': \(problem)") }
+                if !seen.insert(overlay.name).inserted { throw .invalidOverlay("two overlays are called '\(overlay.name)'") }
+                if let outside = outside(overlay.layers) { throw .invalidOverlay("overlay '\(overlay.name)': \(outside)") }
+                do { prepared.append(try PreparedOverlay(overlay, width: format.width, height: format.height, texts: texts)) } catch {
+                    throw .invalidOverlay(error.description)
+                }
+            }
+            shared.withLock { s in
+                let current = Dictionary(s.overlays.map { ($0.name, $0.on) }, uniquingKeysWith: { first, _ in first })
+                for index in prepared.indices { prepared[index].on = current[prepared[index].name] ?? prepared[index].on }
+                s.overlays = prepared
+                s.status.overlays = prepared.map { OverlayStatus(name: $0.name, on: $0.on) }
+            }
+        }
+
+        func submitOverlay(_ change: OverlayChange) {
+            let refused = shared.withLock { s -> SwitchError? in
+                guard s.overlays.contains(where: { $0.name == change.name }) else {
+                    return .unknownOverlay(change.name, overlays: s.overlays.map(\.name))
+                }
+                s.pendingOverlays.append(change)
+                return nil
+            }
+            if let refused { change.completion(.failure(refused)) }
         }
 
         func source(named name: String) throws(SwitchError) -> ProgramSource {
@@ -313,6 +374,7 @@ extension ProgramSwitcher {
                     fresh.preview = s.status.preview
                     fresh.defaultTransition = s.status.defaultTransition
                     fresh.pictures = s.status.pictures
+                    fresh.overlays = s.status.overlays
                     fresh.isRunning = true
                     s.status = fresh
                 }
@@ -323,13 +385,17 @@ extension ProgramSwitcher {
 
         func stop() {
             worker.stop()
-            let abandoned = shared.withLock { s -> [Command] in
+            let (abandoned, overlays) = shared.withLock { s -> ([Command], [OverlayChange]) in
                 s.status.isRunning = false
-                defer { s.pending.removeAll() }
-                return s.pending
+                defer {
+                    s.pending.removeAll()
+                    s.pendingOverlays.removeAll()
+                }
+                return (s.pending, s.pendingOverlays)
             }
             for command in abandoned { command.fail(command.stopped) }
             abandonPictureChanges()
+            for change in overlays { change.completion(.failure(.stoppedBefore("overlay '\(change.name)'"))) }
         }
 
         var stopping: Bool { worker.isStopRequested }

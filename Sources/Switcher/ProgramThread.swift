@@ -49,10 +49,17 @@ extension ProgramSwitcher.Core {
             after.events += pictureTick.events
             after.replies += pictureTick.replies
 
+            // Overlay changes: all of them, on this frame.
+            let overlayChanges = shared.withLock { s -> [ProgramSwitcher.OverlayChange] in
+                defer { s.pendingOverlays.removeAll() }
+                return s.pendingOverlays
+            }
+            for change in overlayChanges { apply(change, at: pts, tick: tick, after: &after) }
+
             // What to show, with each camera's picture fetched once.
             let now = clock.now()
-            let snapshot = shared.withLock { s in (s.sources, s.lost, s.scenes, s.status.program, s.known, s.backups) }
-            let (sources, lost, scenes, selected, known, backups) = snapshot
+            let snapshot = shared.withLock { s in (s.sources, s.lost, s.scenes, s.status.program, s.known, s.backups, s.overlays.filter(\.on)) }
+            let (sources, lost, scenes, selected, known, backups, overlays) = snapshot
             var program = selected
             var pictures: [CameraID: CameraPicture] = [:]
             func picture(_ camera: CameraID) -> CameraPicture {
@@ -122,6 +129,8 @@ extension ProgramSwitcher.Core {
             } else {
                 shown = render(program)
             }
+            // Overlays go on top of everything, transitions included.
+            shown = compositor.overlay(shown, with: overlays, pictures: picture)
             for (camera, error) in pictureStage.takeErrors() + compositor.takeErrors() where mix.reportedErrors.insert("\(camera.name) \(error)").inserted {
                 after.events.append(StudioEvent(kind: .error, camera: camera, programTime: pts,
                                                 details: ["stage": "switcher", "error": error]))
@@ -259,6 +268,27 @@ extension ProgramSwitcher.Core {
         }
     }
 
+    /// Switches an overlay on or off on this frame: an event when it changed, the reply after the frame.
+    private func apply(_ change: ProgramSwitcher.OverlayChange, at pts: MediaTime, tick: Int64, after: inout Aftermath) {
+        let result = shared.withLock { s -> (on: Bool, changed: Bool)? in
+            guard let index = s.overlays.firstIndex(where: { $0.name == change.name }) else { return nil }
+            let was = s.overlays[index].on, now = change.on ?? !was
+            s.overlays[index].on = now
+            s.status.overlays = s.overlays.map { OverlayStatus(name: $0.name, on: $0.on) }
+            return (now, now != was)
+        }
+        guard let result else {
+            // The overlays were replaced since the change was asked for.
+            let names = shared.withLock { $0.overlays.map(\.name) }
+            return after.replies.append { change.completion(.failure(.unknownOverlay(change.name, overlays: names))) }
+        }
+        if result.changed {
+            after.events.append(StudioEvent(kind: result.on ? .overlayOn : .overlayOff, programTime: pts, details: ["overlay": change.name]))
+        }
+        let outcome = OverlayOutcome(name: change.name, on: result.on, changed: result.changed, programTime: pts, frameNumber: tick)
+        after.replies.append { change.completion(.success(outcome)) }
+    }
+
     /// Ends a transition: its target is on program from now on (and what it left is on preview, after an auto).
     private func finish(_ transition: ProgramSwitcher.ActiveTransition, shown: Int, takenOver: Bool, at pts: MediaTime,
                         mix: inout Mix, after: inout Aftermath) {
@@ -289,7 +319,9 @@ extension ProgramSwitcher.Core {
 
     /// Recomputes who is seen where; a `tally` event when it changed.
     private func updateTally(_ mix: inout Mix, at pts: MediaTime) -> StudioEvent? {
-        let (program, preview, scenes) = shared.withLock { s in (s.status.program, s.status.preview, s.scenes) }
+        let (program, preview, scenes, overlays) = shared.withLock { s in
+            (s.status.program, s.status.preview, s.scenes, s.overlays.filter(\.on).flatMap(\.description.cameraNames))
+        }
         func names(_ source: ProgramSource?) -> [String] {
             switch source {
             case nil: return []
@@ -297,7 +329,8 @@ extension ProgramSwitcher.Core {
             case .scene(let name): return [name] + (scenes[name]?.cameras.map(\.name) ?? [])
             }
         }
-        let onProgram = Set(names(program) + names(mix.transition?.from) + names(mix.transition?.to))
+        // Cameras in an overlay on air are on program whatever is under it.
+        let onProgram = Set(names(program) + names(mix.transition?.from) + names(mix.transition?.to) + overlays)
         let onPreview = Set(names(preview))
         var tally: [String: Tally] = [:]
         for name in onProgram { tally[name] = onPreview.contains(name) ? .both : .program }

@@ -48,6 +48,27 @@ public struct SwitchOutcome: Sendable, Hashable {
     public var camera: CameraID? { source.camera }
 }
 
+/// What an overlay change did: `name` is on air (`on`) or off from frame `frameNumber`, pts
+/// `programTime`, on. `changed` is false when it already was.
+public struct OverlayOutcome: Sendable, Hashable {
+    public var name: String
+    public var on: Bool
+    public var changed: Bool
+    public var programTime: MediaTime
+    public var frameNumber: Int64
+}
+
+/// An overlay and whether it is on air.
+public struct OverlayStatus: Sendable, Codable, Hashable {
+    public var name: String
+    public var on: Bool
+
+    public init(name: String, on: Bool) {
+        self.name = name
+        self.on = on
+    }
+}
+
 /// Why a cut, take or preview did not happen.
 public enum SwitchError: Error, Equatable, CustomStringConvertible {
     /// No camera of that name (and no scenes are declared); `available` lists the cameras, in order.
@@ -66,6 +87,10 @@ public enum SwitchError: Error, Equatable, CustomStringConvertible {
     case invalidScene(String)
     /// Picture settings that cannot be applied (`PictureSettings.problem`).
     case invalidPicture(String)
+    /// No overlay of that name; `overlays` lists those that exist.
+    case unknownOverlay(String, overlays: [String])
+    /// Overlays that cannot be drawn (the reason names the overlay).
+    case invalidOverlay(String)
     /// The switcher stopped before the cut reached a program frame.
     case stopped(CameraID)
     /// The switcher stopped before the command reached a program frame.
@@ -87,8 +112,10 @@ public enum SwitchError: Error, Equatable, CustomStringConvertible {
             return "nothing is on preview: put a camera or scene there first (`studio preview NAME`)"
         case let .transitionRunning(what):
             return "a transition is running (\(what)); `studio cut` completes it now"
-        case let .invalidTransition(why), let .invalidScene(why), let .invalidPicture(why):
+        case let .invalidTransition(why), let .invalidScene(why), let .invalidPicture(why), let .invalidOverlay(why):
             return why
+        case let .unknownOverlay(name, overlays):
+            return "no overlay '\(name)'; \(list(overlays, "overlay"))"
         case let .stopped(camera):
             return "the program stopped before the cut to '\(camera.name)' went to air"
         case let .stoppedBefore(what):
@@ -133,6 +160,8 @@ public struct SwitcherStatus: Sendable, Codable, Hashable {
     public var scenes: [String] = []
     /// The picture settings in force, by camera name: only cameras whose settings change their picture.
     public var pictures: [String: PictureSettings] = [:]
+    /// The overlays, in drawing order (as declared), each on air or not.
+    public var overlays: [OverlayStatus] = []
     /// The slate on program now, nil while a camera's picture is shown: `"CAMERA LOST cam2"` (its newest
     /// frame is older than the loss timeout, or it was removed), `"WAITING FOR cam2"` (it has not delivered
     /// a frame yet), `"NO CAMERA"` (none selected), `"CAMERA ERROR cam2"` (its frames cannot be converted).
@@ -145,7 +174,7 @@ public struct SwitcherStatus: Sendable, Codable, Hashable {
     public var scaledFrames: Int64 = 0
     /// Frames handed on as they came (same size, I420): no copy.
     public var passThroughFrames: Int64 = 0
-    /// Frames composed from a scene's layers.
+    /// Frames composed from a scene's layers, or a camera's frame copied to draw overlays on.
     public var composedFrames: Int64 = 0
     /// Frames of transitions.
     public var transitionFrames: Int64 = 0

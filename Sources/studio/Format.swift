@@ -84,11 +84,22 @@ enum Format {
     /// `studio scenes`: one scene a line.
     static func scenes(_ result: JSONValue) -> String {
         decoded(result, as: ScenesReply.self) { reply in
-            if reply.scenes.isEmpty { return "no scenes (declare them under scenes: in the config file)" }
-            return table(["SCENE", "LAYOUT", "SOURCES", "LAYERS", "TALLY"], reply.scenes.map { scene in
-                [scene.name, scene.layout ?? "layers", scene.sources.joined(separator: ","), String(scene.layers.count), tally(scene.tally)]
-            })
+            var text = reply.scenes.isEmpty ? "no scenes (declare them under scenes: in the config file)"
+                : table(["SCENE", "LAYOUT", "SOURCES", "LAYERS", "TALLY"], reply.scenes.map { scene in
+                    [scene.name, scene.layout ?? "layers", scene.sources.joined(separator: ","), String(scene.layers.count), tally(scene.tally)]
+                })
+            if !reply.overlays.isEmpty {
+                text += "\n\n" + table(["OVERLAY", "STATE", "LAYERS"], reply.overlays.map { overlay in
+                    [overlay.name, overlay.on ? "on" : "off", overlay.layers.map(\.source).joined(separator: ", ")]
+                })
+            }
+            return text
         }
+    }
+
+    /// "logo on · lower-third off", or "none".
+    private static func overlays(_ overlays: [StatusReply.ProgramView.OverlayView]) -> String {
+        overlays.isEmpty ? "none" : overlays.map { overlay in "\(overlay.name) \(overlay.on ? "on" : "off")" }.joined(separator: " · ")
     }
 
     static func status(_ result: JSONValue) -> String {
@@ -100,6 +111,7 @@ enum Format {
                     + (program.transition.map { " · \($0.kind) to \($0.to): \($0.shown)/\($0.frames) frames" } ?? "")
                     + " · auto: \(program.defaultTransition.kind) \(program.defaultTransition.frames) frames",
                 "          \(program.format) · delivering \(number(program.fps)) fps · \(program.frames) frames (\(program.slateFrames) slate, \(program.lateTicks) late)",
+                "overlays  " + overlays(program.overlays),
                 "encoder   \(encoder.video) \(encoder.preset) · \(encoder.framesEncoded) frames, \(encoder.framesDropped) dropped · audio \(encoder.audio)",
             ]
             if let backup = program.backup {

@@ -6,8 +6,9 @@ enum Help {
     /// Every command, in the order of the overview: `studio NAME` runs the one whose spec has that name.
     static var commands: [any Command.Type] {
         [ServeCommand.self, CamerasCommand.self, SwitchCommand.self, PreviewCommand.self, CutCommand.self, AutoCommand.self,
-         TransitionCommand.self, SceneCommand.self, ScenesCommand.self, CameraCommand.self, ControlsCommand.self, ControlCommand.self,
-         PictureCommand.self, StatusCommand.self, ReloadCommand.self, SessionsCommand.self, LogCommand.self, RecordingsCommand.self, WatchCommand.self, DoctorCommand.self,
+         TransitionCommand.self, SceneCommand.self, ScenesCommand.self, OverlayCommand.self, CameraCommand.self, ControlsCommand.self,
+         ControlCommand.self, PictureCommand.self, StatusCommand.self, ReloadCommand.self, SessionsCommand.self, LogCommand.self,
+         RecordingsCommand.self, WatchCommand.self, DoctorCommand.self,
          HelpCommand.self, VersionCommand.self]
     }
 

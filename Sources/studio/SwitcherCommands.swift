@@ -135,6 +135,33 @@ enum TransitionCommand: ClientCommand {
     }
 }
 
+enum OverlayCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "overlay", abstract: "switch an overlay (a logo, a lower third) on or off.",
+        summary: "switch overlay NAME on or off (toggle without on|off)",
+        positionals: [PositionalSpec("NAME"), PositionalSpec("on|off", optional: true)], options: [.json, .socket],
+        positionalsError: "expected an overlay name and optionally on or off, e.g. `studio overlay logo on`",
+        discussion: """
+        Overlays are declared under overlays: in the config file and drawn over every scene and
+        transition. The change takes effect on the next program frame; exits 0 once it is on air
+        and prints its program time. `studio scenes` lists the overlays and their state.
+        """)
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        var overlay: [String: JSONValue] = ["name": .string(arguments.positionals[0])]
+        if let on = try arguments.parse(positional: 1, "on|off", .boolean) { overlay["on"] = .bool(on) }
+        let result = try request(socket, "overlay", overlay)
+        if json { print(result.jsonText) } else {
+            let state = result["on"]?.boolValue == true ? "on" : "off"
+            let at = result["program_ms"]?.intValue.map { " at program time \(Format.programTime(Int64($0)))" } ?? ""
+            let already = result["changed"]?.boolValue == false ? " (it already was)" : ""
+            print("overlay \(result["overlay"]?.stringValue ?? "?"): \(state)\(at)\(already)")
+        }
+        return 0
+    }
+}
+
 enum ScenesCommand: ClientCommand {
     static let spec = CommandSpec("scenes", abstract: "list the scenes with their layers and tally.",
                                   summary: "list scenes: layout, sources, tally", options: [.json, .socket])

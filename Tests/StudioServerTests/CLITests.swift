@@ -12,7 +12,7 @@ import Testing
             guard line.hasPrefix("  studio ") else { return nil }
             return line.dropFirst("  studio ".count).split(separator: " ").first.map(String.init)
         }
-        #expect(names == ["serve", "cameras", "switch", "preview", "cut", "auto", "transition", "scene", "scenes", "camera", "controls",
+        #expect(names == ["serve", "cameras", "switch", "preview", "cut", "auto", "transition", "scene", "scenes", "overlay", "camera", "controls",
                           "control", "picture", "status", "reload", "sessions", "log", "recordings", "watch", "doctor"])
         for name in names + ["help", "version"] {
             let help = try studio.run([name, "--help"])
@@ -29,6 +29,8 @@ import Testing
         let cases: [([String], String)] = [
             (["bogus"], "studio: unknown command \"bogus\""),
             (["switch"], "studio switch: expected one camera or scene name"),
+            (["overlay"], "studio overlay: expected an overlay name and optionally on or off"),
+            (["overlay", "logo", "maybe"], "studio overlay: on|off maybe: expected true or false"),
             (["auto", "fade"], "studio auto: TRANSITION fade: expected a transition (cut, mix, dip, wipe-left"),
             (["transition", "mix", "--frames", "0"], "studio transition: --frames 0: expected a number of frames"),
             (["status", "extra"], "studio status: unexpected argument extra"),
