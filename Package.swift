@@ -77,6 +77,9 @@ let package = Package(
         .executableTarget(name: "pattern-y4m", dependencies: ["Capture", "StudioCore"], path: "Benchmarks/pattern-y4m"),
         // Benchmark tool: the per-camera picture processing (beauty filter) per 720p frame, and the same frames as Y4M for ffmpeg.
         .executableTarget(name: "picture-bench", dependencies: ["Graphics", "StudioCore"], path: "Benchmarks/picture-bench"),
+        // Benchmark tool: the switcher's compositor per program frame (grid, PiP, mix, 1080p show) on camera-like
+        // frames, the same frames as Y4M, and the ffmpeg filter graph of the same composition.
+        .executableTarget(name: "compose-bench", dependencies: ["Switcher", "StudioCore"], path: "Benchmarks/compose-bench"),
 
         // Helpers for tests only: a private nginx-rtmp, child processes, ffprobe.
         .target(name: "TestSupport", dependencies: ["StudioSystem", "StudioCore", "CFFmpeg", "MediaSupport"]),

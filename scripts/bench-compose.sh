@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Benchmark: the switcher's compositor (issue 11) per program frame, side by side in one run with
+# ffmpeg's own filters making the same composition from the same frames.
+#
+# The frames: four 640x480 and four 1280x720 cameras, 30 fps, camera-like (a scene of value noise at
+# three scales and hard-edged stripes, panning a few pixels a frame, plus sensor noise new every
+# frame), made by Benchmarks/compose-bench and written as Y4M.
+# The jobs:
+# - a 2x2 grid of the 640x480 cameras into 1280x720 (each cropped to 16:9, the grid's `fill`),
+# - a PiP of two 1280x720 cameras into 1280x720 (the inset 0.3 of the width, scaled),
+# - a mix of two 1280x720 cameras (every frame mid-mix),
+# - a 2x2 grid of the 1280x720 cameras into 1920x1080 (each scaled to 960x540),
+# - the 1080p30 show: that grid plus a translucent lower-third band (opacity 0.7) over it.
+# - studio: `Switcher.CompositorBenchmark` (the program thread's own `Compositor` and
+#   `TransitionRenderer`) in Benchmarks/compose-bench: CPU time of its one thread per program frame,
+#   after a warm-up round over the frames.
+# - ffmpeg: the filter graph compose-bench prints for each job, built from the rectangles and crops the
+#   compositor placed (crop + scale + xstack for grids, scale + overlay for the PiP, xfade=fade and
+#   blend for the mix, drawbox for the band), single-threaded (`-threads 1 -filter_threads 1
+#   -filter_complex_threads 1`), `-f null`; scale with flags=bilinear (studio's libswscale filter) and,
+#   for reference, bicubic (ffmpeg's default). CPU time (user + system, ffmpeg's `-benchmark`) per
+#   output frame, minus the same inputs read and passed to `-f null` unfiltered (reading the files).
+#
+# Usage: scripts/bench-compose.sh [ROUNDS over the 30 frames for studio, default 10] [LOOPS of the files for ffmpeg, default 10]
+# Results: printed, and appended as a Markdown table to bench-results/latest.md (copy into docs/benchmarks.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"
+rounds=${1:-10}
+loops=${2:-10}
+frames=30
+swift build -c release --product compose-bench 2>&1 | tail -n 1
+work=$(mktemp -d /tmp/studio-bench-compose.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+"$(swift build -c release --show-bin-path)/compose-bench" "$work" "$frames" "$rounds" >"$work/jobs.tsv"
+
+# ffmpeg_run INPUTS GRAPH: "CPU_SECONDS OUTPUT_FRAMES" of one single-threaded ffmpeg run of GRAPH on the
+# comma-separated INPUTS (each looped LOOPS times); an empty GRAPH reads the inputs and passes every one
+# to -f null unfiltered.
+ffmpeg_run() {
+  local args=(-hide_banner -nostdin -benchmark -filter_threads 1 -filter_complex_threads 1) input index=0
+  IFS=, read -ra inputs <<<"$1"
+  for input in "${inputs[@]}"; do args+=(-threads 1 -stream_loop $((loops - 1)) -i "$input"); done
+  if [ -n "$2" ]; then
+    args+=(-filter_complex "$2")
+  else
+    for input in "${inputs[@]}"; do args+=(-map "$index:v"); index=$((index + 1)); done
+  fi
+  ffmpeg "${args[@]}" -f null - 2>&1 | tr '\r' '\n' |
+    awk '/^frame=/ { sub("frame=", ""); n = $1 } /bench: utime/ { sub("utime=", "", $2); sub("s", "", $2); sub("stime=", "", $3); sub("s", "", $3); cpu = $2 + $3 }
+      END { if (n == 0 || cpu == "") exit 1; print cpu, n }'
+}
+
+declare -A base
+{
+  echo
+  echo "### Compositor per program frame, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1 /proc/loadavg)"
+  echo
+  echo "| job | studio CPU ms per frame | ffmpeg peer | ffmpeg CPU ms per frame (net of reading) | ratio studio / ffmpeg |"
+  echo "|---|---|---|---|---|"
+  while IFS=$'\t' read -r job studio peer inputs graph; do
+    if [ "$peer" = "-" ]; then
+      echo "| $job | $studio | (none: studio only) | | |"
+      continue
+    fi
+    if [ -z "${base[$inputs]:-}" ]; then
+      read -r cpu _ <<<"$(ffmpeg_run "$inputs" "")"
+      base[$inputs]=$(awk -v c="$cpu" -v n=$((frames * loops)) 'BEGIN { printf "%.3f", c * 1000 / n }')
+    fi
+    read -r cpu count <<<"$(ffmpeg_run "$inputs" "$graph")"
+    net=$(awk -v c="$cpu" -v n="$count" -v b="${base[$inputs]}" 'BEGIN { printf "%.3f", c * 1000 / n - b }')
+    echo "| $job | $studio | $peer | $net | $(awk -v s="$studio" -v f="$net" 'BEGIN { printf "%.2f", s / f }') |"
+  done <"$work/jobs.tsv"
+  echo
+  echo "Reading the inputs (subtracted above), ms per program frame: $(for k in "${!base[@]}"; do printf '%s: %s; ' "$(tr ',' '\n' <<<"$k" | xargs -n1 basename | paste -sd' ')" "${base[$k]}"; done)"
+  show=$(awk -F'\t' '$1 ~ /^show-/ { print $2; exit }' "$work/jobs.tsv")
+  echo "1080p30 show (4 cameras + band): $show ms of the 33.3 ms a frame lasts, $(awk -v s="$show" 'BEGIN { printf "%.0f", s * 100 / 33.333 }')% of one core."
+  echo
+  echo "ffmpeg graphs:"
+  echo
+  cut -f1,3,5 "$work/jobs.tsv" | awk -F'\t' '$2 != "-" { printf "- %s, %s: `%s`\n", $1, $2, $3 }'
+} | tee -a "$work/table.md"
+mkdir -p bench-results
+cat "$work/table.md" >>bench-results/latest.md
