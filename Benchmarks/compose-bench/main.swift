@@ -236,6 +236,9 @@ do {
     let names480 = small.map(\.name), names720 = large.map(\.name)
     try sceneJob("grid-4x640x480-to-1280x720", SceneDescription(name: "grid", layout: .grid, sources: names480),
                  width: 1280, height: 720, cameras: small, overlay: false)
+    // The same with a gap between the cells: each camera cropped to the cell's aspect and scaled.
+    try sceneJob("grid-gap-4x640x480-to-1280x720", SceneDescription(name: "gap", layout: .grid, sources: names480, gap: 0.01),
+                 width: 1280, height: 720, cameras: small, overlay: false)
     try sceneJob("pip-2x1280x720-to-1280x720", SceneDescription(name: "pip", layout: .pip, sources: Array(names720.prefix(2)), size: 0.3),
                  width: 1280, height: 720, cameras: large, overlay: true)
 
@@ -287,6 +290,19 @@ do {
         return program
     }
     emit("layer-opacity-0.7-1280x720-over-1920x1080", translucentMs, "-", [], "")
+
+    // The 1080p worst case: a mix from the show to another scene, both composed every frame (the
+    // program thread renders both sides, then mixes them).
+    let other = SceneDescription(name: "pip", layout: .pip, sources: Array(names720.prefix(2)), size: 0.3)
+    let show = SceneDescription(name: "show", layout: .grid, sources: names720, layers: [band])
+    let showBench = CompositorBenchmark(width: 1920, height: 1080)
+    let showMix = TransitionSpec(kind: .mix, frames: count)
+    let showMixMs = try measure { index in
+        let frames = Dictionary(uniqueKeysWithValues: large.map { ($0.name, $0.frames[index]) })
+        let a = try showBench.render(show, frames: frames), b = try showBench.render(other, frames: frames)
+        return showBench.render(showMix, index: index, from: a, to: b)
+    }
+    emit("mix-show-to-pip-1920x1080", showMixMs, "-", [], "")
 } catch {
     FileHandle.standardError.write(Data("compose-bench: \(error)\n".utf8))
     exit(1)
