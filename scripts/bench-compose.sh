@@ -13,43 +13,52 @@
 # - the 1080p30 show: that grid plus a translucent lower-third band (opacity 0.7) over it.
 # - studio: `Switcher.CompositorBenchmark` (the program thread's own `Compositor` and
 #   `TransitionRenderer`) in Benchmarks/compose-bench: CPU time of its one thread per program frame,
-#   after a warm-up round over the frames.
+#   after a warm-up round over the frames, the least of REPEATS runs.
 # - ffmpeg: the filter graph compose-bench prints for each job, built from the rectangles and crops the
 #   compositor placed (crop + scale + xstack for grids, scale + overlay for the PiP, xfade=fade and
 #   blend for the mix, drawbox for the band), single-threaded (`-threads 1 -filter_threads 1
 #   -filter_complex_threads 1`), `-f null`; scale with flags=bilinear (studio's libswscale filter) and,
 #   for reference, bicubic (ffmpeg's default). CPU time (user + system, ffmpeg's `-benchmark`) per
-#   output frame, minus the same inputs read and passed to `-f null` unfiltered (reading the files).
+#   output frame, minus the same inputs read through a graph that composes nothing (`null` on the
+#   first, `nullsink` on the others: reading and decoding the files, one output).
 #
 # Usage: scripts/bench-compose.sh [ROUNDS over the 30 frames for studio, default 10] [LOOPS of the files for ffmpeg, default 10]
+#        [REPEATS of each measurement, studio's and ffmpeg's: the least CPU counts, default 3]
 # Results: printed, and appended as a Markdown table to bench-results/latest.md (copy into docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 rounds=${1:-10}
 loops=${2:-10}
+repeats=${3:-3}
 frames=30
 swift build -c release --product compose-bench 2>&1 | tail -n 1
 work=$(mktemp -d /tmp/studio-bench-compose.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-"$(swift build -c release --show-bin-path)/compose-bench" "$work" "$frames" "$rounds" >"$work/jobs.tsv"
+"$(swift build -c release --show-bin-path)/compose-bench" "$work" "$frames" "$rounds" "$repeats" >"$work/jobs.tsv"
 
-# ffmpeg_run INPUTS GRAPH: "CPU_SECONDS OUTPUT_FRAMES" of one single-threaded ffmpeg run of GRAPH on the
-# comma-separated INPUTS (each looped LOOPS times); an empty GRAPH reads the inputs and passes every one
-# to -f null unfiltered.
+# ffmpeg_run INPUTS GRAPH: "CPU_SECONDS OUTPUT_FRAMES" of a single-threaded ffmpeg run of GRAPH (the least
+# CPU of REPEATS runs: the one the shared machine disturbed least) on the
+# comma-separated INPUTS (each looped LOOPS times); an empty GRAPH reads the inputs the same way and
+# composes nothing.
 ffmpeg_run() {
-  local args=(-hide_banner -nostdin -benchmark -filter_threads 1 -filter_complex_threads 1) input index=0
+  local args=(-hide_banner -nostdin -benchmark -filter_threads 1 -filter_complex_threads 1) input index
   IFS=, read -ra inputs <<<"$1"
   for input in "${inputs[@]}"; do args+=(-threads 1 -stream_loop $((loops - 1)) -i "$input"); done
-  if [ -n "$2" ]; then
-    args+=(-filter_complex "$2")
-  else
-    for input in "${inputs[@]}"; do args+=(-map "$index:v"); index=$((index + 1)); done
+  local graph=$2
+  if [ -z "$graph" ]; then
+    # Every input through the filter graph and dropped there but the first, which goes out unchanged:
+    # the same reading, decoding and one output as a real run, without the composition.
+    graph="[0:v]null"
+    for ((index = 1; index < ${#inputs[@]}; index++)); do graph+=";[$index:v]nullsink"; done
   fi
-  ffmpeg "${args[@]}" -f null - 2>&1 | tr '\r' '\n' |
-    awk '/^frame=/ { sub("frame=", ""); n = $1 } /bench: utime/ { sub("utime=", "", $2); sub("s", "", $2); sub("stime=", "", $3); sub("s", "", $3); cpu = $2 + $3 }
-      END { if (n == 0 || cpu == "") exit 1; print cpu, n }'
+  args+=(-filter_complex "$graph")
+  for _ in $(seq "$repeats"); do
+    ffmpeg "${args[@]}" -f null - 2>&1 | tr '\r' '\n' |
+      awk '/^frame=/ { sub("frame=", ""); n = $1 } /bench: utime/ { sub("utime=", "", $2); sub("s", "", $2); sub("stime=", "", $3); sub("s", "", $3); cpu = $2 + $3 }
+        END { if (n == 0 || cpu == "") exit 1; print cpu, n }'
+  done | sort -n | head -n 1
 }
 
 declare -A base

@@ -141,17 +141,11 @@ final class Compositor {
             PlaneOps.blend(source, alpha: nil, opacity: opacity, over: target)
             return
         }
+        let scaled = VideoFrame.allocate(format: .i420, width: destination.width, height: destination.height,
+                                         pool: layerPool(width: destination.width, height: destination.height))
         let converter = layerScalers[key] ?? FrameConverter()
         if layerScalers.count > 64 { layerScalers.removeAll() }
         layerScalers[key] = converter
-        // Opaque, and a width libswscale writes exactly (it writes rows in blocks of 8 samples, so other
-        // widths spill past the layer's right edge): scaled straight into its place, no copy.
-        if opacity >= 256, target.width % 16 == 0 {
-            try converter.convert(source, into: target)
-            return
-        }
-        let scaled = VideoFrame.allocate(format: .i420, width: destination.width, height: destination.height,
-                                         pool: layerPool(width: destination.width, height: destination.height))
         try converter.convert(source, into: scaled)
         PlaneOps.blend(scaled, alpha: nil, opacity: opacity, over: target)
     }

@@ -3,9 +3,9 @@ import FrameDrawing
 import StudioCore
 @testable import Switcher
 
-/// A scaled camera layer shows exactly the camera scaled to its rectangle, and nothing of it lands
-/// outside: whether the compositor scales it straight into the picture (opaque, a width libswscale
-/// writes exactly) or through a frame of its own (any other width), on noise so that any stray or
+/// A scaled camera layer shows exactly the camera scaled to its rectangle by libswscale, and nothing of
+/// it lands outside (libswscale writes rows in blocks of 8 samples, past the end of a row of another
+/// width: the compositor scales into a frame of its own, then copies), on noise so that any stray or
 /// misplaced sample shows.
 @Suite struct LayerScalingTests {
     private let cameras = ["cam1": noiseFrame(width: 200, height: 120, seed: 11), "cam2": noiseFrame(width: 200, height: 120, seed: 12)]
@@ -63,9 +63,9 @@ import StudioCore
         }
     }
 
-    @Test func opaqueLayersScaledIntoThePictureMatchTheirOwnScalingExactly() throws {
-        // Widths of 16s (scaled in place): side by side, the right one ending at the picture's edge (a
-        // spill would land on the left one's next row), and one inset at an unaligned x.
+    @Test func scaledLayersMatchTheirOwnScalingExactly() throws {
+        // Side by side, the right one ending at the picture's edge (a spill would land on the left one's
+        // next row), and one inset at an x that is no multiple of 16.
         try check([PixelRect(x: 0, y: 0, width: 160, height: 180), PixelRect(x: 160, y: 0, width: 160, height: 180),
                    PixelRect(x: 34, y: 20, width: 96, height: 54)], names: ["cam1", "cam2", "cam2"])
     }
