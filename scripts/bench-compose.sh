@@ -13,7 +13,9 @@
 # - the 1080p30 show: that grid plus a translucent lower-third band (opacity 0.7) over it.
 # - studio: `Switcher.CompositorBenchmark` (the program thread's own `Compositor` and
 #   `TransitionRenderer`) in Benchmarks/compose-bench: CPU time of its one thread per program frame,
-#   after a warm-up round over the frames, the least of REPEATS runs.
+#   after a warm-up round over the frames, the least of REPEATS runs. Before each frame (untimed) each
+#   camera's frame is copied into the buffer it arrives in, so the compositor reads it warm, as it
+#   reads a frame a capture thread just delivered, and as ffmpeg reads one it just read from the file.
 # - ffmpeg: the filter graph compose-bench prints for each job, built from the rectangles and crops the
 #   compositor placed (crop + scale + xstack for grids, scale + overlay for the PiP, xfade=fade and
 #   blend for the mix, drawbox for the band), single-threaded (`-threads 1 -filter_threads 1
