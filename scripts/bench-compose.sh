@@ -20,7 +20,8 @@
 #   compositor placed (crop + scale + xstack for grids, scale + overlay for the PiP, xfade=fade and
 #   blend for the mix, drawbox for the band), single-threaded (`-threads 1 -filter_threads 1
 #   -filter_complex_threads 1`), `-f null`; scale with flags=bilinear (studio's libswscale filter) and,
-#   for reference, bicubic (ffmpeg's default). CPU time (user + system, ffmpeg's `-benchmark`) per
+#   for reference, bicubic (ffmpeg's default). CPU time (user + system, ffmpeg's `-benchmark`; also user
+#   alone, as the system time of reading the files varies by more than a small job costs) per
 #   output frame, minus the same inputs read through a graph that composes nothing (`null` on the
 #   first, `nullsink` on the others: reading and decoding the files, one output).
 #
@@ -40,7 +41,7 @@ trap 'rm -rf "$work"' EXIT
 
 "$(swift build -c release --show-bin-path)/compose-bench" "$work" "$frames" "$rounds" "$repeats" >"$work/jobs.tsv"
 
-# ffmpeg_run INPUTS GRAPH: "CPU_SECONDS OUTPUT_FRAMES" of a single-threaded ffmpeg run of GRAPH (the least
+# ffmpeg_run INPUTS GRAPH: "CPU_SECONDS USER_SECONDS OUTPUT_FRAMES" of a single-threaded ffmpeg run of GRAPH (the least
 # CPU of REPEATS runs: the one the shared machine disturbed least) on the
 # comma-separated INPUTS (each looped LOOPS times); an empty GRAPH reads the inputs the same way and
 # composes nothing.
@@ -58,33 +59,36 @@ ffmpeg_run() {
   args+=(-filter_complex "$graph")
   for _ in $(seq "$repeats"); do
     ffmpeg "${args[@]}" -f null - 2>&1 | tr '\r' '\n' |
-      awk '/^frame=/ { sub("frame=", ""); n = $1 } /bench: utime/ { sub("utime=", "", $2); sub("s", "", $2); sub("stime=", "", $3); sub("s", "", $3); cpu = $2 + $3 }
-        END { if (n == 0 || cpu == "") exit 1; print cpu, n }'
+      awk '/^frame=/ { sub("frame=", ""); n = $1 } /bench: utime/ { sub("utime=", "", $2); sub("s", "", $2); sub("stime=", "", $3); sub("s", "", $3); cpu = $2 + $3; user = $2 }
+        END { if (n == 0 || cpu == "") exit 1; print cpu, user, n }'
   done | sort -n | head -n 1
 }
 
-declare -A base
+declare -A base base_user
 {
   echo
   echo "### Compositor per program frame, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1 /proc/loadavg)"
   echo
-  echo "| job | studio CPU ms per frame | ffmpeg peer | ffmpeg CPU ms per frame (net of reading) | ratio studio / ffmpeg |"
-  echo "|---|---|---|---|---|"
+  echo "| job | studio CPU ms per frame | ffmpeg peer | ffmpeg CPU ms per frame (net of reading) | ratio studio / ffmpeg | ffmpeg user-only ms (net) | ratio to user-only |"
+  echo "|---|---|---|---|---|---|---|"
   while IFS=$'\t' read -r job studio peer inputs graph; do
     if [ "$peer" = "-" ]; then
-      echo "| $job | $studio | (none: studio only) | | |"
+      echo "| $job | $studio | (none: studio only) | | | | |"
       continue
     fi
     if [ -z "${base[$inputs]:-}" ]; then
-      read -r cpu _ <<<"$(ffmpeg_run "$inputs" "")"
+      read -r cpu user _ <<<"$(ffmpeg_run "$inputs" "")"
       base[$inputs]=$(awk -v c="$cpu" -v n=$((frames * loops)) 'BEGIN { printf "%.3f", c * 1000 / n }')
+      base_user[$inputs]=$(awk -v c="$user" -v n=$((frames * loops)) 'BEGIN { printf "%.3f", c * 1000 / n }')
     fi
-    read -r cpu count <<<"$(ffmpeg_run "$inputs" "$graph")"
+    read -r cpu user count <<<"$(ffmpeg_run "$inputs" "$graph")"
     net=$(awk -v c="$cpu" -v n="$count" -v b="${base[$inputs]}" 'BEGIN { printf "%.3f", c * 1000 / n - b }')
-    echo "| $job | $studio | $peer | $net | $(awk -v s="$studio" -v f="$net" 'BEGIN { printf "%.2f", s / f }') |"
+    net_user=$(awk -v c="$user" -v n="$count" -v b="${base_user[$inputs]}" 'BEGIN { printf "%.3f", c * 1000 / n - b }')
+    ratio() { awk -v s="$studio" -v f="$1" 'BEGIN { if (f > 0) printf "%.2f", s / f; else printf "(below noise)" }'; }
+    echo "| $job | $studio | $peer | $net | $(ratio "$net") | $net_user | $(ratio "$net_user") |"
   done <"$work/jobs.tsv"
   echo
-  echo "Reading the inputs (subtracted above), ms per program frame: $(for k in "${!base[@]}"; do printf '%s: %s; ' "$(tr ',' '\n' <<<"$k" | xargs -n1 basename | paste -sd' ')" "${base[$k]}"; done)"
+  echo "Reading the inputs (subtracted above), ms per program frame (user + system, user): $(for k in "${!base[@]}"; do printf '%s: %s, %s; ' "$(tr ',' '\n' <<<"$k" | xargs -n1 basename | paste -sd' ')" "${base[$k]}" "${base_user[$k]}"; done)"
   show=$(awk -F'\t' '$1 ~ /^show-/ { print $2; exit }' "$work/jobs.tsv")
   echo "1080p30 show (4 cameras + band): $show ms of the 33.3 ms a frame lasts, $(awk -v s="$show" 'BEGIN { printf "%.0f", s * 100 / 33.333 }')% of one core."
   echo
