@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import StudioCore
 import Switcher
@@ -104,25 +105,6 @@ func cameraFrame(_ scenery: Scenery, width: Int, height: Int, index: Int, seed: 
     return frame
 }
 
-/// Writes `frames` as YUV4MPEG2 (I420, 30 fps) to `path`.
-func writeY4M(_ frames: [VideoFrame], to path: String) {
-    guard let first = frames.first, FileManager.default.createFile(atPath: path, contents: nil),
-          let output = FileHandle(forWritingAtPath: path) else {
-        FileHandle.standardError.write(Data("compose-bench: cannot write \(path)\n".utf8))
-        exit(1)
-    }
-    output.write(Data("YUV4MPEG2 W\(first.width) H\(first.height) F30:1 Ip A1:1 C420jpeg\n".utf8))
-    for frame in frames {
-        var bytes = Data("FRAME\n".utf8)
-        for (index, plane) in frame.planes.enumerated() {
-            let rowBytes = index == 0 ? frame.width : frame.width / 2
-            for row in 0..<plane.rows { bytes.append(Data(bytes: frame.plane(index) + row * plane.stride, count: rowBytes)) }
-        }
-        output.write(bytes)
-    }
-    output.closeFile()
-}
-
 /// A camera: its `count` frames (written to `path` as Y4M), and the buffer its current frame arrives in.
 struct Camera {
     let name: String
@@ -146,7 +128,7 @@ func cameras(prefix: String, width: Int, height: Int, seedBase: UInt64) -> [Came
         let scenery = Scenery(width: width, height: height, seed: seed)
         let frames = (0..<count).map { cameraFrame(scenery, width: width, height: height, index: $0, seed: seed) }
         let name = "\(prefix)-\(number)", path = "\(directory)/\(name).y4m"
-        writeY4M(frames, to: path)
+        Y4MWriter.write(frames, to: path, tool: "compose-bench")
         return Camera(name: name, path: path, frames: frames, arrival: VideoFrame.allocate(format: .i420, width: width, height: height))
     }
 }
@@ -155,12 +137,6 @@ let small = cameras(prefix: "cam480", width: 640, height: 480, seedBase: 480)
 let large = cameras(prefix: "cam720", width: 1280, height: 720, seedBase: 720)
 
 // MARK: Timing
-
-func cpuSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}
 
 /// CPU milliseconds per call of `work(frame index)`, each call after frame `index` of every one of
 /// `cameras` arrived (untimed), after one warm-up round over the frames (scalers and pools are made
