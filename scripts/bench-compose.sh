@@ -25,6 +25,9 @@
 #   output frame, minus the same inputs read through a graph that composes nothing (`null` on the
 #   first, `nullsink` on the others: reading and decoding the files, one output).
 #
+# Then each bilinear graph makes its pictures once more, compared (ffmpeg's psnr) with the compositor's
+# pictures of the same job: the two did the same composition when they are equal.
+#
 # Usage: scripts/bench-compose.sh [ROUNDS over the 30 frames for studio, default 10] [LOOPS of the files for ffmpeg, default 10]
 #        [REPEATS of each measurement, studio's and ffmpeg's: the least CPU counts, default 3]
 # Results: printed, and appended as a Markdown table to bench-results/latest.md (copy into docs/benchmarks.md).
@@ -64,6 +67,16 @@ ffmpeg_run() {
   done | sort -n | head -n 1
 }
 
+# same_pictures INPUTS GRAPH PICTURES: ffmpeg's psnr of the pictures GRAPH makes from INPUTS (once over
+# them) against PICTURES, the ones studio made.
+same_pictures() {
+  local args=(-hide_banner -nostdin) input
+  IFS=, read -ra inputs <<<"$1"
+  for input in "${inputs[@]}"; do args+=(-i "$input"); done
+  ffmpeg "${args[@]}" -i "$3" -filter_complex "$2[c];[c][${#inputs[@]}:v]psnr" -f null - 2>&1 |
+    awk '/PSNR y:/ { for (i = 1; i <= NF; i++) if ($i ~ /^(y|u|v|average):/) printf "%s ", $i }'
+}
+
 declare -A base base_user
 {
   echo
@@ -71,7 +84,7 @@ declare -A base base_user
   echo
   echo "| job | studio CPU ms per frame | ffmpeg peer | ffmpeg CPU ms per frame (net of reading) | ratio studio / ffmpeg | ffmpeg user-only ms (net) | ratio to user-only |"
   echo "|---|---|---|---|---|---|---|"
-  while IFS=$'\t' read -r job studio peer inputs graph; do
+  while IFS=$'\t' read -r job studio peer inputs graph _; do
     if [ "$peer" = "-" ]; then
       echo "| $job | $studio | (none: studio only) | | | | |"
       continue
@@ -91,6 +104,13 @@ declare -A base base_user
   echo "Reading the inputs (subtracted above), ms per program frame (user + system, user): $(for k in "${!base[@]}"; do printf '%s: %s, %s; ' "$(tr ',' '\n' <<<"$k" | xargs -n1 basename | paste -sd' ')" "${base[$k]}" "${base_user[$k]}"; done)"
   show=$(awk -F'\t' '$1 ~ /^show-/ { print $2; exit }' "$work/jobs.tsv")
   echo "1080p30 show (4 cameras + band): $show ms of the 33.3 ms a frame lasts, $(awk -v s="$show" 'BEGIN { printf "%.0f", s * 100 / 33.333 }')% of one core."
+  echo
+  echo "The same pictures? PSNR of studio's against the bilinear ffmpeg graph's, over the $frames frames (Y U V average, dB):"
+  echo
+  while IFS=$'\t' read -r job _ peer inputs graph pictures; do
+    [[ -n "$pictures" && "$peer" == *bilinear* ]] || continue
+    echo "- $job: $(same_pictures "$inputs" "$graph" "$pictures")"
+  done <"$work/jobs.tsv"
   echo
   echo "ffmpeg graphs:"
   echo

@@ -13,7 +13,9 @@ import Switcher
 ///        [REPEATS of each measurement, the least counts (default 3)]
 /// Writes DIRECTORY/cam480-N.y4m and DIRECTORY/cam720-N.y4m (N = 1...4; 640x480 and 1280x720).
 /// Prints one line per (job, ffmpeg peer), tab-separated:
-///   JOB  STUDIO_MS_PER_FRAME  PEER_LABEL  INPUT_FILES(comma-separated)  FFMPEG_FILTER_GRAPH
+///   JOB  STUDIO_MS_PER_FRAME  PEER_LABEL  INPUT_FILES(comma-separated)  FFMPEG_FILTER_GRAPH  STUDIO_PICTURES
+/// where STUDIO_PICTURES (scene jobs only) is DIRECTORY/JOB.studio.y4m: the compositor's pictures of the
+/// job, one per frame of the cameras, to compare with what the ffmpeg graph makes of the same frames.
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
     FileHandle.standardError.write(Data("usage: compose-bench DIRECTORY [FRAMES] [ROUNDS] [REPEATS]\n".utf8))
@@ -214,8 +216,8 @@ func overlayGraph(_ layers: [ResolvedLayer], sourceWidth: Int, sourceHeight: Int
     return parts.joined(separator: ";")
 }
 
-func emit(_ job: String, _ ms: Double, _ peer: String, _ inputs: [String], _ graph: String) {
-    print([job, String(format: "%.3f", ms), peer, inputs.joined(separator: ","), graph].joined(separator: "\t"))
+func emit(_ job: String, _ ms: Double, _ peer: String, _ inputs: [String], _ graph: String, pictures: String = "") {
+    print([job, String(format: "%.3f", ms), peer, inputs.joined(separator: ","), graph, pictures].joined(separator: "\t"))
 }
 
 // MARK: The jobs
@@ -226,12 +228,18 @@ func sceneJob(_ job: String, _ scene: SceneDescription, width: Int, height: Int,
     let used = cameras.filter { scene.cameraNames.contains($0.name) }
     let frames = Dictionary(uniqueKeysWithValues: used.map { ($0.name, $0.arrival) })
     let ms = try measure(arriving: used) { index in try bench.render(scene, frames: frames, sequence: UInt64(index)) }
+    // What it made, once over the frames, for the script to compare with what ffmpeg's graph makes.
+    let pictures = "\(directory)/\(job).studio.y4m"
+    Y4MWriter.write(try (0..<count).map { index in
+        for camera in used { camera.arrive(index) }
+        return try bench.render(scene, frames: frames, sequence: UInt64(index))
+    }, to: pictures, tool: "compose-bench")
     let layers = bench.layers(of: scene)
     let (sourceWidth, sourceHeight) = (cameras[0].frames[0].width, cameras[0].frames[0].height)
     for (label, flags) in scaleFlags {
         let graph = overlay ? overlayGraph(layers, sourceWidth: sourceWidth, sourceHeight: sourceHeight, flags: flags)
                             : xstackGraph(layers, width: width, height: height, sourceWidth: sourceWidth, sourceHeight: sourceHeight, flags: flags)
-        emit(job, ms, (overlay ? "scale+overlay " : "scale+xstack ") + label, used.map(\.path), graph)
+        emit(job, ms, (overlay ? "scale+overlay " : "scale+xstack ") + label, used.map(\.path), graph, pictures: pictures)
     }
 }
 
