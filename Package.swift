@@ -74,9 +74,14 @@ let package = Package(
         .executableTarget(name: "studio", dependencies: ["StudioCLI", "StudioServer", "Control", "EventStore", "StudioConfig", "StudioCore", "StudioSystem"]),
 
         // Benchmark tool: writes a test camera's frames as Y4M so the ffmpeg CLI can encode the same pictures.
-        .executableTarget(name: "pattern-y4m", dependencies: ["Capture", "StudioCore"], path: "Benchmarks/pattern-y4m"),
+        .executableTarget(name: "pattern-y4m", dependencies: ["BenchmarkSupport", "Capture", "StudioCore"], path: "Benchmarks/pattern-y4m"),
         // Benchmark tool: the per-camera picture processing (beauty filter) per 720p frame, and the same frames as Y4M for ffmpeg.
-        .executableTarget(name: "picture-bench", dependencies: ["Graphics", "StudioCore"], path: "Benchmarks/picture-bench"),
+        .executableTarget(name: "picture-bench", dependencies: ["BenchmarkSupport", "Graphics", "StudioCore"], path: "Benchmarks/picture-bench"),
+        // Benchmark tool: the switcher's compositor per program frame (grid, PiP, mix, 1080p show) on camera-like
+        // frames, the same frames as Y4M, and the ffmpeg filter graph of the same composition.
+        .executableTarget(name: "compose-bench", dependencies: ["BenchmarkSupport", "Switcher", "StudioCore"], path: "Benchmarks/compose-bench"),
+        // What the benchmark tools share: writing frames as Y4M for the ffmpeg CLI, CPU time.
+        .target(name: "BenchmarkSupport", dependencies: ["StudioCore"], path: "Benchmarks/BenchmarkSupport"),
 
         // Helpers for tests only: a private nginx-rtmp, child processes, ffprobe.
         .target(name: "TestSupport", dependencies: ["StudioSystem", "StudioCore", "CFFmpeg", "MediaSupport"]),

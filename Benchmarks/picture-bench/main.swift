@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import Graphics
 import StudioCore
@@ -47,32 +48,7 @@ func noisyFrame(_ index: Int) -> VideoFrame {
 
 let frames = (0..<count).map(noisyFrame)
 
-/// Writes `frames` as YUV4MPEG2 (I420) to `path`.
-func writeY4M(_ frames: [VideoFrame], to path: String) {
-    _ = FileManager.default.createFile(atPath: path, contents: nil)
-    guard let output = FileHandle(forWritingAtPath: path) else {
-        FileHandle.standardError.write(Data("picture-bench: cannot write \(path)\n".utf8))
-        exit(1)
-    }
-    output.write(Data("YUV4MPEG2 W\(width) H\(height) F30:1 Ip A1:1 C420jpeg\n".utf8))
-    for frame in frames {
-        var bytes = Data("FRAME\n".utf8)
-        for (index, plane) in frame.planes.enumerated() {
-            let rowBytes = index == 0 ? width : width / 2
-            for row in 0..<plane.rows { bytes.append(Data(bytes: frame.plane(index) + row * plane.stride, count: rowBytes)) }
-        }
-        output.write(bytes)
-    }
-    output.closeFile()
-}
-
-writeY4M(frames, to: arguments[1])
-
-func cpuSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}
+Y4MWriter.write(frames, to: arguments[1], tool: "picture-bench")
 
 func settings(_ change: (inout PictureSettings) -> Void) -> PictureSettings {
     var settings = PictureSettings()
@@ -116,5 +92,5 @@ if arguments.count > 4 {
     var settings = PictureSettings()
     settings.beauty = 100
     let processor = PictureProcessor()
-    writeY4M(try frames.map { try processor.process($0, settings: settings) }, to: arguments[4])
+    Y4MWriter.write(try frames.map { try processor.process($0, settings: settings) }, to: arguments[4], tool: "picture-bench")
 }

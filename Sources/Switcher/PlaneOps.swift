@@ -62,7 +62,8 @@ enum PlaneOps {
     /// Blends `source` over `destination` (both I420, the same size: `destination` is usually a region of
     /// the picture being composed) with a constant `opacity` 0...256 and, when given, a per-pixel `alpha`
     /// plane of `source` (0...255, `source.width` per row). Chroma takes the alpha of each 2x2 block's
-    /// top-left pixel.
+    /// top-left pixel. A sample's weight is `(a + a >> 7) * opacity >> 8` (alpha 255 and opacity 256: all
+    /// of `source`). Each row is one `blendRow` over raw pointers, the weight made inside the loop.
     static func blend(_ source: VideoFrame, alpha: UnsafeBufferPointer<UInt8>?, opacity: Int, over destination: VideoFrame) {
         let opacity = UInt16(clamping: max(0, min(256, opacity)))
         guard opacity > 0 else { return }
@@ -70,26 +71,64 @@ enum PlaneOps {
             copy(source, into: destination)
             return
         }
-        var weights = [UInt16](repeating: opacity, count: source.width)
         for index in 0..<3 {
             let (width, rows) = size(ofPlane: index, width: source.width, height: source.height)
-            let step = index == 0 ? 1 : 2
+            let fromStride = source.planes[index].stride, toStride = destination.planes[index].stride
+            let fromPlane = UnsafePointer(source.plane(index).assumingMemoryBound(to: UInt8.self))
+            let toPlane = destination.plane(index).assumingMemoryBound(to: UInt8.self)
             for row in 0..<rows {
+                let from = fromPlane + row * fromStride, to = toPlane + row * toStride
                 if let alpha {
-                    let line = alpha.baseAddress! + row * step * source.width
-                    for x in 0..<width {
-                        let a = UInt32(line[x * step])
-                        weights[x] = UInt16(truncatingIfNeeded: ((a &+ (a >> 7)) &* UInt32(opacity)) >> 8)
-                    }
+                    // Chroma row `row` takes alpha row 2 * row, every other sample.
+                    let line = alpha.baseAddress! + row * (index == 0 ? 1 : 2) * source.width
+                    blendRow(from, into: to, alpha: line, subsampled: index != 0, opacity: opacity, count: width)
+                } else {
+                    blendRow(from, into: to, weight: opacity, count: width)
                 }
-                let from = (source.plane(index) + row * source.planes[index].stride).assumingMemoryBound(to: UInt8.self)
-                let to = (destination.plane(index) + row * destination.planes[index].stride).assumingMemoryBound(to: UInt8.self)
-                weights.withUnsafeBufferPointer { w in
-                    for x in 0..<width {
-                        let sum = UInt16(to[x]) &* (256 &- w[x]) &+ UInt16(from[x]) &* w[x] &+ 128
-                        to[x] = UInt8(truncatingIfNeeded: sum >> 8)
-                    }
-                }
+            }
+        }
+    }
+
+    /// `to[x] = (to[x] * (256 - weight) + from[x] * weight + 128) >> 8` for `count` samples, weight 0...256.
+    @inline(__always)
+    static func blendRow(_ from: UnsafePointer<UInt8>, into to: UnsafeMutablePointer<UInt8>, weight: UInt16, count: Int) {
+        let keep = 256 &- weight
+        for x in 0..<count {
+            to[x] = UInt8(truncatingIfNeeded: (UInt16(to[x]) &* keep &+ UInt16(from[x]) &* weight &+ 128) >> 8)
+        }
+    }
+
+    /// `blendRow` with each sample's weight from its alpha (`alpha[x]`, or `alpha[2 * x]` when
+    /// `subsampled`) and `opacity`. Loops written out per case so each stays simple enough to vectorise:
+    /// 16-bit throughout at opacity 256, 32-bit for the weight otherwise.
+    @inline(__always)
+    static func blendRow(_ from: UnsafePointer<UInt8>, into to: UnsafeMutablePointer<UInt8>, alpha: UnsafePointer<UInt8>,
+                         subsampled: Bool, opacity: UInt16, count: Int) {
+        @inline(__always) func put(_ x: Int, _ w: UInt16) {
+            to[x] = UInt8(truncatingIfNeeded: (UInt16(to[x]) &* (256 &- w) &+ UInt16(from[x]) &* w &+ 128) >> 8)
+        }
+        switch (subsampled, opacity == 256) {
+        case (false, true):
+            for x in 0..<count {
+                let a = UInt16(alpha[x])
+                put(x, a &+ (a >> 7))
+            }
+        case (true, true):
+            for x in 0..<count {
+                let a = UInt16(alpha[2 &* x])
+                put(x, a &+ (a >> 7))
+            }
+        case (false, false):
+            let o = UInt32(opacity)
+            for x in 0..<count {
+                let a = UInt32(alpha[x])
+                put(x, UInt16(truncatingIfNeeded: ((a &+ (a >> 7)) &* o) >> 8))
+            }
+        case (true, false):
+            let o = UInt32(opacity)
+            for x in 0..<count {
+                let a = UInt32(alpha[2 &* x])
+                put(x, UInt16(truncatingIfNeeded: ((a &+ (a >> 7)) &* o) >> 8))
             }
         }
     }
