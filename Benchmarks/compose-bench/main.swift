@@ -234,7 +234,7 @@ func sceneJob(_ job: String, _ scene: SceneDescription, width: Int, height: Int,
         for camera in used { camera.arrive(index) }
         return try bench.render(scene, frames: frames, sequence: UInt64(index))
     }, to: pictures, tool: "compose-bench")
-    let layers = bench.layers(of: scene)
+    let layers = try bench.layers(of: scene)
     let (sourceWidth, sourceHeight) = (cameras[0].frames[0].width, cameras[0].frames[0].height)
     for (label, flags) in scaleFlags {
         let graph = overlay ? overlayGraph(layers, sourceWidth: sourceWidth, sourceHeight: sourceHeight, flags: flags)

@@ -1,3 +1,4 @@
+import Graphics
 import StudioCore
 
 /// The program thread's picture work without the program thread, for Benchmarks/compose-bench only:
@@ -10,6 +11,7 @@ public final class CompositorBenchmark {
     private let pool: FramePool
     private let compositor: Compositor
     private var scenes: [SceneDescription: PreparedScene] = [:]
+    private let texts = TextRenderer()
 
     /// A failure the compositor reported (a frame it could not convert): the benchmark stops on it.
     public struct Failure: Error, CustomStringConvertible {
@@ -25,12 +27,12 @@ public final class CompositorBenchmark {
 
     /// The scene's layers in pixels of this program, bottom first, as the compositor places them (to
     /// build the same composition with another tool).
-    public func layers(of scene: SceneDescription) -> [ResolvedLayer] { prepared(scene).layers }
+    public func layers(of scene: SceneDescription) throws(Failure) -> [ResolvedLayer] { try prepared(scene).layers.layers }
 
     /// `scene` composed from `frames` (by camera name; a missing camera shows its slate), as the
     /// program thread composes it on a tick.
     public func render(_ scene: SceneDescription, frames: [String: VideoFrame], sequence: UInt64 = 0) throws(Failure) -> VideoFrame {
-        let picture = compositor.render(scene: prepared(scene), pictures: { camera in
+        let picture = compositor.render(scene: try prepared(scene), pictures: { camera in
             frames[camera.name].map(CameraPicture.frame) ?? .slate(["NO CAMERA", camera.name])
         }, now: 0, sequence: sequence)
         if let error = compositor.takeErrors().first { throw Failure(description: "\(error.camera.name): \(error.error)") }
@@ -53,9 +55,12 @@ public final class CompositorBenchmark {
         PlaneOps.blend(picture, alpha: alpha, opacity: Int((opacity * 256).rounded()), over: target)
     }
 
-    private func prepared(_ scene: SceneDescription) -> PreparedScene {
+    private func prepared(_ scene: SceneDescription) throws(Failure) -> PreparedScene {
         if let found = scenes[scene] { return found }
-        let made = PreparedScene(scene, width: width, height: height)
+        let made: PreparedScene
+        do { made = try PreparedScene(scene, width: width, height: height, texts: texts) } catch {
+            throw Failure(description: error.description)
+        }
         scenes[scene] = made
         return made
     }
