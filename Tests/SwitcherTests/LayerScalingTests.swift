@@ -1,5 +1,6 @@
 import Testing
 import FrameDrawing
+import Graphics
 import StudioCore
 @testable import Switcher
 
@@ -11,10 +12,10 @@ import StudioCore
     private let cameras = ["cam1": noiseFrame(width: 200, height: 120, seed: 11), "cam2": noiseFrame(width: 200, height: 120, seed: 12)]
 
     /// `scene` composed at 320x180 from the two noise cameras.
-    private func compose(_ layers: [LayerDescription]) -> VideoFrame {
+    private func compose(_ layers: [LayerDescription]) throws -> VideoFrame {
         let scene = SceneDescription(name: "s", layout: nil, layers: layers, background: RGBColor(red: 0, green: 0, blue: 0))
         let compositor = Compositor(width: 320, height: 180, pool: FramePool(capacity: VideoFrame.byteCount(format: .i420, width: 320, height: 180)))
-        let picture = compositor.render(scene: PreparedScene(scene, width: 320, height: 180), pictures: { camera in
+        let picture = compositor.render(scene: try PreparedScene(scene, width: 320, height: 180, texts: TextRenderer()), pictures: { camera in
             self.cameras[camera.name].map(CameraPicture.frame) ?? .slate(["NO CAMERA"])
         }, now: 1, sequence: 1)
         #expect(compositor.takeErrors().isEmpty)
@@ -41,7 +42,7 @@ import StudioCore
     }
 
     private func check(_ rects: [PixelRect], names: [String]) throws {
-        let picture = samples(of: compose(zip(names, rects).map { layer($0, $1) }))
+        let picture = samples(of: try compose(zip(names, rects).map { layer($0, $1) }))
         let expected = try zip(names, rects).map { try scaled($0, width: $1.width, height: $1.height) }
         let black = YUVColor(RGBColor(red: 0, green: 0, blue: 0))
         for index in 0..<3 {
