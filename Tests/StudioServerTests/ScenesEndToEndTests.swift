@@ -117,7 +117,9 @@ import TestSupport
         }
         // The mix: 15 frames, each further from the last pip frame and nearer the first interview frame.
         let mix = span(try ms(started), try ms(ended) + 1)
-        #expect(mix.count == 15, "\(mix.count) frames of the mix in the stream")
+        // 15 frames in program time (the events); in the stream, each on the grid (a tick this machine
+        // missed under load leaves one out, as anywhere in the stream).
+        #expect(mix.count >= 13 && mix.count <= 15, "\(mix.count) frames of the mix in the stream")
         if let first = mix.first, let last = mix.last, first > 0, last + 1 < thumbnails.count {
             let a = thumbnails[first - 1], b = thumbnails[last + 1]
             let towardsB = mix.map { Self.distance(thumbnails[$0], b) }
