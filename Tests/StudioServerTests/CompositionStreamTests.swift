@@ -83,7 +83,7 @@ import TestSupport
         let pipMS = try #require(try cli("scene pip")["program_ms"]?.intValue)
         #expect(studio.waitForProgramFrames(15))
         let logoMS = try #require(try cli("overlay logo on")["program_ms"]?.intValue)
-        _ = try cli("overlay caption on")
+        let captionMS = try #require(try cli("overlay caption on")["program_ms"]?.intValue)
         #expect(studio.waitForProgramFrames(15))
         let mirrorMS = try #require(try cli("picture cam1 --mirror")["program_ms"]?.intValue)
         #expect(studio.waitForProgramFrames(15))
@@ -129,7 +129,7 @@ import TestSupport
         }
 
         // The logo: its opaque half white, its transparent half leaves cam1's ident block as it was.
-        let withLogo = frames(from: logoMS + 100, to: mirrorMS)
+        let withLogo = frames(from: max(logoMS, captionMS), to: mirrorMS)
         #expect(withLogo.count >= 5)
         for picture in withLogo {
             #expect(picture.mean(24, 204, 48, 260).distance(to: YUVColor.white) < 30, "the logo's opaque half: \(picture.mean(24, 204, 48, 260))")

@@ -13,13 +13,6 @@ private let colors: [CameraID: YUVColor] = [
     "cam3": YUVColor(red: 30, green: 200, blue: 30),
 ]
 
-private final class Recorder: EventSink, Sendable {
-    private let events = Mutex<[StudioEvent]>([])
-    func emit(_ event: StudioEvent) { events.withLock { $0.append(event) } }
-    var all: [StudioEvent] { events.withLock { $0 } }
-    func all(_ kind: EventKind) -> [StudioEvent] { all.filter { $0.kind == kind } }
-}
-
 /// One delivered frame: its pts and what its centre shows (a camera's name, `slate`, or `?`).
 private struct Shown: Sendable, Equatable {
     var pts: MediaTime
@@ -32,7 +25,7 @@ private final class ShownLog: Sendable {
 
 private final class Studio: Sendable {
     let clock = ManualClock()
-    let events = Recorder()
+    let events = RecordedEvents()
     let switcher: ProgramSwitcher
     private let shown = ShownLog()
     private let slots: [CameraID: LatestValue<VideoFrame>]

@@ -13,13 +13,6 @@ private let blue = YUVColor(red: 30, green: 30, blue: 220)
 private let green = YUVColor(red: 30, green: 200, blue: 30)
 private let yellow = YUVColor(red: 220, green: 220, blue: 30)
 
-private final class Recorder: EventSink, Sendable {
-    private let events = Mutex<[StudioEvent]>([])
-    func emit(_ event: StudioEvent) { events.withLock { $0.append(event) } }
-    var all: [StudioEvent] { events.withLock { $0 } }
-    func first(_ kind: EventKind) -> StudioEvent? { all.first { $0.kind == kind } }
-}
-
 /// One delivered frame, reduced to the colours at the points a test asked for.
 private struct Sample: Sendable {
     var pts: MediaTime
@@ -32,7 +25,7 @@ private final class SampleLog: Sendable {
 
 private final class Program: Sendable {
     let switcher: ProgramSwitcher
-    let events = Recorder()
+    let events = RecordedEvents()
     private let samples = SampleLog()
 
     /// Sources named cam1... in the given colours; `points` are sampled (a 2x2 block each) in every frame.

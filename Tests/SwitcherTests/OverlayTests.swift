@@ -16,16 +16,10 @@ private let blue = YUVColor(red: 30, green: 30, blue: 220)
 private let yellow = YUVColor(red: 255, green: 255, blue: 0)
 private let paleBlue = YUVColor(red: 0, green: 0, blue: 255)
 
-private final class Events: EventSink, Sendable {
-    private let events = Mutex<[StudioEvent]>([])
-    func emit(_ event: StudioEvent) { events.withLock { $0.append(event) } }
-    func last(_ kind: EventKind) -> StudioEvent? { events.withLock { $0.last { $0.kind == kind } } }
-}
-
 /// A running program over solid-colour cameras that keeps every delivered frame with its pts.
 private final class Rig: Sendable {
     let switcher: ProgramSwitcher
-    let events = Events()
+    let events = RecordedEvents()
     /// The cameras' frames, as published (the program must never draw on them).
     let sources: [VideoFrame]
     private let log = Deliveries()

@@ -13,12 +13,6 @@ private let blue = YUVColor(red: 30, green: 30, blue: 220)
 /// Sampled in every frame: well inside the left and the right half.
 private let points = [PixelRect(x: 40, y: 90, width: 2, height: 2), PixelRect(x: 280, y: 90, width: 2, height: 2)]
 
-private final class Events: EventSink, Sendable {
-    private let list = Mutex<[StudioEvent]>([])
-    func emit(_ event: StudioEvent) { list.withLock { $0.append(event) } }
-    var all: [StudioEvent] { list.withLock { $0 } }
-}
-
 /// One delivered frame: its colours at `points`, and whether it is the camera's very frame (same storage).
 private struct Shown: Sendable {
     var pts: MediaTime
@@ -33,7 +27,7 @@ private final class ShownLog: Sendable {
 
 private final class TwoColourProgram: Sendable {
     let switcher: ProgramSwitcher
-    let events = Events()
+    let events = RecordedEvents()
     let camera = CameraID("cam1")
     /// The camera's one frame (kept alive, so storage identity means something).
     let frame: VideoFrame
@@ -180,7 +174,7 @@ private func settings(_ change: (inout PictureSettings) -> Void) -> PictureSetti
     }
 
     @Test func aFrameThatCannotBeProcessedShowsTheCameraErrorSlateWithOneEventAndCamerasNotShownAreLeftAlone() throws {
-        let events = Events()
+        let events = RecordedEvents()
         let camera = CameraID("cam1")
         let switcher = ProgramSwitcher(format: format, configuration: .init(lossTimeout: 3600), events: events) { _, _ in }
         // A packed frame without planes: nothing can convert it.
@@ -205,7 +199,7 @@ private func settings(_ change: (inout PictureSettings) -> Void) -> PictureSetti
     }
 
     @Test func changesAreFailedWhenTheProgramStopsBeforeTheirFrame() throws {
-        let events = Events()
+        let events = RecordedEvents()
         let switcher = ProgramSwitcher(format: format, events: events) { _, _ in }
         switcher.addSource(CameraID("cam1"), frames: LatestValue<VideoFrame>())
         let reply = LatestValue<Result<PictureOutcome, SwitchError>>()

@@ -9,12 +9,6 @@ import Switcher
 // MARK: Helpers
 
 /// Records every event.
-private final class EventLog: EventSink {
-    private let events = Mutex<[StudioEvent]>([])
-    func emit(_ event: StudioEvent) { events.withLock { $0.append(event) } }
-    var all: [StudioEvent] { events.withLock { $0 } }
-}
-
 /// What the program showed in one delivered frame (judged in the deliver callback, so no frame is kept).
 private struct Delivery: Sendable {
     var pts: MediaTime
@@ -189,7 +183,7 @@ private final class Box<Value: Sendable>: Sendable {
         }
         _ = cam1.frames.waitForNewer(than: 0, timeoutSeconds: 2)
         _ = cam2.frames.waitForNewer(than: 0, timeoutSeconds: 2)
-        let events = EventLog()
+        let events = RecordedEvents()
         let outcome = Box<Result<SwitchOutcome, SwitchError>>()
         let cutRequestedDuring = Box<Int>()
         let switcherSlot = Mutex<ProgramSwitcher?>(nil)
@@ -231,7 +225,7 @@ private final class Box<Value: Sendable>: Sendable {
     }
 
     @Test func unknownCameraFailsAndListsTheAvailableOnes() throws {
-        let events = EventLog()
+        let events = RecordedEvents()
         let switcher = ProgramSwitcher(format: small, events: events) { _, _ in }
         switcher.addSource("cam2", frames: LatestValue())
         switcher.addSource("cam10", frames: LatestValue())
@@ -263,7 +257,7 @@ private final class Box<Value: Sendable>: Sendable {
         cam.start()
         defer { cam.stop() }
         _ = cam.frames.waitForNewer(than: 0, timeoutSeconds: 20)
-        let events = EventLog()
+        let events = RecordedEvents()
         let log = DeliveryLog(candidates: ["cam1"], clock: clock)
         let timeout = 0.2
         let switcher = ProgramSwitcher(format: small, configuration: .init(lossTimeout: timeout, emitsLossEvents: true), clock: clock,
@@ -306,7 +300,7 @@ private final class Box<Value: Sendable>: Sendable {
     }
 
     @Test func silentNewSourceWaitsAndRemovedProgramSourceIsLost() throws {
-        let events = EventLog()
+        let events = RecordedEvents()
         let log = DeliveryLog(candidates: ["cam1", "cam2"])
         let switcher = ProgramSwitcher(format: small, configuration: .init(emitsLossEvents: true), events: events) {
             log.record($0, $1)
@@ -333,7 +327,7 @@ private final class Box<Value: Sendable>: Sendable {
     }
 
     @Test func noCameraShowsTheNoCameraSlateUntilOneIsAdded() throws {
-        let events = EventLog()
+        let events = RecordedEvents()
         let brightest = Mutex<UInt8>(0)
         let log = DeliveryLog(candidates: ["cam3"]) { _, frame in
             // Slate text: white ink in the middle band.
