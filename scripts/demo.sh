@@ -21,8 +21,8 @@ for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; 
 url="rtmp://127.0.0.1:$port/live/demo"
 echo "demo: nginx-rtmp on 127.0.0.1:$port (pid $nginx_pid), recordings in $prefix/recordings"
 echo "demo: watch with:  ffplay -fflags nobuffer $url"
-echo "demo: operate from another terminal:  $bin cameras | switch cam2 | status | sessions | log"
+echo "demo: operate from another terminal:  $bin cameras | switch cam2 | scene pip | preview trio | auto | status | log"
 # The stream key comes from the environment (`${NAME}` in the URL), as docs/security.md recommends, so
 # it never sits on the command line where other local users could read it.
 export STUDIO_DEMO_KEY=demo
-"$bin" serve --demo --rtmp "rtmp://127.0.0.1:$port/live/\${STUDIO_DEMO_KEY}" "$@"
+"$bin" serve --demo --config deploy/demo.yaml --rtmp "rtmp://127.0.0.1:$port/live/\${STUDIO_DEMO_KEY}" "$@"

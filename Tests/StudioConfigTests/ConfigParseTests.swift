@@ -222,6 +222,15 @@ import Testing
         #expect(sizeOnly.program == ProgramFormat(width: 640, height: 360, frameRate: Rational(30)))
     }
 
+    @Test func theDemoConfigParses() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("deploy/demo.yaml").path
+        let config = try StudioConfiguration.load(path: path)
+        #expect(config.scenes.map(\.name) == ["interview", "pip", "trio"])
+        #expect(config.overlays.map(\.name) == ["caption"])
+        #expect(config.transition == TransitionSpec(kind: .mix, frames: 15))
+    }
+
     @Test func shippedExampleConfigParses() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("deploy/studio.yaml").path
