@@ -218,7 +218,7 @@ private final class VideoStageLoop {
             encoder = replacement
             generation += 1
             announce(replacement, kind: .encoderFallback, reason: String(describing: error),
-                     extra: ["from": failed.name, "to": replacement.name, "reason": String(describing: error)])
+                     extra: ["from": failed.name, "to": replacement.name, "reason": String(describing: error)], at: input.pts)
             let retried = MonotonicClock.now()
             send(try replacement.encode(input.frame, pts: input.pts, forceKeyframe: true), started: retried)
             failing = false
@@ -228,7 +228,8 @@ private final class VideoStageLoop {
     }
 
     /// Tells the outputs (a `.format` of this generation) and the log (an event) about an encoder.
-    private func announce(_ encoder: VideoEncoder, kind: EventKind, reason: String?, extra: [String: String] = [:]) {
+    /// `at`: the pts of the first frame the encoder takes (a fallback's), when there is one.
+    private func announce(_ encoder: VideoEncoder, kind: EventKind, reason: String?, extra: [String: String] = [:], at pts: MediaTime? = nil) {
         var description = encoder.streamDescription
         description.generation = generation
         var details = [
@@ -238,7 +239,7 @@ private final class VideoStageLoop {
         ]
         if kind == .encoderChosen, let reason { details["fallback_reason"] = reason }
         details.merge(extra) { $1 }
-        core.events.emit(StudioEvent(kind: kind, camera: role.camera, details: details))
+        core.events.emit(StudioEvent(kind: kind, camera: role.camera, programTime: pts, details: details))
         core.statistics.withLock {
             $0.encoderName = encoder.name
             $0.generation = generation

@@ -43,9 +43,13 @@ import TestSupport
         let video = try MediaProbe.probe(files[0]).videoPackets
         let dts = video.compactMap(\.dtsMilliseconds)
         #expect(zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 })
-        let faultMS = 75.0 * 1000 / 30
+        // The fallback event carries the program time of the frame the new encoder took; the stream's
+        // timestamps start at the program time of its first frame (not 0 when the connection took a while).
+        let connected = try #require(events.first { $0["kind"] == "output_connected" })
+        let firstProgramMS = try #require(Double(connected["details"]?["first_program_ms"]?.stringValue ?? ""))
+        let faultMS = try #require(fallback["program_ms"]?.doubleValue, "the fallback has its frame's program time") - firstProgramMS
         #expect(video.contains { $0.isKeyframe && abs(($0.dtsMilliseconds ?? 0) - faultMS) < 100 },
-                "a keyframe where x264 took over (~\(faultMS) ms)")
+                "a keyframe where x264 took over (~\(faultMS) ms into the stream)")
         #expect(Double(video.count) > (dts.last ?? 0) / (1000.0 / 30) * 0.9, "no gap in the program")
     }
 
@@ -93,8 +97,9 @@ import TestSupport
         #expect(check.clean, "\(check.errors)")
         let video = try MediaProbe.probe(file).videoPackets
         let pts = video.compactMap(\.ptsMilliseconds).sorted()
-        let faultMS = 45.0 * 1000 / 30
-        #expect(video.contains { $0.isKeyframe && abs(($0.ptsMilliseconds ?? 0) - faultMS) < 50 }, "a keyframe where x264 took over")
+        // The ISO's timestamps are program time; the fallback event carries the failed frame's.
+        let faultMS = try #require(isoFallback["program_ms"]?.doubleValue, "the fallback has its frame's program time")
+        #expect(video.contains { $0.isKeyframe && abs(($0.ptsMilliseconds ?? 0) - faultMS) < 50 }, "a keyframe where x264 took over (\(faultMS) ms)")
         let gaps = zip(pts, pts.dropFirst()).map { $1 - $0 }
         #expect(pts.count > 90 && (gaps.max() ?? 0) < 70, "no hole in the ISO across the fallback: \(pts.count) frames, largest gap \(gaps.max() ?? 0) ms")
     }
