@@ -38,6 +38,25 @@ public final class FrameConverter {
 
     /// Converts `source` (any pipeline format and size) into `output`'s format and size.
     public func convert(_ source: VideoFrame, into output: VideoFrame) throws(FFmpegError) {
+        let (planes, strides) = try Self.pointers(of: source)
+        try scale(planes, strides, width: source.width, height: source.height, format: source.format.avPixelFormat, into: output)
+    }
+
+    /// Converts `source` (any pipeline format and size) into a libavcodec picture with its buffers
+    /// allocated (its `width`, `height` and `format` say what to make, e.g. `yuvj420p` for a JPEG encoder:
+    /// libswscale converts the range too, as the formats differ).
+    public func convert(_ source: VideoFrame, into frame: UnsafeMutablePointer<AVFrame>) throws(FFmpegError) {
+        let (planes, strides) = try Self.pointers(of: source)
+        var outputPlanes = [UnsafeMutablePointer<UInt8>?](repeating: nil, count: 4)
+        for index in 0..<4 { outputPlanes[index] = cff_frame_plane(frame, Int32(index)) }
+        let outputStrides = withUnsafeBytes(of: frame.pointee.linesize) { Array($0.bindMemory(to: Int32.self).prefix(4)) }
+        try scale(planes, strides, width: source.width, height: source.height, format: source.format.avPixelFormat,
+                  to: (outputPlanes, outputStrides, Int(frame.pointee.width), Int(frame.pointee.height),
+                       AVPixelFormat(rawValue: frame.pointee.format)))
+    }
+
+    /// The planes and strides of `source` as libswscale takes them.
+    private static func pointers(of source: VideoFrame) throws(FFmpegError) -> ([UnsafePointer<UInt8>?], [Int32]) {
         guard source.width > 0, source.height > 0, !source.planes.isEmpty, source.planes.count <= 4 else {
             throw FFmpegError(call: "sws_scale", message: "bad source frame \(source.width)x\(source.height) with \(source.planes.count) planes")
         }
@@ -47,7 +66,7 @@ public final class FrameConverter {
             planes[index] = UnsafePointer(source.plane(index).assumingMemoryBound(to: UInt8.self))
             strides[index] = Int32(layout.stride)
         }
-        try scale(planes, strides, width: source.width, height: source.height, format: source.format.avPixelFormat, into: output)
+        return (planes, strides)
     }
 
     /// Converts a decoded libavcodec picture into `output`'s format and size.
@@ -80,7 +99,26 @@ public final class FrameConverter {
     private func scale(_ sourcePlanes: [UnsafePointer<UInt8>?], _ sourceStrides: [Int32], width: Int, height: Int,
                        format: AVPixelFormat, into output: VideoFrame,
                        alpha: (plane: UnsafeMutablePointer<UInt8>, stride: Int32)? = nil) throws(FFmpegError) {
-        let outputFormat = alpha == nil ? output.format.avPixelFormat : AV_PIX_FMT_YUVA420P
+        var outputPlanes = [UnsafeMutablePointer<UInt8>?](repeating: nil, count: 4)
+        var outputStrides = [Int32](repeating: 0, count: 4)
+        for (index, layout) in output.planes.enumerated() {
+            outputPlanes[index] = output.plane(index).assumingMemoryBound(to: UInt8.self)
+            outputStrides[index] = Int32(layout.stride)
+        }
+        if let alpha {
+            outputPlanes[3] = alpha.plane
+            outputStrides[3] = alpha.stride
+        }
+        try scale(sourcePlanes, sourceStrides, width: width, height: height, format: format,
+                  to: (outputPlanes, outputStrides, output.width, output.height, alpha == nil ? output.format.avPixelFormat : AV_PIX_FMT_YUVA420P))
+    }
+
+    /// What `scale` writes: planes, strides, size and format of the output picture.
+    private typealias Destination = (planes: [UnsafeMutablePointer<UInt8>?], strides: [Int32], width: Int, height: Int, format: AVPixelFormat)
+
+    private func scale(_ sourcePlanes: [UnsafePointer<UInt8>?], _ sourceStrides: [Int32], width: Int, height: Int,
+                       format: AVPixelFormat, to output: Destination) throws(FFmpegError) {
+        let outputFormat = output.format
         let wanted = [Int32(width), Int32(height), format.rawValue, Int32(output.width), Int32(output.height), outputFormat.rawValue]
         if wanted != key {
             sws_freeContext(context)
@@ -92,17 +130,7 @@ public final class FrameConverter {
             throw FFmpegError(call: "sws_getContext",
                               message: "cannot convert \(name(of: format)) \(width)x\(height) to \(name(of: outputFormat)) \(output.width)x\(output.height)")
         }
-        var outputPlanes = [UnsafeMutablePointer<UInt8>?](repeating: nil, count: 4)
-        var outputStrides = [Int32](repeating: 0, count: 4)
-        for (index, layout) in output.planes.enumerated() {
-            outputPlanes[index] = output.plane(index).assumingMemoryBound(to: UInt8.self)
-            outputStrides[index] = Int32(layout.stride)
-        }
-        if let alpha {
-            outputPlanes[3] = alpha.plane
-            outputStrides[3] = alpha.stride
-        }
-        let rows = sws_scale(context, sourcePlanes, sourceStrides, 0, Int32(height), outputPlanes, outputStrides)
+        let rows = sws_scale(context, sourcePlanes, sourceStrides, 0, Int32(height), output.planes, output.strides)
         guard rows == Int32(output.height) else {
             throw FFmpegError(call: "sws_scale", message: "wrote \(rows) of \(output.height) rows")
         }
