@@ -84,8 +84,9 @@ let package = Package(
         // Benchmark tool: the switcher's compositor per program frame (grid, PiP, mix, 1080p show) on camera-like
         // frames, the same frames as Y4M, and the ffmpeg filter graph of the same composition.
         .executableTarget(name: "compose-bench", dependencies: ["BenchmarkSupport", "Switcher", "StudioCore"], path: "Benchmarks/compose-bench"),
-        // Benchmark tool: the live tiles (scale to 320 wide + JPEG) per picture on camera-like frames, and the same frames as Y4M.
-        .executableTarget(name: "tile-bench", dependencies: ["BenchmarkSupport", "LivePictures", "MediaSupport", "Capture", "StudioCore", "StudioSystem"],
+        // Benchmark tool: the live tiles (scale to 320 wide + JPEG) per picture on camera-like frames, the same frames as Y4M,
+        // and the tile thread's CPU with four live cameras beside a running program.
+        .executableTarget(name: "tile-bench", dependencies: ["BenchmarkSupport", "LivePictures", "MediaSupport", "Capture", "Switcher", "StudioCore", "StudioSystem"],
                           path: "Benchmarks/tile-bench"),
         // What the benchmark tools share: writing frames as Y4M for the ffmpeg CLI, CPU time.
         .target(name: "BenchmarkSupport", dependencies: ["StudioCore"], path: "Benchmarks/BenchmarkSupport"),

@@ -9,7 +9,8 @@
 # - studio: `JPEGThumbnailer` (one libswscale pass, bilinear, to 320x180 yuvj420p + libavcodec's mjpeg
 #   at quality 5), one per camera as the tile thread keeps one per tile: CPU time of its one thread per
 #   picture, after a warm-up picture, the least of REPEATS runs. Then the live service (`TilePictures`
-#   on four running 720p30 test-pattern cameras, every tile watched): its thread's CPU per second.
+#   on four running 720p30 test-pattern cameras, every camera tile watched, a 720p30 program switcher
+#   running beside it): its thread's CPU per second, and the program's late ticks meanwhile.
 # - ffmpeg: `-vf scale=320:-2:flags=bilinear -c:v mjpeg -q:v 5 -f null`, one thread (`-threads 1
 #   -filter_threads 1`), each camera's file looped LOOPS times; CPU time (user + system, `-benchmark`)
 #   per picture, minus the same run with `-f null` alone (reading the file), the least of REPEATS runs.
@@ -52,7 +53,7 @@ for n in 1 2 3 4; do
 done
 ffmpeg_net=$(awk -v t="$total" 'BEGIN { printf "%.3f", t / 4 }')
 read -r _ studio size jpeg_bytes < <(grep '^thumbnail' "$work/studio.tsv")
-read -r _ service_percent service_rate skipped < <(grep '^service' "$work/studio.tsv")
+read -r _ service_percent service_rate skipped late < <(grep '^service' "$work/studio.tsv")
 {
   echo
   echo "### Live tiles: 4 cameras, 10 pictures a second each, 1280x720 to $size JPEG, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1 /proc/loadavg)"
@@ -63,8 +64,9 @@ read -r _ service_percent service_rate skipped < <(grep '^service' "$work/studio
   echo "| ffmpeg scale (bilinear) + mjpeg -q:v 5, net of reading | $ffmpeg_net | $(awk -v s="$ffmpeg_net" 'BEGIN { printf "%.1f", s * 40 / 10 }') |"
   echo "| ratio studio / ffmpeg | $(awk -v s="$studio" -v f="$ffmpeg_net" 'BEGIN { if (f > 0) printf "%.2f", s / f; else print "(below noise)" }') | |"
   echo
-  echo "The live service (\`TilePictures\`, four running 720p30 test-pattern cameras without noise, all watched, ${seconds} s):" \
-       "its thread used $service_percent % of one core, $service_rate pictures a second, $skipped rounds skipped. Average JPEG: $jpeg_bytes bytes."
+  echo "Average JPEG of the noisy frames: $jpeg_bytes bytes. The live service (\`TilePictures\`, four running 720p30 test-pattern" \
+       "cameras without noise, every camera tile watched, ${seconds} s, a 720p30 program running beside it): its thread used" \
+       "$service_percent % of one core, $service_rate pictures a second, $skipped rounds skipped; the program's late ticks: $late."
 } | tee -a "$work/table.md"
 mkdir -p bench-results
 cat "$work/table.md" >>bench-results/latest.md

@@ -5,19 +5,21 @@ import LivePictures
 import MediaSupport
 import StudioCore
 import StudioSystem
+import Switcher
 
 /// Measures the console's live tiles: `JPEGThumbnailer` (libswscale to 320 wide + libavcodec's MJPEG
 /// encoder, what the tile thread does for each picture) per picture on camera-like 1280x720 frames (the
 /// test pattern with its moving sweep and timecode, plus sensor noise new every frame), and writes the
 /// same frames as 10 fps YUV4MPEG2 so scripts/bench-tiles.sh can run the ffmpeg CLI on the same job.
 /// Then the whole service: `TilePictures` on four live 1280x720 30 fps test-pattern cameras, every
-/// tile watched, for SECONDS: its thread's CPU time per second of wall time.
+/// camera tile watched, for SECONDS, with a 720p30 program switcher running beside it: the tile
+/// thread's CPU time per second of wall time, and the program's late ticks.
 ///
 /// Usage: tile-bench DIRECTORY [FRAMES per camera (default 30)] [ROUNDS over the frames (default 10)]
 ///        [REPEATS, the least counts (default 3)] [SECONDS of the live service (default 5)]
 /// Writes DIRECTORY/camN.y4m (N = 1...4). Prints tab-separated lines:
 ///   thumbnail  MS_PER_PICTURE  WIDTHxHEIGHT  AVERAGE_JPEG_BYTES
-///   service  PERCENT_OF_ONE_CORE  PICTURES_PER_SECOND  SKIPPED_ROUNDS
+///   service  PERCENT_OF_ONE_CORE  PICTURES_PER_SECOND  SKIPPED_ROUNDS  PROGRAM_LATE_TICKS
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
     FileHandle.standardError.write(Data("usage: tile-bench DIRECTORY [FRAMES] [ROUNDS] [REPEATS] [SECONDS]\n".utf8))
@@ -97,17 +99,26 @@ print("thumbnail\t\(String(format: "%.3f", best))\t\(size.0)x\(size.1)\t\(bytes 
 let live = try cameras.map { try TestPatternCamera(id: $0, format: format) }
 for camera in live { camera.start() }
 let tiles = TilePictures()
+// The program runs beside them (720p30 on cam1, as the server runs it, its frames offered to the tiles):
+// its late ticks say whether the tiles disturbed it.
+let switcher = ProgramSwitcher(format: ProgramFormat(width: 1280, height: 720, frameRate: Rational(30)), events: DiscardingEventSink(),
+                               deliver: { frame, _ in tiles.offerProgram(frame) })
+for camera in live { switcher.addSource(camera.id, frames: camera.frames) }
+switcher.start()
+switcher.switchProgram(to: cameras[0]) { _ in }
 tiles.start(sources: TileSources(camera: { name in live.first { $0.id.name == name }?.frames }, cameraNames: { live.map(\.id.name) },
-                                 previewCamera: { nil }, lateTicks: { 0 }))
+                                 previewCamera: { nil }, lateTicks: { switcher.status.lateTicks }))
 for id in cameras { tiles.subscribe(id.name) }
 // One second to settle (encoders opened), then the measured stretch.
 MonotonicClock.sleep(seconds: 1)
 let before = tiles.counters, started = MonotonicClock.now()
 MonotonicClock.sleep(seconds: seconds)
 let after = tiles.counters, elapsed = Double(MonotonicClock.now() - started) / 1e9
+let lateTicks = switcher.status.lateTicks
 tiles.stop()
+switcher.stop()
 for camera in live { camera.stop() }
 let percent = Double(after.cpuNanoseconds - before.cpuNanoseconds) / 1e9 / elapsed * 100
 let skipped = (after.skippedOverrun + after.skippedOverBudget + after.skippedProgramBehind)
     - (before.skippedOverrun + before.skippedOverBudget + before.skippedProgramBehind)
-print("service\t\(String(format: "%.2f", percent))\t\(String(format: "%.1f", Double(after.pictures - before.pictures) / elapsed))\t\(skipped)")
+print("service\t\(String(format: "%.2f", percent))\t\(String(format: "%.1f", Double(after.pictures - before.pictures) / elapsed))\t\(skipped)\t\(lateTicks)")
