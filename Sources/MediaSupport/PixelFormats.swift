@@ -122,8 +122,8 @@ public final class FrameConverter {
         let wanted = [Int32(width), Int32(height), format.rawValue, Int32(output.width), Int32(output.height), outputFormat.rawValue]
         if wanted != key {
             sws_freeContext(context)
-            context = sws_getContext(Int32(width), Int32(height), format, Int32(output.width), Int32(output.height), outputFormat,
-                                     SWS_BILINEAR, nil, nil, nil)
+            context = Self.makeContext(width: width, height: height, format: format,
+                                       outputWidth: output.width, outputHeight: output.height, outputFormat: outputFormat)
             key = context == nil ? [] : wanted
         }
         guard let context else {
@@ -133,6 +133,43 @@ public final class FrameConverter {
         let rows = sws_scale(context, sourcePlanes, sourceStrides, 0, Int32(height), output.planes, output.strides)
         guard rows == Int32(output.height) else {
             throw FFmpegError(call: "sws_scale", message: "wrote \(rows) of \(output.height) rows")
+        }
+    }
+
+    /// A bilinear scaler, as `sws_getContext` makes it, except that a full-range `yuvj*` format is given
+    /// as its plain format with the range set before the scaler initialises: the same conversion (libswscale
+    /// does that mapping itself), without its "deprecated pixel format used" warning for every scaler
+    /// (every JPEG camera's and every console tile's).
+    private static func makeContext(width: Int, height: Int, format: AVPixelFormat,
+                                    outputWidth: Int, outputHeight: Int, outputFormat: AVPixelFormat) -> OpaquePointer? {
+        let source = plainFormat(format), output = plainFormat(outputFormat)
+        guard let context = sws_alloc_context() else { return nil }
+        let options: [(String, Int64)] = [
+            ("srcw", Int64(width)), ("srch", Int64(height)), ("src_format", Int64(source.format.rawValue)),
+            ("src_range", source.fullRange ? 1 : 0),
+            ("dstw", Int64(outputWidth)), ("dsth", Int64(outputHeight)), ("dst_format", Int64(output.format.rawValue)),
+            ("dst_range", output.fullRange ? 1 : 0), ("sws_flags", Int64(SWS_BILINEAR)),
+        ]
+        for (name, value) in options where av_opt_set_int(UnsafeMutableRawPointer(context), name, value, 0) < 0 {
+            sws_freeContext(context)
+            return nil
+        }
+        guard sws_init_context(context, nil, nil) >= 0 else {
+            sws_freeContext(context)
+            return nil
+        }
+        return context
+    }
+
+    /// The plain format of a `yuvj*` one, and whether it was full range.
+    private static func plainFormat(_ format: AVPixelFormat) -> (format: AVPixelFormat, fullRange: Bool) {
+        switch format {
+        case AV_PIX_FMT_YUVJ420P: (AV_PIX_FMT_YUV420P, true)
+        case AV_PIX_FMT_YUVJ422P: (AV_PIX_FMT_YUV422P, true)
+        case AV_PIX_FMT_YUVJ444P: (AV_PIX_FMT_YUV444P, true)
+        case AV_PIX_FMT_YUVJ440P: (AV_PIX_FMT_YUV440P, true)
+        case AV_PIX_FMT_YUVJ411P: (AV_PIX_FMT_YUV411P, true)
+        default: (format, false)
         }
     }
 }
