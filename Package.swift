@@ -45,6 +45,10 @@ let package = Package(
         // still images (PNG/JPEG through libavcodec), text (FreeType), per-camera picture settings.
         .target(name: "Graphics", dependencies: ["StudioCore", "FrameDrawing", "MediaSupport", "CFFmpeg", "CFreeType"]),
 
+        // The operator console's live tiles: small JPEGs of the cameras, program and preview on their own
+        // thread, only while someone watches (served by the HTTP console).
+        .target(name: "LivePictures", dependencies: ["StudioCore", "StudioSystem", "MediaSupport"]),
+
         // The pipeline stages (adapters). They depend inward only, never on each other.
         .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CV4L2", "CFFmpeg", "CPipeWire", "MediaSupport"]),
         // Test and benchmark helper: a PipeWire Video/Source publishing a test-pattern camera's pictures.
@@ -66,7 +70,7 @@ let package = Package(
         // Wiring and the executable.
         .target(name: "StudioServer", dependencies: [
             "StudioCore", "StudioSystem", "Capture", "Switcher", "Encoding", "Output",
-            "EventStore", "Control", "StudioConfig", "MediaSupport",
+            "EventStore", "Control", "StudioConfig", "MediaSupport", "LivePictures",
         ]),
         // The command line: each command's options declared once (parsing, help, the overview), and the
         // `studio serve` flags with the config keys whose values they take.
@@ -80,6 +84,10 @@ let package = Package(
         // Benchmark tool: the switcher's compositor per program frame (grid, PiP, mix, 1080p show) on camera-like
         // frames, the same frames as Y4M, and the ffmpeg filter graph of the same composition.
         .executableTarget(name: "compose-bench", dependencies: ["BenchmarkSupport", "Switcher", "StudioCore"], path: "Benchmarks/compose-bench"),
+        // Benchmark tool: the live tiles (scale to 320 wide + JPEG) per picture on camera-like frames, the same frames as Y4M,
+        // and the tile thread's CPU with four live cameras beside a running program.
+        .executableTarget(name: "tile-bench", dependencies: ["BenchmarkSupport", "LivePictures", "MediaSupport", "Capture", "Switcher", "StudioCore", "StudioSystem"],
+                          path: "Benchmarks/tile-bench"),
         // What the benchmark tools share: writing frames as Y4M for the ffmpeg CLI, CPU time.
         .target(name: "BenchmarkSupport", dependencies: ["StudioCore"], path: "Benchmarks/BenchmarkSupport"),
 
@@ -95,12 +103,13 @@ let package = Package(
         .testTarget(name: "V4L2Tests", dependencies: ["TestSupport", "Capture", "CV4L2", "StudioCore", "StudioSystem"]),
         .testTarget(name: "GraphicsTests", dependencies: ["TestSupport", "Graphics", "FrameDrawing", "MediaSupport", "StudioCore"]),
         .testTarget(name: "SwitcherTests", dependencies: ["TestSupport", "Switcher", "Graphics", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "LivePicturesTests", dependencies: ["TestSupport", "LivePictures", "Capture", "Switcher", "MediaSupport", "StudioCore", "StudioSystem"]),
         .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore", "StudioSystem"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore"]),
         .testTarget(name: "StudioCLITests", dependencies: ["StudioCLI", "StudioConfig", "StudioCore"]),
-        .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "LivePictures", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem"]),
     ]
 )

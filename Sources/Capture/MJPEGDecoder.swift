@@ -45,8 +45,8 @@ public final class MJPEGDecoder {
         let width = Int(frame.pointee.width), height = Int(frame.pointee.height)
         guard width > 0, height > 0 else { throw Failure(message: "no picture size") }
         // JPEG is full range (yuvj*), the program limited-range I420: libswscale converts the range
-        // because the formats differ (it logs once per scaler that yuvj* is deprecated; with the plain
-        // format and sws_setColorspaceDetails its same-format fast path skipped the range conversion).
+        // (`FrameConverter` gives it the plain format with the range set before it initialises; with
+        // sws_setColorspaceDetails afterwards its same-format fast path skipped the range conversion).
         let byteCount = VideoFrame.byteCount(format: .i420, width: width, height: height)
         if pool?.capacity != byteCount { pool = FramePool(capacity: byteCount, limit: 4) }
         let output = VideoFrame.allocate(format: .i420, width: width, height: height, pool: pool, captureTime: captureTime, sequence: sequence)

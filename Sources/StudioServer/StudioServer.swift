@@ -10,6 +10,7 @@ import Output
 import EventStore
 import Control
 import StudioConfig
+import LivePictures
 
 /// Wires the stages: cameras -> program switcher -> encoders -> outputs, with the event store and the
 /// control socket beside the pipeline. Each stage runs on its own named thread; they meet only through
@@ -28,6 +29,8 @@ public final class StudioServer: Sendable {
     /// Every camera of the session, present and lost, with its ISO recorder (when recording, ISO on).
     let cameras: CameraHub
     let audioSource: any AudioInput
+    /// The console's live tiles (small JPEGs of the cameras, program and preview), made only while watched.
+    public let tiles: TilePictures
     let control: ControlServer
     let queries: QueryWorker
     /// The configuration in force (the start's, then each reload's) and the reloads' lock.
@@ -138,10 +141,16 @@ public final class StudioServer: Sendable {
             let videoStage = VideoEncodingStage(settings: videoSettings, opened: selection, events: events,
                                                 deliver: { fanOut.deliver($0) })
             self.videoStage = videoStage
+            // The program tile keeps a reference to the newest program frame (only while it is watched).
+            let tiles = TilePictures()
+            self.tiles = tiles
             switcher = ProgramSwitcher(format: configuration.program,
                                        configuration: .init(lossTimeout: options.cameraLossTimeoutSeconds),
                                        events: events,
-                                       deliver: { frame, pts in _ = videoStage.submit(frame, pts: pts) })
+                                       deliver: { frame, pts in
+                                           tiles.offerProgram(frame)
+                                           _ = videoStage.submit(frame, pts: pts)
+                                       })
             // The config checked the scenes, overlays and transition already (and that their image and
             // font files exist); what is left is a file that cannot be decoded or a font FreeType refuses.
             do { try Self.applyLive(configuration, to: switcher) } catch { throw ServerError("config: \(error)") }
@@ -227,6 +236,11 @@ public final class StudioServer: Sendable {
                                                    deliver: { chunk in _ = audioStage.submit(chunk) })
             self.audioSource = audioSource
             services.start("switcher", { [switcher] in switcher.start(origin: origin) }, stop: { [switcher] in switcher.stop() })
+            services.start("tiles", { [switcher] in
+                tiles.start(sources: TileSources(
+                    camera: { cameras.camera(named: CameraID($0))?.frames }, cameraNames: { cameras.all.map(\.id.name) },
+                    previewCamera: { switcher.status.preview?.camera?.name }, lateTicks: { switcher.status.lateTicks }))
+            }, stop: { tiles.stop() })
             services.start("audio", { audioSource.start(origin: origin) }, stop: { audioSource.stop() })
             // Each ISO thread ticks on its camera's rate from the program's origin (one timeline); the
             // hub's silence watch starts with them. Both stop with the cameras.

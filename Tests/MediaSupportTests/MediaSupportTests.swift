@@ -109,3 +109,48 @@ import StudioCore
         #expect(" \n".withCString { FFmpegLogging.text(of: $0) } == nil)
     }
 }
+
+@Suite struct JPEGThumbnailerTests {
+    /// A flat limited-range picture of `format` and size, luma `y`, chroma `u`/`v` (planar and packed
+    /// 4:2:x formats only).
+    static func flat(_ format: PixelFormat, width: Int, height: Int, y: UInt8, u: UInt8, v: UInt8) -> VideoFrame {
+        let frame = VideoFrame.allocate(format: format, width: width, height: height)
+        switch format {
+        case .i420:
+            for (index, value) in [y, u, v].enumerated() { frame.plane(index).initializeMemory(as: UInt8.self, repeating: value, count: frame.planes[index].byteCount) }
+        case .nv12:
+            frame.plane(0).initializeMemory(as: UInt8.self, repeating: y, count: frame.planes[0].byteCount)
+            let chroma = frame.plane(1).assumingMemoryBound(to: UInt8.self)
+            for index in stride(from: 0, to: frame.planes[1].byteCount - 1, by: 2) { chroma[index] = u; chroma[index + 1] = v }
+        default:
+            let bytes = frame.plane(0).assumingMemoryBound(to: UInt8.self)
+            for index in stride(from: 0, to: frame.planes[0].byteCount - 3, by: 4) {
+                (bytes[index], bytes[index + 1], bytes[index + 2], bytes[index + 3]) = format == .yuyv ? (y, u, y, v) : (u, y, v, y)
+            }
+        }
+        return frame
+    }
+
+    /// Any pipeline format comes out as a baseline JPEG 320 wide with the source's aspect, in full range
+    /// (a limited-range grey of 126 decodes to 128, black 16 to 0).
+    @Test func scalesAnyFormatTo320WideInFullRange() throws {
+        let thumbnailer = JPEGThumbnailer(width: 320)
+        let decoder = try CodecSession(AV_CODEC_ID_MJPEG, decoder: true)
+        try decoder.open("mjpeg")
+        for (format, width, height, expected) in [(PixelFormat.i420, 1280, 720, (320, 180)), (.nv12, 640, 480, (320, 240)),
+                                                  (.yuyv, 1920, 1080, (320, 180)), (.uyvy, 720, 576, (320, 256)),
+                                                  (.i420, 160, 120, (160, 120))] {
+            for (luma, full) in [(UInt8(126), 128), (16, 0)] {
+                let made = try thumbnailer.encode(Self.flat(format, width: width, height: height, y: luma, u: 128, v: 128))
+                #expect(made.width == expected.0 && made.height == expected.1, "\(format) \(width)x\(height)")
+                #expect(made.jpeg.prefix(2) == [0xFF, 0xD8])
+                let decoded = try made.jpeg.withUnsafeBytes { try decoder.decode($0) }
+                defer { av_frame_unref(decoded) }
+                #expect(decoded.pointee.width == Int32(expected.0) && decoded.pointee.height == Int32(expected.1))
+                #expect(decoded.pointee.format == AV_PIX_FMT_YUVJ420P.rawValue)
+                let sample = Int(cff_frame_plane(decoded, 0)[Int(decoded.pointee.linesize.0) * expected.1 / 2 + expected.0 / 2])
+                #expect(abs(sample - full) <= 2, "\(format): luma \(luma) became \(sample), not \(full)")
+            }
+        }
+    }
+}

@@ -1,0 +1,300 @@
+import Synchronization
+import StudioCore
+import StudioSystem
+import MediaSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One tile's newest picture: a small JPEG.
+public struct TilePicture: Sendable, Equatable {
+    public let jpeg: [UInt8]
+    public let width: Int
+    public let height: Int
+    /// 1 for the tile's first picture, one more for each after (gaps never: a reader that sees a jump
+    /// missed pictures, as a slow reader should).
+    public let sequence: UInt64
+    /// When the frame it shows was captured (CLOCK_MONOTONIC nanoseconds; the program's: when composed).
+    public let captureTime: UInt64
+}
+
+/// What the tile thread did, since it started.
+public struct TileCounters: Sendable, Equatable {
+    /// JPEGs made.
+    public var pictures: Int64 = 0
+    /// Rounds skipped because the program's late ticks grew (and the back-off after).
+    public var skippedProgramBehind: Int64 = 0
+    /// Rounds skipped because the tile thread had spent its CPU budget for the second.
+    public var skippedOverBudget: Int64 = 0
+    /// Rounds that fell due while the previous round's pictures were still being made: skipped, never queued.
+    public var skippedOverrun: Int64 = 0
+    /// Frames that could not be scaled or encoded (the tile keeps its previous picture).
+    public var failures: Int64 = 0
+    /// CPU time of the tile thread (nanoseconds).
+    public var cpuNanoseconds: UInt64 = 0
+}
+
+/// Where the tiles' pictures come from. The program's frames come through `TilePictures.offerProgram`.
+public struct TileSources: Sendable {
+    /// The newest-frame slot of the camera named so (present or lost), nil for a name that is no camera.
+    public var camera: @Sendable (String) -> LatestValue<VideoFrame>?
+    /// Every camera's name, in order.
+    public var cameraNames: @Sendable () -> [String]
+    /// The camera on preview; nil when preview is empty or a scene (then the tile has no picture).
+    public var previewCamera: @Sendable () -> String?
+    /// The program's late ticks so far: when they grow, the machine is behind and the tiles skip.
+    public var lateTicks: @Sendable () -> Int64
+
+    public init(camera: @escaping @Sendable (String) -> LatestValue<VideoFrame>?, cameraNames: @escaping @Sendable () -> [String],
+                previewCamera: @escaping @Sendable () -> String?, lateTicks: @escaping @Sendable () -> Int64) {
+        self.camera = camera
+        self.cameraNames = cameraNames
+        self.previewCamera = previewCamera
+        self.lateTicks = lateTicks
+    }
+}
+
+/// The operator console's live tiles: a small JPEG (`width` pixels wide, the source's aspect) of every
+/// camera's newest frame, of the program and of preview, made on its own thread (`studio.tiles`) at up
+/// to 10 pictures a second per tile, off the media path.
+///
+/// - Only tiles someone watches are made: a subscription (`subscribe`, for a live stream), or a request
+///   (`latest`, `waitForNewer`) in the last `idleAfter` seconds. With none, the thread sleeps and costs
+///   nothing, and the program's frames are not even kept.
+/// - Each tile reads its source's newest frame (the camera's `LatestValue`, the slot the switcher reads;
+///   the program's newest frame as handed to the encoder; preview: its camera's frame) and makes a
+///   picture only when the frame is new. Nothing is queued: a frame that arrives while the thread is busy
+///   is replaced by the next, rounds that fall due during a long round are skipped, and the whole round is
+///   skipped when the program falls behind or the CPU budget is spent (`TilePacer`; all counted).
+/// - Readers never block the thread: each tile's newest picture sits in a `LatestValue`, which readers
+///   copy out (`latest`) or wait on (`waitForNewer`, from an HTTP thread, never the cooperative pool).
+public final class TilePictures: Sendable {
+    public static let program = "program"
+    public static let preview = "preview"
+
+    /// How long after a request (`latest`, `waitForNewer`) a tile is still made without a subscription.
+    public let idleAfter: Double
+    private let width: Int
+    private let quality: Int
+    private let clock: any Clock
+    private let pacerSettings: TilePacer
+
+    private let programFrames = LatestValue<VideoFrame>()
+    /// Whether anyone watches the program tile: `offerProgram` keeps the frame only then.
+    private let programWatched = Atomic<Bool>(false)
+    private let watchers = Mutex<[String: Watch]>([:])
+    private let pictures = Mutex<[String: LatestValue<TilePicture>]>([:])
+    private let sources = Mutex<TileSources?>(nil)
+    private let countersValue = Mutex(TileCounters())
+    /// Wakes the idle thread when a tile becomes watched, or to stop.
+    private let wake = ConditionLock()
+    private let worker = WorkerThread()
+
+    private struct Watch {
+        var subscribers = 0
+        var requestedAt: UInt64 = 0
+    }
+
+    public init(width: Int = 320, quality: Int = 5, pacer: TilePacer = TilePacer(), idleAfterSeconds: Double = 2,
+                clock: any Clock = .monotonic) {
+        self.width = width
+        self.quality = quality
+        self.pacerSettings = pacer
+        self.idleAfter = idleAfterSeconds
+        self.clock = clock
+    }
+
+    // MARK: The program's frames (the program thread)
+
+    /// The program's frame as it goes to the encoder: kept (a reference, no copy) while the program tile
+    /// is watched, else ignored. Never blocks beyond a short lock.
+    public func offerProgram(_ frame: VideoFrame) {
+        guard programWatched.load(ordering: .relaxed) else { return }
+        programFrames.publish(frame)
+    }
+
+    // MARK: Readers (any thread but the cooperative pool)
+
+    /// Every tile name: `program`, `preview`, then the cameras.
+    public var tileNames: [String] { [Self.program, Self.preview] + (sources.withLock { $0 }?.cameraNames() ?? []) }
+
+    /// Whether `tile` names a tile (program, preview or a camera).
+    public func isTile(_ tile: String) -> Bool {
+        tile == Self.program || tile == Self.preview || sources.withLock({ $0 })?.camera(tile) != nil
+    }
+
+    /// Starts (or keeps) making `tile` for a live stream until `unsubscribe`; false for an unknown tile.
+    @discardableResult
+    public func subscribe(_ tile: String) -> Bool {
+        guard isTile(tile) else { return false }
+        watchers.withLock { $0[tile, default: Watch()].subscribers += 1 }
+        becameWatched(tile)
+        return true
+    }
+
+    /// Ends one `subscribe` of `tile`.
+    public func unsubscribe(_ tile: String) {
+        watchers.withLock { table in
+            guard var watch = table[tile] else { return }
+            watch.subscribers = max(0, watch.subscribers - 1)
+            table[tile] = watch
+        }
+    }
+
+    /// The newest picture of `tile`, nil before its first (or for an unknown tile). Counts as a request:
+    /// the tile is made for `idleAfter` seconds from now.
+    public func latest(_ tile: String) -> TilePicture? {
+        guard let slot = requested(tile) else { return nil }
+        return slot.latest().value
+    }
+
+    /// Waits up to `timeoutSeconds` for a picture of `tile` newer than `sequence` (0: any); nil when none
+    /// came in time or the tile is unknown. Blocks the calling thread: call it from an HTTP thread.
+    public func waitForNewer(_ tile: String, than sequence: UInt64, timeoutSeconds: Double) -> TilePicture? {
+        guard subscribe(tile), let slot = requested(tile) else { return nil }
+        defer { unsubscribe(tile) }
+        let (picture, version) = slot.waitForNewer(than: sequence, timeoutSeconds: timeoutSeconds)
+        return version > sequence ? picture : nil
+    }
+
+    public var counters: TileCounters { countersValue.withLock { $0 } }
+
+    // MARK: Running
+
+    /// Starts the tile thread, reading frames from `sources`.
+    public func start(sources tileSources: TileSources) {
+        sources.withLock { $0 = tileSources }
+        worker.start(name: "studio.tiles") { [self] in run(tileSources) }
+    }
+
+    /// Stops the tile thread (at most one picture's time).
+    public func stop() {
+        worker.requestStop()
+        wake.withLock {}
+        wake.broadcast()
+        worker.stop()
+    }
+
+    private func requested(_ tile: String) -> LatestValue<TilePicture>? {
+        guard isTile(tile) else { return nil }
+        watchers.withLock { $0[tile, default: Watch()].requestedAt = clock.now() }
+        becameWatched(tile)
+        return slot(tile)
+    }
+
+    private func slot(_ tile: String) -> LatestValue<TilePicture> {
+        pictures.withLock { table in
+            if let slot = table[tile] { return slot }
+            let slot = LatestValue<TilePicture>()
+            table[tile] = slot
+            return slot
+        }
+    }
+
+    private func becameWatched(_ tile: String) {
+        if tile == Self.program { programWatched.store(true, ordering: .relaxed) }
+        // Taking the lock first: the idle thread is either before its check (and sees the watch) or waiting.
+        wake.withLock {}
+        wake.broadcast()
+    }
+
+    /// The tiles watched at `now`; forgets the ones no longer watched.
+    private func watchedTiles(at now: UInt64) -> [String] {
+        let idle = UInt64(idleAfter * 1e9)
+        let watched = watchers.withLock { table -> [String] in
+            table = table.filter { $0.value.subscribers > 0 || now &- $0.value.requestedAt < idle }
+            return table.keys.sorted()
+        }
+        programWatched.store(watched.contains(Self.program), ordering: .relaxed)
+        if !watched.contains(Self.program) { programFrames.clear() }
+        return watched
+    }
+
+    private func run(_ sources: TileSources) {
+        var pacer = pacerSettings
+        var making: [String: TileMaker] = [:]
+        while !worker.isStopRequested {
+            // A tile's encoder and scaler stay made when no one watches it (a few hundred kilobytes; the
+            // tiles are the cameras, program and preview only), so a returning viewer costs no new ones.
+            let watched = watchedTiles(at: clock.now())
+            if watched.isEmpty {
+                pacer.idle()
+                wake.withLock {
+                    if watchedTiles(at: clock.now()).isEmpty && !worker.isStopRequested {
+                        _ = wake.wait(untilMonotonic: MonotonicClock.now() + 1_000_000_000)
+                    }
+                }
+                continue
+            }
+            if let due = pacer.dueTime, !clock.sleep(until: due, unless: { worker.isStopRequested }) { break }
+            let start = clock.now()
+            let decision = pacer.decide(now: start, cpu: Self.threadCPU(), lateTicks: sources.lateTicks())
+            if decision == .run {
+                for tile in watched {
+                    guard !worker.isStopRequested else { break }
+                    let maker = making[tile] ?? TileMaker(thumbnailer: JPEGThumbnailer(width: width, quality: quality))
+                    making[tile] = maker
+                    makePicture(tile, with: maker, sources: sources)
+                }
+            }
+            let (_, overrun) = pacer.finishRound(startedAt: start, now: clock.now())
+            let cpu = Self.threadCPU()
+            countersValue.withLock { counters in
+                counters.cpuNanoseconds = cpu
+                counters.skippedOverrun += Int64(overrun)
+                if decision == .programBehind { counters.skippedProgramBehind += 1 }
+                if decision == .overBudget { counters.skippedOverBudget += 1 }
+            }
+        }
+    }
+
+    /// Makes `tile`'s picture from its source's newest frame, if that frame is new.
+    private func makePicture(_ tile: String, with maker: TileMaker, sources: TileSources) {
+        let source: LatestValue<VideoFrame>?
+        switch tile {
+        case Self.program: source = programFrames
+        case Self.preview: source = sources.previewCamera().flatMap(sources.camera)
+        default: source = sources.camera(tile)
+        }
+        let slot = slot(tile)
+        guard let source else {
+            // Preview on a scene or empty, or a camera gone from the list: no picture rather than a stale one.
+            slot.clear()
+            maker.lastFrame = nil
+            return
+        }
+        let (frame, version) = source.latest()
+        let key = TileMaker.FrameKey(source: ObjectIdentifier(source), version: version)
+        guard let frame, maker.lastFrame != key else { return }
+        maker.lastFrame = key
+        do {
+            let made = try maker.thumbnailer.encode(frame)
+            countersValue.withLock { $0.pictures += 1 }
+            // Only this thread publishes to the slot: its version is the picture's sequence.
+            slot.publish(TilePicture(jpeg: made.jpeg, width: made.width, height: made.height, sequence: slot.latest().version + 1,
+                                     captureTime: frame.captureTime))
+        } catch {
+            countersValue.withLock { $0.failures += 1 }
+        }
+    }
+
+    /// CPU time of the calling thread, nanoseconds.
+    static func threadCPU() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+}
+
+/// One tile's encoder and what it last showed; lives on the tile thread only.
+private final class TileMaker {
+    struct FrameKey: Equatable {
+        var source: ObjectIdentifier
+        var version: UInt64
+    }
+
+    let thumbnailer: JPEGThumbnailer
+    var lastFrame: FrameKey?
+
+    init(thumbnailer: JPEGThumbnailer) { self.thumbnailer = thumbnailer }
+}
