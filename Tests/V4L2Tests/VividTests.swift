@@ -240,7 +240,11 @@ extension VividTests {
         let outcome = try camera.focus(at: FocusPoint(x: 0.25, y: 0.75)!)
         #expect(outcome.method == .none && outcome.exposure == nil && outcome.region == nil)
         #expect(outcome.reason == "the device has no region-of-interest, autofocus or automatic exposure control")
-        #expect(try camera.controls().map(\.value) == before.map(\.value), "nothing was set")
+        // (Inactive and read-only controls left out: vivid's gain follows the clock while automatic gain is on.)
+        func settable(_ controls: [CameraControl]) -> [String: Int64?] {
+            Dictionary(controls.filter { !$0.isReadOnly && !$0.isInactive }.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+        }
+        #expect(settable(try camera.controls()) == settable(before), "nothing was set")
     }
 }
 
