@@ -72,3 +72,69 @@ int cv4l2_set_control(int fd, uint32_t id, int is64, int64_t value) {
     controls.controls = &control;
     return ioctl(fd, VIDIOC_S_EXT_CTRLS, &controls);
 }
+
+#ifndef V4L2_CTRL_TYPE_RECT
+#define V4L2_CTRL_TYPE_RECT 0x0107
+#endif
+#ifndef V4L2_CTRL_WHICH_MIN_VAL
+#define V4L2_CTRL_WHICH_MIN_VAL 0x0f020000
+#endif
+#ifndef V4L2_CTRL_WHICH_MAX_VAL
+#define V4L2_CTRL_WHICH_MAX_VAL 0x0f030000
+#endif
+#ifndef V4L2_CID_USER_UVC_BASE
+#define V4L2_CID_USER_UVC_BASE (V4L2_CID_USER_BASE + 0x11e0)
+#endif
+#ifndef V4L2_CID_UVC_REGION_OF_INTEREST_RECT
+#define V4L2_CID_UVC_REGION_OF_INTEREST_RECT (V4L2_CID_USER_UVC_BASE + 1)
+#define V4L2_CID_UVC_REGION_OF_INTEREST_AUTO (V4L2_CID_USER_UVC_BASE + 2)
+#define V4L2_UVC_REGION_OF_INTEREST_AUTO_EXPOSURE (1 << 0)
+#define V4L2_UVC_REGION_OF_INTEREST_AUTO_FOCUS (1 << 3)
+#endif
+
+uint32_t cv4l2_cid_focus_auto(void) { return V4L2_CID_FOCUS_AUTO; }
+uint32_t cv4l2_cid_auto_focus_start(void) { return V4L2_CID_AUTO_FOCUS_START; }
+uint32_t cv4l2_cid_exposure_auto(void) { return V4L2_CID_EXPOSURE_AUTO; }
+uint32_t cv4l2_cid_roi_rect(void) { return V4L2_CID_UVC_REGION_OF_INTEREST_RECT; }
+uint32_t cv4l2_cid_roi_auto(void) { return V4L2_CID_UVC_REGION_OF_INTEREST_AUTO; }
+uint32_t cv4l2_roi_auto_exposure(void) { return V4L2_UVC_REGION_OF_INTEREST_AUTO_EXPOSURE; }
+uint32_t cv4l2_roi_auto_focus(void) { return V4L2_UVC_REGION_OF_INTEREST_AUTO_FOCUS; }
+uint32_t cv4l2_ctrl_type_rect(void) { return V4L2_CTRL_TYPE_RECT; }
+
+int cv4l2_get_rect_control(int fd, uint32_t id, int which, int32_t *left, int32_t *top, uint32_t *width, uint32_t *height) {
+    struct v4l2_rect rect;
+    struct v4l2_ext_control control;
+    struct v4l2_ext_controls controls;
+    memset(&rect, 0, sizeof rect);
+    memset(&control, 0, sizeof control);
+    memset(&controls, 0, sizeof controls);
+    control.id = id;
+    control.size = sizeof rect;
+    control.ptr = &rect;
+    controls.which = which == 1 ? V4L2_CTRL_WHICH_MIN_VAL : which == 2 ? V4L2_CTRL_WHICH_MAX_VAL : V4L2_CTRL_WHICH_CUR_VAL;
+    controls.count = 1;
+    controls.controls = &control;
+    int result = ioctl(fd, VIDIOC_G_EXT_CTRLS, &controls);
+    if (result == 0) {
+        *left = rect.left;
+        *top = rect.top;
+        *width = rect.width;
+        *height = rect.height;
+    }
+    return result;
+}
+
+int cv4l2_set_rect_control(int fd, uint32_t id, int32_t left, int32_t top, uint32_t width, uint32_t height) {
+    struct v4l2_rect rect = { .left = left, .top = top, .width = width, .height = height };
+    struct v4l2_ext_control control;
+    struct v4l2_ext_controls controls;
+    memset(&control, 0, sizeof control);
+    memset(&controls, 0, sizeof controls);
+    control.id = id;
+    control.size = sizeof rect;
+    control.ptr = &rect;
+    controls.which = V4L2_CTRL_WHICH_CUR_VAL;
+    controls.count = 1;
+    controls.controls = &control;
+    return ioctl(fd, VIDIOC_S_EXT_CTRLS, &controls);
+}

@@ -16,6 +16,10 @@ public protocol AdjustableCamera: Camera {
     /// session restarts its stream) and before `start()` (the mode is used when it starts).
     @discardableResult
     func setMode(_ request: CameraModeRequest) throws(CaptureError) -> CameraFormat
+    /// Asks the camera to focus and expose on `point` of its picture, with the best control it has (see
+    /// `FocusOutcome.Method`); says which it used, or `none` and why.
+    /// - Throws: `CaptureError` when the device refuses a control it offers.
+    func focus(at point: FocusPoint) throws(CaptureError) -> FocusOutcome
 }
 
 /// A requested size and/or frame rate; nil fields keep what the camera has.

@@ -112,6 +112,12 @@ public final class V4L2Camera: AdjustableCamera {
     public func setMode(_ request: CameraModeRequest) throws(CaptureError) -> CameraFormat {
         try core.changeMode(request)
     }
+
+    public func focus(at point: FocusPoint) throws(CaptureError) -> FocusOutcome {
+        let device: V4L2Device
+        do { device = try V4L2Device(path: path) } catch { throw CaptureError(camera: id, message: "\(error)") }
+        do { return try device.focus(at: point) } catch { throw CaptureError(camera: id, message: error.message) }
+    }
 }
 
 extension V4L2Camera {

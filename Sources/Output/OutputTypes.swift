@@ -66,7 +66,7 @@ public struct OutputPolicy: Sendable, Hashable {
     }
 }
 
-public enum OutputState: String, Sendable, Codable {
+public enum OutputState: String, Sendable, Codable, CaseIterable {
     case connecting
     case connected
     case reconnecting

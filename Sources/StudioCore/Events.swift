@@ -15,6 +15,9 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let cameraModeChanged = EventKind(rawValue: "camera_mode_changed")
     /// A camera control was set (details: control, value, previous).
     public static let cameraControlChanged = EventKind(rawValue: "camera_control_changed")
+    /// The operator asked a camera to focus and expose on a point of its picture (details: x, y, method,
+    /// and exposure, region, reason where they apply).
+    public static let cameraFocus = EventKind(rawValue: "camera_focus")
     public static let switchProgram = EventKind(rawValue: "switch")
     /// A camera or scene put on preview (details: preview, previous).
     public static let preview = EventKind(rawValue: "preview")

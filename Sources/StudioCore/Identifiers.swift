@@ -30,7 +30,7 @@ public enum CameraBackend: String, Sendable, Codable, CaseIterable {
 }
 
 /// A camera's life as the server sees it.
-public enum CameraState: String, Sendable, Codable {
+public enum CameraState: String, Sendable, Codable, CaseIterable {
     case starting
     case live
     case lost

@@ -3,7 +3,7 @@ import StudioCore
 import Capture
 import Control
 
-/// `camera` (mode: size and rate), `controls` and `control`: the operator's handles on a device camera
+/// `camera` (mode: size and rate), `controls`, `control` and `focus`: the operator's handles on a device camera
 /// (any `AdjustableCamera`; the server never sees a backend's types). They run on the query worker,
 /// not the control thread: a mode change waits for the capture thread to restart its stream.
 enum CameraCommands {
@@ -89,13 +89,52 @@ enum CameraCommands {
         }
     }
 
-    private static func adjustable(_ server: StudioServer, _ name: String) throws(ControlError) -> any AdjustableCamera {
+    enum Focus: ControlCommand {
+        static let name = "focus"
+        static let summary = "asks a camera to focus and expose on a point of its picture (x, y from 0 to 1); answers how it could"
+        static let execution = ControlExecution.worker
+        struct Arguments: Decodable, Sendable {
+            var camera: String
+            var x: Double
+            var y: Double
+        }
+
+        static func run(_ arguments: Arguments, in server: StudioServer) throws -> FocusReply {
+            guard let point = FocusPoint(x: arguments.x, y: arguments.y) else {
+                throw ControlError(.invalidArgument, "focus: x and y are fractions of the picture from 0 to 1 (0 0 top left, 0.5 0.5 the centre), "
+                                   + "got x \(arguments.x), y \(arguments.y)")
+            }
+            let camera = try present(server, arguments.camera)
+            let outcome: FocusOutcome
+            if let adjustable = camera as? any AdjustableCamera {
+                do { outcome = try adjustable.focus(at: point) } catch { throw ControlError(.unavailable, "\(error)") }
+            } else {
+                outcome = FocusOutcome(method: .none, reason: "\(camera.id.name) is a \(camera.backend.rawValue) camera: it has no focus or exposure controls")
+            }
+            var details = ["x": "\(point.x)", "y": "\(point.y)", "method": outcome.method.rawValue]
+            details["exposure"] = outcome.exposure
+            details["region"] = outcome.region.map { $0.map(String.init).joined(separator: ",") }
+            details["reason"] = outcome.reason
+            server.events.emit(StudioEvent(kind: .cameraFocus, camera: camera.id, details: details))
+            server.log.info("\(camera.id.name): focus on \(point): \(outcome.method.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")
+            return FocusReply(camera: camera.id.name, x: point.x, y: point.y, method: outcome.method.rawValue, exposure: outcome.exposure,
+                              region: outcome.region, reason: outcome.reason)
+        }
+    }
+
+    /// Camera `name`, present now: `unknown_camera` or `unavailable` (lost) otherwise.
+    private static func present(_ server: StudioServer, _ name: String) throws(ControlError) -> any Camera {
         guard let camera = server.cameras.camera(named: CameraID(name)) else {
             throw ControlError(.unknownCamera, "no camera named \(name) (see `studio cameras`)")
         }
         guard server.cameras.isPresent(camera.id) else {
             throw ControlError(.unavailable, "\(name) is lost (\(server.cameras.lostReason(camera.id) ?? "not present")); it comes back by itself")
         }
+        return camera
+    }
+
+    private static func adjustable(_ server: StudioServer, _ name: String) throws(ControlError) -> any AdjustableCamera {
+        let camera = try present(server, name)
         guard let adjustable = camera as? any AdjustableCamera else {
             throw ControlError(.invalidArgument, "\(name) is a \(camera.backend.rawValue) camera: it has no adjustable mode or controls")
         }

@@ -14,8 +14,9 @@ enum ServerCommands {
         [Ping.self, Cameras.self, SwitcherCommands.Switch.self, SwitcherCommands.Preview.self, SwitcherCommands.Cut.self,
          SwitcherCommands.Auto.self, SwitcherCommands.Transition.self, SwitcherCommands.Scene.self, SwitcherCommands.Scenes.self,
          SwitcherCommands.Overlay.self,
-         Status.self, Reload.self, Sessions.self, Log.self, Recordings.self,
-         CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self, PictureCommands.Picture.self]
+         Status.self, Metrics.self, Reload.self, Sessions.self, Log.self, Recordings.self,
+         CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self, CameraCommands.Focus.self,
+         PictureCommands.Picture.self]
     }
 
     static func makeRouter(queries: QueryWorker) -> ControlRouter<StudioServer> {
@@ -43,6 +44,12 @@ enum ServerCommands {
         static let name = "status"
         static let summary = "the program, encoder, outputs, ISO recordings and audio input, with their counters"
         static func run(_ arguments: NoArguments, in server: StudioServer) -> StatusReply { server.statusView() }
+    }
+
+    enum Metrics: ControlCommand {
+        static let name = "metrics"
+        static let summary = "the status and camera counters in the Prometheus text format, as {\"text\": ...}"
+        static func run(_ arguments: NoArguments, in server: StudioServer) -> MetricsReply { MetricsReply(text: server.metricsText()) }
     }
 
     enum Sessions: ControlCommand {
@@ -119,6 +126,9 @@ extension StudioServer {
                 })
         })
     }
+
+    /// What `metrics` answers and the HTTP console serves at `/metrics`.
+    public func metricsText() -> String { Metrics.render(status: statusView(), cameras: camerasView()) }
 
     func statusView() -> StatusReply {
         let program = switcher.status

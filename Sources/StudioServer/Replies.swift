@@ -332,6 +332,11 @@ public struct StatusReply: Codable, Sendable {
     }
 }
 
+/// `metrics`: the Prometheus text exposition format (0.0.4), one string.
+public struct MetricsReply: Codable, Sendable {
+    public var text: String
+}
+
 // MARK: sessions, log, recordings
 
 public struct SessionView: Codable, Sendable {
@@ -422,6 +427,22 @@ public struct ControlsReply: Codable, Sendable {
 public struct ControlSetReply: Codable, Sendable {
     public var camera: String
     public var control: CameraControlView
+}
+
+/// `focus`: how the camera focused on the point, exactly.
+public struct FocusReply: Codable, Sendable {
+    public var camera: String
+    /// The point, in fractions of the picture (0, 0 top left).
+    public var x: Double
+    public var y: Double
+    /// `roi`, `one_shot_autofocus`, `continuous_autofocus` or `none`.
+    public var method: String
+    /// The automatic exposure mode set (`auto`, `aperture_priority`), or null.
+    @Nullable public var exposure: String?
+    /// `[left, top, width, height]` in the sensor's pixels for `roi`, else null.
+    @Nullable public var region: [Int]?
+    /// What the camera lacks (null for `roi`).
+    @Nullable public var reason: String?
 }
 
 public struct CameraControlView: Codable, Sendable {

@@ -4,6 +4,7 @@ import StudioServer
 import EventStore
 import Control
 import StudioCLI
+import StudioConfig
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -89,6 +90,57 @@ enum ControlCommand: ClientCommand {
         if json { print(result.jsonText) } else {
             print("\(result["camera"]?.stringValue ?? ""): \(result["control"]?["summary"]?.stringValue ?? name)")
         }
+        return 0
+    }
+}
+
+enum FocusCommand: ClientCommand {
+    static let usage = "expected a camera and a point X Y from 0 to 1, e.g. `studio focus cam1 0.4 0.6`"
+    static let spec = CommandSpec(
+        "focus", abstract: "ask a camera to focus and expose on a point of its picture.",
+        summary: "focus and expose camera NAME on point X Y (0 to 1)",
+        positionals: [PositionalSpec("NAME"), PositionalSpec("X"), PositionalSpec("Y")], options: [.json, .socket],
+        positionalsError: usage,
+        discussion: """
+        X and Y are fractions of the camera's picture: 0 0 is the top left corner, 0.5 0.5 the
+        centre, 1 1 the bottom right. The camera uses the best it has and the reply says which:
+        roi (a region-of-interest control around the point: focus and exposure follow it),
+        one_shot_autofocus (one autofocus run on the whole picture), continuous_autofocus
+        (switched on; it focuses where it judges), or none with the reason (test-pattern and
+        PipeWire cameras, devices without such controls). Automatic exposure is switched on
+        where the device has it. Each request is logged as an event (camera_focus).
+        """)
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let fraction = ValueSyntax<Double>("a fraction of the picture from 0 to 1") { (text: String) throws(ValueError) -> Double in
+            guard let value = Double(text), value.isFinite else { throw ValueError("expected a number from 0 to 1, e.g. 0.5") }
+            return value
+        }
+        guard let x = try arguments.parse(positional: 1, "X", fraction), let y = try arguments.parse(positional: 2, "Y", fraction) else {
+            throw UsageError("studio focus: \(usage)")
+        }
+        let result = try request(socket, "focus", ["camera": .string(arguments.positionals[0]), "x": .number(x), "y": .number(y)])
+        if json { print(result.jsonText) } else { print(Format.focus(result)) }
+        return 0
+    }
+}
+
+enum MetricsCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "metrics", abstract: "the server's counters in the Prometheus text format.",
+        summary: "counters for Prometheus (program, encoder, outputs, cameras...)", options: [.json, .socket],
+        discussion: """
+        Prints what the HTTP console serves at /metrics (text exposition format 0.0.4): program
+        fps, late and slate frames, encoder frames and drops, each output's bytes, drops,
+        reconnects and state, each camera's frames, drops and state, ISO feeds, audio input and
+        the event store. With --json, {"text": ...}.
+        """)
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let result = try request(socket, "metrics", [:])
+        if json { print(result.jsonText) } else { print(result["text"]?.stringValue ?? "", terminator: "") }
         return 0
     }
 }

@@ -229,6 +229,23 @@ extension VividTests {
         // Nothing changed by the refused requests.
         #expect(try camera.controls().first { $0.name == "brightness" }?.value == 128)
     }
+
+    /// vivid has no region of interest, no autofocus and no exposure menu (its camera-like controls are
+    /// gain and automatic gain): focusing on a point answers `none`, says so, and changes nothing.
+    @Test func focusOnAPointSaysTheDeviceHasNoFocusControls() throws {
+        let camera = try V4L2Camera(id: "cam1", path: Vivid.nodes[0].path)
+        let before = try camera.controls()
+        #expect(!before.contains { $0.name.hasPrefix("focus") || $0.name.hasPrefix("auto_exposure") || $0.name.contains("region_of_interest") },
+                "vivid gained focus controls: test the roi/autofocus path here (\(before.map(\.name)))")
+        let outcome = try camera.focus(at: FocusPoint(x: 0.25, y: 0.75)!)
+        #expect(outcome.method == .none && outcome.exposure == nil && outcome.region == nil)
+        #expect(outcome.reason == "the device has no region-of-interest, autofocus or automatic exposure control")
+        // (Inactive and read-only controls left out: vivid's gain follows the clock while automatic gain is on.)
+        func settable(_ controls: [CameraControl]) -> [String: Int64?] {
+            Dictionary(controls.filter { !$0.isReadOnly && !$0.isInactive }.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+        }
+        #expect(settable(try camera.controls()) == settable(before), "nothing was set")
+    }
 }
 
 }

@@ -53,4 +53,21 @@ int cv4l2_query_menu(int fd, uint32_t id, uint32_t index, char *name, int64_t *v
 int cv4l2_get_control(int fd, uint32_t id, int is64, int64_t *value);
 int cv4l2_set_control(int fd, uint32_t id, int is64, int64_t value);
 
+// Control ids built from class bases (`V4L2_CID_CAMERA_CLASS_BASE+12`), which Swift does not import.
+uint32_t cv4l2_cid_focus_auto(void);
+uint32_t cv4l2_cid_auto_focus_start(void);
+uint32_t cv4l2_cid_exposure_auto(void);
+// The UVC 1.5 region of interest (linux/uvcvideo.h since Linux 6.16; defined here when the installed
+// headers are older): a rectangle control in the sensor's pixels and a bitmask of what follows it.
+uint32_t cv4l2_cid_roi_rect(void);
+uint32_t cv4l2_cid_roi_auto(void);
+uint32_t cv4l2_roi_auto_exposure(void);
+uint32_t cv4l2_roi_auto_focus(void);
+uint32_t cv4l2_ctrl_type_rect(void);
+
+// A rectangle control (V4L2_CTRL_TYPE_RECT, through the ext-control's pointer): `which` 0 reads the
+// current value, 1 the smallest rectangle, 2 the largest (V4L2_CTRL_WHICH_MIN_VAL / MAX_VAL).
+int cv4l2_get_rect_control(int fd, uint32_t id, int which, int32_t *left, int32_t *top, uint32_t *width, uint32_t *height);
+int cv4l2_set_rect_control(int fd, uint32_t id, int32_t left, int32_t top, uint32_t width, uint32_t height);
+
 #endif

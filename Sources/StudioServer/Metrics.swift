@@ -1,0 +1,166 @@
+import Foundation
+import StudioCore
+import Output
+
+/// The server's counters in the Prometheus text exposition format (version 0.0.4), made from the same
+/// replies as `status` and `cameras`: one place reads the pipeline, this only renders. Served by the
+/// control command `metrics` (`studio metrics`) and by the HTTP console's `GET /metrics`.
+///
+/// Naming follows Prometheus: everything is `studio_...`, counters end in `_total`, units are in the
+/// name (`_bytes`, `_seconds`), and a state is a state set (one sample per possible state, 1 for the
+/// current one). Program audio levels are not here yet: no level meter exists until the audio mixer
+/// (its issue adds per-input and program levels).
+public enum Metrics {
+    /// The text format's content type, for an HTTP response.
+    public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    public static func render(status: StatusReply, cameras: CamerasReply) -> String {
+        var text = MetricsText()
+        text.gauge("studio_session_id", "The current session's id (see `studio sessions`).", Double(status.session))
+        text.gauge("studio_start_time_seconds", "When the server started, in seconds since the Unix epoch.",
+                   status.startedAt.timeIntervalSince1970)
+        text.gauge("studio_uptime_seconds", "Seconds since the server started.", status.uptimeSeconds)
+
+        // The program.
+        let program = status.program
+        text.gauge("studio_program_fps", "Program frames delivered per second, measured.", program.fps)
+        text.counter("studio_program_frames_total", "Program frames delivered to the encoder.", program.frames)
+        text.counter("studio_program_late_ticks_total", "Program ticks that came late (the program thread was behind).", program.lateTicks)
+        text.counter("studio_program_slate_frames_total", "Program frames that showed the slate (no source to show).", program.slateFrames)
+        text.counter("studio_program_composed_frames_total", "Program frames composed from a scene's layers.", program.composedFrames)
+        text.counter("studio_program_transition_frames_total", "Program frames that were part of a transition.", program.transitionFrames)
+        text.gauge("studio_program_time_seconds", "Program time of the latest frame (the clock of the stream's timestamps).",
+                   Double(program.programMilliseconds) / 1000)
+
+        // The program's video encoder.
+        let encoder = status.encoder
+        text.gauge("studio_encoder_info", "The encoders in use (value 1), with what was asked for.",
+                   [(["video": encoder.video, "audio": encoder.audio, "choice": encoder.choice, "preset": encoder.preset], 1)])
+        text.counter("studio_encoder_frames_encoded_total", "Program frames the video encoder took.", encoder.framesEncoded)
+        text.counter("studio_encoder_frames_dropped_total", "Program frames dropped because the video encoder was behind.", encoder.framesDropped)
+        text.counter("studio_encoder_errors_total", "Video encode errors.", encoder.encodeErrors)
+        text.gauge("studio_encoder_overloaded", "1 while the video encoder drops over 10 % of its frames for 5 s, else 0.",
+                   encoder.overloadedFPS == nil ? 0 : 1)
+        text.gauge("studio_encoder_generation", "The video encoder's generation: +1 at each mid-show fallback.", Double(encoder.generation))
+        text.gauge("studio_encoder_bitrate_bits_per_second", "The configured video bitrate.", Double(encoder.bitrate))
+
+        // Outputs (stream destinations and the program recording), by name: never by URL (stream keys).
+        let outputs = status.outputs
+        func perOutput(_ value: (StatusReply.OutputView) -> Int) -> [([String: String], Double)] {
+            outputs.map { (["output": $0.name], Double(value($0))) }
+        }
+        text.counter("studio_output_sent_bytes_total", "Bytes an output has written (sent to the server or to the file).",
+                     perOutput(\.bytesSent))
+        text.counter("studio_output_sent_packets_total", "Packets an output has written.", perOutput(\.packetsSent))
+        text.counter("studio_output_dropped_packets_total", "Packets an output dropped because it was behind, by media.",
+                     outputs.flatMap { [(["output": $0.name, "media": "video"], Double($0.droppedVideo)),
+                                        (["output": $0.name, "media": "audio"], Double($0.droppedAudio))] })
+        text.counter("studio_output_reconnects_total", "Connections an output made again after losing one.", perOutput(\.reconnects))
+        text.counter("studio_output_reconnect_attempts_total", "Connection attempts after a failure, successful or not.",
+                     perOutput(\.reconnectAttempts))
+        text.gauge("studio_output_up", "1 while an output is connected (or its file open), else 0.",
+                   outputs.map { (["output": $0.name], $0.state == OutputState.connected.rawValue ? 1 : 0) })
+        text.gauge("studio_output_state", "An output's state: 1 for the current one.",
+                   outputs.flatMap { output in
+                       OutputState.allCases.map { (["output": output.name, "state": $0.rawValue], output.state == $0.rawValue ? 1 : 0) }
+                   })
+
+        // Cameras.
+        text.gauge("studio_cameras", "Cameras the session has seen, lost ones included.", Double(status.cameras))
+        text.gauge("studio_cameras_lost", "Cameras lost now (unplugged or silent).", Double(status.camerasLost))
+        let all = cameras.cameras
+        func perCamera(_ value: (CameraView) -> Int) -> [([String: String], Double)] {
+            all.map { (["camera": $0.name], Double(value($0))) }
+        }
+        text.counter("studio_camera_frames_total", "Frames a camera captured.", perCamera(\.frames))
+        text.counter("studio_camera_dropped_frames_total", "Frames a camera dropped (its queue was full).", perCamera(\.framesDropped))
+        text.counter("studio_camera_corrupt_frames_total", "Damaged frames a camera discarded.", perCamera(\.framesCorrupt))
+        text.gauge("studio_camera_up", "1 while a camera is live, else 0.",
+                   all.map { (["camera": $0.name], $0.state == CameraState.live.rawValue ? 1 : 0) })
+        text.gauge("studio_camera_state", "A camera's state: 1 for the current one.",
+                   all.flatMap { camera in
+                       CameraState.allCases.map { (["camera": camera.name, "state": $0.rawValue], camera.state == $0.rawValue ? 1 : 0) }
+                   })
+        text.gauge("studio_camera_info", "A camera's backend and identity (value 1).",
+                   all.map { (["camera": $0.name, "backend": $0.backend, "identity": $0.identity], 1) })
+
+        // ISO recordings, one per camera.
+        let iso = status.iso
+        func perFeed(_ value: (StatusReply.IsoView) -> Int) -> [([String: String], Double)] {
+            iso.map { (["camera": $0.camera], Double(value($0))) }
+        }
+        text.counter("studio_iso_frames_encoded_total", "Frames an ISO feed encoded.", perFeed(\.framesEncoded))
+        text.counter("studio_iso_frames_skipped_total", "Frames an ISO feed skipped because its encoder was behind.", perFeed(\.framesSkipped))
+        text.counter("studio_iso_frames_unusable_total", "Frames an ISO feed could not use.", perFeed(\.framesUnusable))
+        text.counter("studio_iso_encode_errors_total", "An ISO feed's encode errors.", perFeed(\.encodeErrors))
+        text.counter("studio_iso_written_bytes_total", "Bytes an ISO feed wrote to its file.", perFeed(\.bytesWritten))
+
+        // Program audio input (levels come with the audio mixer).
+        let audio = status.audioInput
+        text.gauge("studio_audio_input_info", "Where the program audio comes from (value 1).", [(["source": audio.source], 1)])
+        if let captured = audio.capturedSeconds {
+            text.counter("studio_audio_input_captured_seconds_total", "Seconds of audio the microphone delivered.", captured)
+        }
+        if let silence = audio.silenceSeconds {
+            text.counter("studio_audio_input_silence_seconds_total", "Seconds of program audio filled with silence while the microphone was missing.",
+                         silence)
+        }
+        if let discarded = audio.discardedSamples {
+            text.counter("studio_audio_input_discarded_samples_total", "Microphone samples discarded (they came faster than the program takes them).",
+                         discarded)
+        }
+
+        // The event store.
+        let store = status.store
+        text.gauge("studio_event_store_queued_events", "Events waiting on the store thread for the database.", Double(store.queued))
+        text.counter("studio_event_store_written_events_total", "Events written to the database.", store.written)
+        text.counter("studio_event_store_lost_events_total", "Events that will never be stored.", store.lost)
+        text.counter("studio_event_store_replacements_total", "Times the database file was deleted or replaced mid-show.", store.replacements)
+        text.gauge("studio_event_store_retrying", "1 while writes to the database fail and are retried, else 0.",
+                   store.retryingSince == nil ? 0 : 1)
+
+        if let disk = status.disk, let free = disk.freeBytes {
+            text.gauge("studio_disk_free_bytes", "Free space in the recording directory.", [(["path": disk.path], Double(free))])
+        }
+        return text.output
+    }
+}
+
+/// Builds the text format: each family once, `# HELP` and `# TYPE` before its samples, label values
+/// and help text escaped as the format says.
+struct MetricsText {
+    private(set) var output = ""
+
+    mutating func counter(_ name: String, _ help: String, _ value: Int) { family(name, "counter", help, [([:], Double(value))]) }
+    mutating func counter(_ name: String, _ help: String, _ value: Double) { family(name, "counter", help, [([:], value)]) }
+    mutating func counter(_ name: String, _ help: String, _ samples: [([String: String], Double)]) { family(name, "counter", help, samples) }
+    mutating func gauge(_ name: String, _ help: String, _ value: Double) { family(name, "gauge", help, [([:], value)]) }
+    mutating func gauge(_ name: String, _ help: String, _ samples: [([String: String], Double)]) { family(name, "gauge", help, samples) }
+
+    private mutating func family(_ name: String, _ type: String, _ help: String, _ samples: [([String: String], Double)]) {
+        output += "# HELP \(name) \(Self.escapeHelp(help))\n# TYPE \(name) \(type)\n"
+        for (labels, value) in samples {
+            let labelText = labels.isEmpty ? "" :
+                "{" + labels.sorted { $0.key < $1.key }.map { "\($0.key)=\"\(Self.escapeLabel($0.value))\"" }.joined(separator: ",") + "}"
+            output += "\(name)\(labelText) \(Self.number(value))\n"
+        }
+    }
+
+    /// `\` and newline in help text.
+    static func escapeHelp(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    /// `\`, `"` and newline in a label value.
+    static func escapeLabel(_ text: String) -> String {
+        escapeHelp(text).replacingOccurrences(of: "\"", with: "\\\"")
+    }
+
+    /// Whole numbers without a fraction; `+Inf`, `-Inf`, `NaN` as the format spells them.
+    static func number(_ value: Double) -> String {
+        if value.isNaN { return "NaN" }
+        if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return "\(value)"
+    }
+}
