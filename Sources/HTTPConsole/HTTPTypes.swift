@@ -78,32 +78,15 @@ public struct HTTPResponse: Sendable, Equatable {
     /// The console's error body, the same shape as a control socket error:
     /// `{"error": {"code": "not_found", "message": "..."}}`.
     public static func error(_ status: Int, code: String, _ message: String, headers: [(String, String)] = []) -> HTTPResponse {
-        var response = json(status, "{\"error\":{\"code\":\(jsonString(code)),\"message\":\(jsonString(message))}}")
-        response.headers = headers
-        return response
+        let object = ["error": ["code": code, "message": message]]
+        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return HTTPResponse(status: status, body: Array(body) + [0x0A], headers: headers)
     }
 
     public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
         lhs.status == rhs.status && lhs.contentType == rhs.contentType && lhs.body == rhs.body
             && lhs.headers.map { [$0.0, $0.1] } == rhs.headers.map { [$0.0, $0.1] }
     }
-}
-
-/// `text` as a JSON string literal.
-func jsonString(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out + "\""
 }
 
 /// Answers a matched request: `respond` exactly once, from any thread. The console's connection thread

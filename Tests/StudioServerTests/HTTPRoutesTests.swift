@@ -7,18 +7,7 @@ import HTTPConsole
 /// The HTTP routes come from the control commands' declarations; docs/http-api.md lists the same.
 @Suite struct HTTPRoutesTests {
     static func documentedRoutes() throws -> [String] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("docs/http-api.md"), encoding: .utf8)
-        let section = try #require(text.range(of: "\n## Routes\n"), "docs/http-api.md has a Routes section")
-        var routes: [String] = []
-        for line in text[section.upperBound...].split(separator: "\n") {
-            if line.hasPrefix("## ") { break }
-            guard line.hasPrefix("| `") else { continue }
-            let cell = line.dropFirst(3)
-            guard let end = cell.firstIndex(of: "`") else { continue }
-            routes.append(String(cell[..<end]))
-        }
-        return routes
+        try DocumentTables.firstCells(of: "docs/http-api.md", section: "Routes")
     }
 
     @Test func theDocumentListsEveryRouteInOrder() throws {
