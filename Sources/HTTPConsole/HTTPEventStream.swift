@@ -25,10 +25,12 @@ public final class HTTPEventStream: Sendable {
     /// Clients dropped for not reading their events.
     public var droppedClientCount: Int { dropped.load(ordering: .relaxed) }
 
-    /// Sends `line` (one line of JSON) to every client. Any thread; never blocks.
-    public func publish(_ line: String) {
-        let message = Array(("data: " + line + "\n\n").utf8)
+    /// Sends `line` (one line of JSON) to every client. Any thread; never blocks. `line` is not made
+    /// when no client listens.
+    public func publish(_ line: @autoclosure () -> String) {
         let all = clients.withLock { Array($0.values) }
+        guard !all.isEmpty else { return }
+        let message = Array(("data: " + line() + "\n\n").utf8)
         for client in all where !client.push(message, limit: queueLimit) {
             remove(client)
             dropped.add(1, ordering: .relaxed)

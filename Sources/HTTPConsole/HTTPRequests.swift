@@ -49,8 +49,8 @@ extension HTTPConsole {
             }
             let request = Unmanaged<RequestState>.fromOpaque(pointer).takeUnretainedValue()
             if size.pointee > 0 {
-                // The body, as it arrives: copied, up to the limit; beyond it, read and forgotten.
-                if !request.tooLarge, let data {
+                // The body, as it arrives: copied, up to the limit; beyond it (or once refused), read and forgotten.
+                if !request.tooLarge, !request.answered, let data {
                     if request.body.count + size.pointee > settings.maxBodyBytes {
                         request.tooLarge = true
                         request.body = []

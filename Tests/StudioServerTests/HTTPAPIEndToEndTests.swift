@@ -33,7 +33,8 @@ import Glibc
 
     @Test func routesAnswerTheCLIsJSONAndASwitchLands() throws {
         let studio = try StudioHarness()
-        let port = try Self.serve(studio)
+        // An output whose stream key must not show (nothing listens there: it keeps reconnecting).
+        let port = try Self.serve(studio, extra: ["--rtmp", "rtmp://127.0.0.1:9/live/secretkey123"])
         #expect(studio.waitForProgramFrames(3), "the program is on air (its tally is in status)")
 
         // The same JSON as `studio ... --json`: equal where nothing moves, the same shape where counters do.
@@ -67,8 +68,12 @@ import Glibc
         let cli = try studio.run(["controls", "cam2", "--json", "--socket", studio.socket])
         let message = try #require(try Self.json(controls)["error"]?["message"]?.stringValue)
         #expect(controls.status == 400 && cli.status != 0 && cli.error.contains(message), "\(controls) / \(cli.error)")
-        // No response carries a stream key (none is configured here: the output list is checked elsewhere).
-        #expect(!status.text.contains("secret"))
+        // No response carries the stream key: status masks it, the session's config snapshot too.
+        #expect(status.text.contains("rtmp://127.0.0.1:9/live/****"), "\(status)")
+        for path in ["/api/v1/status", "/api/v1/sessions", "/api/v1/sessions/\(session)/events", "/api/v1/cameras"] {
+            let response = try HTTPTestClient.fetch(port: port, "GET", path)
+            #expect(response.status == 200 && !response.text.contains("secretkey123"), "\(path): \(response)")
+        }
     }
 
     @Test func everyErrorHasItsStatusAndJSONBody() throws {
@@ -168,7 +173,9 @@ import Glibc
         #expect(json["event"]?["camera"] == "cam3" && json["event"]?["program_ms"]?.intValue != nil, "\(json)")
 
         // Many events with the slow client connected: every switch answers, the program goes on.
-        let framesBefore = try #require(try studio.status()["program"]?["frames"]?.intValue)
+        let before = try studio.status()
+        let framesBefore = try #require(before["program"]?["frames"]?.intValue)
+        let lateBefore = try #require(before["program"]?["late_ticks"]?.intValue)
         for index in 0..<30 {
             let source = ["cam1", "cam2", "cam3"][index % 3]
             let response = try HTTPTestClient.fetch(port: port, "POST", "/api/v1/switch", body: Array("{\"source\":\"\(source)\"}".utf8))
@@ -177,7 +184,25 @@ import Glibc
         let status = try studio.status()
         #expect((status["program"]?["frames"]?.intValue ?? 0) > framesBefore + 20, "the program kept delivering frames")
         #expect(status["program"]?["source"] == "cam3")
+        #expect(status["program"]?["late_ticks"]?.intValue == lateBefore, "no program tick came late meanwhile: \(status["program"] ?? .null)")
         let after = try HTTPTestClient.fetch(port: port, "GET", "/api/v1/status")
         #expect(after.status == 200)
+    }
+
+    @Test func aBusyPortStopsTheStartWithAClearMessage() throws {
+        let studio = try StudioHarness()
+        // Something else listens on the port.
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = NginxRTMP.loopbackAddress(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) == 0 && getsockname(holder, $0, &length) == 0 }
+        }
+        try #require(bound && listen(holder, 1) == 0)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let refused = try studio.run(["serve", "--cameras", "1", "--db", studio.database, "--socket", studio.socket, "--http", "127.0.0.1:\(port)"])
+        #expect(refused.status != 0)
+        #expect(refused.error.contains("cannot serve the HTTP API") && refused.error.contains("--no-http"), "\(refused.error)")
     }
 }
