@@ -95,7 +95,11 @@ public enum HTTPToken {
         let path = path(databasePath: databasePath)
         if let stored = try? String(contentsOfFile: path, encoding: .utf8) {
             let token = stored.trimmingCharacters(in: .whitespacesAndNewlines)
-            if !token.isEmpty { return token }
+            if !token.isEmpty {
+                // The server user's alone, even if someone loosened it since.
+                chmod(path, 0o600)
+                return token
+            }
         }
         var generator = SystemRandomNumberGenerator()
         let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
