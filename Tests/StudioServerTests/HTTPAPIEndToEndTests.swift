@@ -149,6 +149,11 @@ import Glibc
         // `studio doctor` says where it is.
         let doctor = try open.run(["doctor", "--db", open.database, "--http", "0.0.0.0:\(openPort)", "--cameras", "0"])
         #expect(doctor.output.contains(tokenFile), "\(doctor.output)")
+        // The next start keeps it.
+        _ = open.stopServer()
+        try open.serve(["--cameras", "1", "--http", "0.0.0.0:\(openPort)"] + EndToEndTests.smallProgram)
+        #expect(try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) == token)
+        #expect(try HTTPTestClient.fetch(port: openPort, "GET", "/api/v1/status", headers: ["Authorization": "Bearer \(token)"]).status == 200)
     }
 
     @Test func theEventStreamDeliversASwitchAndASlowClientStallsNothing() throws {
