@@ -23,6 +23,8 @@ let package = Package(
         .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         // FreeType 2: text layers (titles, captions) in composed scenes (Graphics).
         .systemLibrary(name: "CFreeType", path: "Sources/CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
+        // libmicrohttpd: the operator's HTTP API and event stream (HTTPConsole).
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
 
         // Value types shared by every stage. No C.
         .target(name: "StudioCore"),
@@ -66,11 +68,14 @@ let package = Package(
         .executableTarget(name: "eventstore-writer", dependencies: ["EventStore", "StudioCore"]),
         .target(name: "Control", dependencies: ["StudioCore", "StudioSystem"]),
         .target(name: "StudioConfig", dependencies: ["StudioCore", "CYAML"]),
+        // The operator's HTTP API (libmicrohttpd on its own threads): routes, token, Origin, request budget,
+        // the event stream. It knows no command: StudioServer hands it the routes and a handler.
+        .target(name: "HTTPConsole", dependencies: ["StudioCore", "StudioSystem", "CMicroHTTPD"]),
 
         // Wiring and the executable.
         .target(name: "StudioServer", dependencies: [
             "StudioCore", "StudioSystem", "Capture", "Switcher", "Encoding", "Output",
-            "EventStore", "Control", "StudioConfig", "MediaSupport", "LivePictures",
+            "EventStore", "Control", "StudioConfig", "MediaSupport", "LivePictures", "HTTPConsole",
         ]),
         // The command line: each command's options declared once (parsing, help, the overview), and the
         // `studio serve` flags with the config keys whose values they take.
@@ -108,6 +113,7 @@ let package = Package(
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore", "StudioSystem"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "HTTPConsoleTests", dependencies: ["TestSupport", "HTTPConsole", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore"]),
         .testTarget(name: "StudioCLITests", dependencies: ["StudioCLI", "StudioConfig", "StudioCore"]),
         .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "LivePictures", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem"]),

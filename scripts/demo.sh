@@ -22,6 +22,7 @@ url="rtmp://127.0.0.1:$port/live/demo"
 echo "demo: nginx-rtmp on 127.0.0.1:$port (pid $nginx_pid), recordings in $prefix/recordings"
 echo "demo: watch with:  ffplay -fflags nobuffer $url"
 echo "demo: operate from another terminal:  $bin cameras | switch cam2 | scene pip | preview trio | auto | status | log"
+echo "demo: or over HTTP:  curl -s http://127.0.0.1:8080/api/v1/status  (docs/http-api.md; --no-http turns it off)"
 # The stream key comes from the environment (`${NAME}` in the URL), as docs/security.md recommends, so
 # it never sits on the command line where other local users could read it.
 export STUDIO_DEMO_KEY=demo

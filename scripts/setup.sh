@@ -11,6 +11,9 @@ packages=(
   libfreetype-dev fonts-dejavu-core
   # build: libva (VAAPI probe of /dev/dri render nodes for hardware H.264)
   libva-dev
+  # build and run: libmicrohttpd (the operator's HTTP API and event stream, CMicroHTTPD / HTTPConsole;
+  # chosen over civetweb and libwebsockets in docs/http-api.md)
+  libmicrohttpd-dev
   # run and test: the ffmpeg/ffprobe CLI (tests decode what nginx received; the benchmark compares),
   # and a private nginx with the RTMP module for the demo and the tests
   ffmpeg nginx-light libnginx-mod-rtmp

@@ -38,6 +38,9 @@ public protocol ControlCommand<Context>: Sendable {
     /// One line for `help`.
     static var summary: String { get }
     static var execution: ControlExecution { get }
+    /// Where the HTTP API serves the command (docs/http-api.md); nil: the control socket only. Its
+    /// path's `{name}` segments become arguments, beside the query's (GET) or the JSON body's (POST).
+    static var httpRoute: ControlHTTPRoute? { get }
 
     /// Answers an `immediate` or `worker` command.
     static func run(_ arguments: Arguments, in context: Context) throws -> Reply
@@ -48,6 +51,7 @@ public protocol ControlCommand<Context>: Sendable {
 
 extension ControlCommand {
     public static var execution: ControlExecution { .immediate }
+    public static var httpRoute: ControlHTTPRoute? { nil }
 
     public static func run(_ arguments: Arguments, in context: Context) throws -> Reply {
         throw ControlError(.internal, "\(name) answers through start(_:in:reply:), not run(_:in:)")
@@ -59,6 +63,25 @@ extension ControlCommand {
     }
 
     public static var info: ControlCommandInfo { ControlCommandInfo(name: name, summary: summary) }
+}
+
+/// A command's HTTP route: `.get("/api/v1/status")`, `.post("/api/v1/camera/{camera}/controls")`. A
+/// `{name}` path segment is the argument `name` (a string); `{name:int}` a whole number.
+public struct ControlHTTPRoute: Sendable, Equatable {
+    /// `GET` (reads) or `POST` (changes something).
+    public var method: String
+    public var path: String
+    /// Served as it is rather than as JSON: the reply's string field of this name, with `contentType`
+    /// (`/metrics`: Prometheus text). Nil: the reply is the JSON body.
+    public var textField: String?
+    public var contentType: String?
+
+    public static func get(_ path: String) -> Self { Self(method: "GET", path: path) }
+    public static func post(_ path: String) -> Self { Self(method: "POST", path: path) }
+    /// A GET answered with the reply's `field` as a `contentType` body.
+    public static func get(_ path: String, text field: String, contentType: String) -> Self {
+        Self(method: "GET", path: path, textField: field, contentType: contentType)
+    }
 }
 
 /// The arguments of a command that takes none (any `arguments` object is accepted).

@@ -146,8 +146,8 @@ public struct ControlReply: Sendable, Equatable {
         }
     }
 
-    /// The line pushed to subscribers (without the newline).
-    static func eventLine(_ event: JSONValue) -> String {
+    /// The line pushed to subscribers (without the newline); the HTTP API's event stream sends the same.
+    public static func eventLine(_ event: JSONValue) -> String {
         JSONValue.object(["event": event]).jsonText
     }
 }

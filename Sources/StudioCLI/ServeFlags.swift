@@ -136,6 +136,12 @@ public enum ServeFlags {
                help: "let members of group NAME use the control socket too (mode 0660);\ndefault: owner only (config: socket_group)") {
             $0.configuration.socketGroup = $1
         },
+        .value("http", "ADDR:PORT", .listenAddress, config: "http.listen",
+               help: "serve the HTTP API on ADDR:PORT (default 127.0.0.1:8080); an address\nother than loopback needs a token (http.token, or one generated:\nsee `studio doctor`)") {
+            $0.configuration.http.listen = $1
+            $0.configuration.http.enabled = true
+        },
+        .toggle("no-http", config: "http.enabled", help: "no HTTP API (config: http: enabled: false)") { $0.configuration.http.enabled = false },
         .value("program", "WxH@FPS", .programFormat, config: "program.format",
                help: "program format (default 1280x720@30)") { $0.configuration.program = $1 },
         .value("preset", "NAME", .x264Preset, config: "video.preset", help: "x264 preset (default veryfast)") {

@@ -41,6 +41,7 @@ extension StudioConfiguration {
         .live("scenes") { $0.scenes },
         .live("overlays") { $0.overlays },
         .live("transition") { $0.transition },
+        .fixed("http") { $0.http },
     ]
 
     /// What differs from `self` in `new`: the live keys (a reload applies them) and the others (a

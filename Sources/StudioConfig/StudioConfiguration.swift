@@ -32,13 +32,15 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
     /// What `studio auto` runs when it names no transition (`transition:`).
     public var transition = Self.defaultTransition
     public static let defaultTransition = TransitionSpec(kind: .mix, frames: 15)
+    /// The operator's HTTP API (`http:`).
+    public var http = HTTPSettings()
 
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case program, video, audio, outputs
         case recordDirectory = "record", databasePath = "database", socketPath = "socket", socketGroup = "socket_group"
-        case cameras, scenes, overlays, transition
+        case cameras, scenes, overlays, transition, http
     }
 
     public init(from decoder: any Decoder) throws {
@@ -55,6 +57,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         socketPath = try keys.parse(.socketPath, .socketPath)
         socketGroup = try keys.parse(.socketGroup, .groupName)
         try keys.update(&cameras, .cameras)
+        try keys.update(&http, .http)
         if let list = try keys.decodeIfPresent(SceneList.self, forKey: .scenes) { scenes = list.scenes }
         if let list = try keys.decodeIfPresent(OverlayList.self, forKey: .overlays) { overlays = list.overlays }
         if let section = try keys.decodeIfPresent(TransitionSection.self, forKey: .transition) {
@@ -135,6 +138,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         try keys.encode(scenes.map(SceneEntry.init), forKey: .scenes)
         try keys.encode(overlays.map(OverlayEntry.init), forKey: .overlays)
         try keys.encode(TransitionSection(spec: transition), forKey: .transition)
+        try keys.encode(http, forKey: .http)
     }
 
     /// The configuration as compact JSON with sorted keys, for the session's config snapshot in the

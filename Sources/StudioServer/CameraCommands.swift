@@ -14,6 +14,7 @@ enum CameraCommands {
 
     enum Mode: ControlCommand {
         static let name = "camera"
+        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/camera/{camera}/mode")
         static let summary = "asks a device camera for a size and/or frame rate; answers what the device granted"
         static let execution = ControlExecution.worker
         struct Arguments: Decodable, Sendable {
@@ -56,6 +57,7 @@ enum CameraCommands {
 
     enum Controls: ControlCommand {
         static let name = "controls"
+        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/camera/{camera}/controls")
         static let summary = "a device camera's controls (brightness, focus...) with their ranges and values"
         static let execution = ControlExecution.worker
         static func run(_ arguments: CameraArguments, in server: StudioServer) throws -> ControlsReply {
@@ -68,6 +70,7 @@ enum CameraCommands {
 
     enum SetControl: ControlCommand {
         static let name = "control"
+        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/camera/{camera}/controls")
         static let summary = "sets one control of a device camera and answers it read back"
         static let execution = ControlExecution.worker
         struct Arguments: Decodable, Sendable {
@@ -92,6 +95,7 @@ enum CameraCommands {
     enum Focus: ControlCommand {
         static let name = "focus"
         static let summary = "asks a camera to focus and expose on a point of its picture (x, y from 0 to 1); answers how it could"
+        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/camera/{camera}/focus")
         static let execution = ControlExecution.worker
         struct Arguments: Decodable, Sendable {
             var camera: String

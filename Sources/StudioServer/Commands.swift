@@ -30,18 +30,21 @@ enum ServerCommands {
 
     enum Ping: ControlCommand {
         static let name = "ping"
+        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/ping")
         static let summary = "answers {\"pong\": true}"
         static func run(_ arguments: NoArguments, in server: StudioServer) -> PingReply { PingReply() }
     }
 
     enum Cameras: ControlCommand {
         static let name = "cameras"
+        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/cameras")
         static let summary = "every camera of the session, lost ones included, with its state, format and offered modes"
         static func run(_ arguments: NoArguments, in server: StudioServer) -> CamerasReply { server.camerasView() }
     }
 
     enum Status: ControlCommand {
         static let name = "status"
+        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/status")
         static let summary = "the program, encoder, outputs, ISO recordings and audio input, with their counters"
         static func run(_ arguments: NoArguments, in server: StudioServer) -> StatusReply { server.statusView() }
     }
@@ -49,11 +52,13 @@ enum ServerCommands {
     enum Metrics: ControlCommand {
         static let name = "metrics"
         static let summary = "the status and camera counters in the Prometheus text format, as {\"text\": ...}"
+        static let httpRoute: ControlHTTPRoute? = .get("/metrics", text: "text", contentType: StudioServer.metricsContentType)
         static func run(_ arguments: NoArguments, in server: StudioServer) -> MetricsReply { MetricsReply(text: server.metricsText()) }
     }
 
     enum Sessions: ControlCommand {
         static let name = "sessions"
+        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/sessions")
         static let summary = "the sessions in the database, newest first"
         static let execution = ControlExecution.worker
         struct Arguments: Decodable, Sendable {
@@ -71,6 +76,7 @@ enum ServerCommands {
 
     enum Log: ControlCommand {
         static let name = "log"
+        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/sessions/{session:int}/events")
         static let summary = "a session's events, oldest first (the current session by default)"
         static let execution = ControlExecution.worker
         static func run(_ arguments: SessionArguments, in server: StudioServer) throws -> LogReply {
@@ -81,6 +87,7 @@ enum ServerCommands {
 
     enum Recordings: ControlCommand {
         static let name = "recordings"
+        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/sessions/{session:int}/recordings")
         static let summary = "a session's recording files with their sizes (the current session by default)"
         static let execution = ControlExecution.worker
         static func run(_ arguments: SessionArguments, in server: StudioServer) throws -> RecordingsReply {

@@ -98,6 +98,7 @@ extension StudioServer {
 extension ServerCommands {
     enum Reload: ControlCommand {
         static let name = "reload"
+        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/reload")
         static let summary = "re-reads the config file: scenes, overlays, transition, backups and pictures change live; anything else is refused"
         static let execution = ControlExecution.worker
         static func run(_ arguments: NoArguments, in server: StudioServer) throws -> ReloadReply {

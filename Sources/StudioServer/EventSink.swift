@@ -2,35 +2,46 @@ import Foundation
 import StudioCore
 import EventStore
 import Control
+import HTTPConsole
 
 /// Fans each event out to the store (queued for its own thread), to control clients that subscribed,
-/// and to the server log. Every path enqueues; none blocks the stage that emitted.
+/// to the HTTP API's event streams (the same line), and to the server log. Every path enqueues; none blocks the stage that emitted.
 final class ServerEventSink: EventSink {
     private let store: EventStore
     private let control: ControlServer
     private let log: ServerLog
+    private let http: HTTPEventStream
     /// The `recordings` rows, kept from the recording outputs' events.
     let recordings: RecordingRows
 
-    init(store: EventStore, control: ControlServer, log: ServerLog) {
+    init(store: EventStore, control: ControlServer, http: HTTPEventStream, log: ServerLog) {
         self.store = store
         self.control = control
+        self.http = http
         self.log = log
         recordings = RecordingRows(store: store)
     }
 
     func emit(_ event: StudioEvent) {
         // Tally changes follow from the switch and preview events, which are stored: watchers only.
-        guard event.kind != .tally else { return control.broadcast(event) }
+        guard event.kind != .tally else { return watchers(event) }
         store.record(event)
         recordings.note(event)
-        control.broadcast(event)
+        watchers(event)
         log.info(Views.describe(event))
     }
 
     /// To `watch` and the log only: for what the store reports about itself (already stored, or not storable).
     func broadcast(_ event: StudioEvent) {
-        control.broadcast(event)
+        watchers(event)
         log.info(Views.describe(event))
+    }
+
+    /// `subscribe`d control clients and the HTTP event streams: the same JSON line to both.
+    private func watchers(_ event: StudioEvent) {
+        // An event holds strings, integers and a date: encoding it cannot fail.
+        let view = (try? JSONValue(encoding: EventView(event))) ?? .null
+        control.broadcast(view)
+        http.publish(ControlReply.eventLine(view))
     }
 }

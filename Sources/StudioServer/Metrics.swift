@@ -164,3 +164,8 @@ struct MetricsText {
         return "\(value)"
     }
 }
+
+extension StudioServer {
+    /// The content type `GET /metrics` is served with (a name the `metrics` command can reach).
+    static let metricsContentType = Metrics.contentType
+}

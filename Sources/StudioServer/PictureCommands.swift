@@ -9,6 +9,7 @@ import Control
 enum PictureCommands {
     enum Picture: ControlCommand {
         static let name = "picture"
+        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/picture/{camera}")
         static let summary = "sets (or, with only camera, shows) a camera's picture: crop, mirror, flip, rotate, colour, beauty"
         static let execution = ControlExecution.deferred
 

@@ -10,6 +10,7 @@ import Output
 import EventStore
 import Control
 import StudioConfig
+import HTTPConsole
 import LivePictures
 
 /// Wires the stages: cameras -> program switcher -> encoders -> outputs, with the event store and the
@@ -32,6 +33,9 @@ public final class StudioServer: Sendable {
     /// The console's live tiles (small JPEGs of the cameras, program and preview), made only while watched.
     public let tiles: TilePictures
     let control: ControlServer
+    /// The HTTP API (nil with `--no-http`) and its event streams.
+    let http: HTTPConsole?
+    let httpEvents: HTTPEventStream
     let queries: QueryWorker
     /// The configuration in force (the start's, then each reload's) and the reloads' lock.
     let reloader: ConfigReloader
@@ -116,6 +120,11 @@ public final class StudioServer: Sendable {
             try services.start("control", { [control] in
                 do { try control.start() } catch { throw ServerError("cannot listen on \(options.socketPath): \(error)") }
             }, stop: { [control] in control.stop() })
+            // The HTTP API, on its own threads, with the same commands as the socket (`HTTPBridge`); it
+            // answers `unavailable` like the socket until the server is attached to the router.
+            let httpEvents = HTTPEventStream()
+            self.httpEvents = httpEvents
+            http = try Self.startHTTP(options: options, router: router, events: httpEvents, services: services, log: log)
 
             sessionID = try store.startSession(configSnapshot: configuration.jsonSnapshot())
             let session = sessionID
@@ -124,7 +133,7 @@ public final class StudioServer: Sendable {
                 do { try store.endSession(reason: ending.reason) } catch { log.info("could not close the session: \(error)") }
                 log.info("session \(session) ended")
             })
-            let events = ServerEventSink(store: store, control: control, log: log)
+            let events = ServerEventSink(store: store, control: control, http: httpEvents, log: log)
             self.events = events
             storeHealth.attach(events)
             if let speed, !speed.keepsUp {
@@ -299,6 +308,26 @@ public final class StudioServer: Sendable {
             log.info("ISO \(camera.id.name): \(path) (encoder \(settings.encoder.rawValue), x264 preset \(settings.preset))")
             return iso
         }
+    }
+
+    /// The HTTP console on `http.listen` with its token (see `HTTPToken`), stopped before control.
+    private static func startHTTP(options: ServerOptions, router: ControlRouter<StudioServer>, events: HTTPEventStream,
+                                  services: ServiceGroup, log: ServerLog) throws -> HTTPConsole? {
+        let settings = options.configuration.http
+        guard settings.enabled else { return nil }
+        let token = try HTTPToken.resolve(settings, databasePath: options.databasePath)
+        let console = HTTPConsole(settings: HTTPConsoleSettings(listen: settings.listen, token: token),
+                                  routes: HTTPBridge.routes(ServerCommands.all), events: events,
+                                  handler: HTTPBridge.handler(router, commands: ServerCommands.all))
+        try services.start("http", {
+            do { try console.start() } catch {
+                throw ServerError("cannot serve the HTTP API: \(error) (choose another with --http ADDR:PORT, or --no-http)")
+            }
+        }, stop: { console.stop() })
+        let access = token == nil ? "no token (loopback)" : settings.token != nil ? "token from http.token"
+            : "token in \(HTTPToken.path(databasePath: options.databasePath))"
+        log.info("HTTP API on http://\(settings.listen.host):\(console.port)/api/v1/ (\(access))")
+        return console
     }
 
     /// Program audio: a PipeWire microphone (an empty name: the default Audio/Source; silence on the

@@ -70,6 +70,7 @@ enum SwitcherCommands {
 
     enum Switch: ControlCommand {
         static let name = "switch"
+        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/switch")
         static let summary = "cuts the program to a camera or scene; answers once the cut is on air"
         static let execution = ControlExecution.deferred
         static func start(_ arguments: SourceArguments, in server: StudioServer,
@@ -80,6 +81,7 @@ enum SwitcherCommands {
 
     enum Scene: ControlCommand {
         static let name = "scene"
+        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/scene/{scene}")
         static let summary = "cuts the program to a scene (switch, for scenes only)"
         static let execution = ControlExecution.deferred
         struct Arguments: Decodable, Sendable { var scene: String }
@@ -95,6 +97,7 @@ enum SwitcherCommands {
 
     enum Preview: ControlCommand {
         static let name = "preview"
+        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/preview")
         static let summary = "puts a camera or scene on preview, ready for cut or auto"
         static let execution = ControlExecution.deferred
         static func start(_ arguments: SourceArguments, in server: StudioServer,
@@ -105,6 +108,7 @@ enum SwitcherCommands {
 
     enum Cut: ControlCommand {
         static let name = "cut"
+        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/cut")
         static let summary = "swaps preview and program on the next frame (completes a running transition at once)"
         static let execution = ControlExecution.deferred
         static func start(_ arguments: NoArguments, in server: StudioServer,
@@ -115,6 +119,7 @@ enum SwitcherCommands {
 
     enum Auto: ControlCommand {
         static let name = "auto"
+        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/auto")
         static let summary = "runs a transition from program to preview (the default one unless given)"
         static let execution = ControlExecution.deferred
         static func start(_ arguments: TransitionArguments, in server: StudioServer,
@@ -126,6 +131,7 @@ enum SwitcherCommands {
 
     enum Transition: ControlCommand {
         static let name = "transition"
+        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/transition")
         static let summary = "sets (or, with no arguments, shows) the transition auto runs"
         static func run(_ arguments: TransitionArguments, in server: StudioServer) throws -> TransitionReply {
             let rate = server.switcher.format.frameRate
@@ -139,6 +145,7 @@ enum SwitcherCommands {
 
     enum Overlay: ControlCommand {
         static let name = "overlay"
+        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/overlay/{name}")
         static let summary = "switches an overlay on or off (toggles it without on); answers once the frame is on air"
         static let execution = ControlExecution.deferred
         struct Arguments: Decodable, Sendable {
@@ -158,6 +165,7 @@ enum SwitcherCommands {
 
     enum Scenes: ControlCommand {
         static let name = "scenes"
+        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/scenes")
         static let summary = "the scenes with their layers, sources and tally"
         static func run(_ arguments: NoArguments, in server: StudioServer) -> ScenesReply { server.scenesView() }
     }

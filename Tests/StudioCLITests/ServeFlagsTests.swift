@@ -49,6 +49,7 @@ import StudioCore
 
     /// Values that a flag and its config key both refuse, with the same words.
     static let refused: [String: [String]] = [
+        "http": ["8080", "host:8080", "127.0.0.1:99999", "1.2.3:80", "127.0.0.1:", ""],
         "bitrate": ["10", "99k", "100.5M", "200M", "4500kb", "fast", ""],
         "audio": ["mic", "pipewire:", "pipewire: ", "Tone", ""],
         "rtmp": ["http://host/app/key", "rtmp://", "rtmp://host", "rtmp://host/", "rtmp://host/app key", "host/app/key"],
@@ -74,6 +75,7 @@ import StudioCore
         "backends": ["none", "v4l2,pipewire", "pipewire"],
         "cameras": ["0", "16"],
         "socket-group": ["studio"],
+        "http": ["127.0.0.1:8080", "0.0.0.0:0", "localhost:9000"],
     ]
 
     @Test func everyFlagWithAConfigKeyIsTested() {

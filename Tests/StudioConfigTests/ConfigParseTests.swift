@@ -281,7 +281,7 @@ import Testing
         #expect((object["video"] as? [String: Any])?["bitrate"] as? Int == 3_000_000)
         #expect((object["program"] as? [String: Any])?["format"] as? String == "1280x720@30")
         #expect(object["record"] is NSNull)
-        #expect(Set(object.keys) == ["program", "video", "audio", "outputs", "record", "database", "socket", "cameras", "scenes", "overlays", "transition"])
+        #expect(Set(object.keys) == ["program", "video", "audio", "outputs", "record", "database", "socket", "cameras", "scenes", "overlays", "transition", "http"])
         // Stable: the same configuration gives the same text.
         #expect(config.jsonSnapshot() == snapshot)
     }

@@ -49,7 +49,7 @@ import Testing
         ("outputs:\n  - {url: rtmp://h/a/k, nme: x}\n", "outputs[0].nme", "name", "url, name"),
         ("cameras:\n  dmeo: 2\n", "cameras.dmeo", "demo", "backends, demo, pins, iso, iso_preset, iso_encoder"),
         ("cameras:\n  pins:\n    - {match: a, name: b, fpss: 30}\n", "cameras.pins[0].fpss", "fps", "match, name, iso, encoder, size, fps, controls, picture, backup, back"),
-        ("socket_gruop: studio\n", "socket_gruop", "socket_group", "program, video, audio, outputs, record, database, socket, socket_group, cameras, scenes, overlays, transition"),
+        ("socket_gruop: studio\n", "socket_gruop", "socket_group", "program, video, audio, outputs, record, database, socket, socket_group, cameras, scenes, overlays, transition, http"),
     ])
     func unknownKeysSuggestAndList(_ yaml: String, _ keyPath: String, _ suggestion: String, _ known: String) throws {
         let error = try #require(Self.error(yaml))

@@ -10,19 +10,7 @@ import StudioCore
 @Suite struct CommandTableTests {
     /// The command names in the tables of docs/control-protocol.md's "Commands" section, in order.
     static func documentedCommands() throws -> [String] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("docs/control-protocol.md"), encoding: .utf8)
-        let section = try #require(text.range(of: "\n## Commands\n"), "docs/control-protocol.md has a Commands section")
-        var names: [String] = []
-        for line in text[section.upperBound...].split(separator: "\n") {
-            if line.hasPrefix("## ") { break }
-            // `| `name` | arguments | result |`
-            guard line.hasPrefix("| `") else { continue }
-            let cell = line.dropFirst(3)
-            guard let end = cell.firstIndex(of: "`") else { continue }
-            names.append(String(cell[..<end]))
-        }
-        return names
+        try DocumentTables.firstCells(of: "docs/control-protocol.md", section: "Commands")
     }
 
     @Test func theProtocolDocumentListsEveryCommandOnce() throws {

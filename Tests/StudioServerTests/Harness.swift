@@ -32,11 +32,14 @@ final class StudioHarness {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Starts `studio serve` with the harness's database and socket, and waits until it answers.
+    /// Starts `studio serve` with the harness's database and socket, and waits until it answers. The
+    /// HTTP API is off (tests run side by side; the default port is one) unless `arguments` ask for it
+    /// with `--http ADDR:PORT`.
     @discardableResult
     func serve(_ arguments: [String], waitUntilReady: Bool = true, environment: [String: String]? = nil) throws -> ChildProcess {
+        let http = arguments.contains("--http") ? [] : ["--no-http"]
         let child = try ChildProcess(executable: Self.binary,
-                                     arguments: ["serve", "--db", database, "--socket", socket] + arguments,
+                                     arguments: ["serve", "--db", database, "--socket", socket] + http + arguments,
                                      environment: environment,
                                      outputDirectory: directory.appendingPathComponent("serve-\(UUID().uuidString.prefix(4))"))
         server = child

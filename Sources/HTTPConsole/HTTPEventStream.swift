@@ -1,0 +1,117 @@
+import Synchronization
+import StudioSystem
+
+/// The clients of `GET /api/v1/events` (server-sent events): each `publish`ed line goes to every client's
+/// own bounded queue, which its connection thread writes out as `data: LINE`. A client whose queue is
+/// full (it does not read) is dropped, and counted, rather than buffered without bound: `publish` never
+/// blocks and never waits for a client.
+public final class HTTPEventStream: Sendable {
+    /// Lines one client may have waiting before it is dropped.
+    public let queueLimit: Int
+    /// A comment line (`: keepalive`) goes out after this long without an event, so proxies and
+    /// browsers keep the stream open and a vanished client is noticed.
+    public let keepaliveSeconds: Double
+    private let clients = Mutex<[ObjectIdentifier: Client]>([:])
+    private let dropped = Atomic<Int>(0)
+    private let closed = Atomic<Bool>(false)
+
+    public init(queueLimit: Int = 256, keepaliveSeconds: Double = 15) {
+        self.queueLimit = queueLimit
+        self.keepaliveSeconds = keepaliveSeconds
+    }
+
+    /// Clients connected now.
+    public var clientCount: Int { clients.withLock { $0.count } }
+    /// Clients dropped for not reading their events.
+    public var droppedClientCount: Int { dropped.load(ordering: .relaxed) }
+
+    /// Sends `line` (one line of JSON) to every client. Any thread; never blocks. `line` is not made
+    /// when no client listens.
+    public func publish(_ line: @autoclosure () -> String) {
+        let all = clients.withLock { Array($0.values) }
+        guard !all.isEmpty else { return }
+        let message = Array(("data: " + line() + "\n\n").utf8)
+        for client in all where !client.push(message, limit: queueLimit) {
+            remove(client)
+            dropped.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Ends every stream (the console is stopping): their threads return at once.
+    func close() {
+        closed.store(true, ordering: .sequentiallyConsistent)
+        let all = clients.withLock { clients in
+            defer { clients.removeAll() }
+            return Array(clients.values)
+        }
+        for client in all { client.end() }
+    }
+
+    /// A new client; nil when the console is stopping.
+    func connect() -> Client? {
+        guard !closed.load(ordering: .sequentiallyConsistent) else { return nil }
+        let client = Client(keepaliveSeconds: keepaliveSeconds)
+        clients.withLock { $0[ObjectIdentifier(client)] = client }
+        return client
+    }
+
+    func remove(_ client: Client) {
+        client.end()
+        _ = clients.withLock { $0.removeValue(forKey: ObjectIdentifier(client)) }
+    }
+
+    /// One stream: its queue, and what its connection thread has yet to write.
+    final class Client: @unchecked Sendable {
+        // Invariant: `queue`, `ended` are touched only under `lock`; `pending` only by the connection's
+        // thread (MHD calls the content reader of one response from one thread at a time).
+        private let lock = ConditionLock()
+        private var queue: [[UInt8]] = [Array(": subscribed\n\n".utf8)]
+        private var ended = false
+        private var pending: ArraySlice<UInt8> = []
+        private let keepaliveNanoseconds: UInt64
+
+        init(keepaliveSeconds: Double) {
+            keepaliveNanoseconds = UInt64(keepaliveSeconds * 1e9)
+        }
+
+        /// Queues `message`; false when the queue is full or the stream over (the client is to go).
+        func push(_ message: [UInt8], limit: Int) -> Bool {
+            lock.withLock {
+                guard !ended, queue.count < limit else { return false }
+                queue.append(message)
+                lock.signal()
+                return true
+            }
+        }
+
+        func end() {
+            lock.withLock {
+                ended = true
+                queue.removeAll()
+                lock.broadcast()
+            }
+        }
+
+        /// Fills `buffer` with what is to be written next, waiting (on the connection's own thread) for
+        /// an event or the keepalive; nil when the stream is over.
+        func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+            if pending.isEmpty {
+                let deadline = MonotonicClock.now() + keepaliveNanoseconds
+                let next: [UInt8]? = lock.withLock {
+                    while queue.isEmpty && !ended {
+                        if !lock.wait(untilMonotonic: deadline) { break }
+                    }
+                    if ended { return nil }
+                    if queue.isEmpty { return Array(": keepalive\n\n".utf8) }
+                    return queue.removeFirst()
+                }
+                guard let next else { return nil }
+                pending = next[...]
+            }
+            let count = min(buffer.count, pending.count)
+            buffer.copyBytes(from: pending.prefix(count))
+            pending = pending.dropFirst(count)
+            return count
+        }
+    }
+}

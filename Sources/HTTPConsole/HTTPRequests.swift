@@ -1,0 +1,226 @@
+import Foundation
+import Synchronization
+import CMicroHTTPD
+import StudioSystem
+
+extension HTTPConsole {
+    /// What MHD's callbacks reach: the checks, the routes and the handler. Its methods run on MHD's
+    /// connection threads.
+    final class Core: Sendable {
+        let settings: HTTPConsoleSettings
+        let table: HTTPRouteTable
+        let events: HTTPEventStream
+        let budget: HTTPRequestBudget
+        let handler: HTTPHandler
+        let access: HTTPAccessPolicy
+        let throttled = Atomic<Int>(0)
+        /// Requests waiting for their handler's answer, answered 503 when the console stops.
+        private let waiting = Mutex<[ObjectIdentifier: ReplySlot]>([:])
+        private let closed = Atomic<Bool>(false)
+
+        init(settings: HTTPConsoleSettings, table: HTTPRouteTable, events: HTTPEventStream, budget: HTTPRequestBudget,
+             handler: @escaping HTTPHandler) {
+            self.settings = settings
+            self.table = table
+            self.events = events
+            self.budget = budget
+            self.handler = handler
+            access = HTTPAccessPolicy(token: settings.token)
+        }
+
+        func stopping() {
+            closed.store(true, ordering: .sequentiallyConsistent)
+            let slots = waiting.withLock { Array($0.values) }
+            for slot in slots { slot.fill(.error(503, code: "unavailable", "the server is stopping")) }
+        }
+
+        /// One MHD call for a request: the first (headers) checks it, the middle ones take the body, the
+        /// last answers.
+        func access(_ connection: OpaquePointer, url: String, method: String, data: UnsafePointer<CChar>?,
+                    size: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
+            guard let pointer = state.pointee else {
+                let request = RequestState()
+                state.pointee = Unmanaged.passRetained(request).toOpaque()
+                if let refusal = check(connection, url: url, method: method, request: request) {
+                    request.answered = true
+                    return queue(refusal, on: connection)
+                }
+                return .YES
+            }
+            let request = Unmanaged<RequestState>.fromOpaque(pointer).takeUnretainedValue()
+            if size.pointee > 0 {
+                // The body, as it arrives: copied, up to the limit; beyond it (or once refused), read and forgotten.
+                if !request.tooLarge, !request.answered, let data {
+                    if request.body.count + size.pointee > settings.maxBodyBytes {
+                        request.tooLarge = true
+                        request.body = []
+                    } else {
+                        data.withMemoryRebound(to: UInt8.self, capacity: size.pointee) {
+                            request.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: size.pointee))
+                        }
+                    }
+                }
+                size.pointee = 0
+                return .YES
+            }
+            if request.answered { return .YES }
+            request.answered = true
+            if request.tooLarge { return queue(tooLarge(), on: connection) }
+            guard case .route(let route, let parameters) = request.match else { return .NO }
+            if route == HTTPConsole.eventsRoute { return stream(on: connection) }
+            let call = HTTPCall(route: route, parameters: parameters, query: request.query, body: request.body)
+            return queue(answer(call), on: connection)
+        }
+
+        /// The checks made on the headers, in order; the answer when the request goes no further.
+        private func check(_ connection: OpaquePointer, url: String, method: String, request: RequestState) -> HTTPResponse? {
+            if !budget.take(clientAddress(connection)) {
+                throttled.add(1, ordering: .relaxed)
+                return .error(429, code: "too_many_requests", "too many requests from this address; slow down",
+                              headers: [("Retry-After", "1")])
+            }
+            request.query = Self.values(connection, kind: .GET_ARGUMENT_KIND)
+            let token = request.query.removeValue(forKey: "token")
+            if let refusal = access.refusal(method: method, authorization: header(connection, "Authorization"), queryToken: token,
+                                            host: header(connection, "Host"), origin: header(connection, "Origin")) {
+                switch refusal {
+                case .unauthorized(let message):
+                    return .error(401, code: "unauthorized", message, headers: [("WWW-Authenticate", "Bearer")])
+                case .forbidden(let message): return .error(403, code: "forbidden", message)
+                }
+            }
+            let match = table.match(method: method, path: url)
+            request.match = match
+            switch match {
+            case .notFound(let reason):
+                return .error(404, code: "not_found", reason.map { "\(method) \(url): \($0)" } ?? "no route \(method) \(url) (see docs/http-api.md)")
+            case .methodNotAllowed(let allowed):
+                let list = allowed.map(\.rawValue).joined(separator: ", ")
+                return .error(405, code: "method_not_allowed", "\(url) takes \(list), not \(method)", headers: [("Allow", list)])
+            case .route:
+                if let length = header(connection, "Content-Length").flatMap(Int.init), length > settings.maxBodyBytes {
+                    return tooLarge()
+                }
+                return nil
+            }
+        }
+
+        private func tooLarge() -> HTTPResponse {
+            .error(413, code: "too_large", "the request body is larger than \(settings.maxBodyBytes / 1024) KiB")
+        }
+
+        /// Hands `call` to the handler and waits, on this connection's thread, for its answer.
+        private func answer(_ call: HTTPCall) -> HTTPResponse {
+            let slot = ReplySlot()
+            let key = ObjectIdentifier(slot)
+            waiting.withLock { $0[key] = slot }
+            defer { _ = waiting.withLock { $0.removeValue(forKey: key) } }
+            if closed.load(ordering: .sequentiallyConsistent) { return .error(503, code: "unavailable", "the server is stopping") }
+            handler(call) { slot.fill($0) }
+            return slot.wait(seconds: settings.replyTimeoutSeconds)
+                ?? .error(504, code: "timeout", "\(call.route.name) did not answer within \(Int(settings.replyTimeoutSeconds)) s")
+        }
+
+        /// `GET /api/v1/events`: the stream, read by this connection's thread from its client's queue.
+        private func stream(on connection: OpaquePointer) -> MHD_Result {
+            guard let client = events.connect() else { return queue(.error(503, code: "unavailable", "the server is stopping"), on: connection) }
+            let box = Unmanaged.passRetained(StreamBox(client: client, events: events))
+            guard let response = MHD_create_response_from_callback(UInt64.max, 16 * 1024, streamReader, box.toOpaque(), streamFreed) else {
+                box.release()
+                events.remove(client)
+                return .NO
+            }
+            MHD_add_response_header(response, "Content-Type", "text/event-stream")
+            MHD_add_response_header(response, "Cache-Control", "no-store")
+            MHD_add_response_header(response, "X-Accel-Buffering", "no")
+            let result = MHD_queue_response(connection, 200, response)
+            MHD_destroy_response(response)
+            return result
+        }
+
+        private func queue(_ answer: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+            let response = answer.body.withUnsafeBytes { bytes in
+                MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+            }
+            guard let response else { return .NO }
+            MHD_add_response_header(response, "Content-Type", answer.contentType)
+            MHD_add_response_header(response, "Cache-Control", "no-store")
+            for (name, value) in answer.headers { MHD_add_response_header(response, name, value) }
+            let result = MHD_queue_response(connection, UInt32(answer.status), response)
+            MHD_destroy_response(response)
+            return result
+        }
+
+        private func header(_ connection: OpaquePointer, _ name: String) -> String? {
+            MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
+        }
+
+        private func clientAddress(_ connection: OpaquePointer) -> String {
+            var buffer = [CChar](repeating: 0, count: 64)
+            guard cmhd_client_address(connection, &buffer, socklen_t(buffer.count)) == 0 else { return "unknown" }
+            return String(cString: buffer)
+        }
+
+        /// Every value of `kind` (the query's items), copied out of MHD's iterator.
+        static func values(_ connection: OpaquePointer, kind: MHD_ValueKind) -> [String: String] {
+            final class Collected { var values: [String: String] = [:] }
+            let collected = Collected()
+            withExtendedLifetime(collected) {
+                _ = MHD_get_connection_values(connection, kind, { context, _, key, value in
+                    guard let context, let key else { return .YES }
+                    let collected = Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue()
+                    collected.values[String(cString: key)] = value.map { String(cString: $0) } ?? ""
+                    return .YES
+                }, Unmanaged.passUnretained(collected).toOpaque())
+            }
+            return collected.values
+        }
+    }
+}
+
+/// One request's answer, filled once from any thread, waited for by its connection's thread.
+final class ReplySlot: @unchecked Sendable {
+    // Invariant: `response` is read and written under `lock` only.
+    private let lock = ConditionLock()
+    private var response: HTTPResponse?
+
+    func fill(_ answer: HTTPResponse) {
+        lock.withLock {
+            guard response == nil else { return }
+            response = answer
+            lock.broadcast()
+        }
+    }
+
+    func wait(seconds: Double) -> HTTPResponse? {
+        let deadline = MonotonicClock.now() + UInt64(seconds * 1e9)
+        return lock.withLock {
+            while response == nil { if !lock.wait(untilMonotonic: deadline) { break } }
+            return response
+        }
+    }
+}
+
+/// What an event stream's MHD response reads from: its client, and the stream to leave when it ends.
+final class StreamBox: Sendable {
+    let client: HTTPEventStream.Client
+    let events: HTTPEventStream
+    init(client: HTTPEventStream.Client, events: HTTPEventStream) {
+        self.client = client
+        self.events = events
+    }
+}
+
+/// MHD's content reader for an event stream: copies the next queued bytes (waiting for them on the
+/// connection's own thread); -2 (MHD_CONTENT_READER_END_WITH_ERROR) ends the stream.
+private let streamReader: MHD_ContentReaderCallback = { context, _, buffer, size in
+    guard let context, let buffer else { return -2 }
+    let box = Unmanaged<StreamBox>.fromOpaque(context).takeUnretainedValue()
+    return box.client.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size)) ?? -2
+}
+
+private let streamFreed: MHD_ContentReaderFreeCallback = { context in
+    guard let context else { return }
+    let box = Unmanaged<StreamBox>.fromOpaque(context).takeRetainedValue()
+    box.events.remove(box.client)
+}
