@@ -221,7 +221,7 @@ function focusAt(tile, camera, event) {
   setTimeout(() => cursor.remove(), 1400);
   api('POST', `/api/v1/camera/${encodeURIComponent(camera)}/focus`, { x, y }).then((reply) => {
     $('#focus-result').textContent = `focus at ${x.toFixed(2)}, ${y.toFixed(2)}: ${reply.method}${reply.reason ? ` (${reply.reason})` : ''}`;
-    $('#focus-result').dataset.method = reply.method;
+    Object.assign($('#focus-result').dataset, { method: reply.method, x: reply.x, y: reply.y });
   }, (error) => { $('#focus-result').textContent = error.message; });
 }
 
