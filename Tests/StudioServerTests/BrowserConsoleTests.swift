@@ -27,6 +27,39 @@ import TestSupport
         return probe.wait(timeout: 30) == .exited(0)
     }
 
+    /// The script's JSON report, once it has ended (killed after two minutes).
+    static func report(of browser: ChildProcess) throws -> JSONValue {
+        let exit = browser.wait(timeout: 120)
+        if exit == nil { browser.terminate(signal: SIGKILL); _ = browser.wait(timeout: 5) }
+        let output = browser.outputText()
+        try #require(exit == .exited(0), "the browser script: \(String(describing: exit))\n\(output)\n\(browser.errorText().suffix(3000))")
+        return try JSONValue(parsing: output.split(whereSeparator: \.isNewline).last.map(String.init) ?? "")
+    }
+
+    /// A PipeWire camera unplugged (its producer killed, as in PipeWireEndToEndTests): its tile turns
+    /// `lost` within a second, without a reload.
+    @Test(.enabled(if: browserAvailable,
+                   "needs chromium, chromium-driver and python3-selenium (Debian packages; run scripts/setup.sh)"))
+    func anUnpluggedCameraTurnsItsTileLostWithinASecond() throws {
+        let rig = try PipeWireRig()
+        try rig.start()
+        try PipeWireEndToEndTests.startCameras(rig)
+        let studio = try StudioHarness()
+        let port = try NginxRTMP.freePort()
+        try studio.serve(["--backends", "pipewire", "--http", "127.0.0.1:\(port)"] + PipeWireEndToEndTests.program, environment: rig.environment)
+        #expect(studio.waitForProgramFrames(30))
+        let ready = studio.directory.appendingPathComponent("browser-ready").path
+        let browser = try ChildProcess(executable: Self.python, arguments: [Self.script, "--lost", "cam2", "http://127.0.0.1:\(port)/", ready])
+        #expect(waitFor(seconds: 90) { FileManager.default.fileExists(atPath: ready) || browser.hasExited }, "the page never showed every camera live")
+        let unpluggedMS = Int(Date().timeIntervalSince1970 * 1000)
+        rig.stopCamera(node: "vcam2")
+        let report = try Self.report(of: browser)
+        let lostMS = try #require(report["lost_at_ms"]?.intValue, "\(report)")
+        #expect(lostMS - unpluggedMS <= 1000, "cam2's tile turned lost \(lostMS - unpluggedMS) ms after it was unplugged")
+        #expect(lostMS >= unpluggedMS, "the tile turned lost before the camera went")
+        #expect(studio.stopServer() == .exited(0))
+    }
+
     @Test(.enabled(if: browserAvailable,
                    "needs chromium, chromium-driver and python3-selenium (Debian packages; run scripts/setup.sh)"))
     func clickCutAndFocusInTheBrowser() throws {
@@ -42,12 +75,7 @@ import TestSupport
         // Set STUDIO_CONSOLE_SCREENSHOT=docs/console.png (absolute) to refresh the README's picture.
         let screenshot = ProcessInfo.processInfo.environment["STUDIO_CONSOLE_SCREENSHOT"]
             ?? studio.directory.appendingPathComponent("console.png").path
-        let browser = try ChildProcess(executable: Self.python, arguments: [Self.script, "http://127.0.0.1:\(port)/", screenshot])
-        let exit = browser.wait(timeout: 120)
-        if exit == nil { browser.terminate(signal: SIGKILL); _ = browser.wait(timeout: 5) }
-        let output = browser.outputText()
-        try #require(exit == .exited(0), "the browser script: \(String(describing: exit))\n\(output)\n\(browser.errorText().suffix(3000))")
-        let report = try JSONValue(parsing: output.split(whereSeparator: \.isNewline).last.map(String.init) ?? "")
+        let report = try Self.report(of: ChildProcess(executable: Self.python, arguments: [Self.script, "http://127.0.0.1:\(port)/", screenshot]))
 
         // Each tile shows its own camera's ident colour, as the browser drew it.
         let ids: [CameraID] = ["cam1", "cam2", "cam3"]

@@ -2,8 +2,15 @@
 """Drives the operator's console in headless chromium (Debian's chromium + chromium-driver, Selenium).
 
 Usage: console_test.py URL SCREENSHOT.png
+       console_test.py --lost CAMERA URL READY_FILE
 Run by BrowserConsoleTests (Tests/StudioServerTests), which starts the real server and checks what this
-reports, on stdout, as one JSON object:
+reports, on stdout, as one JSON object.
+
+--lost: once every tile is live, creates READY_FILE and waits for CAMERA's tile to turn
+data-state="lost" (the test unplugs the camera after READY_FILE appears); reports
+  lost_at_ms                    when the tile turned lost (wall time, ms since the epoch, in the page)
+
+Otherwise:
   colours: {camera: [r, g, b]}  the mean colour of each camera tile's ident block, read from the <img>'s
                                 pixels through a canvas (the Swift test names the camera it shows)
   tally_after_cut               cam2's data-tally after clicking its tile, then Cut
@@ -23,7 +30,8 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.action_chains import ActionChains
 
-URL, SCREENSHOT = sys.argv[1], sys.argv[2]
+LOST = sys.argv[2] if sys.argv[1] == "--lost" else None
+URL, OUTPUT = (sys.argv[3], sys.argv[4]) if LOST else (sys.argv[1], sys.argv[2])
 CAMERAS = ["cam1", "cam2", "cam3"]
 
 
@@ -59,6 +67,19 @@ try:
     for camera in CAMERAS:
         wait(f"{camera}'s tile to show a picture", lambda: tile(camera).get_attribute("data-state") == "live"
              and driver.execute_script("const i = arguments[0].querySelector('img'); return i.complete && i.naturalWidth > 0", tile(camera)))
+
+    if LOST:
+        # The page notes the moment the tile turns lost; then the test may unplug the camera.
+        driver.execute_script("""
+            const tile = arguments[0];
+            new MutationObserver(() => {
+                if (tile.dataset.state === 'lost' && !window.lostAt) window.lostAt = Date.now();
+            }).observe(tile, { attributes: true, attributeFilter: ['data-state'] });
+        """, tile(LOST))
+        open(OUTPUT, "w").close()
+        result["lost_at_ms"] = wait(f"{LOST}'s tile to turn lost", lambda: driver.execute_script("return window.lostAt || null"), seconds=30)
+        print(json.dumps(result))
+        sys.exit(0)
 
     # Each tile's ident block (the test pattern's left quarter), read from the <img> through a canvas,
     # sampled as EndToEndTests samples a 16x9 thumbnail: columns 1-2, rows 2-6.
@@ -98,7 +119,7 @@ try:
 
     driver.execute_script("window.scrollTo(0, 0)")
     time.sleep(0.3)  # let the tiles show their newest pictures for the screenshot
-    driver.save_screenshot(SCREENSHOT)
+    driver.save_screenshot(OUTPUT)
 finally:
     driver.quit()
 print(json.dumps(result))
