@@ -82,9 +82,11 @@ try:
         sys.exit(0)
 
     # Each tile's ident block (the test pattern's left quarter), read from the <img> through a canvas,
-    # sampled as EndToEndTests samples a 16x9 thumbnail: columns 1-2, rows 2-6.
+    # sampled as EndToEndTests samples a 16x9 thumbnail: columns 1-2, rows 2-6. The tile fetches its next
+    # picture all the time: null while the <img> is between two (then it draws nothing), so wait for one.
     read_ident = """
         const img = arguments[0].querySelector('img');
+        if (!img.complete || img.naturalWidth === 0) return null;
         const canvas = document.createElement('canvas');
         canvas.width = 16; canvas.height = 9;
         const context = canvas.getContext('2d');
@@ -93,11 +95,13 @@ try:
         const sums = [0, 0, 0]; let count = 0;
         for (let row = 2; row <= 6; row++) for (let column = 1; column <= 2; column++) {
             const i = (row * 16 + column) * 4;
+            if (data[i + 3] !== 255) return null;
             sums[0] += data[i]; sums[1] += data[i + 1]; sums[2] += data[i + 2]; count++;
         }
         return sums.map((sum) => Math.round(sum / count));
     """
-    result["colours"] = {camera: driver.execute_script(read_ident, tile(camera)) for camera in CAMERAS}
+    result["colours"] = {camera: wait(f"{camera}'s picture to read", lambda: driver.execute_script(read_ident, tile(camera)))
+                         for camera in CAMERAS}
 
     # Click cam2's tile (its name: a click on the picture of the selected camera focuses instead):
     # preview; then Cut: program.
