@@ -76,7 +76,10 @@ let package = Package(
         .target(name: "StudioServer", dependencies: [
             "StudioCore", "StudioSystem", "Capture", "Switcher", "Encoding", "Output",
             "EventStore", "Control", "StudioConfig", "MediaSupport", "LivePictures", "HTTPConsole",
-        ]),
+        ], plugins: ["EmbedWebConsole"]),
+        // Build time: compiles web/ (the operator's console page, package root) into StudioServer as a generated Swift file.
+        .executableTarget(name: "embed-web"),
+        .plugin(name: "EmbedWebConsole", capability: .buildTool(), dependencies: ["embed-web"]),
         // The command line: each command's options declared once (parsing, help, the overview), and the
         // `studio serve` flags with the config keys whose values they take.
         .target(name: "StudioCLI", dependencies: ["StudioServer", "StudioConfig", "Control", "StudioCore"]),

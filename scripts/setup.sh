@@ -31,6 +31,9 @@ packages=(
   # Debian's kernel (vivid is a module there), qemu (TCG), a busybox initramfs made with cpio, the
   # kernel's xz payload unpacked for PVH boot, modprobe, and v4l2-ctl to disconnect a camera
   qemu-system-x86 linux-image-amd64 busybox-static kmod cpio xz-utils v4l-utils
+  # test: the operator's console in a real browser (Tests/StudioServerTests/Browser/console_test.py):
+  # Debian's chromium, headless, driven through chromium-driver by Selenium (/usr/bin/python3)
+  chromium chromium-driver python3-selenium
 )
 
 missing=()

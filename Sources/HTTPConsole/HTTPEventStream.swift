@@ -60,14 +60,14 @@ public final class HTTPEventStream: Sendable {
         _ = clients.withLock { $0.removeValue(forKey: ObjectIdentifier(client)) }
     }
 
-    /// One stream: its queue, and what its connection thread has yet to write.
+    /// One stream: its queue, read by its connection's thread.
     final class Client: @unchecked Sendable {
-        // Invariant: `queue`, `ended` are touched only under `lock`; `pending` only by the connection's
-        // thread (MHD calls the content reader of one response from one thread at a time).
+        // Invariant: `queue`, `ended` are touched only under `lock`; `lastSent` only by the connection's
+        // thread (MHD asks one response for its content from one thread at a time).
         private let lock = ConditionLock()
         private var queue: [[UInt8]] = [Array(": subscribed\n\n".utf8)]
         private var ended = false
-        private var pending: ArraySlice<UInt8> = []
+        private var lastSent = MonotonicClock.now()
         private let keepaliveNanoseconds: UInt64
 
         init(keepaliveSeconds: Double) {
@@ -92,26 +92,22 @@ public final class HTTPEventStream: Sendable {
             }
         }
 
-        /// Fills `buffer` with what is to be written next, waiting (on the connection's own thread) for
-        /// an event or the keepalive; nil when the stream is over.
-        func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
-            if pending.isEmpty {
-                let deadline = MonotonicClock.now() + keepaliveNanoseconds
-                let next: [UInt8]? = lock.withLock {
-                    while queue.isEmpty && !ended {
-                        if !lock.wait(untilMonotonic: deadline) { break }
-                    }
-                    if ended { return nil }
-                    if queue.isEmpty { return Array(": keepalive\n\n".utf8) }
-                    return queue.removeFirst()
+        /// The next message, waiting (on the connection's own thread) up to a second for one: an event,
+        /// the keepalive when it is due, else `[]`; nil when the stream is over (`HTTPBodyStream.next`).
+        func next() -> [UInt8]? {
+            let now = MonotonicClock.now()
+            let keepaliveDue = lastSent + keepaliveNanoseconds
+            let deadline = min(keepaliveDue, now + 1_000_000_000)
+            let next: [UInt8]? = lock.withLock {
+                while queue.isEmpty && !ended {
+                    if !lock.wait(untilMonotonic: deadline) { break }
                 }
-                guard let next else { return nil }
-                pending = next[...]
+                if ended { return nil }
+                if queue.isEmpty { return MonotonicClock.now() >= keepaliveDue ? Array(": keepalive\n\n".utf8) : [] }
+                return queue.removeFirst()
             }
-            let count = min(buffer.count, pending.count)
-            buffer.copyBytes(from: pending.prefix(count))
-            pending = pending.dropFirst(count)
-            return count
+            if let next, !next.isEmpty { lastSent = MonotonicClock.now() }
+            return next
         }
     }
 }

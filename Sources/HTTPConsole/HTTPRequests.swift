@@ -28,6 +28,8 @@ extension HTTPConsole {
             access = HTTPAccessPolicy(token: settings.token)
         }
 
+        var isStopping: Bool { closed.load(ordering: .sequentiallyConsistent) }
+
         func stopping() {
             closed.store(true, ordering: .sequentiallyConsistent)
             let slots = waiting.withLock { Array($0.values) }
@@ -67,7 +69,7 @@ extension HTTPConsole {
             request.answered = true
             if request.tooLarge { return queue(tooLarge(), on: connection) }
             guard case .route(let route, let parameters) = request.match else { return .NO }
-            if route == HTTPConsole.eventsRoute { return stream(on: connection) }
+            if route == HTTPConsole.eventsRoute { return queue(eventStream(), on: connection) }
             let call = HTTPCall(route: route, parameters: parameters, query: request.query, body: request.body)
             return queue(answer(call), on: connection)
         }
@@ -121,30 +123,29 @@ extension HTTPConsole {
                 ?? .error(504, code: "timeout", "\(call.route.name) did not answer within \(Int(settings.replyTimeoutSeconds)) s")
         }
 
-        /// `GET /api/v1/events`: the stream, read by this connection's thread from its client's queue.
-        private func stream(on connection: OpaquePointer) -> MHD_Result {
-            guard let client = events.connect() else { return queue(.error(503, code: "unavailable", "the server is stopping"), on: connection) }
-            let box = Unmanaged.passRetained(StreamBox(client: client, events: events))
-            guard let response = MHD_create_response_from_callback(UInt64.max, 16 * 1024, streamReader, box.toOpaque(), streamFreed) else {
-                box.release()
-                events.remove(client)
-                return .NO
-            }
-            MHD_add_response_header(response, "Content-Type", "text/event-stream")
-            MHD_add_response_header(response, "Cache-Control", "no-store")
-            MHD_add_response_header(response, "X-Accel-Buffering", "no")
-            let result = MHD_queue_response(connection, 200, response)
-            MHD_destroy_response(response)
-            return result
+        /// `GET /api/v1/events`: its client's queue, read by this connection's thread.
+        private func eventStream() -> HTTPResponse {
+            guard let client = events.connect() else { return .error(503, code: "unavailable", "the server is stopping") }
+            return .streaming(contentType: "text/event-stream", headers: [("X-Accel-Buffering", "no")],
+                              HTTPBodyStream(next: { client.next() }, finished: { [events] in events.remove(client) }))
         }
 
         private func queue(_ answer: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
-            let response = answer.body.withUnsafeBytes { bytes in
-                MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+            let response: OpaquePointer?
+            if let stream = answer.stream {
+                let box = Unmanaged.passRetained(BodyStreamBox(stream, console: self))
+                response = MHD_create_response_from_callback(UInt64.max, 64 * 1024, bodyStreamReader, box.toOpaque(), bodyStreamFreed)
+                if response == nil { box.takeRetainedValue().stream.finished() }
+            } else {
+                response = answer.body.withUnsafeBytes { bytes in
+                    MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+                }
             }
             guard let response else { return .NO }
             MHD_add_response_header(response, "Content-Type", answer.contentType)
-            MHD_add_response_header(response, "Cache-Control", "no-store")
+            if !answer.headers.contains(where: { $0.0.lowercased() == "cache-control" }) {
+                MHD_add_response_header(response, "Cache-Control", "no-store")
+            }
             for (name, value) in answer.headers { MHD_add_response_header(response, name, value) }
             let result = MHD_queue_response(connection, UInt32(answer.status), response)
             MHD_destroy_response(response)
@@ -201,26 +202,42 @@ final class ReplySlot: @unchecked Sendable {
     }
 }
 
-/// What an event stream's MHD response reads from: its client, and the stream to leave when it ends.
-final class StreamBox: Sendable {
-    let client: HTTPEventStream.Client
-    let events: HTTPEventStream
-    init(client: HTTPEventStream.Client, events: HTTPEventStream) {
-        self.client = client
-        self.events = events
+/// What a streamed response's MHD callbacks read from: the stream, the bytes it gave that are not
+/// sent yet, and the console (a stopping console ends every stream).
+final class BodyStreamBox: @unchecked Sendable {
+    // Invariant: `pending` is touched only by the connection's thread (MHD calls one response's content
+    // reader from one thread at a time); `finished` runs once, from the free callback.
+    let stream: HTTPBodyStream
+    let console: HTTPConsole.Core
+    var pending: ArraySlice<UInt8> = []
+
+    init(_ stream: HTTPBodyStream, console: HTTPConsole.Core) {
+        self.stream = stream
+        self.console = console
+    }
+
+    /// Copies the next bytes into `buffer`, asking the stream for more when none are pending; nil ends.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        while pending.isEmpty {
+            if console.isStopping { return nil }
+            guard let next = stream.next() else { return nil }
+            pending = next[...]
+        }
+        let count = min(buffer.count, pending.count)
+        buffer.copyBytes(from: pending.prefix(count))
+        pending = pending.dropFirst(count)
+        return count
     }
 }
 
-/// MHD's content reader for an event stream: copies the next queued bytes (waiting for them on the
-/// connection's own thread); -2 (MHD_CONTENT_READER_END_WITH_ERROR) ends the stream.
-private let streamReader: MHD_ContentReaderCallback = { context, _, buffer, size in
+/// MHD's content reader for a streamed response; -2 (MHD_CONTENT_READER_END_WITH_ERROR) ends it.
+private let bodyStreamReader: MHD_ContentReaderCallback = { context, _, buffer, size in
     guard let context, let buffer else { return -2 }
-    let box = Unmanaged<StreamBox>.fromOpaque(context).takeUnretainedValue()
-    return box.client.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size)) ?? -2
+    let box = Unmanaged<BodyStreamBox>.fromOpaque(context).takeUnretainedValue()
+    return box.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size)) ?? -2
 }
 
-private let streamFreed: MHD_ContentReaderFreeCallback = { context in
+private let bodyStreamFreed: MHD_ContentReaderFreeCallback = { context in
     guard let context else { return }
-    let box = Unmanaged<StreamBox>.fromOpaque(context).takeRetainedValue()
-    box.events.remove(box.client)
+    Unmanaged<BodyStreamBox>.fromOpaque(context).takeRetainedValue().stream.finished()
 }

@@ -33,7 +33,9 @@ public struct HTTPRouteTable: Sendable {
                 guard let part else { matches = false; break }
                 switch segment {
                 case .literal(let text): matches = text == part
-                case .parameter(let name, let isInteger):
+                case .parameter(let name, let isInteger, let suffix):
+                    guard part.hasSuffix(suffix), part.count > suffix.count else { matches = false; break }
+                    let part = String(part.dropLast(suffix.count))
                     if isInteger {
                         guard let number = Int64(part) else {
                             reason = "\"\(part)\" is not a number (the path takes a \(name) number there)"

@@ -6,7 +6,7 @@ public enum HTTPMethod: String, Sendable, Hashable, CaseIterable {
 }
 
 /// One route: a method, a path template whose `{name}` segments are parameters (`{name:int}` for a
-/// whole number), and the name of what answers it (a control command's name, for the server's routes).
+/// whole number; `{name}.jpg` for text before a fixed ending), and the name of what answers it (a control command's name, for the server's routes).
 ///
 /// ```swift
 /// HTTPRoute(.post, "/api/v1/camera/{camera}/controls", name: "control")
@@ -22,18 +22,20 @@ public struct HTTPRoute: Sendable, Hashable {
         self.name = name
     }
 
-    /// The template's segments: literal text, or a parameter with its kind.
+    /// The template's segments: literal text, or a parameter with its kind and the fixed text that
+    /// follows it in the segment (`.jpg` in `{tile}.jpg`; usually none).
     enum Segment: Hashable {
         case literal(String)
-        case parameter(String, isInteger: Bool)
+        case parameter(String, isInteger: Bool, suffix: String)
     }
 
     var segments: [Segment] {
         template.split(separator: "/").map { part in
-            guard part.hasPrefix("{"), part.hasSuffix("}") else { return .literal(String(part)) }
-            let inner = part.dropFirst().dropLast()
-            if inner.hasSuffix(":int") { return .parameter(String(inner.dropLast(4)), isInteger: true) }
-            return .parameter(String(inner), isInteger: false)
+            guard part.hasPrefix("{"), let close = part.firstIndex(of: "}") else { return .literal(String(part)) }
+            let inner = part[part.index(after: part.startIndex)..<close]
+            let suffix = String(part[part.index(after: close)...])
+            if inner.hasSuffix(":int") { return .parameter(String(inner.dropLast(4)), isInteger: true, suffix: suffix) }
+            return .parameter(String(inner), isInteger: false, suffix: suffix)
         }
     }
 }
@@ -55,19 +57,28 @@ public struct HTTPCall: Sendable {
     public var body: [UInt8]
 }
 
-/// An answer: a status code, a content type and a body.
+/// An answer: a status code, a content type and a body (or a body stream).
 public struct HTTPResponse: Sendable, Equatable {
     public var status: Int
     public var contentType: String
     public var body: [UInt8]
-    /// Extra headers (`Allow` on a 405).
+    /// Extra headers (`Allow` on a 405; a `Cache-Control` here replaces the default `no-store`).
     public var headers: [(String, String)] = []
+    /// When set, the body is this stream's output instead of `body` (see `HTTPBodyStream`).
+    public var stream: HTTPBodyStream?
 
     public init(status: Int, contentType: String = "application/json", body: [UInt8], headers: [(String, String)] = []) {
         self.status = status
         self.contentType = contentType
         self.body = body
         self.headers = headers
+    }
+
+    /// A `200` whose body `stream` makes, for as long as the client reads.
+    public static func streaming(contentType: String, headers: [(String, String)] = [], _ stream: HTTPBodyStream) -> HTTPResponse {
+        var response = HTTPResponse(status: 200, contentType: contentType, body: [], headers: headers)
+        response.stream = stream
+        return response
     }
 
     /// A JSON body (`text` is JSON already).
@@ -85,7 +96,24 @@ public struct HTTPResponse: Sendable, Equatable {
 
     public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
         lhs.status == rhs.status && lhs.contentType == rhs.contentType && lhs.body == rhs.body
-            && lhs.headers.map { [$0.0, $0.1] } == rhs.headers.map { [$0.0, $0.1] }
+            && lhs.headers.map { [$0.0, $0.1] } == rhs.headers.map { [$0.0, $0.1] } && lhs.stream === rhs.stream
+    }
+}
+
+/// A response body made piece by piece on the connection's own thread, for as long as the client reads
+/// (server-sent events, an MJPEG stream). The console calls `next` whenever the client has taken what
+/// was sent: it returns the next bytes (waiting for them if it must, briefly: a second at most), `[]`
+/// for "nothing yet, ask again" (the console checks whether it is stopping in between), or nil to end
+/// the response. `finished` runs once, when the response is over: ended, the client gone (noticed on
+/// the next write), or the console stopping. A stream that is never sent is never called at all, so
+/// take what it needs (a subscription) in the first `next`, not before.
+public final class HTTPBodyStream: Sendable {
+    let next: @Sendable () -> [UInt8]?
+    let finished: @Sendable () -> Void
+
+    public init(next: @escaping @Sendable () -> [UInt8]?, finished: @escaping @Sendable () -> Void) {
+        self.next = next
+        self.finished = finished
     }
 }
 

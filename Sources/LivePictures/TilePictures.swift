@@ -141,6 +141,9 @@ public final class TilePictures: Sendable {
         }
     }
 
+    /// Subscriptions open now, over every tile (live streams, and `waitForNewer`s waiting).
+    public var subscriptionCount: Int { watchers.withLock { $0.values.reduce(0) { $0 + $1.subscribers } } }
+
     /// The newest picture of `tile`, nil before its first (or for an unknown tile). Counts as a request:
     /// the tile is made for `idleAfter` seconds from now.
     public func latest(_ tile: String) -> TilePicture? {

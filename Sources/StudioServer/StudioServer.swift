@@ -124,7 +124,10 @@ public final class StudioServer: Sendable {
             // answers `unavailable` like the socket until the server is attached to the router.
             let httpEvents = HTTPEventStream()
             self.httpEvents = httpEvents
-            http = try Self.startHTTP(options: options, router: router, events: httpEvents, services: services, log: log)
+            // The live tiles (made only while watched; their thread starts with the pipeline, below).
+            let tiles = TilePictures()
+            self.tiles = tiles
+            http = try Self.startHTTP(options: options, router: router, events: httpEvents, tiles: tiles, services: services, log: log)
 
             sessionID = try store.startSession(configSnapshot: configuration.jsonSnapshot())
             let session = sessionID
@@ -151,8 +154,6 @@ public final class StudioServer: Sendable {
                                                 deliver: { fanOut.deliver($0) })
             self.videoStage = videoStage
             // The program tile keeps a reference to the newest program frame (only while it is watched).
-            let tiles = TilePictures()
-            self.tiles = tiles
             switcher = ProgramSwitcher(format: configuration.program,
                                        configuration: .init(lossTimeout: options.cameraLossTimeoutSeconds),
                                        events: events,
@@ -311,14 +312,19 @@ public final class StudioServer: Sendable {
     }
 
     /// The HTTP console on `http.listen` with its token (see `HTTPToken`), stopped before control.
+    /// It serves the commands' routes (`HTTPBridge`), the tiles' pictures (`TileRoutes`) and the page (`ConsolePage`).
     private static func startHTTP(options: ServerOptions, router: ControlRouter<StudioServer>, events: HTTPEventStream,
-                                  services: ServiceGroup, log: ServerLog) throws -> HTTPConsole? {
+                                  tiles: TilePictures, services: ServiceGroup, log: ServerLog) throws -> HTTPConsole? {
         let settings = options.configuration.http
         guard settings.enabled else { return nil }
         let token = try HTTPToken.resolve(settings, databasePath: options.databasePath)
+        let commands = HTTPBridge.handler(router, commands: ServerCommands.all)
         let console = HTTPConsole(settings: HTTPConsoleSettings(listen: settings.listen, token: token),
-                                  routes: HTTPBridge.routes(ServerCommands.all), events: events,
-                                  handler: HTTPBridge.handler(router, commands: ServerCommands.all))
+                                  routes: HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + ConsolePage.routes, events: events,
+                                  handler: { call, respond in
+                                      if let answer = TileRoutes.answer(call, tiles: tiles) ?? ConsolePage.answer(call) { return respond(answer) }
+                                      commands(call, respond)
+                                  })
         try services.start("http", {
             do { try console.start() } catch {
                 throw ServerError("cannot serve the HTTP API: \(error) (choose another with --http ADDR:PORT, or --no-http)")

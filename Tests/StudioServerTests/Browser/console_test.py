@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""Drives the operator's console in headless chromium (Debian's chromium + chromium-driver, Selenium).
+
+Usage: console_test.py URL SCREENSHOT.png
+       console_test.py --lost CAMERA URL READY_FILE
+Run by BrowserConsoleTests (Tests/StudioServerTests), which starts the real server and checks what this
+reports, on stdout, as one JSON object.
+
+--lost: once every tile is live, creates READY_FILE and waits for CAMERA's tile to turn
+data-state="lost" (the test unplugs the camera after READY_FILE appears); reports
+  lost_at_ms                    when the tile turned lost (wall time, ms since the epoch, in the page)
+
+Otherwise:
+  colours: {camera: [r, g, b]}  the mean colour of each camera tile's ident block, read from the <img>'s
+                                pixels through a canvas (the Swift test names the camera it shows)
+  tally_after_cut               cam2's data-tally after clicking its tile, then Cut
+  preview_tally                 cam2's data-tally after clicking its tile (before Cut)
+  cursor                        whether clicking cam2's picture drew the focus cursor
+  focus_point: [x, y]           the point the page sent (0..1), read back from the panel
+  focus_method                  what the camera could do, as the panel shows it
+  cut_clicked_ms                wall time of the Cut click (ms since the epoch)
+Exits 2 with a message when a step does not happen in time.
+"""
+import json
+import sys
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.action_chains import ActionChains
+
+LOST = sys.argv[2] if sys.argv[1] == "--lost" else None
+URL, OUTPUT = (sys.argv[3], sys.argv[4]) if LOST else (sys.argv[1], sys.argv[2])
+CAMERAS = ["cam1", "cam2", "cam3"]
+
+
+def fail(message):
+    print(json.dumps({"error": message}))
+    sys.exit(2)
+
+
+def wait(description, condition, seconds=20):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            value = condition()
+        except Exception:  # the element is not there yet, or was replaced
+            value = None
+        if value:
+            return value
+        time.sleep(0.05)
+    fail(f"timed out waiting for {description}")
+
+
+options = webdriver.ChromeOptions()
+options.binary_location = "/usr/bin/chromium"
+for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1000"]:
+    options.add_argument(argument)
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+result = {}
+try:
+    driver.get(URL)
+    tile = lambda camera: driver.find_element(By.CSS_SELECTOR, f'#tiles [data-camera="{camera}"]')
+
+    # Every camera's tile, live, with a picture shown.
+    for camera in CAMERAS:
+        wait(f"{camera}'s tile to show a picture", lambda: tile(camera).get_attribute("data-state") == "live"
+             and driver.execute_script("const i = arguments[0].querySelector('img'); return i.complete && i.naturalWidth > 0", tile(camera)))
+
+    if LOST:
+        # The page notes the moment the tile turns lost; then the test may unplug the camera.
+        driver.execute_script("""
+            const tile = arguments[0];
+            new MutationObserver(() => {
+                if (tile.dataset.state === 'lost' && !window.lostAt) window.lostAt = Date.now();
+            }).observe(tile, { attributes: true, attributeFilter: ['data-state'] });
+        """, tile(LOST))
+        open(OUTPUT, "w").close()
+        result["lost_at_ms"] = wait(f"{LOST}'s tile to turn lost", lambda: driver.execute_script("return window.lostAt || null"), seconds=30)
+        print(json.dumps(result))
+        sys.exit(0)
+
+    # Each tile's ident block (the test pattern's left quarter), read from the <img> through a canvas,
+    # sampled as EndToEndTests samples a 16x9 thumbnail: columns 1-2, rows 2-6. The tile fetches its next
+    # picture all the time: null while the <img> is between two (then it draws nothing), so wait for one.
+    read_ident = """
+        const img = arguments[0].querySelector('img');
+        if (!img.complete || img.naturalWidth === 0) return null;
+        const canvas = document.createElement('canvas');
+        canvas.width = 16; canvas.height = 9;
+        const context = canvas.getContext('2d');
+        context.drawImage(img, 0, 0, 16, 9);
+        const data = context.getImageData(0, 0, 16, 9).data;
+        const sums = [0, 0, 0]; let count = 0;
+        for (let row = 2; row <= 6; row++) for (let column = 1; column <= 2; column++) {
+            const i = (row * 16 + column) * 4;
+            if (data[i + 3] !== 255) return null;
+            sums[0] += data[i]; sums[1] += data[i + 1]; sums[2] += data[i + 2]; count++;
+        }
+        return sums.map((sum) => Math.round(sum / count));
+    """
+    result["colours"] = {camera: wait(f"{camera}'s picture to read", lambda: driver.execute_script(read_ident, tile(camera)))
+                         for camera in CAMERAS}
+
+    # Click cam2's tile (its name: a click on the picture of the selected camera focuses instead):
+    # preview; then Cut: program.
+    tile("cam2").find_element(By.CSS_SELECTOR, ".name").click()
+    result["preview_tally"] = wait("cam2 on preview", lambda: tile("cam2").get_attribute("data-tally") == "preview" and "preview")
+    result["cut_clicked_ms"] = int(time.time() * 1000)
+    driver.find_element(By.CSS_SELECTOR, '#switching [data-action="cut"]').click()
+    result["tally_after_cut"] = wait("cam2 on program", lambda: tile("cam2").get_attribute("data-tally") == "program" and "program")
+
+    # The focus cursor: cam2 is the selected camera now; click its picture at 30 % across, 60 % down.
+    wait("cam2 selected", lambda: driver.find_element(By.ID, "selected-camera").text == "cam2")
+    img = tile("cam2").find_element(By.TAG_NAME, "img")
+    size = img.size
+    ActionChains(driver).move_to_element_with_offset(img, int(size["width"] * (0.3 - 0.5)), int(size["height"] * (0.6 - 0.5))).click().perform()
+    result["cursor"] = len(tile("cam2").find_elements(By.CSS_SELECTOR, '[data-role="focus-cursor"]')) == 1
+    panel = driver.find_element(By.ID, "focus-result")
+    result["focus_method"] = wait("the focus reply", lambda: panel.get_attribute("data-method"))
+    result["focus_point"] = [float(panel.get_attribute("data-x")), float(panel.get_attribute("data-y"))]
+
+    driver.execute_script("window.scrollTo(0, 0)")
+    time.sleep(0.3)  # let the tiles show their newest pictures for the screenshot
+    driver.save_screenshot(OUTPUT)
+finally:
+    driver.quit()
+print(json.dumps(result))

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+import Capture
+import Control
+import FrameDrawing
+import StudioCore
+import TestSupport
+
+/// The operator's console in a real browser: Debian's chromium, headless, driven by Selenium
+/// (Browser/console_test.py, run with /usr/bin/python3) against the real `studio serve` on loopback,
+/// pushing to a private nginx. Every camera tile shows its camera; clicking cam2's tile and then Cut
+/// puts cam2 on program (its tile turns red, `data-tally="program"`, and the stream nginx received
+/// shows cam2 from the `switch` event's program time); clicking its picture draws the focus cursor and
+/// sends the point (`camera_focus` in the log).
+@Suite struct BrowserConsoleTests {
+    static let python = "/usr/bin/python3"
+    static let chromium = "/usr/bin/chromium"
+    static let chromedriver = "/usr/bin/chromedriver"
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/console_test.py").path
+
+    /// Whether chromium, chromedriver and Selenium are installed (scripts/setup.sh installs them).
+    static var browserAvailable: Bool {
+        guard FileManager.default.isExecutableFile(atPath: chromium), FileManager.default.isExecutableFile(atPath: chromedriver) else {
+            return false
+        }
+        guard let probe = try? ChildProcess(executable: python, arguments: ["-c", "import selenium"]) else { return false }
+        return probe.wait(timeout: 30) == .exited(0)
+    }
+
+    /// The script's JSON report, once it has ended (killed after two minutes).
+    static func report(of browser: ChildProcess) throws -> JSONValue {
+        let exit = browser.wait(timeout: 120)
+        if exit == nil { browser.terminate(signal: SIGKILL); _ = browser.wait(timeout: 5) }
+        let output = browser.outputText()
+        try #require(exit == .exited(0), "the browser script: \(String(describing: exit))\n\(output)\n\(browser.errorText().suffix(3000))")
+        return try JSONValue(parsing: output.split(whereSeparator: \.isNewline).last.map(String.init) ?? "")
+    }
+
+    /// A PipeWire camera unplugged (its producer killed, as in PipeWireEndToEndTests): its tile turns
+    /// `lost` within a second, without a reload.
+    @Test(.enabled(if: browserAvailable,
+                   "needs chromium, chromium-driver and python3-selenium (Debian packages; run scripts/setup.sh)"))
+    func anUnpluggedCameraTurnsItsTileLostWithinASecond() throws {
+        let rig = try PipeWireRig()
+        try rig.start()
+        try PipeWireEndToEndTests.startCameras(rig)
+        let studio = try StudioHarness()
+        let port = try NginxRTMP.freePort()
+        try studio.serve(["--backends", "pipewire", "--http", "127.0.0.1:\(port)"] + PipeWireEndToEndTests.program, environment: rig.environment)
+        #expect(studio.waitForProgramFrames(30))
+        let ready = studio.directory.appendingPathComponent("browser-ready").path
+        let browser = try ChildProcess(executable: Self.python, arguments: [Self.script, "--lost", "cam2", "http://127.0.0.1:\(port)/", ready])
+        #expect(waitFor(seconds: 90) { FileManager.default.fileExists(atPath: ready) || browser.hasExited }, "the page never showed every camera live")
+        let unpluggedMS = Int(Date().timeIntervalSince1970 * 1000)
+        rig.stopCamera(node: "vcam2")
+        let report = try Self.report(of: browser)
+        let lostMS = try #require(report["lost_at_ms"]?.intValue, "\(report)")
+        #expect(lostMS - unpluggedMS <= 1000, "cam2's tile turned lost \(lostMS - unpluggedMS) ms after it was unplugged")
+        #expect(lostMS >= unpluggedMS, "the tile turned lost before the camera went")
+        #expect(studio.stopServer() == .exited(0))
+    }
+
+    @Test(.enabled(if: browserAvailable,
+                   "needs chromium, chromium-driver and python3-selenium (Debian packages; run scripts/setup.sh)"))
+    func clickCutAndFocusInTheBrowser() throws {
+        let nginx = try NginxRTMP()
+        try nginx.start()
+        defer { nginx.stop() }
+        let studio = try StudioHarness()
+        let port = try NginxRTMP.freePort()
+        try studio.serve(["--cameras", "3", "--rtmp", nginx.url(stream: "console"), "--http", "127.0.0.1:\(port)"] + EndToEndTests.smallProgram)
+        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(studio.waitForProgramFrames(30))
+
+        // Set STUDIO_CONSOLE_SCREENSHOT=docs/console.png (absolute) to refresh the README's picture.
+        let screenshot = ProcessInfo.processInfo.environment["STUDIO_CONSOLE_SCREENSHOT"]
+            ?? studio.directory.appendingPathComponent("console.png").path
+        let report = try Self.report(of: ChildProcess(executable: Self.python, arguments: [Self.script, "http://127.0.0.1:\(port)/", screenshot]))
+
+        // Each tile shows its own camera's ident colour, as the browser drew it.
+        let ids: [CameraID] = ["cam1", "cam2", "cam3"]
+        for camera in ids {
+            let rgb = report["colours"]?[camera.name]?.arrayValue?.compactMap(\.intValue) ?? []
+            try #require(rgb.count == 3, "no colour for \(camera.name): \(report)")
+            let shown = TestPatternCamera.camera(showing: YUVColor(red: rgb[0], green: rgb[1], blue: rgb[2]), among: ids)
+            #expect(shown == camera, "\(camera.name)'s tile shows \(rgb) (\(shown?.name ?? "no camera"))")
+        }
+        #expect(report["preview_tally"] == "preview" && report["tally_after_cut"] == "program", "\(report)")
+        #expect(report["cursor"] == .bool(true), "no focus cursor was drawn")
+        let point = report["focus_point"]?.arrayValue?.compactMap(\.doubleValue) ?? []
+        #expect(point.count == 2 && abs(point[0] - 0.3) < 0.05 && abs(point[1] - 0.6) < 0.05, "the point sent: \(point)")
+        #expect(report["focus_method"] == "none", "a test camera has no focus control: \(report)")
+        #expect(FileManager.default.fileExists(atPath: screenshot))
+        #expect(try studio.status()["program"]?["source"] == "cam2")
+        #expect(studio.waitForProgramFrames(30))
+        #expect(studio.stopServer() == .exited(0))
+
+        // The log: the page's Cut is a switch to cam2, its click a camera_focus at the point sent.
+        let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
+        let switches = EndToEndTests.events(log, kind: "switch")
+        #expect(switches.compactMap { $0["camera"]?.stringValue } == ["cam1", "cam2"], "\(switches)")
+        let focus = try #require(EndToEndTests.events(log, kind: "camera_focus").first, "no camera_focus event")
+        #expect(focus["camera"] == "cam2" && focus["details"]?["method"] == "none", "\(focus)")
+        let connected = try #require(EndToEndTests.events(log, kind: "output_connected").first)
+        let firstProgramMS = try #require(Int(connected["details"]?["first_program_ms"]?.stringValue ?? ""))
+
+        // What nginx received: cam2 from the switch event's program time on.
+        let file = try #require(nginx.recordings().first)
+        let frames = try MediaProbe.videoFrames(file)
+        let thumbnails = try MediaProbe.tinyFrames(file)
+        try #require(frames.count == thumbnails.count && frames.count > 30)
+        let shown = thumbnails.map { EndToEndTests.camera(in: $0, among: ids) }
+        let programMS = try #require(switches.last?["program_ms"]?.intValue)
+        let first = try #require(shown.firstIndex { $0 == "cam2" }, "cam2 never appears in the stream")
+        let recordedMS = try #require(frames[first].ptsMilliseconds)
+        #expect(abs(recordedMS + Double(firstProgramMS) - Double(programMS)) < 1.5,
+                "the event says \(programMS) ms, the stream shows cam2 first at \(recordedMS) + \(firstProgramMS) ms")
+        #expect(shown[first...].allSatisfy { $0 == "cam2" }, "after the cut, the stream shows cam2 only")
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+import Capture
+import LivePictures
+import StudioConfig
+import StudioCore
+import StudioSystem
+import TestSupport
+@testable import StudioServer
+
+/// The console's pictures and page over HTTP, from a real server in this process (so the tiles'
+/// subscriptions can be counted): a tile's JPEG shows its camera, the MJPEG stream delivers new
+/// pictures and unsubscribes when its client goes away, the page is served with its hooks.
+@Suite(.serialized) struct ConsoleHTTPTests {
+    static let token = "console-test-token-0123456789"
+
+    final class Rig {
+        let directory: URL
+        let server: StudioServer
+        let port: Int
+
+        init(cameras: Int = 2) throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-console-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            var configuration = StudioConfiguration()
+            configuration.http.listen = ListenAddress(host: "127.0.0.1", port: 0)
+            configuration.http.token = ConsoleHTTPTests.token
+            var options = ServerOptions(configuration: configuration, databasePath: directory.appendingPathComponent("studio.db").path,
+                                        socketPath: directory.appendingPathComponent("studio.sock").path)
+            options.testCameraCount = cameras
+            options.testCameraSize = (640, 360)
+            server = try StudioServer(options: options)
+            port = Int(try #require(server.http).port)
+        }
+
+        deinit {
+            server.shutdown()
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        func get(_ path: String) throws -> HTTPTestClient.Response {
+            try HTTPTestClient.fetch(port: port, "GET", path + (path.contains("?") ? "&" : "?") + "token=\(ConsoleHTTPTests.token)")
+        }
+    }
+
+    static func camera(in jpeg: [UInt8], among names: [String]) throws -> String? {
+        let frame = try jpeg.withUnsafeBytes { try MJPEGDecoder().decode($0) }
+        return TestPatternCamera.camera(in: frame, among: names.map { CameraID($0) })?.name
+    }
+
+    @Test func aTilesJPEGShowsItsCamera() throws {
+        let rig = try Rig()
+        #expect(try HTTPTestClient.fetch(port: rig.port, "GET", "/api/v1/tiles/cam2.jpg").status == 401, "pictures need the token too")
+        let unknown = try rig.get("/api/v1/tiles/cam9.jpg")
+        #expect(unknown.status == 404 && unknown.text.contains("cam1, cam2"), "\(unknown)")
+        for camera in ["cam1", "cam2"] {
+            var picture: HTTPTestClient.Response?
+            let deadline = MonotonicClock.now() + 20_000_000_000
+            while MonotonicClock.now() < deadline {
+                let response = try rig.get("/api/v1/tiles/\(camera).jpg")
+                if response.status == 200 { picture = response; break }
+                #expect(response.status == 503 && response.headers["retry-after"] == "1", "\(response)")
+                usleep(50_000)
+            }
+            let answer = try #require(picture, "no picture of \(camera)")
+            #expect(answer.headers["content-type"] == "image/jpeg")
+            #expect(answer.headers["x-tile-sequence"].flatMap(Int.init) ?? 0 >= 1)
+            #expect(try Self.camera(in: answer.body, among: ["cam1", "cam2"]) == camera, "the \(camera) tile")
+        }
+    }
+
+    @Test func theStreamDeliversNewPicturesAndUnsubscribesWhenTheClientGoes() throws {
+        let rig = try Rig()
+        let tiles = rig.server.tiles
+        #expect(tiles.subscriptionCount == 0)
+        var client: HTTPTestClient? = try HTTPTestClient(port: rig.port)
+        try client!.send(HTTPTestClient.requestBytes("GET", "/api/v1/tiles/cam2/stream?token=\(Self.token)"))
+        let boundary = Array("--\(TileRoutes.boundary)\r\n".utf8)
+        let raw = client!.read(seconds: 20) { Self.parts(in: Self.dechunked($0), boundary: boundary).count >= 6 }
+        let head = String(decoding: raw.prefix(400), as: UTF8.self)
+        #expect(head.hasPrefix("HTTP/1.1 200") && head.contains("multipart/x-mixed-replace; boundary=\(TileRoutes.boundary)"), "\(head)")
+        let parts = Self.parts(in: Self.dechunked(raw), boundary: boundary)
+        #expect(parts.count >= 6, "parts received: \(parts.count)")
+        var sequences: [Int] = []
+        // The last part may be cut short; the ones before are whole.
+        for part in parts.dropLast() {
+            let (headers, jpeg) = try #require(Self.split(part))
+            #expect(headers["content-type"] == "image/jpeg")
+            #expect(headers["content-length"].flatMap(Int.init) == jpeg.count)
+            sequences.append(headers["x-tile-sequence"].flatMap(Int.init) ?? 0)
+            #expect(try Self.camera(in: jpeg, among: ["cam1", "cam2"]) == "cam2")
+        }
+        // Each part a newer picture (one may repeat only when no new one came for a second).
+        #expect(sequences == sequences.sorted() && Set(sequences).count >= 3 && sequences.first ?? 0 >= 1, "\(sequences)")
+        #expect(tiles.subscriptionCount >= 1, "subscribed while connected")
+        client = nil  // the client goes away
+        #expect(Self.waitUntil { tiles.subscriptionCount == 0 }, "still subscribed after the client went away: \(tiles.subscriptionCount)")
+    }
+
+    @Test func thePageIsServedWithItsHooks() throws {
+        let rig = try Rig()
+        #expect(try HTTPTestClient.fetch(port: rig.port, "GET", "/").status == 401, "the page needs the token on this listener")
+        let page = try rig.get("/")
+        #expect(page.status == 200 && page.headers["content-type"] == "text/html; charset=utf-8", "\(page.status) \(page.headers)")
+        for hook in ["data-role=\"program\"", "data-role=\"preview\"", "data-action=\"cut\"", "data-action=\"auto\"", "console.js", "console.css"] {
+            #expect(page.text.contains(hook), "the page has no \(hook)")
+        }
+        let script = try rig.get("/console.js")
+        #expect(script.status == 200 && script.headers["content-type"] == "text/javascript; charset=utf-8")
+        for hook in ["data-tally", "data-state", "/api/v1/events", "/api/v1/tiles/", "/focus"] {
+            #expect(script.text.contains(hook), "console.js has no \(hook)")
+        }
+        let style = try rig.get("/console.css")
+        #expect(style.status == 200 && style.headers["content-type"] == "text/css; charset=utf-8")
+        // The same bytes as the repository's files: embedded at build time.
+        let web = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../web")
+        #expect(page.body == Array(try Data(contentsOf: web.appendingPathComponent("index.html"))))
+        #expect(script.body == Array(try Data(contentsOf: web.appendingPathComponent("console.js"))))
+    }
+
+    // MARK: Helpers
+
+    static func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+        let deadline = MonotonicClock.now() + UInt64(seconds * 1e9)
+        while MonotonicClock.now() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+
+    /// A chunked response's body (`Transfer-Encoding: chunked`, as a stream of unknown length is sent),
+    /// as far as it arrived.
+    static func dechunked(_ raw: [UInt8]) -> [UInt8] {
+        guard let headEnd = (0..<max(0, raw.count - 3)).first(where: { raw[$0] == 13 && raw[$0 + 1] == 10 && raw[$0 + 2] == 13 && raw[$0 + 3] == 10 })
+        else { return [] }
+        var body: [UInt8] = []
+        var index = headEnd + 4
+        while let lineEnd = (index..<max(index, raw.count - 1)).first(where: { raw[$0] == 13 && raw[$0 + 1] == 10 }),
+              let size = Int(String(decoding: raw[index..<lineEnd], as: UTF8.self), radix: 16), size > 0 {
+            let start = lineEnd + 2
+            body += raw[start..<min(raw.count, start + size)]
+            index = start + size + 2
+            if index > raw.count { break }
+        }
+        return body
+    }
+
+    /// The bytes after each boundary line (the response's head before the first is left out).
+    static func parts(in bytes: [UInt8], boundary: [UInt8]) -> [ArraySlice<UInt8>] {
+        var starts: [Int] = []
+        var index = 0
+        while index + boundary.count <= bytes.count {
+            if bytes[index] == boundary[0], Array(bytes[index..<(index + boundary.count)]) == boundary {
+                starts.append(index + boundary.count)
+                index += boundary.count
+            } else {
+                index += 1
+            }
+        }
+        return starts.enumerated().map { offset, start in
+            let end = offset + 1 < starts.count ? starts[offset + 1] - boundary.count : bytes.count
+            return bytes[start..<end]
+        }
+    }
+
+    /// A part's headers (lowercased names) and its body, the trailing CRLF left out.
+    static func split(_ part: ArraySlice<UInt8>) -> ([String: String], [UInt8])? {
+        let bytes = Array(part)
+        guard let end = (0..<max(0, bytes.count - 3)).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10 })
+        else { return nil }
+        var headers: [String: String] = [:]
+        for line in String(decoding: bytes[..<end], as: UTF8.self).split(separator: "\r\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        var body = Array(bytes[(end + 4)...])
+        if body.suffix(2) == [13, 10] { body.removeLast(2) }
+        return (headers, body)
+    }
+}

@@ -1,0 +1,283 @@
+// The operator's console: uses only the HTTP API (docs/http-api.md). Plain JavaScript, no build step.
+// Hooks for tests and scripts (keep them stable): tiles carry data-camera / data-scene, data-tally
+// (program|preview|both|none) and data-state (live|lost|...); buttons carry data-action; the big tiles
+// are data-role="program" and data-role="preview".
+'use strict';
+
+const token = new URLSearchParams(location.search).get('token');
+const withToken = (path) => token ? `${path}${path.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}` : path;
+const $ = (selector, root = document) => root.querySelector(selector);
+
+const state = { status: null, cameras: [], scenes: [], selected: null, startedAt: null, uptimeBase: null };
+
+async function api(method, path, body) {
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  const init = { method, headers };
+  if (body !== undefined) { init.body = JSON.stringify(body); headers['Content-Type'] = 'application/json'; }
+  const response = await fetch(path, init);
+  const text = await response.text();
+  const json = text ? JSON.parse(text) : {};
+  if (!response.ok) throw new Error(json.error ? json.error.message : `${response.status}`);
+  return json;
+}
+
+function say(text) { $('#message').textContent = text; }
+const act = (promise) => promise.then(() => say(''), (error) => say(error.message));
+
+// Pictures. A browser opens at most 6 connections to one server, and each live stream and the event
+// stream hold one: so program and preview are MJPEG streams (multipart/x-mixed-replace, one connection
+// each), and the camera tiles fetch their newest JPEG again once it is shown, at most 10 times a second,
+// over the connections the API calls share.
+function showPicture(img, tile) {
+  if (img.dataset.stream === tile) return;
+  img.dataset.stream = tile;
+  img.src = withToken(`/api/v1/tiles/${encodeURIComponent(tile)}/stream`);
+}
+
+function pollPicture(img, tile) {
+  let started = 0;
+  const load = () => {
+    started = performance.now();
+    img.src = withToken(`/api/v1/tiles/${encodeURIComponent(tile)}.jpg?t=${Date.now()}`);
+  };
+  img.onload = () => setTimeout(load, Math.max(0, 100 - (performance.now() - started)));
+  img.onerror = () => setTimeout(load, 500);  // 503 until the tile's first picture
+  load();
+}
+
+// The tiles: one per camera, then one per scene.
+function tileFor(kind, name) {
+  const tiles = $('#tiles');
+  let tile = tiles.querySelector(`[data-${kind}="${CSS.escape(name)}"]`);
+  if (tile) return tile;
+  tile = document.createElement('figure');
+  tile.className = 'tile';
+  tile.dataset[kind] = name;
+  tile.dataset.tally = 'none';
+  tile.innerHTML = '<img alt=""><figcaption><b class="name"></b><span class="state"></span><span class="format"></span>'
+    + '<button data-action="preview" title="to preview">PVW</button><button data-action="switch" title="straight to program">PGM</button></figcaption>';
+  $('.name', tile).textContent = name;
+  for (const button of tile.querySelectorAll('[data-action]')) {
+    button.addEventListener('click', (event) => {
+      event.stopPropagation();
+      act(api('POST', `/api/v1/${button.dataset.action}`, { source: name }).then(refresh));
+    });
+  }
+  $('img', tile).alt = name;
+  if (kind === 'camera') pollPicture($('img', tile), name);
+  tile.addEventListener('click', (event) => tileClicked(tile, kind, name, event));
+  tiles.appendChild(tile);
+  return tile;
+}
+
+function tileClicked(tile, kind, name, event) {
+  if (kind === 'camera' && state.selected === name && event.target.tagName === 'IMG') {
+    focusAt(tile, name, event);
+    return;
+  }
+  if (kind === 'camera') selectCamera(name);
+  const toProgram = $('#straight-to-program').checked;
+  act(api('POST', toProgram ? '/api/v1/switch' : '/api/v1/preview', { source: name }).then(refresh));
+}
+
+function render() {
+  const status = state.status;
+  if (!status) return;
+  const program = status.program || {};
+  const tally = program.tally || {};
+  for (const camera of state.cameras) {
+    const tile = tileFor('camera', camera.name);
+    tile.dataset.tally = tally[camera.name] || camera.tally || 'none';
+    tile.dataset.state = camera.state;
+    $('.state', tile).textContent = camera.state;
+    const format = camera.format;
+    $('.format', tile).textContent = format ? `${format.width}x${format.height} ${format.fps} fps ${format.pixel_format}` : '';
+    tile.classList.toggle('selected', state.selected === camera.name);
+  }
+  for (const scene of state.scenes) {
+    const tile = tileFor('scene', scene.name);
+    tile.dataset.tally = tally[scene.name] || scene.tally || 'none';
+    tile.dataset.state = 'live';
+    $('.state', tile).textContent = (scene.sources || []).join(' + ');
+    $('.format', tile).textContent = scene.layout || 'layers';
+  }
+  for (const role of ['program', 'preview']) {
+    const big = $(`[data-role="${role}"]`);
+    $('[data-field="source"]', big).textContent = program[role === 'program' ? 'source' : 'preview'] || '';
+    showPicture($('img', big), role);
+  }
+  renderOutputs(status);
+}
+
+function renderOutputs(status) {
+  const rows = [];
+  for (const output of status.outputs || []) {
+    rows.push([output.name, output.state, `${(output.bytes_sent / 1e6).toFixed(1)} MB`,
+      `drops ${output.dropped_video + output.dropped_audio}`, output.last_error || '']);
+  }
+  for (const iso of status.iso || []) rows.push([`ISO ${iso.camera}`, iso.state, `${(iso.bytes_written / 1e6).toFixed(1)} MB`, `skipped ${iso.frames_skipped}`, '']);
+  const encoder = status.encoder || {};
+  rows.push(['encoder', encoder.video, `${encoder.frames_encoded} frames`, `drops ${encoder.frames_dropped}`, encoder.fallback_reason || '']);
+  if (status.disk) rows.push(['disk', status.disk.path, status.disk.free_bytes == null ? '?' : `${(status.disk.free_bytes / 1e9).toFixed(1)} GB free`, '', '']);
+  const table = document.createElement('table');
+  for (const row of rows) {
+    const tr = table.insertRow();
+    for (const cell of row) tr.insertCell().textContent = cell ?? '';
+  }
+  $('#outputs').replaceChildren(table);
+  const overlays = $('#overlays');
+  overlays.replaceChildren(...((status.program || {}).overlays || []).map((overlay) => {
+    const button = document.createElement('button');
+    button.textContent = overlay.name;
+    button.dataset.overlay = overlay.name;
+    button.setAttribute('aria-pressed', String(overlay.on));
+    button.onclick = () => act(api('POST', `/api/v1/overlay/${encodeURIComponent(overlay.name)}`, { on: !overlay.on }).then(refresh));
+    return button;
+  }));
+}
+
+async function refresh() {
+  try {
+    const [status, cameras, scenes] = await Promise.all([api('GET', '/api/v1/status'), api('GET', '/api/v1/cameras'), api('GET', '/api/v1/scenes')]);
+    state.status = status;
+    state.cameras = cameras.cameras || [];
+    state.scenes = scenes.scenes || [];
+    state.uptimeBase = { uptime: status.uptime_s, at: performance.now() };
+    if (!state.selected && state.cameras.length) selectCamera(state.cameras[0].name);
+    render();
+  } catch (error) {
+    say(`status: ${error.message}`);
+  }
+}
+
+// The camera panel: its controls, applied as they change.
+async function selectCamera(name) {
+  if (state.selected === name) return;
+  state.selected = name;
+  $('#selected-camera').textContent = name;
+  const box = $('#controls');
+  box.replaceChildren();
+  let controls = [];
+  try { controls = (await api('GET', `/api/v1/camera/${encodeURIComponent(name)}/controls`)).controls || []; }
+  catch (error) { box.textContent = error.message; return; }
+  if (!controls.length) box.textContent = 'this camera has no controls';
+  for (const control of controls) box.appendChild(controlInput(name, control));
+}
+
+function controlInput(camera, control) {
+  const label = document.createElement('label');
+  label.innerHTML = '<span></span>';
+  label.firstChild.textContent = control.label || control.name;
+  let input;
+  if (control.type === 'boolean') {
+    input = document.createElement('input');
+    input.type = 'checkbox';
+    input.checked = control.value === 1 || control.value === true;
+  } else if (control.type === 'menu' || control.type === 'integer_menu') {
+    input = document.createElement('select');
+    for (const item of control.menu || []) input.add(new Option(item.name, item.index, false, item.index === control.value));
+  } else if (control.type === 'button') {
+    input = document.createElement('button');
+    input.type = 'button';
+    input.textContent = 'run';
+  } else {
+    input = document.createElement('input');
+    input.type = 'range';
+    Object.assign(input, { min: control.min, max: control.max, step: control.step || 1, value: control.value ?? control.default });
+  }
+  input.disabled = Boolean(control.read_only);
+  const shown = document.createElement('output');
+  shown.textContent = control.value_text ?? '';
+  const apply = () => {
+    const value = input.type === 'checkbox' ? (input.checked ? '1' : '0') : input.type === 'button' ? '1' : String(input.value);
+    shown.textContent = value;
+    act(api('POST', `/api/v1/camera/${encodeURIComponent(camera)}/controls`, { name: control.name, value }));
+  };
+  input.addEventListener(input.type === 'button' ? 'click' : 'change', apply);
+  label.append(input, shown);
+  return label;
+}
+
+// The focus cursor (as the seeds' tap-to-focus): drawn where the picture was clicked, scaling in and
+// fading; the point goes to the camera, and the panel says what the camera could do.
+function focusAt(tile, camera, event) {
+  const img = event.target;
+  const box = img.getBoundingClientRect();
+  const aspect = img.naturalWidth && img.naturalHeight ? img.naturalWidth / img.naturalHeight : 16 / 9;
+  let width = box.width, height = box.width / aspect;
+  if (height > box.height) { height = box.height; width = height * aspect; }
+  const left = box.left + (box.width - width) / 2, top = box.top + (box.height - height) / 2;
+  const x = Math.min(1, Math.max(0, (event.clientX - left) / width));
+  const y = Math.min(1, Math.max(0, (event.clientY - top) / height));
+  const cursor = document.createElement('div');
+  cursor.className = 'focus-cursor';
+  cursor.dataset.role = 'focus-cursor';
+  const tileBox = tile.getBoundingClientRect();
+  cursor.style.left = `${event.clientX - tileBox.left}px`;
+  cursor.style.top = `${event.clientY - tileBox.top}px`;
+  tile.appendChild(cursor);
+  requestAnimationFrame(() => requestAnimationFrame(() => cursor.classList.add('settled')));
+  setTimeout(() => cursor.classList.add('faded'), 1000);
+  setTimeout(() => cursor.remove(), 1400);
+  api('POST', `/api/v1/camera/${encodeURIComponent(camera)}/focus`, { x, y }).then((reply) => {
+    $('#focus-result').textContent = `focus at ${x.toFixed(2)}, ${y.toFixed(2)}: ${reply.method}${reply.reason ? ` (${reply.reason})` : ''}`;
+    Object.assign($('#focus-result').dataset, { method: reply.method, x: reply.x, y: reply.y });
+  }, (error) => { $('#focus-result').textContent = error.message; });
+}
+
+// Session clock and recent events, from the event stream; every event refreshes the state.
+function startEvents() {
+  const source = new EventSource(withToken('/api/v1/events'));
+  source.onopen = () => { $('#connection').textContent = 'live'; };
+  source.onerror = () => { $('#connection').textContent = 'reconnecting'; };
+  source.onmessage = (message) => {
+    let data;
+    try { data = JSON.parse(message.data); } catch { return; }
+    const event = data.event;
+    if (event) {
+      const item = document.createElement('li');
+      item.textContent = `${event.kind}${event.camera ? ` ${event.camera}` : ''}${event.details ? ` ${JSON.stringify(event.details)}` : ''}`;
+      $('#events').prepend(item);
+      while ($('#events').children.length > 50) $('#events').lastChild.remove();
+    }
+    refresh();
+  };
+}
+
+function tickClock() {
+  const base = state.uptimeBase;
+  if (!base) return;
+  const seconds = Math.floor(base.uptime + (performance.now() - base.at) / 1000);
+  const pad = (n) => String(n).padStart(2, '0');
+  $('#clock').textContent = `${pad(Math.floor(seconds / 3600))}:${pad(Math.floor(seconds / 60) % 60)}:${pad(seconds % 60)}`;
+}
+
+function transitionBody() {
+  return { kind: $('#transition-kind').value, frames: Number($('#transition-frames').value) };
+}
+
+function actions() {
+  const run = {
+    cut: () => act(api('POST', '/api/v1/cut').then(refresh)),
+    auto: () => act(api('POST', '/api/v1/auto', transitionBody()).then(refresh)),
+  };
+  for (const button of document.querySelectorAll('#switching [data-action]')) button.addEventListener('click', () => run[button.dataset.action]());
+  $('[data-role="preview"] img').addEventListener('click', (event) => {
+    const camera = state.status && state.status.program.preview;
+    if (camera && state.cameras.some((c) => c.name === camera)) { selectCamera(camera); focusAt($('[data-role="preview"]'), camera, event); }
+  });
+  document.addEventListener('keydown', (event) => {
+    if (event.target.closest('input, select, textarea')) return;
+    if (event.key >= '1' && event.key <= '9') {
+      const camera = state.cameras[Number(event.key) - 1];
+      if (camera) act(api('POST', '/api/v1/preview', { source: camera.name }).then(refresh));
+    } else if (event.key === ' ') { event.preventDefault(); run.cut(); }
+    else if (event.key === 'Enter') { event.preventDefault(); run.auto(); }
+  });
+}
+
+actions();
+refresh();
+startEvents();
+setInterval(refresh, 1000);
+setInterval(tickClock, 250);
