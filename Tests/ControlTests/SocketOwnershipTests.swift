@@ -77,6 +77,9 @@ import Glibc
         defer { try? FileManager.default.removeItem(atPath: privateDefault) }
         for path in [shared, privateDefault] {
             try syscall("mkdir") { mkdir(path, 0o750) }
+            // The mode exactly, whatever the process umask is just now (tests that start a server in
+            // this process set it: it is process-wide).
+            try syscall("chmod") { chmod(path, 0o750) }
             try syscall("chown") { chown(path, 4242, 4242) }
         }
         #expect(SocketOwnership.check(socketPath: shared + "/s.sock", caller: member) == nil)
