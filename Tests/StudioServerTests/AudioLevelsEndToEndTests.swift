@@ -45,6 +45,11 @@ import TestSupport
             #expect(metrics["studio_audio_peak_hold_dbfs"]?.value(["channel": channel]).map { abs($0 - peak) < 1 } == true)
             #expect(metrics["studio_audio_peak_dbfs"]?.type == "gauge")
         }
+        // `studio status` prints them for people.
+        let printed = try studio.run(["status", "--socket", studio.socket]).output
+        let line = printed.split(separator: "\n").first { $0.hasPrefix("levels    peak ") }.map(String.init) ?? ""
+        let printedPeaks = line.dropFirst("levels    peak ".count).split(separator: " ").prefix(3).compactMap { Double($0) }
+        #expect(near(printedPeaks, peak), "studio status says: \(line)")
         #expect(studio.stopServer() == .exited(0))
     }
 
@@ -57,6 +62,7 @@ import TestSupport
             #expect(Self.numbers(reply[key]) == [-96, -96], "\(key): \(reply.jsonText)")
         }
         #expect(Self.numbers(try studio.status()["audio"]?["levels"]?["peak_dbfs"]) == [-96, -96])
+        #expect(try studio.run(["status", "--socket", studio.socket]).output.contains("levels    peak -inf / -inf dBFS"))
         #expect(studio.stopServer() == .exited(0))
     }
 }
