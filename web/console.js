@@ -136,6 +136,32 @@ function renderOutputs(status) {
   }));
 }
 
+// The program audio meter: peak as the bar, peak hold as the tick, on a -60..0 dBFS scale (the zones
+// in console.css: green to -18, yellow to -6, red above). Polled 10 times a second from the small
+// levels route; the meter carries data-peak-dbfs="L,R" (and each bar its own) for tests and scripts.
+const meterRange = 60;
+const meterPosition = (dbfs) => `${Math.min(100, Math.max(0, (dbfs + meterRange) / meterRange * 100))}%`;
+
+function renderLevels(levels) {
+  const meter = $('[data-meter="program"]');
+  meter.dataset.peakDbfs = levels.peak_dbfs.join(',');
+  meter.dataset.rmsDbfs = levels.rms_dbfs.join(',');
+  meter.dataset.peakHoldDbfs = levels.peak_hold_dbfs.join(',');
+  meter.querySelectorAll('.meter-bar').forEach((bar, channel) => {
+    const peak = levels.peak_dbfs[channel] ?? levels.floor_dbfs, hold = levels.peak_hold_dbfs[channel] ?? levels.floor_dbfs;
+    bar.dataset.peakDbfs = String(peak);
+    $('.meter-cover', bar).style.width = `calc(100% - ${meterPosition(peak)})`;
+    $('.meter-hold', bar).style.left = meterPosition(hold);
+  });
+  const shown = (value) => (value <= levels.floor_dbfs ? '-inf' : value.toFixed(1));
+  $('[data-field="peak"]', meter).textContent = `${levels.peak_dbfs.map(shown).join(' / ')} dBFS`;
+}
+
+async function pollLevels() {
+  try { renderLevels(await api('GET', '/api/v1/levels')); } catch { /* the status poll reports trouble */ }
+  setTimeout(pollLevels, 100);
+}
+
 async function refresh() {
   try {
     const [status, cameras, scenes] = await Promise.all([api('GET', '/api/v1/status'), api('GET', '/api/v1/cameras'), api('GET', '/api/v1/scenes')]);
@@ -278,6 +304,7 @@ function actions() {
 
 actions();
 refresh();
+pollLevels();
 startEvents();
 setInterval(refresh, 1000);
 setInterval(tickClock, 250);

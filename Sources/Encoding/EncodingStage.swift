@@ -223,14 +223,18 @@ final class StageCore<Input: Sendable>: Sendable {
 func milliseconds(since start: UInt64) -> Double { Double(MonotonicClock.now() - start) / 1e6 }
 
 /// Encodes program audio on its own thread ("encode.audio"), same shape as `VideoEncodingStage`.
+/// The stage thread also meters the program audio on its way into the encoder (`levels`): one pass
+/// over each chunk's samples, then a short lock to file the result; a reader copies under the same lock.
 public final class AudioEncodingStage: Sendable {
     private let core: StageCore<AudioChunk>
+    private let meter: SharedMeter
 
     public init(encoder: AACEncoder, queueCapacity: Int = 32, events: EventSink,
                 deliver: @escaping @Sendable (MediaItem) -> Void) {
         core = StageCore(capacity: queueCapacity, encoderName: encoder.name, events: events, label: "audio")
+        meter = SharedMeter(AudioLevelMeter(sampleRate: encoder.streamDescription.sampleRate, channels: encoder.streamDescription.channels))
         let handoff = Handoff(encoder)
-        let core = self.core
+        let core = self.core, meter = self.meter
         core.start(name: "encode.audio") {
             let encoder = handoff.value
             let description = encoder.streamDescription
@@ -251,6 +255,8 @@ public final class AudioEncodingStage: Sendable {
                     core.dropAtStop()
                     continue
                 }
+                let block = AudioLevelBlock(chunk)
+                meter.state.withLock { $0.add(block) }
                 let started = MonotonicClock.now()
                 do {
                     send(try encoder.encode(chunk), started: started)
@@ -285,4 +291,15 @@ public final class AudioEncodingStage: Sendable {
     @discardableResult
     public func finish(deadline: UInt64 = StopBudget.deadline()) -> Bool { core.finish(deadline: deadline) }
     public var statistics: EncoderStatistics { core.statistics.withLock { $0 } }
+    /// The program audio's levels (see `AudioLevelMeter`): at the floor before the first chunk.
+    public var levels: AudioLevels {
+        let copy = meter.state.withLock { $0 }
+        return copy.levels
+    }
+
+    /// The meter, shared by the stage thread (which adds blocks) and readers (which copy it).
+    private final class SharedMeter: Sendable {
+        let state: Mutex<AudioLevelMeter>
+        init(_ meter: AudioLevelMeter) { state = Mutex(meter) }
+    }
 }

@@ -14,7 +14,7 @@ enum ServerCommands {
         [Ping.self, Cameras.self, SwitcherCommands.Switch.self, SwitcherCommands.Preview.self, SwitcherCommands.Cut.self,
          SwitcherCommands.Auto.self, SwitcherCommands.Transition.self, SwitcherCommands.Scene.self, SwitcherCommands.Scenes.self,
          SwitcherCommands.Overlay.self,
-         Status.self, Metrics.self, Reload.self, Sessions.self, Log.self, Recordings.self,
+         Status.self, Levels.self, Metrics.self, Reload.self, Sessions.self, Log.self, Recordings.self,
          CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self, CameraCommands.Focus.self,
          PictureCommands.Picture.self]
     }
@@ -47,6 +47,13 @@ enum ServerCommands {
         static let httpRoute: ControlHTTPRoute? = .get("/api/v1/status")
         static let summary = "the program, encoder, outputs, ISO recordings and audio input, with their counters"
         static func run(_ arguments: NoArguments, in server: StudioServer) -> StatusReply { server.statusView() }
+    }
+
+    enum Levels: ControlCommand {
+        static let name = "levels"
+        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/levels")
+        static let summary = "the program audio's peak, RMS and peak-hold levels in dBFS per channel (the console's meter polls it)"
+        static func run(_ arguments: NoArguments, in server: StudioServer) -> LevelsReply { LevelsReply(server.audioStage.levels) }
     }
 
     enum Metrics: ControlCommand {
@@ -199,7 +206,8 @@ extension StudioServer {
         return StatusReply(
             session: store.currentSessionID ?? sessionID, startedAt: startedAt, uptimeSeconds: tenths(uptimeSeconds), program: programView,
             encoder: encoderView, outputs: outputViews, iso: isoViews, cameras: all.count,
-            camerasLost: all.filter { cameras.isLost($0.id) }.count, audioInput: audioInput, database: options.databasePath,
+            camerasLost: all.filter { cameras.isLost($0.id) }.count, audioInput: audioInput,
+            audio: StatusReply.AudioView(levels: LevelsReply(audioStage.levels)), database: options.databasePath,
             store: StatusReply.StoreView(store.statistics),
             disk: options.configuration.recordDirectory.map { StatusReply.DiskView(path: $0, freeBytes: FreeSpace.bytes(atPath: $0)) })
     }

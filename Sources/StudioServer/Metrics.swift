@@ -8,8 +8,8 @@ import Output
 ///
 /// Naming follows Prometheus: everything is `studio_...`, counters end in `_total`, units are in the
 /// name (`_bytes`, `_seconds`), and a state is a state set (one sample per possible state, 1 for the
-/// current one). Program audio levels are not here yet: no level meter exists until the audio mixer
-/// (its issue adds per-input and program levels).
+/// current one). Program audio levels are gauges in dBFS by channel (`left`, `right`), at the floor
+/// (-96) in silence; per-input levels come with the audio mixer.
 public enum Metrics {
     /// The text format's content type, for an HTTP response.
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
@@ -95,7 +95,16 @@ public enum Metrics {
         text.counter("studio_iso_encode_errors_total", "An ISO feed's encode errors.", perFeed(\.encodeErrors))
         text.counter("studio_iso_written_bytes_total", "Bytes an ISO feed wrote to its file.", perFeed(\.bytesWritten))
 
-        // Program audio input (levels come with the audio mixer).
+        // Program audio levels, as the encoder gets it.
+        let levels = status.audio.levels
+        func perChannel(_ values: [Double]) -> [([String: String], Double)] {
+            values.enumerated().map { (["channel": Self.channelName($0.offset, of: values.count)], $0.element) }
+        }
+        text.gauge("studio_audio_peak_dbfs", "Program audio peak over the last 100 ms, in dBFS (-96 in silence).", perChannel(levels.peakDBFS))
+        text.gauge("studio_audio_rms_dbfs", "Program audio RMS over the last 100 ms, in dBFS (-96 in silence).", perChannel(levels.rmsDBFS))
+        text.gauge("studio_audio_peak_hold_dbfs", "Program audio's highest peak over the last 1.5 s, in dBFS.", perChannel(levels.peakHoldDBFS))
+
+        // Program audio input.
         let audio = status.audioInput
         text.gauge("studio_audio_input_info", "Where the program audio comes from (value 1).", [(["source": audio.source], 1)])
         if let captured = audio.capturedSeconds {
@@ -123,6 +132,16 @@ public enum Metrics {
             text.gauge("studio_disk_free_bytes", "Free space in the recording directory.", [(["path": disk.path], Double(free))])
         }
         return text.output
+    }
+
+    /// `left` and `right` for stereo, `mono` for one channel, else the channel's number from 1.
+    static func channelName(_ index: Int, of count: Int) -> String {
+        switch (count, index) {
+        case (1, _): "mono"
+        case (2, 0): "left"
+        case (2, 1): "right"
+        default: String(index + 1)
+        }
     }
 }
 

@@ -90,6 +90,8 @@ public struct StatusReply: Codable, Sendable {
     public var cameras: Int
     public var camerasLost: Int
     public var audioInput: AudioInputView
+    /// The program audio as it goes to the encoder.
+    public var audio: AudioView
     public var database: String
     public var store: StoreView
     /// The recording directory's free space; null when not recording.
@@ -289,6 +291,10 @@ public struct StatusReply: Codable, Sendable {
         }
     }
 
+    public struct AudioView: Codable, Sendable {
+        public var levels: LevelsReply
+    }
+
     /// The event store's writer: what waits for the database, what reached it, what never will.
     public struct StoreView: Codable, Sendable {
         /// Events waiting on the store thread for the database (it is busy or failing).
@@ -324,11 +330,35 @@ public struct StatusReply: Codable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case session, program, encoder, outputs, iso, cameras, database, store, disk
+        case session, program, encoder, outputs, iso, cameras, audio, database, store, disk
         case startedAt = "started_at"
         case uptimeSeconds = "uptime_s"
         case camerasLost = "cameras_lost"
         case audioInput = "audio_input"
+    }
+}
+
+/// `levels` (and `status`'s `audio.levels`): the program audio's levels in dBFS, one number per channel
+/// (left, right), over the last 100 ms; the peak hold is the highest peak over the last 1.5 s. Silence
+/// reads `floor_dbfs` (-96), never -inf.
+public struct LevelsReply: Codable, Sendable, Equatable {
+    public var peakDBFS: [Double]
+    public var rmsDBFS: [Double]
+    public var peakHoldDBFS: [Double]
+    public var floorDBFS = AudioLevels.floor
+
+    public init(_ levels: AudioLevels) {
+        func tenths(_ values: [Double]) -> [Double] { values.map { ($0 * 10).rounded() / 10 } }
+        peakDBFS = tenths(levels.peakDBFS)
+        rmsDBFS = tenths(levels.rmsDBFS)
+        peakHoldDBFS = tenths(levels.peakHoldDBFS)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case peakDBFS = "peak_dbfs"
+        case rmsDBFS = "rms_dbfs"
+        case peakHoldDBFS = "peak_hold_dbfs"
+        case floorDBFS = "floor_dbfs"
     }
 }
 

@@ -140,6 +140,11 @@ enum Format {
                 line += " · node \(text(input.node?.wrappedValue)) · \(state) · \(input.capturedSeconds.map(number) ?? "-") s captured, \(input.silenceSeconds.map(number) ?? "-") s silence (mic missing)"
             }
             lines.append(line)
+            let levels = reply.audio.levels
+            func dbfs(_ values: [Double]) -> String {
+                values.map { $0 <= levels.floorDBFS ? "-inf" : String(format: "%.1f", $0) }.joined(separator: " / ")
+            }
+            lines.append("levels    peak \(dbfs(levels.peakDBFS)) dBFS · rms \(dbfs(levels.rmsDBFS)) · hold \(dbfs(levels.peakHoldDBFS))")
             if reply.outputs.isEmpty { lines.append("outputs   none") }
             for output in reply.outputs {
                 var line = "output    \(output.name) \(output.url): \(output.state) · \(output.bytesSent) bytes · dropped \(output.droppedVideo) video / \(output.droppedAudio) audio · \(output.reconnects) reconnects (\(output.reconnectAttempts) attempts)"

@@ -90,6 +90,11 @@ import TestSupport
         let point = report["focus_point"]?.arrayValue?.compactMap(\.doubleValue) ?? []
         #expect(point.count == 2 && abs(point[0] - 0.3) < 0.05 && abs(point[1] - 0.6) < 0.05, "the point sent: \(point)")
         #expect(report["focus_method"] == "none", "a test camera has no focus control: \(report)")
+        // The meter shows the demo tone's peak (the default audio: a sine at `level` dBFS peak).
+        if case .tone(_, let level) = TestToneSource.Signal.standard {
+            let peaks = report["meter_peak_dbfs"]?.arrayValue?.compactMap(\.doubleValue) ?? []
+            #expect(peaks.count == 2 && peaks.allSatisfy { abs($0 - level) < 1 }, "the meter reads \(peaks), the tone peaks at \(level)")
+        }
         #expect(FileManager.default.fileExists(atPath: screenshot))
         #expect(try studio.status()["program"]?["source"] == "cam2")
         #expect(studio.waitForProgramFrames(30))

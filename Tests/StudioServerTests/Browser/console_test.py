@@ -19,6 +19,7 @@ Otherwise:
   focus_point: [x, y]           the point the page sent (0..1), read back from the panel
   focus_method                  what the camera could do, as the panel shows it
   cut_clicked_ms                wall time of the Cut click (ms since the epoch)
+  meter_peak_dbfs: [l, r]       the program audio meter's data-peak-dbfs once it reads above the floor
 Exits 2 with a message when a step does not happen in time.
 """
 import json
@@ -120,6 +121,12 @@ try:
     panel = driver.find_element(By.ID, "focus-result")
     result["focus_method"] = wait("the focus reply", lambda: panel.get_attribute("data-method"))
     result["focus_point"] = [float(panel.get_attribute("data-x")), float(panel.get_attribute("data-y"))]
+
+    # The program audio meter: the page polls the levels; its data-peak-dbfs="L,R" leaves the floor (-96).
+    def meter_peaks():
+        peaks = [float(v) for v in driver.find_element(By.CSS_SELECTOR, '[data-meter="program"]').get_attribute("data-peak-dbfs").split(",")]
+        return peaks if len(peaks) == 2 and all(p > -96 for p in peaks) else None
+    result["meter_peak_dbfs"] = wait("the audio meter", meter_peaks)
 
     driver.execute_script("window.scrollTo(0, 0)")
     time.sleep(0.3)  # let the tiles show their newest pictures for the screenshot
