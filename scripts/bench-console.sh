@@ -2,7 +2,7 @@
 # Benchmark: the operator console's live pictures in a real browser (issue 12). Starts a release
 # `studio serve --cameras 4 --http 127.0.0.1:PORT` pushing its program to a private nginx-rtmp on
 # loopback, then scripts/bench-console.py drives headless chromium (Selenium) against it:
-# - camera-to-tile latency: the page fetches every camera's tile JPEG again 100 ms after the last and
+# - camera-to-tile latency: the page fetches every camera's tile JPEG again 50-150 ms after the last and
 #   takes, for each answer, the picture's age at the server (`X-Server-Time-Ns` - `X-Capture-Time-Ns`,
 #   one clock) plus half the round trip the browser measured (the bound: plus the whole trip);
 # - the server's CPU (utime + stime of /proc/PID/stat) with no browser, with the console page open, and
