@@ -35,8 +35,12 @@ enum TileRoutes {
         return HTTPResponse(status: 200, contentType: "image/jpeg", body: newest.jpeg, headers: headers(newest))
     }
 
-    static func headers(_ picture: TilePicture) -> [(String, String)] {
-        [("X-Tile-Sequence", String(picture.sequence)), ("X-Capture-Time-Ns", String(picture.captureTime))]
+    /// A picture's headers. `X-Server-Time-Ns` is the server's CLOCK_MONOTONIC as the answer is made (the
+    /// capture time's clock): minus `X-Capture-Time-Ns`, the picture's age when it left, which a client on
+    /// another clock can read (scripts/bench-console.sh measures camera-to-tile latency with it).
+    static func headers(_ picture: TilePicture, now: UInt64 = MonotonicClock.now()) -> [(String, String)] {
+        [("X-Tile-Sequence", String(picture.sequence)), ("X-Capture-Time-Ns", String(picture.captureTime)),
+         ("X-Server-Time-Ns", String(now))]
     }
 
     /// One part of the stream: its header and the JPEG.

@@ -56,8 +56,11 @@ import TestSupport
         for camera in ["cam1", "cam2"] {
             var picture: HTTPTestClient.Response?
             let deadline = MonotonicClock.now() + 20_000_000_000
+            var asked: (before: UInt64, after: UInt64) = (0, 0)
             while MonotonicClock.now() < deadline {
+                let before = MonotonicClock.now()
                 let response = try rig.get("/api/v1/tiles/\(camera).jpg")
+                asked = (before, MonotonicClock.now())
                 if response.status == 200 { picture = response; break }
                 #expect(response.status == 503 && response.headers["retry-after"] == "1", "\(response)")
                 usleep(50_000)
@@ -65,6 +68,12 @@ import TestSupport
             let answer = try #require(picture, "no picture of \(camera)")
             #expect(answer.headers["content-type"] == "image/jpeg")
             #expect(answer.headers["x-tile-sequence"].flatMap(Int.init) ?? 0 >= 1)
+            // The server's clock as it answered (this process's CLOCK_MONOTONIC): within the request, and
+            // after the picture's capture, so their difference is the picture's age.
+            let captured = try #require(answer.headers["x-capture-time-ns"].flatMap(UInt64.init), "\(answer.headers)")
+            let answered = try #require(answer.headers["x-server-time-ns"].flatMap(UInt64.init), "\(answer.headers)")
+            #expect(asked.before <= answered && answered <= asked.after, "answered at \(answered), asked \(asked)")
+            #expect(captured <= answered, "captured \(captured) after the answer \(answered)")
             #expect(try Self.camera(in: answer.body, among: ["cam1", "cam2"]) == camera, "the \(camera) tile")
         }
     }
