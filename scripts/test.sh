@@ -10,3 +10,6 @@ swift test --skip-build
 # V4L2 against the kernel's vivid driver: the host kernel has no V4L2, so the V4L2 tests run again inside
 # a qemu VM (one boot, the test bundle built above; on the host their vivid suites are skipped).
 scripts/vm/test-v4l2.sh .build
+# The demo and the benchmarks run the optimised build: it must compile too (the optimiser has crashed
+# on code the debug build took).
+swift build -c release --product studio

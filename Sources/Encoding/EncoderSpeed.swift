@@ -95,7 +95,11 @@ enum ProbePictures {
         let margin = 8 * count + 16
         let lumaScene = scene(width: width + margin, height: height + margin, random: &random)
         let chromaScene = scene(width: width / 2 + margin, height: height / 2 + margin, random: &random)
-        return (0..<count).map { k in
+        // Plain loops, and the generator never captured by a closure: Swift 6.3's optimizer crashes on
+        // an inout captured inside `map` and `withUnsafeBufferPointer` here (release builds).
+        var frames: [VideoFrame] = []
+        frames.reserveCapacity(count)
+        for k in 0..<count {
             let frame = VideoFrame.allocate(format: .i420, width: width, height: height)
             for plane in 0..<3 {
                 let layout = frame.planes[plane]
@@ -107,28 +111,35 @@ enum ProbePictures {
                 let destination = frame.plane(plane).assumingMemoryBound(to: UInt8.self)
                 source.withUnsafeBufferPointer { scene in
                     for y in 0..<h {
-                        let row = destination + y * layout.stride
-                        (row).update(from: scene.baseAddress! + (y + dy) * sourceWidth + dx, count: w)
-                        addNoise(row, count: w, random: &random)
+                        (destination + y * layout.stride).update(from: scene.baseAddress! + (y + dy) * sourceWidth + dx, count: w)
                     }
                 }
+                for y in 0..<h { addNoise(destination + y * layout.stride, count: w, random: &random) }
             }
-            return frame
+            frames.append(frame)
         }
+        return frames
     }
 
     /// Bytes of 8x8 blocks of random values in 32...159 (room for the noise on top without overflow).
     private static func scene(width: Int, height: Int, random: inout XorShift) -> [UInt8] {
+        // The blocks' values first (the generator stays out of closures: see `make`), then the rows.
+        let columns = (width + 7) / 8, rows = (height + 7) / 8
+        var values = [UInt8](repeating: 0, count: columns * rows)
+        for index in values.indices { values[index] = UInt8(truncatingIfNeeded: 32 + random.next() % 128) }
         var bytes = [UInt8](repeating: 0, count: width * height)
         bytes.withUnsafeMutableBufferPointer { scene in
-            var blockRow = [UInt8](repeating: 0, count: width)
-            for y in stride(from: 0, to: height, by: 8) {
-                for x in stride(from: 0, to: width, by: 8) {
-                    let value = UInt8(truncatingIfNeeded: 32 + random.next() % 128)
-                    for i in x..<min(x + 8, width) { blockRow[i] = value }
-                }
-                for row in y..<min(y + 8, height) {
-                    blockRow.withUnsafeBufferPointer { (scene.baseAddress! + row * width).update(from: $0.baseAddress!, count: width) }
+            values.withUnsafeBufferPointer { values in
+                for blockY in 0..<rows {
+                    // The first row of this block row, a run of 8 per value; the rest copy it.
+                    let first = scene.baseAddress! + blockY * 8 * width
+                    for blockX in 0..<columns {
+                        let x = blockX * 8
+                        (first + x).update(repeating: values[blockY * columns + blockX], count: min(8, width - x))
+                    }
+                    for row in (blockY * 8 + 1)..<min(blockY * 8 + 8, height) {
+                        (scene.baseAddress! + row * width).update(from: first, count: width)
+                    }
                 }
             }
         }
