@@ -119,6 +119,6 @@ let package = Package(
         .testTarget(name: "HTTPConsoleTests", dependencies: ["TestSupport", "HTTPConsole", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore"]),
         .testTarget(name: "StudioCLITests", dependencies: ["StudioCLI", "StudioConfig", "StudioCore"]),
-        .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "LivePictures", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "LivePictures", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem"], exclude: ["Browser"]),
     ]
 )
