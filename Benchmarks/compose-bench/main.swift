@@ -16,15 +16,11 @@ import Switcher
 ///   JOB  STUDIO_MS_PER_FRAME  PEER_LABEL  INPUT_FILES(comma-separated)  FFMPEG_FILTER_GRAPH  STUDIO_PICTURES
 /// where STUDIO_PICTURES (scene jobs only) is DIRECTORY/JOB.studio.y4m: the compositor's pictures of the
 /// job, one per frame of the cameras, to compare with what the ffmpeg graph makes of the same frames.
-let arguments = CommandLine.arguments
-guard arguments.count >= 2 else {
-    FileHandle.standardError.write(Data("usage: compose-bench DIRECTORY [FRAMES] [ROUNDS] [REPEATS]\n".utf8))
-    exit(2)
-}
-let directory = arguments[1]
-let count = arguments.count > 2 ? Int(arguments[2]) ?? 30 : 30
-let rounds = arguments.count > 3 ? Int(arguments[3]) ?? 10 : 10
-let repeats = arguments.count > 4 ? Int(arguments[4]) ?? 3 : 3
+let arguments = BenchmarkArguments(usage: "compose-bench DIRECTORY [FRAMES] [ROUNDS] [REPEATS]")
+let directory = arguments.first
+let count = arguments.int(2, default: 30)
+let rounds = arguments.int(3, default: 10)
+let repeats = arguments.int(4, default: 3)
 
 // MARK: Camera-like pictures
 

@@ -9,13 +9,9 @@ import StudioCore
 /// Usage: picture-bench OUTPUT.y4m [FRAMES (default 60)] [ROUNDS over the frames (default 10)] [BEAUTY.y4m]
 /// Prints one line per job: "NAME ms_per_frame". With BEAUTY.y4m also writes the frames as beauty 100
 /// leaves them, to look at (`ffplay`, or `ffmpeg -i BEAUTY.y4m -frames:v 1 beauty.png`).
-let arguments = CommandLine.arguments
-guard arguments.count >= 2 else {
-    FileHandle.standardError.write(Data("usage: picture-bench OUTPUT.y4m [FRAMES] [ROUNDS] [BEAUTY.y4m]\n".utf8))
-    exit(2)
-}
-let count = arguments.count > 2 ? Int(arguments[2]) ?? 60 : 60
-let rounds = arguments.count > 3 ? Int(arguments[3]) ?? 10 : 10
+let arguments = BenchmarkArguments(usage: "picture-bench OUTPUT.y4m [FRAMES] [ROUNDS] [BEAUTY.y4m]")
+let count = arguments.int(2, default: 60)
+let rounds = arguments.int(3, default: 10)
 let width = 1280, height = 720
 
 /// A face-sized skin-coloured ellipse with darker features, a skin-coloured band, blue-grey
@@ -48,7 +44,7 @@ func noisyFrame(_ index: Int) -> VideoFrame {
 
 let frames = (0..<count).map(noisyFrame)
 
-Y4MWriter.write(frames, to: arguments[1], tool: "picture-bench")
+Y4MWriter.write(frames, to: arguments.first, tool: "picture-bench")
 
 func settings(_ change: (inout PictureSettings) -> Void) -> PictureSettings {
     var settings = PictureSettings()
@@ -88,9 +84,9 @@ for (name, settings) in jobs {
     print("\(name) \(String(format: "%.3f", perFrame * 1000))")
 }
 
-if arguments.count > 4 {
+if let beautyPath = arguments[4] {
     var settings = PictureSettings()
     settings.beauty = 100
     let processor = PictureProcessor()
-    Y4MWriter.write(try frames.map { try processor.process($0, settings: settings) }, to: arguments[4], tool: "picture-bench")
+    Y4MWriter.write(try frames.map { try processor.process($0, settings: settings) }, to: beautyPath, tool: "picture-bench")
 }

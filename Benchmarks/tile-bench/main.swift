@@ -20,16 +20,12 @@ import Switcher
 /// Writes DIRECTORY/camN.y4m (N = 1...4). Prints tab-separated lines:
 ///   thumbnail  MS_PER_PICTURE  WIDTHxHEIGHT  AVERAGE_JPEG_BYTES
 ///   service  PERCENT_OF_ONE_CORE  PICTURES_PER_SECOND  SKIPPED_ROUNDS  PROGRAM_LATE_TICKS
-let arguments = CommandLine.arguments
-guard arguments.count >= 2 else {
-    FileHandle.standardError.write(Data("usage: tile-bench DIRECTORY [FRAMES] [ROUNDS] [REPEATS] [SECONDS]\n".utf8))
-    exit(2)
-}
-let directory = arguments[1]
-let count = arguments.count > 2 ? Int(arguments[2]) ?? 30 : 30
-let rounds = arguments.count > 3 ? Int(arguments[3]) ?? 10 : 10
-let repeats = arguments.count > 4 ? Int(arguments[4]) ?? 3 : 3
-let seconds = arguments.count > 5 ? Double(arguments[5]) ?? 5 : 5
+let arguments = BenchmarkArguments(usage: "tile-bench DIRECTORY [FRAMES] [ROUNDS] [REPEATS] [SECONDS]")
+let directory = arguments.first
+let count = arguments.int(2, default: 30)
+let rounds = arguments.int(3, default: 10)
+let repeats = arguments.int(4, default: 3)
+let seconds = arguments.double(5, default: 5)
 let format = CameraFormat(pixelFormat: .i420, width: 1280, height: 720, frameRate: Rational(30))
 
 /// Adds sensor noise (a fresh ±12 on every luma sample, ±6 on chroma) to a copy of `frame`.
