@@ -3,7 +3,9 @@
 // signal a waiting thread, nothing more.
 #ifndef STUDIO_CMICROHTTPD_H
 #define STUDIO_CMICROHTTPD_H
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -11,23 +13,68 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 
+// What MHD says while it starts (why a bind or the TLS setup failed), for the error the operator sees.
+// MHD keeps `cls` for the daemon's life and may call the logger from its threads later (a client's
+// failed TLS handshake): `busy` lets one writer in at a time, and `cmhd_start` takes it for good once
+// the start is over, so later messages are dropped and `text` can be read without a race.
+struct cmhd_start_log {
+    char text[1024];
+    int busy;
+};
+
+// MHD's logger takes a va_list, which Swift cannot handle: formatted here, appended while there is room.
+static inline void cmhd_log_during_start(void *cls, const char *format, va_list arguments) {
+    struct cmhd_start_log *log = (struct cmhd_start_log *)cls;
+    if (__atomic_exchange_n(&log->busy, 1, __ATOMIC_ACQUIRE)) return;
+    size_t used = strnlen(log->text, sizeof log->text);
+    if (used + 1 < sizeof log->text) vsnprintf(log->text + used, sizeof log->text - used, format, arguments);
+    __atomic_store_n(&log->busy, 0, __ATOMIC_RELEASE);
+}
+
 // MHD_start_daemon takes its options as variadic (option, value) pairs ending in MHD_OPTION_END, which
 // Swift cannot call. This one fixes the threading model: MHD's own listening thread and one thread per
 // connection (at most `connection_limit`, `per_address_limit` from one address), never a caller's thread;
 // `timeout_seconds` closes a connection that neither sends nor takes data for that long.
-static inline struct MHD_Daemon *cmhd_start(const struct sockaddr_in *address, unsigned int connection_limit,
+// `address` is a sockaddr_in, or a sockaddr_in6 when `ipv6` is 1 (2: dual stack, IPv4 too, for `::`).
+// With `tls_certificate` and `tls_key` (NUL-terminated PEM; NULL for plain HTTP) it speaks HTTPS only.
+// MHD's messages during the start land in `log`.
+static inline struct MHD_Daemon *cmhd_start(const struct sockaddr *address, int ipv6, unsigned int connection_limit,
                                             unsigned int per_address_limit, unsigned int timeout_seconds,
+                                            const char *tls_certificate, const char *tls_key, struct cmhd_start_log *log,
                                             MHD_AccessHandlerCallback handler, void *handler_context,
                                             MHD_RequestCompletedCallback completed, void *completed_context) {
-    return MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL,
-                            0, NULL, NULL, handler, handler_context,
-                            MHD_OPTION_SOCK_ADDR, address,
-                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
-                            MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
-                            MHD_OPTION_END);
+    unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
+    if (ipv6 == 1) flags |= MHD_USE_IPv6;
+    if (ipv6 == 2) flags |= MHD_USE_DUAL_STACK;
+    struct MHD_Daemon *daemon;
+    if (tls_certificate != NULL && tls_key != NULL) {
+        daemon = MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, handler, handler_context,
+                                  MHD_OPTION_SOCK_ADDR, address,
+                                  MHD_OPTION_HTTPS_MEM_CERT, tls_certificate,
+                                  MHD_OPTION_HTTPS_MEM_KEY, tls_key,
+                                  MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                                  MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
+                                  MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                                  MHD_OPTION_EXTERNAL_LOGGER, cmhd_log_during_start, log,
+                                  MHD_OPTION_END);
+    } else {
+        daemon = MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,
+                                  MHD_OPTION_SOCK_ADDR, address,
+                                  MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                                  MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
+                                  MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                                  MHD_OPTION_EXTERNAL_LOGGER, cmhd_log_during_start, log,
+                                  MHD_OPTION_END);
+    }
+    while (__atomic_exchange_n(&log->busy, 1, __ATOMIC_ACQUIRE)) {}
+    return daemon;
 }
+
+// Whether this libmicrohttpd was built with TLS (GnuTLS) and with IPv6.
+static inline int cmhd_supports_tls(void) { return MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES; }
+static inline int cmhd_supports_ipv6(void) { return MHD_is_feature_supported(MHD_FEATURE_IPv6) == MHD_YES; }
 
 // MHD_get_daemon_info is variadic and answers a union: the port the daemon bound (the kernel's choice
 // when asked for port 0, as tests do), 0 when unknown.

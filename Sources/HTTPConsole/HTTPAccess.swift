@@ -8,9 +8,13 @@ public struct HTTPAccessPolicy: Sendable {
     /// The token every request must carry (`Authorization: Bearer TOKEN`, or `?token=TOKEN` on a GET);
     /// nil: none needed (a loopback listener without `http.token`).
     public var token: String?
+    /// The listener speaks TLS: a page of this console has an `https://` origin. On plain HTTP both
+    /// schemes are this console's (behind a reverse proxy that terminates TLS the browser's origin is `https://`).
+    public var isTLS: Bool
 
-    public init(token: String?) {
+    public init(token: String?, isTLS: Bool = false) {
         self.token = token
+        self.isTLS = isTLS
     }
 
     public enum Refusal: Equatable, Sendable {
@@ -41,7 +45,8 @@ public struct HTTPAccessPolicy: Sendable {
         if method == HTTPMethod.post.rawValue, let origin {
             // A browser sends Origin on every POST; curl and scripts send none. Same origin only.
             let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
-            guard origin.hasPrefix("http://") || origin.hasPrefix("https://"), let originHost, originHost == host else {
+            let schemes = isTLS ? ["https://"] : ["http://", "https://"]
+            guard schemes.contains(where: origin.hasPrefix), let originHost, originHost == host else {
                 return .forbidden("cross-origin POST refused: Origin \(origin) is not this console (\(host ?? "no Host"))")
             }
         }

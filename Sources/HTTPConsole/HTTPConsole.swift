@@ -9,6 +9,8 @@ public struct HTTPConsoleSettings: Sendable {
     public var listen: ListenAddress
     /// Required on every request when set (see `HTTPAccessPolicy`).
     public var token: String?
+    /// HTTPS with this certificate and key; nil: plain HTTP.
+    public var tls: HTTPTLSCredentials?
     /// A larger request body is answered 413 (and not read).
     public var maxBodyBytes = 64 * 1024
     /// Connections (each its own thread, event streams included) at once, and from one address.
@@ -22,14 +24,36 @@ public struct HTTPConsoleSettings: Sendable {
     public var burst = 200
     public var ratePerSecond = 100.0
 
-    public init(listen: ListenAddress, token: String?) {
+    public init(listen: ListenAddress, token: String?, tls: HTTPTLSCredentials? = nil) {
         self.listen = listen
         self.token = token
+        self.tls = tls
+    }
+
+    /// `http` or `https`.
+    public var scheme: String { tls == nil ? "http" : "https" }
+}
+
+/// A certificate (chain) and its private key, PEM, with the names of the files they came from (for
+/// the operator, when the library refuses them).
+public struct HTTPTLSCredentials: Sendable {
+    public var certificatePEM: [UInt8]
+    public var keyPEM: [UInt8]
+    public var certificateName: String
+    public var keyName: String
+
+    public init(certificatePEM: [UInt8], keyPEM: [UInt8], certificateName: String, keyName: String) {
+        self.certificatePEM = certificatePEM
+        self.keyPEM = keyPEM
+        self.certificateName = certificateName
+        self.keyName = keyName
     }
 }
 
 public struct HTTPConsoleError: Error, CustomStringConvertible, Sendable {
     public let description: String
+    /// The TLS certificate or key is the problem (not the address).
+    public var concernsTLS = false
 }
 
 /// The operator's HTTP API on libmicrohttpd: MHD's listening thread and one thread per connection
@@ -57,24 +81,82 @@ public final class HTTPConsole: Sendable {
     /// The port bound (the kernel's choice when `listen` asked for 0); 0 before `start`.
     public var port: UInt16 { daemon.port }
 
-    /// Binds and starts MHD's threads. Throws when the address cannot be bound (in use, not this machine's).
+    /// Whether this libmicrohttpd speaks TLS (Debian's is built with GnuTLS) and IPv6.
+    public static var supportsTLS: Bool { cmhd_supports_tls() != 0 }
+    public static var supportsIPv6: Bool { cmhd_supports_ipv6() != 0 }
+
+    /// Binds and starts MHD's threads. Throws when the address cannot be bound (in use, not this
+    /// machine's) or the TLS certificate and key are refused, with what the library said.
     public func start() throws {
-        guard let octets = ListenAddress.octets(settings.listen.host) else {
-            throw HTTPConsoleError(description: "\(settings.listen.host) is not an IPv4 address")
+        let listen = settings.listen
+        var storage = sockaddr_storage()
+        var family: Int32 = 0
+        if let bytes = ListenAddress.ipv6Bytes(listen.host) {
+            guard Self.supportsIPv6 else { throw HTTPConsoleError(description: "this libmicrohttpd has no IPv6 support: listen on an IPv4 address") }
+            withUnsafeMutableBytes(of: &storage) { raw in
+                let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
+                address.pointee.sin6_family = sa_family_t(AF_INET6)
+                address.pointee.sin6_port = listen.port.bigEndian
+                withUnsafeMutableBytes(of: &address.pointee.sin6_addr) { $0.copyBytes(from: bytes) }
+            }
+            // `::` is every interface: IPv4 too (dual stack); any other IPv6 address is that address only.
+            family = bytes.allSatisfy { $0 == 0 } ? 2 : 1
+        } else if let octets = ListenAddress.octets(listen.host) {
+            withUnsafeMutableBytes(of: &storage) { raw in
+                let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
+                address.pointee.sin_family = sa_family_t(AF_INET)
+                address.pointee.sin_port = listen.port.bigEndian
+                withUnsafeMutableBytes(of: &address.pointee.sin_addr) { $0.copyBytes(from: octets) }
+            }
+        } else {
+            throw HTTPConsoleError(description: "\(listen.host) is not an IPv4 or IPv6 address")
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = settings.listen.port.bigEndian
-        address.sin_addr.s_addr = (UInt32(octets[0]) << 24 | UInt32(octets[1]) << 16 | UInt32(octets[2]) << 8 | UInt32(octets[3])).bigEndian
+        if settings.tls != nil, !Self.supportsTLS {
+            throw HTTPConsoleError(description: Self.noTLS, concernsTLS: true)
+        }
+        // The PEM texts as C strings (NUL-terminated); MHD reads them during the start only (GnuTLS
+        // copies them into its credentials).
+        let certificate = settings.tls.map { $0.certificatePEM.map { CChar(bitPattern: $0) } + [0] }
+        let key = settings.tls.map { $0.keyPEM.map { CChar(bitPattern: $0) } + [0] }
+        let log = UnsafeMutablePointer<cmhd_start_log>.allocate(capacity: 1)
+        log.initialize(to: cmhd_start_log())
         let context = Unmanaged.passRetained(core)
-        let started = cmhd_start(&address, settings.maxConnections, settings.maxConnectionsPerAddress, settings.idleTimeoutSeconds,
-                                 accessHandler, context.toOpaque(), completedHandler, nil)
-        guard let started else {
-            context.release()
-            throw HTTPConsoleError(description: "cannot listen on \(settings.listen) (in use, or not an address of this machine)")
+        let started = withUnsafePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                cmhd_start(address, family, settings.maxConnections, settings.maxConnectionsPerAddress, settings.idleTimeoutSeconds,
+                           certificate, key, log, accessHandler, context.toOpaque(), completedHandler, nil)
+            }
         }
-        daemon.set(started, context: context)
+        guard let started else {
+            let said = Self.text(of: log)
+            log.deallocate()
+            context.release()
+            throw Self.startFailure(listen: listen, tls: settings.tls, said: said)
+        }
+        daemon.set(started, context: context, log: log)
     }
+
+    /// What MHD wrote while starting, one line per message.
+    private static func text(of log: UnsafeMutablePointer<cmhd_start_log>) -> String {
+        let text = withUnsafeBytes(of: &log.pointee.text) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "; ")
+    }
+
+    /// Why the start failed, in the operator's words: the TLS files when the library refused them (a
+    /// key that is not the certificate's, a file it cannot parse), else the address.
+    static func startFailure(listen: ListenAddress, tls: HTTPTLSCredentials?, said: String) -> HTTPConsoleError {
+        let lowered = said.lowercased()
+        if let tls, lowered.contains("tls") || lowered.contains("certificate") || lowered.contains("key") || lowered.contains("gnutls") {
+            var why = "libmicrohttpd refused the certificate \(tls.certificateName) with the key \(tls.keyName)"
+            if lowered.contains("do not match") || lowered.contains("mismatch") { why += ": the key does not belong to that certificate" }
+            return HTTPConsoleError(description: "\(why) (\(said)); use the key made together with the certificate (the certificate first in its file, then its chain)",
+                                    concernsTLS: true)
+        }
+        return HTTPConsoleError(description: "cannot listen on \(listen) (\(said.isEmpty ? "in use, or not an address of this machine" : said))")
+    }
+
+    /// Why a TLS listener cannot start on a libmicrohttpd without TLS.
+    public static let noTLS = "this libmicrohttpd was built without TLS (MHD_FEATURE_TLS), so http.tls_cert cannot be served: install Debian's libmicrohttpd12 (built with GnuTLS), or leave tls_cert and tls_key out and put a reverse proxy in front (docs/http-api.md)"
 
     /// Ends the event streams, answers waiting requests 503, and stops MHD (which joins its threads).
     public func stop() {
@@ -91,14 +173,17 @@ public final class HTTPConsole: Sendable {
 private final class DaemonHandle: @unchecked Sendable {
     // Invariant: `daemon` and `context` are set once by `start` and cleared once by `stop`, under `lock`.
     private let lock = NSLock()
+    // `log` lives until MHD has stopped: its logger may write to it (and drops the message) until then.
     private var daemon: OpaquePointer?
     private var context: Unmanaged<HTTPConsole.Core>?
+    private var log: UnsafeMutablePointer<cmhd_start_log>?
     private var boundPort: UInt16 = 0
 
-    func set(_ daemon: OpaquePointer, context: Unmanaged<HTTPConsole.Core>) {
+    func set(_ daemon: OpaquePointer, context: Unmanaged<HTTPConsole.Core>, log: UnsafeMutablePointer<cmhd_start_log>) {
         lock.withLock {
             self.daemon = daemon
             self.context = context
+            self.log = log
             boundPort = cmhd_bound_port(daemon)
         }
     }
@@ -106,12 +191,13 @@ private final class DaemonHandle: @unchecked Sendable {
     var port: UInt16 { lock.withLock { boundPort } }
 
     func stop() {
-        let (daemon, context) = lock.withLock { () -> (OpaquePointer?, Unmanaged<HTTPConsole.Core>?) in
-            defer { self.daemon = nil; self.context = nil }
-            return (self.daemon, self.context)
+        let (daemon, context, log) = lock.withLock { () -> (OpaquePointer?, Unmanaged<HTTPConsole.Core>?, UnsafeMutablePointer<cmhd_start_log>?) in
+            defer { self.daemon = nil; self.context = nil; self.log = nil }
+            return (self.daemon, self.context, self.log)
         }
         if let daemon { MHD_stop_daemon(daemon) }
         context?.release()
+        log?.deallocate()
     }
 }
 

@@ -25,7 +25,7 @@ extension HTTPConsole {
             self.events = events
             self.budget = budget
             self.handler = handler
-            access = HTTPAccessPolicy(token: settings.token)
+            access = HTTPAccessPolicy(token: settings.token, isTLS: settings.tls != nil)
         }
 
         var isStopping: Bool { closed.load(ordering: .sequentiallyConsistent) }

@@ -137,7 +137,7 @@ public enum ServeFlags {
             $0.configuration.socketGroup = $1
         },
         .value("http", "ADDR:PORT", .listenAddress, config: "http.listen",
-               help: "serve the HTTP API on ADDR:PORT (default 127.0.0.1:8080); an address\nother than loopback needs a token (http.token, or one generated:\nsee `studio doctor`)") {
+               help: "serve the HTTP API on ADDR:PORT (default 127.0.0.1:8080; IPv6 as\n[::1]:8080, [::]:8080 for every interface); an address other than\nloopback needs a token (http.token, or one generated: see `studio doctor`)") {
             $0.configuration.http.listen = $1
             $0.configuration.http.enabled = true
         },

@@ -41,7 +41,11 @@ extension StudioConfiguration {
         .live("scenes") { $0.scenes },
         .live("overlays") { $0.overlays },
         .live("transition") { $0.transition },
-        .fixed("http") { $0.http },
+        .fixed("http.enabled") { $0.http.enabled },
+        .fixed("http.listen") { $0.http.listen },
+        .fixed("http.token") { $0.http.token },
+        .fixed("http.tls_cert") { $0.http.tls?.certificate },
+        .fixed("http.tls_key") { $0.http.tls?.key },
     ]
 
     /// What differs from `self` in `new`: the live keys (a reload applies them) and the others (a

@@ -49,7 +49,7 @@ public enum Doctor {
         if let check = eventsLost(options.databasePath) { checks.append(check) }
         if let check = databaseReplaced(options.databasePath) { checks.append(check) }
         checks.append(recordings(options.configuration))
-        checks.append(HTTPToken.doctorCheck(options.configuration.http, databasePath: options.databasePath))
+        checks += HTTPToken.doctorChecks(options.configuration.http, databasePath: options.databasePath)
         for output in options.configuration.outputs { checks.append(reachability(output, timeout: connectTimeout)) }
         if options.configuration.outputs.isEmpty {
             checks.append(Check("outputs", .warning, "no RTMP destination configured: the program is not streamed",

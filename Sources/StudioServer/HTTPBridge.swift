@@ -124,10 +124,27 @@ public enum HTTPToken {
         return token
     }
 
+    /// `studio doctor`'s lines: where the console listens and how to get its token; with TLS, whether
+    /// this libmicrohttpd can serve it and whether the key file is kept to its owner.
+    static func doctorChecks(_ settings: HTTPSettings, databasePath: String) -> [Doctor.Check] {
+        var checks = [doctorCheck(settings, databasePath: databasePath)]
+        guard settings.enabled, let tls = settings.tls else { return checks }
+        if !HTTPConsole.supportsTLS {
+            checks.append(Doctor.Check("http", .problem, HTTPConsole.noTLS))
+        } else {
+            checks.append(Doctor.Check("http", .ok, "TLS with the certificate \(tls.certificate) and the key \(tls.key)",
+                                       details: ["tls_cert": tls.certificate, "tls_key": tls.key]))
+        }
+        if let exposure = tls.keyExposure {
+            checks.append(Doctor.Check("http", .warning, exposure, fix: "chmod 600 \(tls.key) (and chown it to the server's user)"))
+        }
+        return checks
+    }
+
     /// `studio doctor`'s line: where the console listens and how to get its token.
     static func doctorCheck(_ settings: HTTPSettings, databasePath: String) -> Doctor.Check {
         guard settings.enabled else { return Doctor.Check("http", .ok, "HTTP API off (--no-http / http.enabled: false)") }
-        let url = "http://\(settings.listen)/api/v1/status"
+        let url = "\(settings.scheme)://\(settings.listen)/api/v1/status"
         if settings.token != nil {
             return Doctor.Check("http", .ok, "HTTP API on \(url); every request needs http.token from the config (Authorization: Bearer TOKEN)")
         }
