@@ -34,6 +34,9 @@ packages=(
   # test: the operator's console in a real browser (Tests/StudioServerTests/Browser/console_test.py):
   # Debian's chromium, headless, driven through chromium-driver by Selenium (/usr/bin/python3)
   chromium chromium-driver python3-selenium
+  # test: the HTTP console over TLS: the openssl CLI makes a self-signed certificate and key, and curl
+  # requests https:// with it as CA (TLSTestFiles in TestSupport); a fresh Debian may lack either
+  openssl curl
 )
 
 missing=()

@@ -37,7 +37,7 @@ static inline void cmhd_log_during_start(void *cls, const char *format, va_list 
 // `timeout_seconds` closes a connection that neither sends nor takes data for that long.
 // `address` is a sockaddr_in, or a sockaddr_in6 when `ipv6` is 1 (2: dual stack, IPv4 too, for `::`).
 // With `tls_certificate` and `tls_key` (NUL-terminated PEM; NULL for plain HTTP) it speaks HTTPS only.
-// MHD's messages during the start land in `log`.
+// MHD's messages during the start land in `log` (the logger first: MHD wants it before any other option).
 static inline struct MHD_Daemon *cmhd_start(const struct sockaddr *address, int ipv6, unsigned int connection_limit,
                                             unsigned int per_address_limit, unsigned int timeout_seconds,
                                             const char *tls_certificate, const char *tls_key, struct cmhd_start_log *log,
@@ -49,6 +49,7 @@ static inline struct MHD_Daemon *cmhd_start(const struct sockaddr *address, int 
     struct MHD_Daemon *daemon;
     if (tls_certificate != NULL && tls_key != NULL) {
         daemon = MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, handler, handler_context,
+                                  MHD_OPTION_EXTERNAL_LOGGER, cmhd_log_during_start, log,
                                   MHD_OPTION_SOCK_ADDR, address,
                                   MHD_OPTION_HTTPS_MEM_CERT, tls_certificate,
                                   MHD_OPTION_HTTPS_MEM_KEY, tls_key,
@@ -56,16 +57,15 @@ static inline struct MHD_Daemon *cmhd_start(const struct sockaddr *address, int 
                                   MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
                                   MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
                                   MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
-                                  MHD_OPTION_EXTERNAL_LOGGER, cmhd_log_during_start, log,
                                   MHD_OPTION_END);
     } else {
         daemon = MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,
+                                  MHD_OPTION_EXTERNAL_LOGGER, cmhd_log_during_start, log,
                                   MHD_OPTION_SOCK_ADDR, address,
                                   MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                                   MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
                                   MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
                                   MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
-                                  MHD_OPTION_EXTERNAL_LOGGER, cmhd_log_during_start, log,
                                   MHD_OPTION_END);
     }
     while (__atomic_exchange_n(&log->busy, 1, __ATOMIC_ACQUIRE)) {}

@@ -149,10 +149,14 @@ public final class HTTPConsole: Sendable {
         if let tls, lowered.contains("tls") || lowered.contains("certificate") || lowered.contains("key") || lowered.contains("gnutls") {
             var why = "libmicrohttpd refused the certificate \(tls.certificateName) with the key \(tls.keyName)"
             if lowered.contains("do not match") || lowered.contains("mismatch") { why += ": the key does not belong to that certificate" }
-            return HTTPConsoleError(description: "\(why) (\(said)); use the key made together with the certificate (the certificate first in its file, then its chain)",
-                                    concernsTLS: true)
+            return HTTPConsoleError(description: "\(why) (\(said))", concernsTLS: true)
         }
-        return HTTPConsoleError(description: "cannot listen on \(listen) (\(said.isEmpty ? "in use, or not an address of this machine" : said))")
+        // MHD names the port it was given apart from the address (0 here): the reason alone.
+        var reason = said
+        if let bind = said.range(of: "Failed to bind to port "), let colon = said[bind.upperBound...].firstIndex(of: ":") {
+            reason = said[said.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return HTTPConsoleError(description: "cannot listen on \(listen) (\(reason.isEmpty ? "in use, or not an address of this machine" : reason))")
     }
 
     /// Why a TLS listener cannot start on a libmicrohttpd without TLS.

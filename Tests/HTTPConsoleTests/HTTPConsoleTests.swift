@@ -83,8 +83,9 @@ final class ConsoleRig {
     let events: HTTPEventStream
     var port: Int { Int(console.port) }
 
-    init(token: String? = nil, burst: Int = 1000, keepaliveSeconds: Double = 15, queueLimit: Int = 256) throws {
-        var settings = HTTPConsoleSettings(listen: ListenAddress(host: "127.0.0.1", port: 0), token: token)
+    init(token: String? = nil, burst: Int = 1000, keepaliveSeconds: Double = 15, queueLimit: Int = 256,
+         listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 0), tls: HTTPTLSCredentials? = nil) throws {
+        var settings = HTTPConsoleSettings(listen: listen, token: token, tls: tls)
         settings.burst = burst
         settings.ratePerSecond = 1
         settings.maxBodyBytes = 1024

@@ -240,6 +240,7 @@ import Testing
         #expect(config.outputs.first?.name == "local")
         #expect(config.cameras.pins.count == 1)
         #expect(config.socketPath == "/run/studio/studio.sock")
+        #expect(config.http.enabled && config.http.listen == .httpDefault && config.http.token == nil && config.http.tls == nil)
     }
 
     @Test(arguments: [
