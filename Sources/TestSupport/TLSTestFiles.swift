@@ -52,6 +52,21 @@ public struct TLSTestFiles {
     }
 }
 
+/// A temporary directory with a fresh certificate and key in `subdirectory` of it, removed with this object.
+public final class TLSTestDirectory {
+    public let url: URL
+    public let files: TLSTestFiles
+
+    public init(subdirectory: String = ".") throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("studio-tls-\(UUID().uuidString.prefix(8))")
+        let place = url.appendingPathComponent(subdirectory)
+        try FileManager.default.createDirectory(at: place, withIntermediateDirectories: true)
+        files = try TLSTestFiles(directory: place)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
 public struct TLSTestError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }

@@ -7,17 +7,12 @@ import TestSupport
 
 /// The console over HTTPS (a certificate made by the real `openssl`, requests by the real `curl`) and
 /// on IPv6, on loopback.
-@Suite final class HTTPConsoleTLSTests {
-    let directory: URL
-    let files: TLSTestFiles
+@Suite struct HTTPConsoleTLSTests {
+    let place: TLSTestDirectory
+    var directory: URL { place.url }
+    var files: TLSTestFiles { place.files }
 
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-console-tls-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        files = try TLSTestFiles(directory: directory)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
+    init() throws { place = try TLSTestDirectory() }
 
     static func credentials(_ files: TLSTestFiles, key: String? = nil) throws -> HTTPTLSCredentials {
         let keyPath = key ?? files.key

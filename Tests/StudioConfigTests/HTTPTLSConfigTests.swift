@@ -5,17 +5,12 @@ import TestSupport
 @testable import StudioConfig
 
 /// `http.tls_cert` / `http.tls_key` against real PEM files made by `openssl`, and IPv6 in `http.listen`.
-@Suite final class HTTPTLSConfigTests {
-    let directory: URL
-    let files: TLSTestFiles
+@Suite struct HTTPTLSConfigTests {
+    let place: TLSTestDirectory
+    var directory: URL { place.url }
+    var files: TLSTestFiles { place.files }
 
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-tls-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("tls"), withIntermediateDirectories: true)
-        files = try TLSTestFiles(directory: directory.appendingPathComponent("tls"))
-    }
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
+    init() throws { place = try TLSTestDirectory(subdirectory: "tls") }
 
     /// Writes `yaml` as studio.yaml in the test's directory and loads it (relative paths from there).
     func load(_ yaml: String) throws -> StudioConfiguration {
