@@ -98,6 +98,10 @@ final class YAMLEventParser {
         if lines.indices.contains(line - 1), lines[line - 1].contains("\t") {
             message += "; YAML cannot be indented with tabs, use spaces"
         }
+        if lines.indices.contains(line - 1), lines[line - 1].contains("]:"), lines[line - 1].contains("[") {
+            // `listen: [::1]:8080` unquoted: YAML starts a list at `[`.
+            message += "; quote an IPv6 address with its port, listen: \"[::1]:8080\""
+        }
         return YAMLSyntaxError(line: line, message: message)
     }
 }

@@ -107,6 +107,8 @@ import TestSupport
         #expect(loopback.jsonSnapshot().contains("\"listen\":\"[::1]:8080\""))
         let every = try load("http:\n  listen: \"[::]:8080\"\n")
         #expect(!every.http.listen.isLoopback, "[::] is every interface: a token is needed")
+        let unquoted = try loadError("http:\n  listen: [::1]:8080\n")
+        #expect(unquoted.line == 2 && unquoted.message.contains("quote an IPv6 address with its port"), "\(unquoted)")
         let bare = try loadError("http:\n  listen: \"::1:8080\"\n")
         #expect(bare.line == 2 && bare.keyPath == "http.listen" && bare.message.contains("[::1]:8080"), "\(bare)")
     }
