@@ -5,7 +5,7 @@ import StudioCore
 /// ```yaml
 /// http:
 ///   listen: 127.0.0.1:8080   # --http ADDR:PORT, or [::1]:8080; another address than loopback needs a token
-///   token: ${...}            # optional on loopback; generated and kept next to the database otherwise
+///   token: "long-random"     # optional on loopback; generated and kept next to the database otherwise
 ///   enabled: true            # --no-http
 ///   tls_cert: tls/cert.pem   # HTTPS: the certificate (chain), PEM; relative to this file's directory
 ///   tls_key: tls/key.pem     # and its private key, PEM, unencrypted; both or neither
