@@ -121,7 +121,10 @@ public final class AudioMixer {
         }
         // Settings due now first, so an input set up for this block starts with them (no ramp from unity).
         applyDue(at: first, blockStart: first)
-        for name in inputs.keys where stripIndex[name] == nil { addStrip(name, settings: .unity) }
+        if inputs.keys.contains(where: { stripIndex[$0] == nil }) {
+            // In name order, so the strips (and the order the bus sums them in) are the same every run.
+            for name in inputs.keys.sorted() where stripIndex[name] == nil { addStrip(name, settings: .unity) }
+        }
         var metersClosed = false
         let end = first + Int64(frames)
         if nextMeterReading == nil { nextMeterReading = first + Int64(Self.meterInterval * Double(format.sampleRate)) }
@@ -154,6 +157,7 @@ public final class AudioMixer {
                     }
                 }
                 applyMaster(slice)
+                limiter.process(slice)
                 position = stop
                 if let reading = nextMeterReading, position >= reading {
                     for strip in strips { strip.closeMeterBlock(end: position) }
@@ -163,7 +167,6 @@ public final class AudioMixer {
             }
             output.withUnsafeMutableBufferPointer { output in
                 _ = output.update(fromContentsOf: bus[0..<(frames * channels)])
-                limiter.process(output)
             }
         }
         var start = first - Int64(Self.latency)

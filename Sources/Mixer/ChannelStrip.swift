@@ -122,6 +122,15 @@ final class ChannelStrip {
         }
         var peakLeft = peak.0, peakRight = peak.1
         var sumLeft = 0.0, sumRight = 0.0
+        /// Adds one frame of the strip's output into the bus and its meter block.
+        @inline(__always) func add(_ outLeft: Float, _ outRight: Float, at index: Int) {
+            bus[2 * index] += outLeft
+            bus[2 * index + 1] += outRight
+            peakLeft = max(peakLeft, abs(outLeft))
+            peakRight = max(peakRight, abs(outRight))
+            sumLeft += Double(outLeft * outLeft)
+            sumRight += Double(outRight * outRight)
+        }
         let steady = !open.isMoving && !delayFade.isMoving && !matrix.contains(where: \.isMoving)
         if steady {
             let gain = open.value
@@ -133,13 +142,7 @@ final class ChannelStrip {
             for index in 0..<frames {
                 let slot = 2 * ((first + index - delay) & mask)
                 let left = ring[slot], right = ring[slot + 1]
-                let outLeft = ll * left + rl * right, outRight = lr * left + rr * right
-                bus[2 * index] += outLeft
-                bus[2 * index + 1] += outRight
-                peakLeft = max(peakLeft, abs(outLeft))
-                peakRight = max(peakRight, abs(outRight))
-                sumLeft += Double(outLeft * outLeft)
-                sumRight += Double(outRight * outRight)
+                add(ll * left + rl * right, lr * left + rr * right, at: index)
             }
         } else {
             for index in 0..<frames {
@@ -153,13 +156,7 @@ final class ChannelStrip {
                 }
                 let gain = open.next()
                 let ll = matrix[0].next(), rl = matrix[1].next(), lr = matrix[2].next(), rr = matrix[3].next()
-                let outLeft = gain * (ll * left + rl * right), outRight = gain * (lr * left + rr * right)
-                bus[2 * index] += outLeft
-                bus[2 * index + 1] += outRight
-                peakLeft = max(peakLeft, abs(outLeft))
-                peakRight = max(peakRight, abs(outRight))
-                sumLeft += Double(outLeft * outLeft)
-                sumRight += Double(outRight * outRight)
+                add(gain * (ll * left + rl * right), gain * (lr * left + rr * right), at: index)
             }
         }
         peak = (peakLeft, peakRight)

@@ -18,11 +18,13 @@ struct Limiter {
     private static let capacity = 128  // a power of two above `window`
     private static let mask = capacity - 1
 
-    /// The ceiling as a linear magnitude.
+    /// The ceiling as a linear magnitude, for the frames that come in from now on (each frame leaves
+    /// limited to the ceiling it came in with: a change applies at its sample exactly).
     var ceiling: Float
     /// Per-frame approach of the held gain back to 1 (a 50 ms release at 48 kHz).
     private let release: Double
     private var delayed = [Float](repeating: 0, count: 2 * capacity)
+    private var ceilings: [Float]
     // Sliding minimum of `needed`: a monotonic deque of (frame, gain), in rings.
     private var dequeFrames = [Int](repeating: 0, count: capacity)
     private var dequeGains = [Double](repeating: 1, count: capacity)
@@ -40,6 +42,7 @@ struct Limiter {
 
     init(ceiling: Float, sampleRate: Int, releaseSeconds: Double = 0.05) {
         self.ceiling = ceiling
+        ceilings = [Float](repeating: ceiling, count: Self.capacity)
         release = 1 - exp(-1 / (releaseSeconds * Double(sampleRate)))
     }
 
@@ -50,6 +53,7 @@ struct Limiter {
         let ceiling = self.ceiling
         let window = Self.window, mask = Self.mask
         delayed.withUnsafeMutableBufferPointer { delayed in
+        ceilings.withUnsafeMutableBufferPointer { ceilings in
         dequeFrames.withUnsafeMutableBufferPointer { dequeFrames in
         dequeGains.withUnsafeMutableBufferPointer { dequeGains in
         box.withUnsafeMutableBufferPointer { box in
@@ -71,17 +75,18 @@ struct Limiter {
                 let gain = min(boxSum / Double(window), 1)
                 // The frame that entered `latency` frames ago leaves now, at `gain`.
                 let out = (frame - Self.latency) & mask
-                let outLeft = delayed[2 * out], outRight = delayed[2 * out + 1]
+                let outLeft = delayed[2 * out], outRight = delayed[2 * out + 1], outCeiling = ceilings[out]
                 let inSlot = frame & mask
                 delayed[2 * inSlot] = left
                 delayed[2 * inSlot + 1] = right
+                ceilings[inSlot] = ceiling
                 if gain < 1 { limitedFrames += 1 }
                 let limitedLeft = Float(Double(outLeft) * gain), limitedRight = Float(Double(outRight) * gain)
-                if max(abs(limitedLeft), abs(limitedRight)) > ceiling * (1 + 1e-6) { clampedSamples += 1 }
-                samples[2 * index] = min(max(limitedLeft, -ceiling), ceiling)
-                samples[2 * index + 1] = min(max(limitedRight, -ceiling), ceiling)
+                if max(abs(limitedLeft), abs(limitedRight)) > outCeiling * (1 + 1e-6) { clampedSamples += 1 }
+                samples[2 * index] = min(max(limitedLeft, -outCeiling), outCeiling)
+                samples[2 * index + 1] = min(max(limitedRight, -outCeiling), outCeiling)
                 frame += 1
             }
-        }}}}
+        }}}}}
     }
 }

@@ -15,15 +15,16 @@ private let rate = 48_000
                        "mic2": AudioSignals.speechLike(frames: 2 * rate, seed: 7, tone: 1000),
                        "mic3": AudioSignals.tone(frequency: 61, peak: 1, frames: 2 * rate, channel: 1)]
         for name in ["mic1", "mic2", "mic3"] { run.mixer.controls.post(.input(name, try MixerInputSettings(gainDB: 24)), at: 0) }
-        // The ceiling lowered mid-run, exactly at its sample.
+        // The ceiling lowered mid-run: from its sample on exactly (the output is on the inputs' timeline).
         run.mixer.controls.post(.master(try MixerMasterSettings(gainDB: 6, ceilingDBFS: -1)), at: 0)
         run.mixer.controls.post(.master(try MixerMasterSettings(gainDB: 6, ceilingDBFS: -6)), at: 60_000)
         let program = run.run(frames: 2 * rate)
         let first = Float(linearGain(decibels: -1)), second = Float(linearGain(decibels: -6))
-        let before = program[..<(2 * (60_000 - AudioMixer.latency))].map(abs).max() ?? 0
+        let before = program[..<(2 * 60_000)].map(abs).max() ?? 0
         let after = program[(2 * 60_000)...].map(abs).max() ?? 0
         #expect(before <= first, "a sample at \(decibels(Double(before))) dBFS over a -1 dBFS ceiling")
         #expect(before > first * 0.99, "hot inputs should reach the ceiling")
+        #expect(program[(2 * 59_000)..<(2 * 60_000)].map(abs).max() ?? 0 > second * 1.05, "the lower ceiling applied early")
         #expect(after <= second, "a sample at \(decibels(Double(after))) dBFS over a -6 dBFS ceiling")
         #expect(run.mixer.limitedFrames > rate)
         #expect(run.mixer.clampedSamples == 0, "the look-ahead gain let samples through that only the last clamp caught")
