@@ -86,6 +86,8 @@ public final class AudioMixer {
     private let loudnessMeter: LoudnessMeter?
     private var bus: [Float] = []
     private var nextMeterReading: Int64?
+    /// The sample after the last call's span: where the next call should start.
+    private var nextSample: Int64?
     private var firstSample: Int64?
 
     public init(format: AudioFormat = .program) {
@@ -111,6 +113,9 @@ public final class AudioMixer {
     /// An input not in `inputs` (or a shorter array: its tail) is silence in its own strip only; an
     /// input with no strip gets one at unity. Returns the program for `first - latency ..< first + frames
     /// - latency` (the first call's returns start at its `first`: the limiter's start-up delay is cut).
+    /// Calls follow each other on the timeline (the audio clock makes a stall silence, not a gap); a
+    /// call that does not start where the last one ended clears the delay lines (nothing of the skipped
+    /// span is played) and its returned chunk begins with the 2 ms the limiter still held.
     public func mix(_ inputs: [String: [Float]], from first: Int64, frames: Int) -> AudioChunk {
         let channels = 2
         if bus.count < frames * channels { bus = [Float](repeating: 0, count: frames * channels) }
@@ -127,8 +132,12 @@ public final class AudioMixer {
         }
         var metersClosed = false
         let end = first + Int64(frames)
-        if nextMeterReading == nil { nextMeterReading = first + Int64(Self.meterInterval * Double(format.sampleRate)) }
-        var output = [Float](repeating: 0, count: frames * channels)
+        if first != nextSample {
+            // The first call, or a jump on the timeline: the delay lines hold nothing of the new span.
+            if nextSample != nil { for strip in strips { strip.clearDelayLine() } }
+            nextMeterReading = first + Int64(Self.meterInterval * Double(format.sampleRate))
+        }
+        nextSample = end
         bus.withUnsafeMutableBufferPointer { bus in
             var position = first
             while position < end {
@@ -165,10 +174,8 @@ public final class AudioMixer {
                     nextMeterReading = reading + Int64(Self.meterInterval * Double(format.sampleRate))
                 }
             }
-            output.withUnsafeMutableBufferPointer { output in
-                _ = output.update(fromContentsOf: bus[0..<(frames * channels)])
-            }
         }
+        var output = Array(bus[0..<(frames * channels)])
         var start = first - Int64(Self.latency)
         if firstSample == nil { firstSample = first }
         if let firstSample, start < firstSample {

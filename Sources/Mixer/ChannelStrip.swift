@@ -165,6 +165,9 @@ final class ChannelStrip {
         measured += frames
     }
 
+    /// Forgets the delay line's audio (after a jump on the timeline).
+    func clearDelayLine() { ring.update(repeating: 0) }
+
     /// Hands the levels measured since the last call to the strip's meter (`end`: the frame after them).
     func closeMeterBlock(end: Int64) {
         var block = AudioLevelBlock([], channels: 2, end: end)

@@ -10,7 +10,7 @@ import Glibc
 public struct MixerLimit: Sendable, Equatable {
     /// The setting's name as the operator writes it ("gain", "delay").
     public let name: String
-    /// The unit of the value ("dB", "ms").
+    /// The unit of the value ("dB", "ms"; empty for a plain number).
     public let unit: String
     /// The allowed values; a lower bound of -inf (written `-inf`) is a fader all the way down.
     public let range: ClosedRange<Double>
@@ -24,7 +24,7 @@ public struct MixerLimit: Sendable, Equatable {
     /// The range as the operator reads it: "-inf..+24 dB", "0..1000 ms".
     public var rangeText: String {
         let signed = range.lowerBound < 0
-        return "\(Self.text(range.lowerBound, signed: signed))..\(Self.text(range.upperBound, signed: signed)) \(unit)"
+        return "\(Self.text(range.lowerBound, signed: signed))..\(Self.text(range.upperBound, signed: signed))" + (unit.isEmpty ? "" : " \(unit)")
     }
 
     /// `value` when it is within the range, else an error naming the setting, the value and the range.
@@ -42,7 +42,7 @@ public struct MixerLimit: Sendable, Equatable {
     /// Per input gain: -inf (off) to +24 dB.
     public static let gain = MixerLimit(name: "gain", unit: "dB", range: -Double.infinity...24)
     /// Per input pan: -1 (left) to +1 (right), 0 centre.
-    public static let pan = MixerLimit(name: "pan", unit: "(-1 left, +1 right)", range: -1...1)
+    public static let pan = MixerLimit(name: "pan", unit: "", range: -1...1)
     /// Per input delay: 0 to 1000 ms (lines a microphone up with a camera that lags).
     public static let delay = MixerLimit(name: "delay", unit: "ms", range: 0...1000)
     /// Per input fade of mute and audio-follow-video: 0 to 5000 ms.
@@ -58,9 +58,14 @@ public struct MixerLimit: Sendable, Equatable {
 public struct MixerSettingError: Error, Equatable, Sendable, CustomStringConvertible {
     public let limit: MixerLimit
     public let value: Double
+
+    public init(limit: MixerLimit, value: Double) {
+        self.limit = limit
+        self.value = value
+    }
     public var description: String {
         let shown = value.isNaN ? "nan" : MixerLimit.text(value, signed: false)
-        return "\(limit.name) \(shown) \(limit.unit) is outside \(limit.rangeText)"
+        return "\(limit.name) \(shown)\(limit.unit.isEmpty ? "" : " " + limit.unit) is outside \(limit.rangeText)"
     }
 }
 

@@ -61,6 +61,20 @@ private let rate = 48_000
         #expect(left[AudioMixer.latency] < 0.5)
     }
 
+    @Test func aJumpOnTheTimelineClearsTheDelayLines() throws {
+        let mixer = AudioMixer()
+        mixer.controls.post(.input("mic1", try MixerInputSettings(delayMS: 100)), at: 0)
+        for start in stride(from: 0, to: 9600, by: 480) {
+            _ = mixer.mix(["mic1": AudioSignals.constant(0.5, frames: 480)], from: Int64(start), frames: 480)
+        }
+        // 100 ms later than the jump's first sample lies where samples 1000..<5800 were kept (the delay
+        // line is 65536 frames): uncleared, they would play again.
+        let jump: Int64 = 10 * 65_536 + 5_800
+        let chunk = mixer.mix([:], from: jump, frames: 4800)
+        #expect(chunk.firstSample == jump - Int64(AudioMixer.latency))
+        #expect(chunk.samples[(2 * AudioMixer.latency)...].allSatisfy { $0 == 0 })
+    }
+
     @Test func aDelayIsExactToTheSample() throws {
         var click = AudioSignals.constant(0, frames: rate)
         click[2 * 10_000] = 0.5

@@ -29,7 +29,8 @@ import StudioCore
         #expect(off.follow == "cam1")
         #expect(try MixerInputSettings(follow: " ").follow == nil)
         #expect(try MixerInputSettings(gainDB: 24).gainDB == 24)
-        #expect(MixerLimit.pan.rangeText == "-1..+1 (-1 left, +1 right)")
+        #expect(MixerLimit.pan.rangeText == "-1..+1")
+        #expect(MixerSettingError(limit: .pan, value: 1.5).description == "pan 1.5 is outside -1..+1")
         #expect(MixerLimit.ceiling.rangeText == "-20..0 dBFS")
         #expect(try MixerMasterSettings().ceilingDBFS == -1)
     }
