@@ -110,14 +110,15 @@ public final class AudioMixer {
 
     /// Mixes the program's samples `first..<first + frames` (program timeline) from `inputs`: for each
     /// input by name, its interleaved stereo samples for the same span, already on the program's clock.
-    /// An input not in `inputs` (or a shorter array: its tail) is silence in its own strip only; an
+    /// An input not in `inputs` (or a shorter array: its tail; or a sample that is NaN or infinite) is
+    /// silence in its own strip only; an
     /// input with no strip gets one at unity. Returns the program for `first - latency ..< first + frames
     /// - latency` (the first call's returns start at its `first`: the limiter's start-up delay is cut).
     /// Calls follow each other on the timeline (the audio clock makes a stall silence, not a gap); a
     /// call that does not start where the last one ended clears the delay lines (nothing of the skipped
     /// span is played) and its returned chunk begins with the 2 ms the limiter still held.
     public func mix(_ inputs: [String: [Float]], from first: Int64, frames: Int) -> AudioChunk {
-        let channels = 2
+        let channels = 2, frames = max(0, frames)
         if bus.count < frames * channels { bus = [Float](repeating: 0, count: frames * channels) }
         let inbox = controls.take()
         if !inbox.isEmpty {

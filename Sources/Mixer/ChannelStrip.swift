@@ -110,15 +110,25 @@ final class ChannelStrip {
         open.set(isOpen ? 1 : 0, over: max(declick, Self.frames(ms: settings.fadeMS, sampleRate: sampleRate)))
     }
 
-    /// Writes `input` (interleaved stereo for frames `start..<start + frames`, nil: silence) into the
-    /// delay line, then adds the delayed, faded strip into `bus` (the same frames).
+    /// Writes `input` (interleaved stereo for frames `start..<start + frames`, nil: silence; NaN and
+    /// infinities: silence) into the delay line, then adds the delayed, faded strip into `bus` (the same frames).
     func mix(_ input: UnsafeBufferPointer<Float>?, start: Int64, frames: Int, into bus: UnsafeMutableBufferPointer<Float>) {
         let mask = Self.mask
         let first = Int(truncatingIfNeeded: start)
-        for index in 0..<frames {
-            let slot = 2 * ((first + index) & mask)
-            ring[slot] = input?[2 * index] ?? 0
-            ring[slot + 1] = input?[2 * index + 1] ?? 0
+        if let input {
+            // A sample that is not a number (a broken driver or file) is silence: one NaN would poison
+            // the program bus, the limiter and the show's integrated loudness for good.
+            for index in 0..<frames {
+                let slot = 2 * ((first + index) & mask), left = input[2 * index], right = input[2 * index + 1]
+                ring[slot] = left.isFinite ? left : 0
+                ring[slot + 1] = right.isFinite ? right : 0
+            }
+        } else {
+            for index in 0..<frames {
+                let slot = 2 * ((first + index) & mask)
+                ring[slot] = 0
+                ring[slot + 1] = 0
+            }
         }
         var peakLeft = peak.0, peakRight = peak.1
         var sumLeft = 0.0, sumRight = 0.0

@@ -146,6 +146,19 @@ private let rate = 48_000
         }
     }
 
+    @Test func samplesThatAreNotNumbersAreSilenceAndPoisonNothing() throws {
+        var broken = AudioSignals.tone(frequency: 1000, peak: 0.25, frames: rate)
+        for index in stride(from: 4800, to: 2 * rate, by: 977) { broken[index] = [Float.nan, .infinity, -.infinity][index % 3] }
+        var run = MixerRun()
+        run.signals = ["mic1": broken, "mic2": AudioSignals.tone(frequency: 440, peak: 0.25, frames: rate)]
+        let program = run.run(frames: rate)
+        #expect(program.allSatisfy { $0.isFinite })
+        let left = AudioSignals.channel(0, of: program)[4800..<43_200]
+        #expect(abs(AudioSignals.goertzelAmplitude(left, frequency: 440) - 0.25) < 0.001)
+        let loudness = run.mixer.controls.meters.loudness
+        #expect(loudness.integratedLUFS?.isFinite == true && loudness.truePeakDBTP?.isFinite == true)
+    }
+
     @Test func metersReadEachInputAfterItsFaderAndTheProgram() throws {
         var run = MixerRun()
         run.signals = ["mic1": AudioSignals.tone(frequency: 1000, peak: 0.5, frames: rate),
