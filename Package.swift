@@ -23,6 +23,8 @@ let package = Package(
         .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         // FreeType 2: text layers (titles, captions) in composed scenes (Graphics).
         .systemLibrary(name: "CFreeType", path: "Sources/CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
+        // libebur128: the program's EBU R128 loudness (Mixer).
+        .systemLibrary(name: "CEBUR128", path: "Sources/CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         // libmicrohttpd: the operator's HTTP API and event stream (HTTPConsole).
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
 
@@ -58,6 +60,9 @@ let package = Package(
         .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "MediaSupport", "Graphics"]),
         .target(name: "Encoding", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "CVA", "MediaSupport"]),
         .target(name: "Output", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "MediaSupport"]),
+        // The program's audio mixer: per input delay, gain, pan, mute, audio-follow-video; master gain,
+        // a brickwall limiter; meters and EBU R128 loudness. Runs on the program's audio thread.
+        .target(name: "Mixer", dependencies: ["StudioCore", "StudioSystem", "CEBUR128"]),
 
         // Beside the pipeline.
         .target(name: "EventStore", dependencies: ["StudioCore", "StudioSystem", "CSQLite"], plugins: ["EmbedMigrations"]),
@@ -96,6 +101,8 @@ let package = Package(
         // and the tile thread's CPU with four live cameras beside a running program.
         .executableTarget(name: "tile-bench", dependencies: ["BenchmarkSupport", "LivePictures", "MediaSupport", "Capture", "Switcher", "StudioCore", "StudioSystem"],
                           path: "Benchmarks/tile-bench"),
+        // Benchmark tool: the mixer (8 inputs, meters, R128) per second of audio, and the same inputs as WAV for ffmpeg's amix + ebur128.
+        .executableTarget(name: "mixer-bench", dependencies: ["BenchmarkSupport", "Mixer", "TestSupport", "StudioCore"], path: "Benchmarks/mixer-bench"),
         // What the benchmark tools share: writing frames as Y4M for the ffmpeg CLI, CPU time.
         .target(name: "BenchmarkSupport", dependencies: ["StudioCore"], path: "Benchmarks/BenchmarkSupport"),
 
@@ -112,6 +119,7 @@ let package = Package(
         .testTarget(name: "GraphicsTests", dependencies: ["TestSupport", "Graphics", "FrameDrawing", "MediaSupport", "StudioCore"]),
         .testTarget(name: "SwitcherTests", dependencies: ["TestSupport", "Switcher", "Graphics", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
         .testTarget(name: "LivePicturesTests", dependencies: ["TestSupport", "LivePictures", "Capture", "Switcher", "MediaSupport", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "MixerTests", dependencies: ["TestSupport", "Mixer", "StudioCore", "StudioSystem"]),
         .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore", "StudioSystem"]),

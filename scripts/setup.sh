@@ -14,6 +14,9 @@ packages=(
   # build and run: libmicrohttpd (the operator's HTTP API and event stream, CMicroHTTPD / HTTPConsole;
   # chosen over civetweb and libwebsockets in docs/http-api.md)
   libmicrohttpd-dev
+  # build: libebur128 (the program's EBU R128 loudness: momentary, short-term, integrated, true peak;
+  # CEBUR128 / the Mixer module)
+  libebur128-dev
   # run and test: the ffmpeg/ffprobe CLI (tests decode what nginx received; the benchmark compares),
   # and a private nginx with the RTMP module for the demo and the tests
   ffmpeg nginx-light libnginx-mod-rtmp

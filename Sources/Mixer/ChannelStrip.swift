@@ -1,0 +1,192 @@
+import StudioCore
+
+/// A value moving linearly to a target over a number of frames; the first step lands on the first
+/// frame after `set` (a change for frame N moves frame N already).
+struct Ramp {
+    private(set) var value: Float
+    private var target: Float
+    private var step: Float = 0
+    private(set) var remaining = 0
+
+    init(_ value: Float) {
+        self.value = value
+        target = value
+    }
+
+    var isMoving: Bool { remaining > 0 }
+
+    /// Heads for `target` over `frames` frames (at once when 0).
+    mutating func set(_ target: Float, over frames: Int) {
+        guard target != self.target || isMoving else { return }
+        self.target = target
+        if frames <= 0 || target == value {
+            value = target
+            remaining = 0
+        } else {
+            step = (target - value) / Float(frames)
+            remaining = frames
+        }
+    }
+
+    /// The value for the next frame.
+    mutating func next() -> Float {
+        if remaining > 0 {
+            remaining -= 1
+            value = remaining == 0 ? target : value + step
+        }
+        return value
+    }
+}
+
+/// One input's strip: delay line, fader and pan (a 2x2 matrix of ramped coefficients), and the
+/// mute/follow "open" fade, summed into the program bus; its post-fader levels measured on the way.
+/// Owned by the mixer's audio thread.
+final class ChannelStrip {
+    /// Frames of delay line: 1 s (the longest delay) plus the longest slice the mixer processes at once,
+    /// rounded up to a power of two.
+    static let ringFrames = 65_536
+    private static let mask = ringFrames - 1
+
+    let name: String
+    var settings: MixerInputSettings
+    private let ring: UnsafeMutableBufferPointer<Float>
+    private var delay: Int
+    /// During a delay change: the previous delay, faded out while the new one fades in.
+    private var previousDelay = 0
+    private var delayFade = Ramp(1)
+    /// Left->left, right->left, left->right, right->right, each with the fader's gain in it.
+    private var matrix: [Ramp]
+    private var open: Ramp
+    var meter: AudioLevelMeter
+    /// Post-fader peak and sum of squares of the current meter block.
+    private var peak: (Float, Float) = (0, 0)
+    private var squares: (Double, Double) = (0, 0)
+    private var measured = 0
+
+    init(name: String, settings: MixerInputSettings, isOpen: Bool, sampleRate: Int) {
+        self.name = name
+        self.settings = settings
+        ring = .allocate(capacity: 2 * Self.ringFrames)
+        ring.initialize(repeating: 0)
+        delay = Self.frames(ms: settings.delayMS, sampleRate: sampleRate)
+        matrix = Self.matrix(settings).map(Ramp.init)
+        open = Ramp(isOpen ? 1 : 0)
+        meter = AudioLevelMeter(sampleRate: sampleRate, channels: 2)
+    }
+
+    deinit { ring.deallocate() }
+
+    static func frames(ms: Double, sampleRate: Int) -> Int { Int((ms * Double(sampleRate) / 1000).rounded()) }
+
+    /// The fader and pan as the four coefficients of `matrix`.
+    static func matrix(_ settings: MixerInputSettings) -> [Float] {
+        let gain = Float(linearGain(decibels: settings.gainDB))
+        switch settings.pan {
+        case .monoToBoth:
+            return [gain / 2, gain / 2, gain / 2, gain / 2]
+        case .position(let position):
+            let left = Float(position > 0 ? 1 - position : 1), right = Float(position < 0 ? 1 + position : 1)
+            return [gain * left, 0, 0, gain * right]
+        }
+    }
+
+    /// New settings from frame on: the fader and pan over `declick` frames, a new delay cross-faded over
+    /// `declick`, the open fade towards `isOpen` over the input's fade (at least `declick`).
+    func apply(_ settings: MixerInputSettings, isOpen: Bool, declick: Int, sampleRate: Int) {
+        self.settings = settings
+        for (index, coefficient) in Self.matrix(settings).enumerated() { matrix[index].set(coefficient, over: declick) }
+        let newDelay = Self.frames(ms: settings.delayMS, sampleRate: sampleRate)
+        if newDelay != delay {
+            previousDelay = delay
+            delay = newDelay
+            delayFade = Ramp(0)
+            delayFade.set(1, over: declick)
+        }
+        setOpen(isOpen, declick: declick, sampleRate: sampleRate)
+    }
+
+    /// Fades up or down from the next frame, over the input's fade time.
+    func setOpen(_ isOpen: Bool, declick: Int, sampleRate: Int) {
+        open.set(isOpen ? 1 : 0, over: max(declick, Self.frames(ms: settings.fadeMS, sampleRate: sampleRate)))
+    }
+
+    /// Writes `input` (interleaved stereo for frames `start..<start + frames`, nil: silence; NaN and
+    /// infinities: silence) into the delay line, then adds the delayed, faded strip into `bus` (the same frames).
+    func mix(_ input: UnsafeBufferPointer<Float>?, start: Int64, frames: Int, into bus: UnsafeMutableBufferPointer<Float>) {
+        let mask = Self.mask
+        let first = Int(truncatingIfNeeded: start)
+        if let input {
+            // A sample that is not a number (a broken driver or file) is silence: one NaN would poison
+            // the program bus, the limiter and the show's integrated loudness for good.
+            for index in 0..<frames {
+                let slot = 2 * ((first + index) & mask), left = input[2 * index], right = input[2 * index + 1]
+                ring[slot] = left.isFinite ? left : 0
+                ring[slot + 1] = right.isFinite ? right : 0
+            }
+        } else {
+            for index in 0..<frames {
+                let slot = 2 * ((first + index) & mask)
+                ring[slot] = 0
+                ring[slot + 1] = 0
+            }
+        }
+        var peakLeft = peak.0, peakRight = peak.1
+        var sumLeft = 0.0, sumRight = 0.0
+        /// Adds one frame of the strip's output into the bus and its meter block.
+        @inline(__always) func add(_ outLeft: Float, _ outRight: Float, at index: Int) {
+            bus[2 * index] += outLeft
+            bus[2 * index + 1] += outRight
+            peakLeft = max(peakLeft, abs(outLeft))
+            peakRight = max(peakRight, abs(outRight))
+            sumLeft += Double(outLeft * outLeft)
+            sumRight += Double(outRight * outRight)
+        }
+        let steady = !open.isMoving && !delayFade.isMoving && !matrix.contains(where: \.isMoving)
+        if steady {
+            let gain = open.value
+            let ll = matrix[0].value * gain, rl = matrix[1].value * gain, lr = matrix[2].value * gain, rr = matrix[3].value * gain
+            if gain == 0 {
+                measured += frames
+                return
+            }
+            for index in 0..<frames {
+                let slot = 2 * ((first + index - delay) & mask)
+                let left = ring[slot], right = ring[slot + 1]
+                add(ll * left + rl * right, lr * left + rr * right, at: index)
+            }
+        } else {
+            for index in 0..<frames {
+                var slot = 2 * ((first + index - delay) & mask)
+                var left = ring[slot], right = ring[slot + 1]
+                if delayFade.isMoving {
+                    let fade = delayFade.next()
+                    slot = 2 * ((first + index - previousDelay) & mask)
+                    left = fade * left + (1 - fade) * ring[slot]
+                    right = fade * right + (1 - fade) * ring[slot + 1]
+                }
+                let gain = open.next()
+                let ll = matrix[0].next(), rl = matrix[1].next(), lr = matrix[2].next(), rr = matrix[3].next()
+                add(gain * (ll * left + rl * right), gain * (lr * left + rr * right), at: index)
+            }
+        }
+        peak = (peakLeft, peakRight)
+        squares.0 += sumLeft
+        squares.1 += sumRight
+        measured += frames
+    }
+
+    /// Forgets the delay line's audio (after a jump on the timeline).
+    func clearDelayLine() { ring.update(repeating: 0) }
+
+    /// Hands the levels measured since the last call to the strip's meter (`end`: the frame after them).
+    func closeMeterBlock(end: Int64) {
+        var block = AudioLevelBlock([], channels: 2, end: end)
+        block.peak = [peak.0, peak.1]
+        block.sumOfSquares = [squares.0, squares.1]
+        block.frames = measured
+        meter.add(block)
+        peak = (0, 0)
+        squares = (0, 0)
+        measured = 0
+    }
+}
