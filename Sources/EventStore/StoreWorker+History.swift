@@ -1,0 +1,121 @@
+import Foundation
+import StudioCore
+
+/// The history's queries (see History.swift), on the store thread.
+extension StoreWorker {
+    func events(matching query: EventQuery) throws -> [EventRecord] {
+        var conditions: [String] = []
+        var values: [SQLiteValue] = []
+        if let session = query.sessionID {
+            conditions.append("session_id = ?")
+            values.append(.integer(session))
+        }
+        if !query.kinds.isEmpty {
+            conditions.append("kind IN (" + query.kinds.map { _ in "?" }.joined(separator: ", ") + ")")
+            values += query.kinds.map { .text($0.rawValue) }
+        }
+        if let camera = query.camera {
+            conditions.append("camera = ?")
+            values.append(.text(camera.name))
+        }
+        if let since = query.since {
+            conditions.append("wall_time >= ?")
+            values.append(.integer(since.unixMilliseconds))
+        }
+        if let until = query.until {
+            conditions.append("wall_time < ?")
+            values.append(.integer(until.unixMilliseconds))
+        }
+        if let from = query.fromProgramMilliseconds {
+            conditions.append("program_ms >= ?")
+            values.append(.integer(from))
+        }
+        if let to = query.toProgramMilliseconds {
+            conditions.append("program_ms < ?")
+            values.append(.integer(to))
+        }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        // The latest `limit` matches, printed oldest first.
+        let sql = "SELECT * FROM (" + Self.eventSelect + filter + " ORDER BY id DESC LIMIT ?) ORDER BY id"
+        return try connection.query(sql, values + [.integer(Int64(query.limit ?? -1))], Self.eventRecord)
+    }
+
+    func sessions(matching query: SessionQuery) throws -> [SessionRecord] {
+        var conditions: [String] = []
+        var values: [SQLiteValue] = []
+        if let since = query.since {
+            conditions.append("(s.ended_at IS NULL OR s.ended_at >= ?)")
+            values.append(.integer(since.unixMilliseconds))
+        }
+        if let until = query.until {
+            conditions.append("s.started_at < ?")
+            values.append(.integer(until.unixMilliseconds))
+        }
+        if !query.endReasons.isEmpty {
+            conditions.append("s.end_reason IN (" + query.endReasons.map { _ in "?" }.joined(separator: ", ") + ")")
+            values += query.endReasons.map { .text($0) }
+        }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        return try connection.query(Self.sessionSelect + filter + " ORDER BY s.id DESC LIMIT ?",
+                                    values + [.integer(Int64(query.limit ?? -1))], Self.sessionRecord)
+    }
+
+    func programIntervals(sessionID: Int64) throws -> [ProgramInterval] {
+        try connection.query("""
+            SELECT session_id, seq, source, source_kind, camera, from_ms, to_ms, duration_ms, ended_by, via, transition_from_ms
+            FROM program_intervals WHERE session_id = ? ORDER BY seq
+            """, [.integer(sessionID)]) { row in
+            ProgramInterval(sessionID: try row.int64("session_id"), sequence: Int(try row.int64("seq")), source: try row.text("source"),
+                            sourceKind: try row.text("source_kind"), camera: try row.optionalText("camera").map { CameraID($0) },
+                            fromMilliseconds: try row.int64("from_ms"), toMilliseconds: try row.int64("to_ms"),
+                            durationMilliseconds: try row.int64("duration_ms"), endedBy: try row.optionalText("ended_by"),
+                            via: try row.optionalText("via"), transitionFromMilliseconds: try row.optionalInt64("transition_from_ms"))
+        }
+    }
+
+    func programTime(sessionID: Int64) throws -> SessionProgramTime? {
+        try connection.query("SELECT session_id, from_ms, to_ms, is_open FROM session_program_time WHERE session_id = ?",
+                             [.integer(sessionID)]) { row in
+            SessionProgramTime(sessionID: try row.int64("session_id"), fromMilliseconds: try row.int64("from_ms"),
+                               toMilliseconds: try row.int64("to_ms"), isOpen: try row.int64("is_open") != 0)
+        }.first
+    }
+
+    func onAirTotals(sessionID: Int64) throws -> [OnAirTotal] {
+        try connection.query("""
+            SELECT source, source_kind, sum(duration_ms) AS on_air_ms, count(*) AS intervals
+            FROM program_intervals WHERE session_id = ? GROUP BY source, source_kind ORDER BY on_air_ms DESC, source
+            """, [.integer(sessionID)]) { row in
+            OnAirTotal(source: try row.text("source"), sourceKind: try row.text("source_kind"), milliseconds: try row.int64("on_air_ms"),
+                       intervals: Int(try row.int64("intervals")))
+        }
+    }
+
+    func cameraNamesInHistory() throws -> [CameraID] {
+        try connection.query("SELECT name FROM cameras UNION SELECT DISTINCT camera AS name FROM events WHERE camera IS NOT NULL") {
+            CameraID(try $0.text("name"))
+        }.sorted()
+    }
+
+    func hasEvents(ofKind kind: EventKind) throws -> Bool {
+        try !connection.query("SELECT 1 FROM events WHERE kind = ? LIMIT 1", [.text(kind.rawValue)]) { _ in true }.isEmpty
+    }
+
+    func historyExtent() throws -> HistoryExtent {
+        try connection.query("""
+            SELECT count(*) AS sessions, min(id) AS oldest, max(id) AS newest,
+                   (SELECT started_at FROM sessions ORDER BY id DESC LIMIT 1) AS newest_started
+            FROM sessions
+            """) { row in
+            HistoryExtent(sessionCount: Int(try row.int64("sessions")), oldestSessionID: try row.optionalInt64("oldest"),
+                          newestSessionID: try row.optionalInt64("newest"),
+                          newestStartedAt: try row.optionalInt64("newest_started").map(Date.init(unixMilliseconds:)))
+        }.first ?? HistoryExtent(sessionCount: 0)
+    }
+}
+
+extension HistoryExtent {
+    init(sessionCount: Int) {
+        self.init(sessionCount: sessionCount, oldestSessionID: nil, newestSessionID: nil, newestStartedAt: nil)
+    }
+}
