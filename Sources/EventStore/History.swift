@@ -101,14 +101,6 @@ public struct SessionProgramTime: Sendable, Hashable {
     public var durationMilliseconds: Int64 { toMilliseconds - fromMilliseconds }
 }
 
-/// A source's share of a session's program (`program_intervals` summed per source).
-public struct OnAirTotal: Sendable, Hashable {
-    public var source: String
-    public var sourceKind: String
-    public var milliseconds: Int64
-    public var intervals: Int
-}
-
 /// What the history holds, for error messages that say what exists.
 public struct HistoryExtent: Sendable, Hashable {
     public var sessionCount: Int
@@ -136,11 +128,6 @@ extension EventStore {
     /// How far the session's program ran (`session_program_time`); nil when nothing was ever on program.
     public func programTime(sessionID: Int64) throws -> SessionProgramTime? {
         try perform("programTime") { try $0.programTime(sessionID: sessionID) }
-    }
-
-    /// Each source's time on program in the session, longest first.
-    public func onAirTotals(sessionID: Int64) throws -> [OnAirTotal] {
-        try perform("onAirTotals") { try $0.onAirTotals(sessionID: sessionID) }
     }
 
     /// Every camera name the history knows (the `cameras` table and the names events were recorded with).

@@ -81,16 +81,6 @@ extension StoreWorker {
         }.first
     }
 
-    func onAirTotals(sessionID: Int64) throws -> [OnAirTotal] {
-        try connection.query("""
-            SELECT source, source_kind, sum(duration_ms) AS on_air_ms, count(*) AS intervals
-            FROM program_intervals WHERE session_id = ? GROUP BY source, source_kind ORDER BY on_air_ms DESC, source
-            """, [.integer(sessionID)]) { row in
-            OnAirTotal(source: try row.text("source"), sourceKind: try row.text("source_kind"), milliseconds: try row.int64("on_air_ms"),
-                       intervals: Int(try row.int64("intervals")))
-        }
-    }
-
     func cameraNamesInHistory() throws -> [CameraID] {
         try connection.query("SELECT name FROM cameras UNION SELECT DISTINCT camera AS name FROM events WHERE camera IS NOT NULL") {
             CameraID(try $0.text("name"))

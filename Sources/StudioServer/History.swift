@@ -141,12 +141,15 @@ public enum History {
     /// `onair`: the session's program timeline with each source's total, and with `at`, what was on air then.
     public static func onAir(_ arguments: OnAirArguments, store: EventStore, defaultSession: Int64?) throws -> OnAirReply {
         let session = try session(arguments.session, store: store, defaultSession: defaultSession)
+        // The span and the totals from the intervals read once (an open session's end is "now", which
+        // moves between two reads).
         let intervals = try store.programIntervals(sessionID: session.id)
-        let span = try store.programTime(sessionID: session.id)
-        let duration = span?.durationMilliseconds ?? 0
-        let totals = try store.onAirTotals(sessionID: session.id).map { total in
-            OnAirReply.Total(source: total.source, sourceKind: total.sourceKind, onAirMilliseconds: total.milliseconds,
-                             share: duration > 0 ? Double(total.milliseconds) / Double(duration) : 0, intervals: total.intervals)
+        let span = intervals.first.flatMap { first in intervals.last.map { (first.fromMilliseconds, $0.toMilliseconds) } }
+        let duration = span.map { $0.1 - $0.0 } ?? 0
+        var totals: [String: OnAirReply.Total] = [:]
+        for interval in intervals {
+            totals[interval.source, default: OnAirReply.Total(source: interval.source, sourceKind: interval.sourceKind,
+                                                              onAirMilliseconds: 0, share: 0, intervals: 0)].add(interval, of: duration)
         }
         var moment: OnAirReply.Moment?
         if let at = arguments.atMilliseconds {
@@ -158,13 +161,13 @@ public enum History {
             guard let interval = intervals.first(where: { $0.fromMilliseconds <= at && at < $0.toMilliseconds })
                 ?? intervals.last.flatMap({ at == $0.toMilliseconds ? $0 : nil }) else {
                 throw ControlError(.invalidArgument, "\(HistoryTime.programText(at)) is outside session \(session.id)'s program, "
-                    + "which ran from \(HistoryTime.programText(span.fromMilliseconds)) to \(HistoryTime.programText(span.toMilliseconds))")
+                    + "which ran from \(HistoryTime.programText(span.0)) to \(HistoryTime.programText(span.1))")
             }
             moment = OnAirReply.Moment(atMilliseconds: at, interval: OnAirReply.Interval(interval))
         }
-        return OnAirReply(session: SessionView(session), programFromMilliseconds: span?.fromMilliseconds,
-                          programToMilliseconds: span?.toMilliseconds, programMilliseconds: duration,
-                          intervals: intervals.map(OnAirReply.Interval.init), totals: totals, at: moment)
+        return OnAirReply(session: SessionView(session), programFromMilliseconds: span?.0, programToMilliseconds: span?.1,
+                          programMilliseconds: duration, intervals: intervals.map(OnAirReply.Interval.init),
+                          totals: totals.values.sorted { ($0.onAirMilliseconds, $1.source) > ($1.onAirMilliseconds, $0.source) }, at: moment)
     }
 
     /// Session `id`, or `defaultSession`, or the open or latest one; `not_found` saying which sessions exist.
@@ -274,6 +277,12 @@ public struct OnAirReply: Codable, Sendable {
         /// Of the session's program time, 0 to 1.
         public var share: Double
         public var intervals: Int
+
+        mutating func add(_ interval: ProgramInterval, of programMilliseconds: Int64) {
+            onAirMilliseconds += interval.durationMilliseconds
+            intervals += 1
+            share = programMilliseconds > 0 ? Double(onAirMilliseconds) / Double(programMilliseconds) : 0
+        }
 
         enum CodingKeys: String, CodingKey {
             case source, share, intervals
