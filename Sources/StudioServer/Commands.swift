@@ -109,15 +109,9 @@ extension StudioServer {
     /// The store's own session, which continues `sessionID` in a new file if the database was replaced.
     var currentStoredSessionID: Int64? { store.currentSessionID ?? sessionID }
 
-    /// Session `id` (the current one when nil) from the store; `not_found` when there is none.
+    /// Session `id` (the current one when nil) from the store; `not_found` saying which exist when there is none.
     func storedSession(_ id: Int64?) throws -> SessionRecord {
-        if let id, id < 1 {
-            throw ControlError(.invalidArgument, "\"session\" must be a positive session id (see `studio sessions`), got \(id)")
-        }
-        guard let record = try store.session(id: id ?? currentStoredSessionID) else {
-            throw ControlError(.notFound, "no session \(id.map(String.init) ?? "") in the database")
-        }
-        return record
+        try History.session(id, store: store, defaultSession: currentStoredSessionID)
     }
 
     func camerasView() -> CamerasReply {

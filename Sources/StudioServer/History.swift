@@ -171,7 +171,7 @@ public enum History {
     }
 
     /// Session `id`, or `defaultSession`, or the open or latest one; `not_found` saying which sessions exist.
-    static func session(_ id: Int64?, store: EventStore, defaultSession: Int64?) throws -> SessionRecord {
+    public static func session(_ id: Int64?, store: EventStore, defaultSession: Int64?) throws -> SessionRecord {
         if let id, id < 1 {
             throw ControlError(.invalidArgument, "\"session\" must be a positive session id (see `studio sessions`), got \(id)")
         }

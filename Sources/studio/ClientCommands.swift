@@ -313,10 +313,7 @@ extension ClientCommand {
                                offline: (EventStore, SessionRecord) throws -> JSONValue) throws -> JSONValue {
         let session = try sessionPositional(arguments, command)
         return try requestOrReadDatabase(socket, arguments, environment, command, session.map { ["session": .number(Double($0))] } ?? [:]) { store in
-            guard let record = try store.session(id: session) else {
-                throw ClientFailure(session.map { "no session \($0) in the database" } ?? "the database has no sessions yet")
-            }
-            return try offline(store, record)
+            try offline(store, try History.session(session, store: store, defaultSession: nil))
         }
     }
 

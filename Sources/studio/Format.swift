@@ -189,7 +189,7 @@ enum Format {
 
     static func sessions(_ result: JSONValue) -> String {
         decoded(result, as: SessionsReply.self) { reply in
-            if reply.sessions.isEmpty { return "no sessions yet" }
+            if reply.sessions.isEmpty { return "no sessions" }
             return table(["ID", "STARTED", "ENDED", "HOW", "SWITCHES", "EVENTS"], reply.sessions.map { s in
                 [String(s.id), time(s.startedAt), s.endedAt.map(time) ?? "running", s.endReason ?? "-",
                  String(s.switchCount), String(s.eventCount)]
