@@ -197,6 +197,12 @@ import Glibc
         #expect(lockedLog.status == 0 && !lockedLog.output.contains("lockcam"), "\(lockedLog)")
     }
 
+    /// `--kind` accepts exactly the kinds docs/schema.md documents, in its order.
+    @Test func theKindsTheLogAcceptsAreTheDocumentedOnes() throws {
+        let documented = try DocumentTables.firstCells(of: "docs/schema.md", section: "Event kinds and their details")
+        #expect(documented == EventKind.all.map(\.rawValue))
+    }
+
     static func sqlite3(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
         let child = try ChildProcess(executable: "/usr/bin/sqlite3", arguments: arguments)
         guard case .exited(let code)? = child.wait(timeout: 20) else { child.terminate(signal: SIGKILL); return (-1, "", "") }
