@@ -50,6 +50,13 @@ import Glibc
         #expect(waitFor(seconds: 25) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
         #expect(try studio.run(["switch", "cam1", "--socket", studio.socket]).status == 0)
         #expect(studio.waitForProgramFrames(30))
+        // The running server answers the same questions (and refuses the same way).
+        let liveSwitches = try studio.json(["log", "--kind", "switch", "--camera", "cam1"])
+        #expect(liveSwitches["session"] == .null && liveSwitches["events"]?.arrayValue?.count == 2, "\(liveSwitches)")
+        let liveOnAir = try studio.json(["onair"])
+        #expect(liveOnAir["intervals"]?.arrayValue?.last?["source"] == "cam1" && liveOnAir["intervals"]?.arrayValue?.last?["ended_by"] == .null)
+        let unknown = try studio.run(["log", "--camera", "cam9", "--socket", studio.socket])
+        #expect(unknown.status == 2 && unknown.error.hasPrefix("studio log: no camera cam9 in the history; it knows cam1, cam2, cam3"), "\(unknown)")
         #expect(studio.stopServer() == .exited(0))
 
         let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
