@@ -4,60 +4,48 @@ import StudioCore
 /// The history's queries (see History.swift), on the store thread.
 extension StoreWorker {
     func events(matching query: EventQuery) throws -> [EventRecord] {
-        var conditions: [String] = []
-        var values: [SQLiteValue] = []
-        if let session = query.sessionID {
-            conditions.append("session_id = ?")
-            values.append(.integer(session))
-        }
-        if !query.kinds.isEmpty {
-            conditions.append("kind IN (" + query.kinds.map { _ in "?" }.joined(separator: ", ") + ")")
-            values += query.kinds.map { .text($0.rawValue) }
-        }
-        if let camera = query.camera {
-            conditions.append("camera = ?")
-            values.append(.text(camera.name))
-        }
-        if let since = query.since {
-            conditions.append("wall_time >= ?")
-            values.append(.integer(since.unixMilliseconds))
-        }
-        if let until = query.until {
-            conditions.append("wall_time < ?")
-            values.append(.integer(until.unixMilliseconds))
-        }
-        if let from = query.fromProgramMilliseconds {
-            conditions.append("program_ms >= ?")
-            values.append(.integer(from))
-        }
-        if let to = query.toProgramMilliseconds {
-            conditions.append("program_ms < ?")
-            values.append(.integer(to))
-        }
-        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        var filter = Filter()
+        filter.add("session_id = ?", query.sessionID.map { .integer($0) })
+        filter.add("kind", in: query.kinds.map(\.rawValue))
+        filter.add("camera = ?", query.camera.map { .text($0.name) })
+        filter.add("wall_time >= ?", query.since.map { .integer($0.unixMilliseconds) })
+        filter.add("wall_time < ?", query.until.map { .integer($0.unixMilliseconds) })
+        filter.add("program_ms >= ?", query.fromProgramMilliseconds.map { .integer($0) })
+        filter.add("program_ms < ?", query.toProgramMilliseconds.map { .integer($0) })
         // The latest `limit` matches, printed oldest first.
-        let sql = "SELECT * FROM (" + Self.eventSelect + filter + " ORDER BY id DESC LIMIT ?) ORDER BY id"
-        return try connection.query(sql, values + [.integer(Int64(query.limit ?? -1))], Self.eventRecord)
+        let sql = "SELECT * FROM (" + Self.eventSelect + filter.whereClause + " ORDER BY id DESC LIMIT ?) ORDER BY id"
+        return try connection.query(sql, filter.values + [.integer(Int64(query.limit ?? -1))], Self.eventRecord)
     }
 
     func sessions(matching query: SessionQuery) throws -> [SessionRecord] {
-        var conditions: [String] = []
-        var values: [SQLiteValue] = []
-        if let since = query.since {
-            conditions.append("(s.ended_at IS NULL OR s.ended_at >= ?)")
-            values.append(.integer(since.unixMilliseconds))
+        var filter = Filter()
+        filter.add("(s.ended_at IS NULL OR s.ended_at >= ?)", query.since.map { .integer($0.unixMilliseconds) })
+        filter.add("s.started_at < ?", query.until.map { .integer($0.unixMilliseconds) })
+        filter.add("s.end_reason", in: query.endReasons)
+        return try connection.query(Self.sessionSelect + filter.whereClause + " ORDER BY s.id DESC LIMIT ?",
+                                    filter.values + [.integer(Int64(query.limit ?? -1))], Self.sessionRecord)
+    }
+
+    /// A WHERE clause of the conditions given, with their values in order.
+    private struct Filter {
+        private var conditions: [String] = []
+        private(set) var values: [SQLiteValue] = []
+
+        /// `condition` (with one `?`) when `value` is given.
+        mutating func add(_ condition: String, _ value: SQLiteValue?) {
+            guard let value else { return }
+            conditions.append(condition)
+            values.append(value)
         }
-        if let until = query.until {
-            conditions.append("s.started_at < ?")
-            values.append(.integer(until.unixMilliseconds))
+
+        /// `column IN (?, ...)` when `texts` is not empty.
+        mutating func add(_ column: String, in texts: [String]) {
+            guard !texts.isEmpty else { return }
+            conditions.append(column + " IN (" + texts.map { _ in "?" }.joined(separator: ", ") + ")")
+            values += texts.map { .text($0) }
         }
-        if !query.endReasons.isEmpty {
-            conditions.append("s.end_reason IN (" + query.endReasons.map { _ in "?" }.joined(separator: ", ") + ")")
-            values += query.endReasons.map { .text($0) }
-        }
-        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        return try connection.query(Self.sessionSelect + filter + " ORDER BY s.id DESC LIMIT ?",
-                                    values + [.integer(Int64(query.limit ?? -1))], Self.sessionRecord)
+
+        var whereClause: String { conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ") }
     }
 
     func programIntervals(sessionID: Int64) throws -> [ProgramInterval] {
