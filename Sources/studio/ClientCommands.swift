@@ -187,7 +187,8 @@ enum SessionsCommand: ClientCommand {
         options: [.json, HistoryFlags.sessionsLimit, HistoryFlags.since, HistoryFlags.until, HistoryFlags.ended, .socket, .database],
         discussion: """
         Newest first. --since and --until keep the sessions that ran at some moment between
-        them (TIME: \(HistoryTime.wallTimeForms)).
+        them. A TIME without an offset (2024-05-01T18:03) is local time; with one, that offset
+        (2024-05-01T18:03Z, 2024-05-01T18:03+02:00); -90s, -30m, -2h, -7d count back from now.
         Asks the running server; with none running, reads the database directly.
         """)
 
@@ -215,7 +216,8 @@ enum LogCommand: ClientCommand {
         every session is searched and each line says its session
         (`studio log --camera cam2 --kind camera_lost --since -7d`). Filters combine: an event
         is shown when it matches all of them. --from and --to compare each event's program time
-        (so only events that have one match). TIME: \(HistoryTime.wallTimeForms).
+        (so only events that have one match). A TIME without an offset is local time; with one
+        (2024-05-01T18:03Z, +02:00), that offset.
         In JSON each event has `id`, `session`, `kind`, `camera`, `wall_time` (ISO 8601),
         `program_ms` (program time in milliseconds, the clock of the FLV timestamps) and
         `details`; `session` is null when every session was searched.
