@@ -107,7 +107,7 @@ let package = Package(
         .target(name: "BenchmarkSupport", dependencies: ["StudioCore"], path: "Benchmarks/BenchmarkSupport"),
 
         // Helpers for tests only: a private nginx-rtmp, child processes, ffprobe.
-        .target(name: "TestSupport", dependencies: ["StudioSystem", "StudioCore", "CFFmpeg", "MediaSupport"]),
+        .target(name: "TestSupport", dependencies: ["StudioSystem", "StudioCore", "CFFmpeg", "MediaSupport", "EventStore"]),
 
         .testTarget(name: "StudioCoreTests", dependencies: ["StudioCore"]),
         .testTarget(name: "StudioSystemTests", dependencies: ["StudioSystem"]),
@@ -122,7 +122,7 @@ let package = Package(
         .testTarget(name: "MixerTests", dependencies: ["TestSupport", "Mixer", "StudioCore", "StudioSystem"]),
         .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore", "StudioSystem", "TestSupport"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "StudioCore", "StudioSystem"]),
         .testTarget(name: "HTTPConsoleTests", dependencies: ["TestSupport", "HTTPConsole", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore", "TestSupport"]),
