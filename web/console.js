@@ -70,7 +70,9 @@ async function openTiles() {
     const response = await fetch(`/api/v1/tiles/stream?tiles=${encodeURIComponent(tileStream.wanted)}`,
       { headers, signal: controller.signal, cache: 'no-store' });
     if (!response.ok) throw new Error(`tiles: ${response.status}`);
-    await readParts(response.body.getReader());
+    await readParts(response.body.getReader(), (fields, jpeg) => {
+      onPart(fields, jpeg);
+    });
   } catch { /* ended, refused or aborted: below */ }
   if (tileStream.controller !== controller || controller.signal.aborted) return;
   tileStream.timer = setTimeout(openTiles, tileStream.backoff);
@@ -85,7 +87,9 @@ function indexOf(bytes, pattern, from = 0) {
   return -1;
 }
 
-async function readParts(reader) {
+// Calls onPart(fields, jpeg) for each whole part of a multipart tile stream, with its header fields
+// (names in lower case), until the stream ends.
+async function readParts(reader, onPart) {
   const decoder = new TextDecoder();
   let buffer = new Uint8Array(0);
   for (;;) {

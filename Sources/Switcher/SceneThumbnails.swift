@@ -70,7 +70,8 @@ public final class SceneThumbnails: Sendable {
         }
         guard inputs != previous else { return (nil, inputs) }
         let frame = compositor.withLock { compositor in
-            compositor.render(scene: scene, pictures: { pictures[$0] ?? .slate(["NO CAMERA", $0.name]) }, now: now, sequence: 0).frame
+            defer { _ = compositor.takeErrors() }  // a frame it could not scale shows "CAMERA ERROR" in its layer; the program reports it
+            return compositor.render(scene: scene, pictures: { pictures[$0] ?? .slate(["NO CAMERA", $0.name]) }, now: now, sequence: 0).frame
         }
         return (frame, inputs)
     }

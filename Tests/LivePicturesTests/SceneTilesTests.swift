@@ -178,13 +178,3 @@ import Switcher
         #expect(MonotonicClock.now() - start >= 290_000_000)
     }
 }
-
-/// Polls `condition` every 5 ms until it holds or `timeout` seconds pass; whether it held.
-private func waitUntil(timeout: Double = 20, _ condition: () -> Bool) -> Bool {
-    let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
-    while MonotonicClock.now() < deadline {
-        if condition() { return true }
-        MonotonicClock.sleep(seconds: 0.005)
-    }
-    return condition()
-}
