@@ -71,7 +71,8 @@ async function openTiles() {
       { headers, signal: controller.signal, cache: 'no-store' });
     if (!response.ok) throw new Error(`tiles: ${response.status}`);
     await readParts(response.body.getReader(), (fields, jpeg) => {
-      onPart(fields, jpeg);
+      tileStream.backoff = 250;
+      showTile(fields['x-tile'], jpeg);
     });
   } catch { /* ended, refused or aborted: below */ }
   if (tileStream.controller !== controller || controller.signal.aborted) return;
@@ -113,8 +114,7 @@ async function readParts(reader, onPart) {
       if (buffer.length < start + length + 2) break;
       const jpeg = buffer.slice(start, start + length);
       buffer = buffer.slice(start + length + 2);
-      tileStream.backoff = 250;
-      showTile(fields['x-tile'], jpeg);
+      onPart(fields, jpeg);
     }
   }
 }
