@@ -91,26 +91,34 @@ try:
         print(json.dumps(result))
         sys.exit(0)
 
-    # Each tile's ident block (the test pattern's left quarter), read from the <img> through a canvas,
-    # sampled as EndToEndTests samples a 16x9 thumbnail: columns 1-2, rows 2-6. The tile fetches its next
-    # picture all the time: null while the <img> is between two (then it draws nothing), so wait for one.
-    read_ident = """
-        const img = arguments[0].querySelector('img');
+    # Mean colours of parts of a tile's picture, read from its <img> through a canvas of WIDTH x HEIGHT:
+    # each part [first column, last column, first row, last row]. The tile's next picture comes all the
+    # time: null while the <img> is between two (then it draws nothing), so callers wait for one.
+    read_means = """
+        const [figure, width, height, parts] = arguments;
+        const img = figure.querySelector('img');
         if (!img.complete || img.naturalWidth === 0) return null;
         const canvas = document.createElement('canvas');
-        canvas.width = 16; canvas.height = 9;
+        canvas.width = width; canvas.height = height;
         const context = canvas.getContext('2d');
-        context.drawImage(img, 0, 0, 16, 9);
-        const data = context.getImageData(0, 0, 16, 9).data;
-        const sums = [0, 0, 0]; let count = 0;
-        for (let row = 2; row <= 6; row++) for (let column = 1; column <= 2; column++) {
-            const i = (row * 16 + column) * 4;
-            if (data[i + 3] !== 255) return null;
-            sums[0] += data[i]; sums[1] += data[i + 1]; sums[2] += data[i + 2]; count++;
+        context.drawImage(img, 0, 0, width, height);
+        const data = context.getImageData(0, 0, width, height).data;
+        const means = [];
+        for (const [left, right, top, bottom] of parts) {
+            const sums = [0, 0, 0]; let count = 0;
+            for (let row = top; row <= bottom; row++) for (let column = left; column <= right; column++) {
+                const i = (row * width + column) * 4;
+                if (data[i + 3] !== 255) return null;
+                sums[0] += data[i]; sums[1] += data[i + 1]; sums[2] += data[i + 2]; count++;
+            }
+            means.push(sums.map((sum) => Math.round(sum / count)));
         }
-        return sums.map((sum) => Math.round(sum / count));
+        return means;
     """
-    result["colours"] = {camera: wait(f"{camera}'s picture to read", lambda: driver.execute_script(read_ident, tile(camera)))
+    # Each tile's ident block (the test pattern's left quarter), sampled as EndToEndTests samples a 16x9
+    # thumbnail: columns 1-2, rows 2-6.
+    read_ident = lambda figure: (driver.execute_script(read_means, figure, 16, 9, [[1, 2, 2, 6]]) or [None])[0]
+    result["colours"] = {camera: wait(f"{camera}'s picture to read", lambda: read_ident(tile(camera)))
                          for camera in CAMERAS}
 
     # The pictures come over one stream: the page's tile requests do not grow with its pictures.
@@ -126,26 +134,10 @@ try:
     if SCENE:
         # Each half of a picture where it shows its camera's ident block (the left quarter of the
         # camera, stretched into half the width): columns 2-5 and 34-37 of 64, rows 4-12 of 18.
-        read_halves = """
-            const img = arguments[0].querySelector('img');
-            if (!img.complete || img.naturalWidth === 0) return null;
-            const canvas = document.createElement('canvas');
-            canvas.width = 64; canvas.height = 18;
-            const context = canvas.getContext('2d');
-            context.drawImage(img, 0, 0, 64, 18);
-            const data = context.getImageData(0, 0, 64, 18).data;
-            return [2, 34].map((first) => {
-                const sums = [0, 0, 0]; let count = 0;
-                for (let row = 4; row <= 12; row++) for (let column = first; column <= first + 3; column++) {
-                    const i = (row * 64 + column) * 4;
-                    sums[0] += data[i]; sums[1] += data[i + 1]; sums[2] += data[i + 2]; count++;
-                }
-                return sums.map((sum) => Math.round(sum / count));
-            });
-        """
+        read_halves = lambda figure: driver.execute_script(read_means, figure, 64, 18, [[2, 5, 4, 12], [34, 37, 4, 12]])
         near = lambda a, b: sum((x - y) ** 2 for x, y in zip(a, b)) ** 0.5 < 60
         def halves(element):
-            read = driver.execute_script(read_halves, element)
+            read = read_halves(element)
             return read if read and near(read[0], result["colours"]["cam1"]) and near(read[1], result["colours"]["cam2"]) else None
         scene_tile = lambda: driver.find_element(By.CSS_SELECTOR, f'#tiles [data-scene="{SCENE}"]')
         result["scene_halves"] = wait(f"{SCENE}'s tile to show cam1 left and cam2 right", lambda: halves(scene_tile()))
