@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(name: "V4L2Tests", dependencies: ["TestSupport", "Capture", "CV4L2", "StudioCore", "StudioSystem"]),
         .testTarget(name: "GraphicsTests", dependencies: ["TestSupport", "Graphics", "FrameDrawing", "MediaSupport", "StudioCore"]),
         .testTarget(name: "SwitcherTests", dependencies: ["TestSupport", "Switcher", "Graphics", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
-        .testTarget(name: "LivePicturesTests", dependencies: ["TestSupport", "LivePictures", "Capture", "Switcher", "MediaSupport", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "LivePicturesTests", dependencies: ["TestSupport", "LivePictures", "Capture", "Switcher", "MediaSupport", "FrameDrawing", "StudioCore", "StudioSystem"]),
         .testTarget(name: "MixerTests", dependencies: ["TestSupport", "Mixer", "StudioCore", "StudioSystem"]),
         .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),

@@ -139,7 +139,8 @@ extension StudioServer {
     }
 
     /// What `metrics` answers and the HTTP console serves at `/metrics`.
-    public func metricsText() -> String { Metrics.render(status: statusView(), cameras: camerasView()) }
+    public func metricsText() -> String { Metrics.render(status: statusView(), cameras: camerasView(),
+                                                                    tiles: TileMetrics(counters: tiles.counters, requests: tileRequests.byRoute)) }
 
     func statusView() -> StatusReply {
         let program = switcher.status
