@@ -283,6 +283,8 @@ final class SQLiteStatement {
 
     fileprivate func int64(_ column: Int32) -> Int64 { handle.map { sqlite3_column_int64($0, column) } ?? 0 }
 
+    fileprivate func double(_ column: Int32) -> Double { handle.map { sqlite3_column_double($0, column) } ?? 0 }
+
     fileprivate func optionalText(_ column: Int32) -> String? {
         guard let handle, let bytes = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
@@ -317,4 +319,13 @@ struct SQLiteRow {
     func text(_ column: String) throws(SQLiteError) -> String { statement.optionalText(try index(column)) ?? "" }
 
     func optionalText(_ column: String) throws(SQLiteError) -> String? { statement.optionalText(try index(column)) }
+
+    func optionalDouble(_ column: String) throws(SQLiteError) -> Double? {
+        let index = try index(column)
+        return statement.isNull(index) ? nil : statement.double(index)
+    }
+
+    /// The names of the columns the statement returns (for `SELECT *` of a table whose columns depend on
+    /// the schema version).
+    var columnNames: [String] { statement.columns.sorted { $0.value < $1.value }.map(\.key) }
 }

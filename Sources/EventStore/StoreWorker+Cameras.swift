@@ -121,13 +121,15 @@ extension StoreWorker {
     func recordings(sessionID: Int64) throws -> [RecordingRecord] {
         try connection.query(
             "SELECT id, session_id, camera, path, started_at, ended_at, bytes FROM recordings WHERE session_id = ? ORDER BY id",
-            [.integer(sessionID)]
-        ) { row in
-            RecordingRecord(id: try row.int64("id"), sessionID: try row.int64("session_id"),
-                            camera: try row.optionalText("camera").map { CameraID($0) },
-                            path: try row.text("path"), startedAt: Date(unixMilliseconds: try row.int64("started_at")),
-                            endedAt: try row.optionalInt64("ended_at").map(Date.init(unixMilliseconds:)),
-                            bytes: try row.optionalInt64("bytes"))
-        }
+            [.integer(sessionID)], Self.recordingRecord)
+    }
+
+    /// A `recordings` row (id, session_id, camera, path, started_at, ended_at, bytes).
+    static func recordingRecord(_ row: SQLiteRow) throws -> RecordingRecord {
+        RecordingRecord(id: try row.int64("id"), sessionID: try row.int64("session_id"),
+                        camera: try row.optionalText("camera").map { CameraID($0) },
+                        path: try row.text("path"), startedAt: Date(unixMilliseconds: try row.int64("started_at")),
+                        endedAt: try row.optionalInt64("ended_at").map(Date.init(unixMilliseconds:)),
+                        bytes: try row.optionalInt64("bytes"))
     }
 }

@@ -51,3 +51,25 @@ public enum HistoryFlags {
         OnAirArguments(session: session, atMilliseconds: try arguments.parse(at.name, programTime))
     }
 }
+
+/// `studio report` and `studio prune`'s options, declared once.
+extension HistoryFlags {
+    public static let svg = OptionSpec("svg", "PATH", help: "also draw the session's timeline as an SVG picture to PATH")
+    public static let png = OptionSpec("png", "PATH", help: "the same picture as PNG (needs rsvg-convert, from librsvg2-bin)")
+    public static let olderThan = OptionSpec("older-than", "AGE", help: "remove the sessions that ended longer ago than AGE\n(90d, 12h, 2w; units s, m, h, d, w)")
+    public static let recordings = OptionSpec("recordings", help: "also delete their recording files (those the database lists,\ninside the recording directory)")
+    public static let dryRun = OptionSpec("dry-run", help: "only say what would be removed")
+
+    public static let duration = ValueSyntax<Int64>("an age") { (text: String) throws(ValueError) -> Int64 in
+        do throws(HistoryTimeError) { return try HistoryTime.durationMilliseconds(text) } catch { throw ValueError(error.message) }
+    }
+
+    /// `studio prune`'s words as `prune`'s arguments; `--older-than` is required.
+    public static func prune(_ arguments: ParsedArguments) throws(UsageError) -> PruneArguments {
+        guard let age = try arguments.parse(olderThan.name, duration) else {
+            throw UsageError("studio prune: --older-than AGE is required (e.g. `studio prune --older-than 90d`)")
+        }
+        return PruneArguments(olderThanMilliseconds: age, recordings: arguments.flag(recordings.name) ? true : nil,
+                              dryRun: arguments.flag(dryRun.name) ? true : nil)
+    }
+}

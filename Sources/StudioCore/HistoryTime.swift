@@ -107,6 +107,21 @@ public enum HistoryTime {
         HistoryTimeError("expected \(wallTimeForms)\(text.isEmpty ? ", got nothing" : "")")
     }
 
+    /// What `durationMilliseconds` accepts.
+    public static let durationForms = "a whole number and a unit: s, m, h, d or w (e.g. 90d, 12h, 30m, 2w)"
+
+    /// A length of time (`studio prune --older-than 90d`) in milliseconds: a positive whole number and a unit
+    /// (`s`, `m`, `h`, `d`, `w`), up to 100 years.
+    public static func durationMilliseconds(_ text: String) throws(HistoryTimeError) -> Int64 {
+        let word = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let units: [Character: Int64] = ["s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000]
+        guard let unit = word.last, let size = units[unit], let amount = Int64(word.dropLast()), amount > 0,
+              word.dropLast().allSatisfy(\.isNumber), amount <= 100 * 365 * 86_400_000 / size else {
+            throw HistoryTimeError("expected \(durationForms)\(text.isEmpty ? ", got nothing" : ", got \"\(text)\"")")
+        }
+        return amount * size
+    }
+
     /// Program time in milliseconds from `H:MM:SS` or `HH:MM:SS.mmm` (hours of any length, minutes and
     /// seconds below 60, up to three fraction digits).
     public static func programMilliseconds(_ text: String) throws(HistoryTimeError) -> Int64 {

@@ -15,7 +15,7 @@ enum ServerCommands {
         [Ping.self, Cameras.self, SwitcherCommands.Switch.self, SwitcherCommands.Preview.self, SwitcherCommands.Cut.self,
          SwitcherCommands.Auto.self, SwitcherCommands.Transition.self, SwitcherCommands.Scene.self, SwitcherCommands.Scenes.self,
          SwitcherCommands.Overlay.self,
-         Status.self, Levels.self, Metrics.self, Reload.self, Sessions.self, Log.self, OnAir.self, Recordings.self,
+         Status.self, Levels.self, Metrics.self, Reload.self, Sessions.self, Log.self, OnAir.self, Report.self, Recordings.self, Prune.self,
          CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self, CameraCommands.Focus.self,
          PictureCommands.Picture.self]
     }
@@ -91,6 +91,25 @@ enum ServerCommands {
         static let execution = ControlExecution.worker
         static func run(_ arguments: OnAirArguments, in server: StudioServer) throws -> OnAirReply {
             try History.onAir(arguments, store: server.store, defaultSession: server.currentStoredSessionID)
+        }
+    }
+
+    enum Report: ControlCommand {
+        static let name = "report"
+        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/sessions/{session:int}/report")
+        static let summary = "a session at a glance: how it ended, switches, time per source, cameras lost, outputs off air, fallbacks, drops, loudness, recordings"
+        static let execution = ControlExecution.worker
+        static func run(_ arguments: ReportArguments, in server: StudioServer) throws -> ReportReply {
+            try History.report(arguments, store: server.store, defaultSession: server.currentStoredSessionID)
+        }
+    }
+
+    enum Prune: ControlCommand {
+        static let name = "prune"
+        static let summary = "removes the sessions that ended longer ago than older_than_ms, with their events (and recording files when asked)"
+        static let execution = ControlExecution.worker
+        static func run(_ arguments: PruneArguments, in server: StudioServer) throws -> PruneReply {
+            try Retention.prune(arguments, store: server.store)
         }
     }
 

@@ -337,9 +337,10 @@ public final class StudioServer: Sendable {
         }
         let commands = HTTPBridge.handler(router, commands: ServerCommands.all)
         let console = HTTPConsole(settings: consoleSettings,
-                                  routes: HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + ConsolePage.routes, events: events,
+                                  routes: HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + TimelineRoute.all + ConsolePage.routes, events: events,
                                   handler: { call, respond in
                                       if let answer = TileRoutes.answer(call, tiles: tiles, counts: tileRequests) ?? ConsolePage.answer(call) { return respond(answer) }
+                                      if TimelineRoute.answer(call, router: router, respond: respond) { return }
                                       commands(call, respond)
                                   })
         try services.start("http", {

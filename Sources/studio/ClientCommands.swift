@@ -361,7 +361,7 @@ extension ClientCommand {
 
     /// `sessions`, `log` and `recordings` ask the server when one runs, else read the database directly.
     static func requestOrReadDatabase(_ socket: String, _ arguments: ParsedArguments, _ environment: [String: String],
-                                      _ command: String, _ requestArguments: [String: JSONValue],
+                                      _ command: String, _ requestArguments: [String: JSONValue], writable: Bool = false,
                                       offline: (EventStore) throws -> JSONValue) throws -> JSONValue {
         if arguments.value("db") == nil {
             let client: ControlClient?
@@ -376,8 +376,18 @@ extension ClientCommand {
         }
         let path = DatabasePath.resolve(flag: arguments.value("db"), environment: environment)
         let store: EventStore
-        do { store = try EventStore.openReadOnly(path: path) } catch {
-            throw ClientFailure("no server answered on \(socket), and the database \(path) could not be read: \(error)")
+        if writable {
+            // `prune` writes: the database must exist (never created here) and take the write lock.
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw ClientFailure("no server answered on \(socket), and there is no database at \(path) (--db, $STUDIO_DB)")
+            }
+            do { store = try EventStore(path: path) } catch {
+                throw ClientFailure("no server answered on \(socket), and the database \(path) could not be opened for writing: \(error)")
+            }
+        } else {
+            do { store = try EventStore.openReadOnly(path: path) } catch {
+                throw ClientFailure("no server answered on \(socket), and the database \(path) could not be read: \(error)")
+            }
         }
         defer { store.close() }
         do { return try offline(store) } catch let error as ControlError { throw refusal(error, command) }
