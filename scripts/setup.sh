@@ -40,6 +40,8 @@ packages=(
   # test: the HTTP console over TLS: the openssl CLI makes a self-signed certificate and key, and curl
   # requests https:// with it as CA (TLSTestFiles in TestSupport); a fresh Debian may lack either
   openssl curl
+  # run and test: rsvg-convert draws `studio report --png` from the timeline's SVG (tests read its pixels)
+  librsvg2-bin
 )
 
 missing=()

@@ -350,6 +350,67 @@ function startEvents() {
   };
 }
 
+// The history: GET /api/v1/sessions lists the recent sessions; choosing one shows its timeline
+// (GET /api/v1/sessions/{id}/timeline.svg, drawn by the server) beside its events
+// (GET /api/v1/sessions/{id}/events). Hooks: data-role="history-sessions" (a button per session, with
+// data-session), "history-timeline", "history-events" (a row per event, with data-kind).
+const programTime = (ms) => {
+  if (ms === null || ms === undefined) return '';
+  const pad = (n, w = 2) => String(n).padStart(w, '0');
+  const s = Math.floor(ms / 1000);
+  return `${pad(Math.floor(s / 3600))}:${pad(Math.floor(s / 60) % 60)}:${pad(s % 60)}.${pad(ms % 1000, 3)}`;
+};
+
+async function loadHistory() {
+  const reply = await api('GET', '/api/v1/sessions?limit=30');
+  const list = $('#history-sessions');
+  list.replaceChildren(...reply.sessions.map((session) => {
+    const item = document.createElement('li');
+    const button = document.createElement('button');
+    button.dataset.session = session.id;
+    const ended = session.ended_at ? session.end_reason : 'running';
+    button.textContent = `#${session.id} ${session.started_at.slice(0, 16).replace('T', ' ')} · ${ended} · ${session.switch_count} switches`;
+    button.addEventListener('click', () => act(showSession(session.id)));
+    item.append(button);
+    return item;
+  }));
+}
+
+async function showSession(id) {
+  for (const button of document.querySelectorAll('#history-sessions button')) {
+    button.setAttribute('aria-pressed', String(button.dataset.session === String(id)));
+  }
+  $('#history-title').textContent = `session ${id}`;
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  const [picture, log] = await Promise.all([
+    fetch(`/api/v1/sessions/${id}/timeline.svg`, { headers }).then(async (response) => {
+      if (!response.ok) throw new Error(`timeline of session ${id}: ${response.status}`);
+      return response.text();
+    }),
+    api('GET', `/api/v1/sessions/${id}/events?limit=1000`),
+  ]);
+  const svg = new DOMParser().parseFromString(picture, 'image/svg+xml').documentElement;
+  $('#history-timeline').replaceChildren(document.importNode(svg, true));
+  const rows = log.events.map((event) => {
+    const row = document.createElement('tr');
+    row.dataset.kind = event.kind;
+    for (const text of [programTime(event.program_ms), event.wall_time.slice(11, 19), event.kind, event.camera || '',
+      Object.entries(event.details || {}).map(([key, value]) => `${key}=${value}`).join(' ')]) {
+      const cell = document.createElement('td');
+      cell.textContent = text;
+      row.append(cell);
+    }
+    return row;
+  });
+  const head = document.createElement('tr');
+  for (const text of ['program', 'wall', 'kind', 'camera', 'details']) {
+    const cell = document.createElement('th');
+    cell.textContent = text;
+    head.append(cell);
+  }
+  $('#history-events').replaceChildren(head, ...rows);
+}
+
 function tickClock() {
   const base = state.uptimeBase;
   if (!base) return;
@@ -368,6 +429,7 @@ function actions() {
     auto: () => act(api('POST', '/api/v1/auto', transitionBody()).then(refresh)),
   };
   for (const button of document.querySelectorAll('#switching [data-action]')) button.addEventListener('click', () => run[button.dataset.action]());
+  $('[data-action="history-refresh"]').addEventListener('click', () => act(loadHistory()));
   $('[data-role="preview"] img').addEventListener('click', (event) => {
     const camera = state.status && state.status.program.preview;
     if (camera && state.cameras.some((c) => c.name === camera)) { selectCamera(camera); focusAt($('[data-role="preview"]'), camera, event); }
@@ -384,6 +446,7 @@ function actions() {
 
 actions();
 refresh();
+act(loadHistory());
 pollLevels();
 startEvents();
 setInterval(refresh, 1000);

@@ -21,7 +21,8 @@ import HTTPConsole
         let documented = try DocumentTables.firstCells(of: "docs/http-api.md", section: "Pictures and the page")
         #expect(documented.filter { $0.hasPrefix("GET /api/v1/tiles") } == TileRoutes.all.map { "\($0.method.rawValue) \($0.template)" })
         // The tiles' routes and the commands' share one table: building it checks none is declared twice.
-        _ = HTTPRouteTable(HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + ConsolePage.routes)
+        _ = HTTPRouteTable(HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + TimelineRoute.all + ConsolePage.routes)
+        #expect(TimelineRoute.all.allSatisfy { documented.contains("\($0.method.rawValue) \($0.template)") })
     }
 
     @Test func theIssuesRoutesAreServed() {

@@ -3,12 +3,18 @@
 
 Usage: console_test.py URL SCREENSHOT.png [SCENE]
        console_test.py --lost CAMERA URL READY_FILE
+       console_test.py --history SESSION URL SCREENSHOT.png
 Run by BrowserConsoleTests (Tests/StudioServerTests), which starts the real server and checks what this
 reports, on stdout, as one JSON object.
 
 --lost: once every tile is live, creates READY_FILE and waits for CAMERA's tile to turn
 data-state="lost" (the test unplugs the camera after READY_FILE appears); reports
   lost_at_ms                    when the tile turned lost (wall time, ms since the epoch, in the page)
+
+--history: clicks SESSION in the History panel and waits for its timeline and its events; reports
+  sessions                      the session ids the panel lists, in order
+  program_sources               data-source of the timeline's program-lane rects, in order
+  event_kinds                   data-kind of the event table's rows, in order
 
 Otherwise:
   colours: {camera: [r, g, b]}  the mean colour of each camera tile's ident block, read from the <img>'s
@@ -40,8 +46,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.action_chains import ActionChains
 
 LOST = sys.argv[2] if sys.argv[1] == "--lost" else None
-URL, OUTPUT = (sys.argv[3], sys.argv[4]) if LOST else (sys.argv[1], sys.argv[2])
-SCENE = sys.argv[3] if not LOST and len(sys.argv) > 3 else None
+HISTORY = sys.argv[2] if sys.argv[1] == "--history" else None
+URL, OUTPUT = (sys.argv[3], sys.argv[4]) if LOST or HISTORY else (sys.argv[1], sys.argv[2])
+SCENE = sys.argv[3] if not LOST and not HISTORY and len(sys.argv) > 3 else None
 CAMERAS = ["cam1", "cam2", "cam3"]
 
 
@@ -71,6 +78,20 @@ driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opti
 result = {}
 try:
     driver.get(URL)
+    if HISTORY:
+        button = lambda: driver.find_element(By.CSS_SELECTOR, f'#history-sessions button[data-session="{HISTORY}"]')
+        wait(f"session {HISTORY} in the History panel", button)
+        result["sessions"] = [int(b.get_attribute("data-session")) for b in driver.find_elements(By.CSS_SELECTOR, "#history-sessions button")]
+        button().click()
+        rects = lambda: driver.find_elements(By.CSS_SELECTOR, '#history-timeline svg rect[data-lane="program"]')
+        wait("the session's timeline", rects)
+        wait("the session's events", lambda: driver.find_elements(By.CSS_SELECTOR, "#history-events tr[data-kind]"))
+        result["program_sources"] = [r.get_attribute("data-source") for r in rects()]
+        result["event_kinds"] = [r.get_attribute("data-kind") for r in driver.find_elements(By.CSS_SELECTOR, "#history-events tr[data-kind]")]
+        driver.execute_script("document.getElementById('history').scrollIntoView()")
+        driver.save_screenshot(OUTPUT)
+        print(json.dumps(result))
+        sys.exit(0)
     tile = lambda camera: driver.find_element(By.CSS_SELECTOR, f'#tiles [data-camera="{camera}"]')
 
     # Every camera's tile, live, with a picture shown.
