@@ -59,7 +59,8 @@ for _ in $(seq 100); do
   [ "$("$studio" cameras --json --socket "$socket" | grep -o '"state":"live"' | wc -l)" -ge 3 ] && break; sleep 0.1
 done
 
-# The show: a cut every second (a mix every tenth), cam3 lost for 5 s every 20 s, nginx away for 10 s every 30 s.
+# The show: a cut every second (a mix every tenth), vcam3 (whichever camera studio named it) lost for 5 s every
+# 20 s, nginx away for 10 s every 30 s.
 for i in $(seq 1 "$seconds"); do
   cam="cam$(( (i % 3) + 1 ))"
   if (( i % 10 == 0 )); then
@@ -149,7 +150,7 @@ plan=$(sqlite3 "$big" "EXPLAIN QUERY PLAN $log_sql" | sed 's/^/    /')
 report=$(cat <<EOF
 ### History: database growth under a busy show, and query times ($(date -u +%Y-%m-%d), $(nproc) cores, $bin)
 
-Show: ${wall_seconds} s, $switches switches, cam3 lost and back every 20 s, the RTMP output away 10 s every 30 s.
+Show: ${wall_seconds} s, $switches switches, one camera lost and back every 20 s, the RTMP output away 10 s every 30 s.
 Session $session: $events events; the events table $table_bytes bytes + its indexes $index_bytes bytes (used, dbstat)
 = **$per_hour bytes per hour** of such a show.
 

@@ -18,13 +18,21 @@ public enum TimelinePicture {
     /// Pixels per millisecond of program time for a program of `milliseconds`.
     public static func scale(programMilliseconds milliseconds: Int64) -> Double { plotWidth / Double(max(milliseconds, 1)) }
 
-    /// The colour of a source, from its name (FNV-1a, to a hue): the same name always has the same colour.
+    /// Ten colours far apart (Tableau 10, its grey swapped for a dark blue: grey is the slate's).
+    static let palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#393b79", "#bcbd22", "#17becf"]
+
+    /// The colour of a source, from its name alone, so a source has the same colour in every picture: a name
+    /// ending in a number N (`cam3`) takes the palette's Nth colour, so cameras 1 to 10 never share one;
+    /// another name (a scene) the colour its FNV-1a hash picks.
     public static func colour(of source: String) -> String {
         if source == "slate" { return "#555555" }
+        let digits = source.reversed().prefix { $0.isASCII && $0.isNumber }
+        if !digits.isEmpty, digits.count < 6, let number = Int(String(digits.reversed())), number > 0 {
+            return palette[(number - 1) % palette.count]
+        }
         var hash: UInt32 = 2_166_136_261
         for byte in source.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        let hue = Int(hash % 360), lightness = 42 + Int((hash >> 9) % 16)
-        return "hsl(\(hue),62%,\(lightness)%)"
+        return palette[Int(hash % UInt32(palette.count))]
     }
 
     public static func svg(_ report: ReportReply) -> String {
@@ -81,27 +89,21 @@ public enum TimelinePicture {
                 + "<title>\(escape("encoder fallback \(fallback.from) → \(fallback.to)\(fallback.camera.map { " (\($0))" } ?? ""): \(fallback.reason)"))</title></path>")
         }
 
-        // A lane per camera, per output: green while all is well, the outages over it.
-        for camera in report.cameras {
+        // A lane per camera, per output: all well (live, connected) under the outages (lost, reconnecting).
+        struct Lane { var kind, name, well, wellFill, outage, outageFill: String; var outages: [ReportReply.Outage] }
+        let stateLanes = report.cameras.map { Lane(kind: "camera", name: $0.camera, well: "live", wellFill: "#8fd18f", outage: "lost",
+                                                   outageFill: "#d62728", outages: $0.outages) }
+            + report.outputs.map { Lane(kind: "output", name: $0.output, well: "connected", wellFill: "#7fb2dc", outage: "reconnecting",
+                                        outageFill: "url(#hatch)", outages: $0.outages) }
+        for lane in stateLanes {
             y += laneHeight + laneGap
-            body.append(label(camera.camera, y: y))
-            body.append(rect(plotLeft, y, Double(span) * scale, laneHeight, fill: "#2ca02c", attributes: "data-lane=\"camera\" data-state=\"live\"",
-                             title: "\(camera.camera) live"))
-            for outage in camera.outages {
+            body.append(label(lane.name, y: y))
+            body.append(rect(plotLeft, y, Double(span) * scale, laneHeight, fill: lane.wellFill,
+                             attributes: "data-lane=\"\(lane.kind)\" data-state=\"\(lane.well)\"", title: "\(lane.name) \(lane.well)"))
+            for outage in lane.outages {
                 body.append(rect(x(outage.fromProgramMilliseconds), y, Double(outage.toProgramMilliseconds - outage.fromProgramMilliseconds) * scale,
-                                 laneHeight, fill: "#d62728", attributes: "data-lane=\"camera\" data-state=\"lost\"",
-                                 title: "\(camera.camera) lost\(outage.reason.map { " (\($0))" } ?? ""), \(HistoryTime.programText(outage.durationMilliseconds))"))
-            }
-        }
-        for output in report.outputs {
-            y += laneHeight + laneGap
-            body.append(label(output.output, y: y))
-            body.append(rect(plotLeft, y, Double(span) * scale, laneHeight, fill: "#1f77b4", attributes: "data-lane=\"output\" data-state=\"connected\"",
-                             title: "\(output.output) connected"))
-            for outage in output.outages {
-                body.append(rect(x(outage.fromProgramMilliseconds), y, Double(outage.toProgramMilliseconds - outage.fromProgramMilliseconds) * scale,
-                                 laneHeight, fill: "url(#hatch)", attributes: "data-lane=\"output\" data-state=\"reconnecting\"",
-                                 title: "\(output.output) reconnecting\(outage.reason.map { ": \($0)" } ?? ""), \(HistoryTime.programText(outage.durationMilliseconds))"))
+                                 laneHeight, fill: lane.outageFill, attributes: "data-lane=\"\(lane.kind)\" data-state=\"\(lane.outage)\"",
+                                 title: "\(lane.name) \(lane.outage)\(outage.reason.map { " (\($0))" } ?? ""), \(HistoryTime.programText(outage.durationMilliseconds))"))
             }
         }
 

@@ -22,46 +22,19 @@ enum ReportText {
             lines.append("PROGRAM  nothing was on program")
         }
 
-        lines.append("")
-        if report.cameras.isEmpty {
-            lines.append("CAMERAS  none")
-        } else {
-            lines.append("CAMERAS")
-            lines.append(indent(Format.table(["CAMERA", "LOSSES", "RETURNS", "TIME LOST", "OUTAGES (program time, why)"], report.cameras.map { camera in
-                [camera.camera, String(camera.losses), String(camera.returns), t(camera.lostMilliseconds),
-                 camera.outages.map { "\(t($0.fromProgramMilliseconds))+\(seconds($0.durationMilliseconds))\($0.reason.map { " \($0)" } ?? "")" }
-                    .joined(separator: ", ")]
-            })))
-        }
-
-        lines.append("")
-        if report.outputs.isEmpty {
-            lines.append("OUTPUTS  none")
-        } else {
-            lines.append("OUTPUTS")
-            lines.append(indent(Format.table(["OUTPUT", "DISCONNECTS", "RECONNECTS", "ATTEMPTS", "OFF AIR"], report.outputs.map { output in
-                [output.output, String(output.disconnects), String(output.reconnects), String(output.attempts), t(output.offAirMilliseconds)]
-            })))
-        }
-
-        lines.append("")
-        if report.encoderFallbacks.isEmpty {
-            lines.append("ENCODER FALLBACKS  none")
-        } else {
-            lines.append("ENCODER FALLBACKS")
-            lines.append(indent(Format.table(["AT", "ENCODER", "FROM", "TO", "REASON"], report.encoderFallbacks.map { fallback in
-                [fallback.programMilliseconds.map(t) ?? Format.time(fallback.wallTime), fallback.camera.map { "ISO \($0)" } ?? "program",
-                 fallback.from, fallback.to, fallback.reason]
-            })))
-        }
-
-        lines.append("")
-        if report.drops.isEmpty {
-            lines.append("DROPPED FRAMES  none")
-        } else {
-            lines.append("DROPPED FRAMES")
-            lines.append(indent(Format.table(["STAGE", "DROPPED", "REPORTS"], report.drops.map { [$0.stage, String($0.dropped), String($0.reports)] })))
-        }
+        lines += section("CAMERAS", ["CAMERA", "LOSSES", "RETURNS", "TIME LOST", "OUTAGES (program time, why)"], report.cameras.map { camera in
+            [camera.camera, String(camera.losses), String(camera.returns), t(camera.lostMilliseconds),
+             camera.outages.map { "\(t($0.fromProgramMilliseconds))+\(seconds($0.durationMilliseconds))\($0.reason.map { " \($0)" } ?? "")" }
+                .joined(separator: ", ")]
+        })
+        lines += section("OUTPUTS", ["OUTPUT", "DISCONNECTS", "RECONNECTS", "ATTEMPTS", "OFF AIR"], report.outputs.map { output in
+            [output.output, String(output.disconnects), String(output.reconnects), String(output.attempts), t(output.offAirMilliseconds)]
+        })
+        lines += section("ENCODER FALLBACKS", ["AT", "ENCODER", "FROM", "TO", "REASON"], report.encoderFallbacks.map { fallback in
+            [fallback.programMilliseconds.map(t) ?? Format.time(fallback.wallTime), fallback.camera.map { "ISO \($0)" } ?? "program",
+             fallback.from, fallback.to, fallback.reason]
+        })
+        lines += section("DROPPED FRAMES", ["STAGE", "DROPPED", "REPORTS"], report.drops.map { [$0.stage, String($0.dropped), String($0.reports)] })
 
         lines.append("")
         if report.loudness.isEmpty {
@@ -82,6 +55,11 @@ enum ReportText {
             })))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// A blank line, then `TITLE  none`, or the title and its table indented.
+    static func section(_ title: String, _ header: [String], _ rows: [[String]]) -> [String] {
+        rows.isEmpty ? ["", "\(title)  none"] : ["", title, indent(Format.table(header, rows))]
     }
 
     static func prune(_ reply: PruneReply) -> String {
