@@ -4,6 +4,7 @@ import Control
 import EventStore
 import StudioCore
 import TestSupport
+import StudioServer
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -121,6 +122,36 @@ import Glibc
         let again = studio.directory.appendingPathComponent("again.svg").path
         #expect(try studio.run(["report", String(history.stopped), "--svg", again, "--db", studio.database]).status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: again)) == data)
+    }
+
+    /// The PNG (rsvg-convert, from scripts/setup.sh) shows the lanes: a few pixels, decoded by the ffmpeg CLI.
+    @Test func thePNGShowsTheLanesInTheirColours() throws {
+        let (studio, history) = try HistoryCLITests.generated()
+        let path = studio.directory.appendingPathComponent("timeline.png").path
+        let result = try studio.run(["report", String(history.stopped), "--png", path, "--db", studio.database])
+        try #require(result.status == 0, "\(result)")
+        /// The pixel at program time `ms` in lane `lane` (0: the program), as RGB.
+        func pixel(ms: Int64, lane: Int) throws -> [Int] {
+            let x = Int(140 + Double(ms) * 1000 / 60_000), y = 40 + lane * 30 + 11
+            let out = studio.directory.appendingPathComponent("pixel-\(x)-\(y).rgb").path
+            let ffmpeg = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: ["-v", "error", "-y", "-i", path, "-vf", "crop=1:1:\(x):\(y)",
+                                                                                  "-f", "rawvideo", "-pix_fmt", "rgb24", out])
+            try #require(ffmpeg.wait(timeout: 30) == .exited(0), "ffmpeg: \(ffmpeg.errorText())")
+            return try Data(contentsOf: URL(fileURLWithPath: out)).map(Int.init)
+        }
+        func near(_ rgb: [Int], _ hex: String) -> Bool {
+            let value = Int(hex.dropFirst(), radix: 16) ?? -1
+            let expected = [(value >> 16) & 255, (value >> 8) & 255, value & 255]
+            return rgb.count == 3 && zip(rgb, expected).allSatisfy { abs($0 - $1) <= 3 }
+        }
+        // The program: cam1 at 5 s, cam2 at 12 s, cam3 at 45 s, each in its colour.
+        for (ms, source) in [(5_000, "cam1"), (12_000, "cam2"), (45_000, "cam3")] as [(Int64, String)] {
+            let rgb = try pixel(ms: ms, lane: 0)
+            #expect(near(rgb, TimelinePicture.colour(of: source)), "\(source) at \(ms) ms: \(rgb)")
+        }
+        // cam1's lane: live at 10 s, lost at 27.5 s (red).
+        let live = try pixel(ms: 10_000, lane: 1), lost = try pixel(ms: 27_500, lane: 1)
+        #expect(near(live, "#8fd18f") && near(lost, "#d62728"), "live \(live), lost \(lost)")
     }
 
     @Test func badInputIsRefusedAndNothingIsHalfWritten() throws {
