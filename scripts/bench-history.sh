@@ -85,7 +85,7 @@ sqlite3 "$db" "PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null
 read -r events table_bytes index_bytes <<<"$(sqlite3 -separator ' ' "$db" "
   SELECT (SELECT count(*) FROM events WHERE session_id = $session),
          (SELECT sum(pgsize - unused) FROM dbstat WHERE name = 'events'),
-         (SELECT sum(pgsize - unused) FROM dbstat WHERE name IN ('events_by_session', 'events_by_session_kind'))")"
+         (SELECT sum(pgsize - unused) FROM dbstat WHERE name IN (SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'))")"
 wall_seconds=$(sqlite3 "$db" "SELECT (ended_at - started_at) / 1000.0 FROM sessions WHERE id = $session")
 per_hour=$(python3 -c "print(round(($table_bytes + $index_bytes) * 3600 / $wall_seconds))")
 by_kind=$(sqlite3 -separator ' ' "$db" "
@@ -142,6 +142,8 @@ log_studio=$(median_ms "$studio" log --kind camera_lost --camera cam2 --since -7
 log_sqlite=$(median_ms sqlite3 "$big" "$log_sql")
 onair_studio=$(median_ms "$studio" onair "$middle" --db "$big" --json)
 onair_sqlite=$(median_ms sqlite3 "$big" "$onair_sql")
+start_studio=$(median_ms "$studio" version)
+start_sqlite=$(median_ms sqlite3 "$big" "SELECT 1")
 big_events=$(sqlite3 "$big" "SELECT count(*) FROM events")
 big_bytes=$(stat -c %s "$big")
 log_rows=$(sqlite3 "$big" "SELECT count(*) FROM ($log_sql)")
@@ -165,6 +167,7 @@ process (start, open, query, print):
 |---|---|---|
 | \`studio log --kind camera_lost --camera cam2 --since -7d\` ($log_rows events) | $log_studio ms | $log_sqlite ms |
 | \`studio onair $middle\` (program_intervals of one session of 1,000 events) | $onair_studio ms | $onair_sqlite ms |
+| process start alone (\`studio version\`; sqlite3: \`SELECT 1\`) | $start_studio ms | $start_sqlite ms |
 
 Plan of the log query:
 
