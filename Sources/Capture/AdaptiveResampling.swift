@@ -122,6 +122,8 @@ struct ClockRatioEstimator: Sendable {
     static let integral = 0.04
     static let smoothing = 1.0  // seconds
     static let alignmentTime = 0.5  // seconds
+    /// Fill error (seconds) within which the integral runs.
+    static let linearRange = 0.004
 
     private(set) var estimatedRatio = 0.0
     private(set) var correction = 0.0
@@ -150,12 +152,18 @@ struct ClockRatioEstimator: Sendable {
         smoothedFill = smoothed
         let error = (smoothed - target) / rate  // seconds of excess delay
         let wanted = estimatedRatio + Self.proportional * error
-        if abs(wanted) < limit {
+        // Integrate only in the loop's linear range: not while the correction is at its bound (no
+        // wind-up), nor while the fill is far from its target (a burst or a gap the machine caused,
+        // not the clock: it would pull the estimate away from the clock ratio).
+        if abs(wanted) < limit, abs(error) < Self.linearRange {
             estimatedRatio = min(max(estimatedRatio + Self.integral * error * elapsed, -limit), limit)
         }
         correction = min(max(estimatedRatio + Self.proportional * error, -limit), limit)
         return (1 + correction, 0)
     }
+
+    /// Frames were dropped from (negative) the buffer outside the loop's control.
+    mutating func shift(by frames: Double) { smoothedFill = smoothedFill.map { $0 + frames } }
 
     /// After a gap the buffer starts over: the fill is measured afresh, the clock ratio is kept.
     mutating func restart() {
@@ -168,7 +176,12 @@ struct ClockRatioEstimator: Sendable {
 public enum AudioCapture {
     /// Fill (frames) the jitter buffer is held at: two of the source's largest quanta, at least 40 ms
     /// and at most 125 ms. With the test rig's 1024-frame quanta: 2048 frames (42.7 ms).
-    static func target(largestQuantum: Int, rate: Int) -> Int { min(max(2 * largestQuantum, rate / 25), rate / 8) }
+    static func target(largestQuantum: Int, rate: Int) -> Int { min(max(2 * largestQuantum, rate / 25), maximumTarget(rate: rate)) }
+    /// The most the target grows to after underruns: 125 ms.
+    static func maximumTarget(rate: Int) -> Int { rate / 8 }
+    /// A mean fill (smoothed over ~1 s) beyond the target by more than a quantum and at least this many
+    /// seconds is a burst, not drift: cut back at once (counted as discarded).
+    public static let burstThreshold = 0.02
     /// A buffer this many seconds beyond its target is a jump (a burst, a backlog), not drift: it is cut
     /// back to the target at once (counted as discarded).
     public static let jumpThreshold = 0.1

@@ -60,7 +60,8 @@ public final class PipeWireMicrophone: AudioInput {
         /// Samples per channel dropped once after each start to bring the buffer to its target (a start
         /// lands anywhere within a quantum); not a last resort.
         public var framesAligned: Int64 = 0
-        /// Times the buffer ran dry while playing (each one a run of `framesInserted`).
+        /// Times the buffer ran dry while playing (each one a run of `framesInserted`); each raises
+        /// `bufferTarget` by a quantum (up to 125 ms).
         public var underruns: Int = 0
         /// The buffer's smoothed fill in samples per channel (input frames queued for the clock): the
         /// delay this input adds, held at `bufferTarget` by the resampling.
@@ -122,6 +123,8 @@ extension PipeWireMicrophone {
         /// Largest quantum the stream delivered, in frames.
         var largestQuantum = 0
         var discarded: Int64 = 0
+        /// Added to the target after underruns (see `fill`).
+        var extraTarget = 0
         /// Frames dropped to align the buffer with its target after each start (not a last resort).
         var aligned: Int64 = 0
         /// Buffers the stream delivered (with and without samples).
@@ -231,7 +234,10 @@ extension PipeWireMicrophone {
             var aligned: Int64 = 0
             let (captured, target, discarded) = buffer.withLock { buffer -> (Int, Int, Int64) in
                 defer { aligned = buffer.aligned }
-                let target = AudioCapture.target(largestQuantum: buffer.largestQuantum, rate: format.sampleRate)
+                // The target grows by a quantum after each underrun (a machine too busy for the
+                // smallest buffer), up to the most the jitter buffer may hold.
+                let target = min(AudioCapture.target(largestQuantum: buffer.largestQuantum, rate: format.sampleRate) + buffer.extraTarget,
+                                 AudioCapture.maximumTarget(rate: format.sampleRate))
                 // Play captured audio only with a quantum or two queued (a jitter buffer), so a quantum
                 // arriving a little late does not become a gap; start over after a gap.
                 if !playing {
@@ -250,6 +256,16 @@ extension PipeWireMicrophone {
                     estimator.restart()
                     fillNow = Double(buffer.ring.frames) + resampler.bufferedFrames
                 }
+                // Last resort, a burst (the source caught up after a stall): the mean fill a quantum and
+                // more beyond the target is no drift; back to the target at once.
+                if let smoothed = estimator.fill,
+                   smoothed > Double(target) + max(Double(buffer.largestQuantum), rate * AudioCapture.burstThreshold) {
+                    let dropped = min(Int(smoothed) - target, buffer.ring.frames)
+                    buffer.ring.discard(frames: dropped)
+                    buffer.discarded += Int64(dropped)
+                    estimator.shift(by: -Double(dropped))
+                    fillNow -= Double(dropped)
+                }
                 let (step, excess) = estimator.update(fill: fillNow, target: Double(target), elapsed: Double(count) / rate, rate: rate)
                 if excess > 0 {
                     // Aligning the buffer with its target after a start (see `ClockRatioEstimator`).
@@ -262,6 +278,7 @@ extension PipeWireMicrophone {
                     // Last resort, the buffer ran dry (a stall, the source gone): silence, and fill again.
                     playing = false
                     underrun = true
+                    buffer.extraTarget += max(buffer.largestQuantum, format.sampleRate / 100)
                     return (0, target, buffer.discarded)
                 }
                 if scratch.count < needed * channels { scratch = [Float](repeating: 0, count: needed * channels) }
@@ -441,6 +458,7 @@ extension PipeWireMicrophone {
             buffer.withLock {
                 $0.ring.removeAll()
                 $0.largestQuantum = 0
+                $0.extraTarget = 0
             }
             events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
             events.pointee.process = { data in

@@ -150,3 +150,52 @@ extension PipeWireDaemonTests {
         }
     }
 }
+
+@Suite struct USBDeviceKeyTests {
+    /// A webcam's microphone (ALSA through PipeWire, udev's path or sysfs) and its camera (V4L2's bus
+    /// info, or PipeWire's V4L2 device path) give the same key; another port does not.
+    @Test func aWebcamsMicrophoneAndItsCameraShareTheKey() {
+        let camera = USBDeviceKey.fromV4L2(busInfo: "usb-0000:00:14.0-1.4")
+        #expect(camera == "usb-0000:00:14.0-1.4")
+        #expect(USBDeviceKey.fromBusPath("pci-0000:00:14.0-usb-0:1.4:1.2") == camera)
+        #expect(USBDeviceKey.fromPipeWire(node: ["node.name": "alsa_input.usb-Cam"], device: ["device.bus-path": "pci-0000:00:14.0-usb-0:1.4:1.0"]) == camera)
+        #expect(USBDeviceKey.fromSysfs("/devices/pci0000:00/0000:00:14.0/usb1/1-1.4/1-1.4:1.2/sound/card1") == camera)
+        #expect(USBDeviceKey.fromBusPath("pci-0000:00:14.0-usb-0:2:1.0") != camera)
+        #expect(USBDeviceKey.fromV4L2(busInfo: "platform:vivid-000") == nil)
+        #expect(USBDeviceKey.fromPipeWire(node: ["device.bus-path": "pci-0000:00:1f.3"]) == nil)
+    }
+}
+
+extension PipeWireDaemonTests {
+@Suite(.serialized) struct PipeWireAudioDiscoveryTests {
+    /// Every Audio/Source is found (the daemon's own adapter, a driver stream, a plain stream), with an
+    /// identity that survives its producer's restart; one that goes away is reported lost, then back.
+    @Test func findsEveryAudioSourceAndFollowsOneGoingAndComingBack() throws {
+        let rig = try PipeWireRig()
+        try rig.start()
+        try rig.startMicrophone(node: "mic-a", tone: 440)
+        try rig.startMicrophone(node: "vstream", tone: 1000, plainStream: true)
+        let added = Mutex<[PipeWireAudioSource]>([]), removed = Mutex<[PipeWireAudioSource]>([])
+        let discovery = PipeWireAudioDiscovery(remote: rig.remote, retryInterval: 0.2)
+        discovery.start(onAdded: { source in added.withLock { $0.append(source) } }, onRemoved: { source in removed.withLock { $0.append(source) } })
+        defer { discovery.stop() }
+        let present = discovery.sources
+        #expect(present.map(\.nodeName) == ["mic-a", "studio-test-mic", "vstream"], "present before start returns")
+        let byName = Dictionary(uniqueKeysWithValues: present.map { ($0.nodeName, $0) })
+        #expect(byName["vstream"]?.kind == .stream && byName["mic-a"]?.kind == .stream && byName["studio-test-mic"]?.kind == .other)
+        #expect(byName["vstream"]?.identity == "pipewire:vstream")
+        #expect(present.allSatisfy { $0.usbDevice == nil })
+        rig.stopCamera(node: "vstream")
+        #expect(waitUntil(seconds: 3) { removed.withLock { $0.map(\.nodeName) } == ["vstream"] })
+        try rig.startMicrophone(node: "vstream", tone: 1000, plainStream: true)
+        #expect(waitUntil(seconds: 3) { added.withLock { $0.filter { $0.nodeName == "vstream" }.count } == 2 })
+        let back = try #require(discovery.sources.first { $0.nodeName == "vstream" })
+        #expect(back.identity == byName["vstream"]?.identity && back.nodeSerial != byName["vstream"]?.nodeSerial)
+        // The daemon goes away: everything is lost; it comes back: found again.
+        rig.killDaemon()
+        #expect(waitUntil(seconds: 3) { discovery.sources.isEmpty })
+        try rig.start()
+        #expect(waitUntil(seconds: 5) { discovery.sources.map(\.nodeName) == ["studio-test-mic"] }, "\(discovery.sources.map(\.nodeName))")
+    }
+}
+}
