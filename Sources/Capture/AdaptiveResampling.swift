@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import StudioCore
 
 /// Keeps an input that runs on its own clock (a USB microphone, a graph driven by another device) on
 /// the program's clock without dropping or repeating samples: `ClockRatioEstimator` measures the input's
@@ -172,6 +173,57 @@ struct ClockRatioEstimator: Sendable {
     }
 }
 
+/// Measures a source's clock from when its samples arrive: sample n arriving at monotonic time t gives
+/// the offset x = t - n / rate, which grows by -ratio every second for a source `ratio` fast. Arrivals
+/// are only ever late (a busy machine delays the source or the callback, never hurries them), so each
+/// second keeps its earliest arrival (the lower envelope, as NTP keeps its minimum-delay samples) and
+/// the ratio is the robust slope (Theil-Sen) of the last `window` seconds of those. Reported beside the
+/// loop's estimate as a diagnostic (`PipeWireMicrophone.Status.arrivalPPM`); not fed to the resampling
+/// (see docs/pipewire.md: biased on a starved machine, cause not found).
+struct ArrivalClock: Sendable {
+    /// Seconds (one earliest arrival each) in the fit, and the fewest that give an estimate.
+    static let window = 60
+    static let minimumSeconds = 15
+
+    private var written: Int64 = 0
+    private var earliest: (x: Double, t: Double)?
+    private var seconds: [(x: Double, t: Double)] = []
+
+    /// The stream delivered `frames` more samples, the last of them arriving at `time` (seconds).
+    mutating func arrived(frames: Int, at time: Double, rate: Double) {
+        written += Int64(frames)
+        let x = time - Double(written) / rate
+        if earliest.map({ x < $0.x }) ?? true { earliest = (x, time) }
+    }
+
+    /// Closes the current second (call about once a second).
+    mutating func closeSecond() {
+        guard let earliest else { return }
+        seconds.append(earliest)
+        if seconds.count > Self.window { seconds.removeFirst(seconds.count - Self.window) }
+        self.earliest = nil
+    }
+
+    /// The source's clock ratio (0.0003: 300 ppm fast), nil until `minimumSeconds` are in. The slope is
+    /// Theil-Sen's (the median of the slopes between every two seconds): a second whose earliest arrival
+    /// was still late (the whole second starved) is an outlier it ignores, where least squares would
+    /// follow it.
+    var ratio: Double? {
+        guard seconds.count >= Self.minimumSeconds else { return nil }
+        var slopes: [Double] = []
+        slopes.reserveCapacity(seconds.count * seconds.count / 2)
+        for i in seconds.indices {
+            for j in seconds.indices where j > i && seconds[j].t - seconds[i].t > 0.5 {
+                slopes.append((seconds[j].x - seconds[i].x) / (seconds[j].t - seconds[i].t))
+            }
+        }
+        guard !slopes.isEmpty else { return nil }
+        slopes.sort()
+        let slope = slopes[slopes.count / 2]
+        return -slope / (1 + slope)
+    }
+}
+
 /// What every captured audio input shares: its jitter buffer's target and the last resort's threshold.
 public enum AudioCapture {
     /// Fill (frames) the jitter buffer is held at: two of the source's largest quanta, at least 40 ms
@@ -179,6 +231,8 @@ public enum AudioCapture {
     static func target(largestQuantum: Int, rate: Int) -> Int { min(max(2 * largestQuantum, rate / 25), maximumTarget(rate: rate)) }
     /// The most the target grows to after underruns: 125 ms.
     static func maximumTarget(rate: Int) -> Int { rate / 8 }
+    /// The most the jitter buffer is held at, in samples at the program's rate.
+    public static let maximumTarget = maximumTarget(rate: AudioFormat.program.sampleRate)
     /// A mean fill (smoothed over ~1 s) beyond the target by more than a quantum and at least this many
     /// seconds is a burst, not drift: cut back at once (counted as discarded).
     public static let burstThreshold = 0.02

@@ -13,15 +13,11 @@ import TestSupport
 
     @Test(.enabled(if: seconds != nil)) func driftOverALongRun() throws {
         let duration = Self.seconds ?? 0
-        let rig = try PipeWireRig()
-        try rig.start()
-        defer { rig.stop() }
-        try rig.startMicrophone(node: "fast", tone: 440, ppm: 300)
-        try rig.startMicrophone(node: "slow", tone: 1000, ppm: -300)
-        let inputs = AudioInputSet(sources: [.pipewire(node: "fast"), .pipewire(node: "slow")], remote: rig.remote) { _ in }
-        inputs.start()
-        defer { inputs.stop() }
-        #expect(waitUntil(seconds: 10) { inputs.status.allSatisfy { $0.state == "playing" } }, "\(inputs.status)")
+        let (rig, inputs) = try AudioInputDriftTests.startDriftingMicrophones()
+        defer {
+            inputs.stop()
+            rig.stop()
+        }
         let started = MonotonicClock.now()
         var samples: [[(t: Double, fill: Double)]] = [[], []]
         var nextLine = 0.0
