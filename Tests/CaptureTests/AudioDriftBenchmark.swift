@@ -28,7 +28,8 @@ import TestSupport
             let t = Double(MonotonicClock.now() - started) / 1e9
             let status = inputs.status
             if settled.isEmpty, t >= settledAt { settled = status }
-            for (index, input) in status.enumerated() where t >= settledAt { samples[index].append((t, input.bufferFill / 48)) }
+            // A fill of 0 is a restart after an underrun (the buffer refilling), not a delay.
+            for (index, input) in status.enumerated() where t >= settledAt && input.bufferFill > 0 { samples[index].append((t, input.bufferFill / 48)) }
             if t >= nextLine {
                 nextLine += 30
                 for (index, input) in status.enumerated() {
