@@ -125,11 +125,17 @@ struct ClockRatioEstimator: Sendable {
     static let alignmentTime = 0.5  // seconds
     /// Fill error (seconds) within which the integral runs.
     static let linearRange = 0.004
+    /// Seconds after a (re)start or a cut during which the integral rests: the proportional part
+    /// brings the fill back (time constant 2.5 s) without the transient winding the integral up. On a
+    /// starved machine every underrun is followed by the source's catch-up burst; integrated, each
+    /// pushed the estimate up by up to a few hundred ppm.
+    static let settleTime = 10.0
 
     private(set) var estimatedRatio = 0.0
     private(set) var correction = 0.0
     private var smoothedFill: Double?
     private var measured = (time: 0.0, sum: 0.0, count: 0)
+    private var sinceDisturbance = 0.0
 
     /// The smoothed fill in frames (nil while measuring after a start).
     var fill: Double? { smoothedFill }
@@ -156,20 +162,30 @@ struct ClockRatioEstimator: Sendable {
         // Integrate only in the loop's linear range: not while the correction is at its bound (no
         // wind-up), nor while the fill is far from its target (a burst or a gap the machine caused,
         // not the clock: it would pull the estimate away from the clock ratio).
-        if abs(wanted) < limit, abs(error) < Self.linearRange {
+        sinceDisturbance += elapsed
+        if abs(wanted) < limit, abs(error) < Self.linearRange, sinceDisturbance >= Self.settleTime {
             estimatedRatio = min(max(estimatedRatio + Self.integral * error * elapsed, -limit), limit)
         }
         correction = min(max(estimatedRatio + Self.proportional * error, -limit), limit)
         return (1 + correction, 0)
     }
 
-    /// Frames were dropped from (negative) the buffer outside the loop's control.
-    mutating func shift(by frames: Double) { smoothedFill = smoothedFill.map { $0 + frames } }
+    /// The frames to cut from the buffer now because of a burst (0 when there is none): the mean fill
+    /// more than `AudioCapture.burstThreshold` beyond the target is no drift (the source caught up after
+    /// a stall); left to the loop, at its ±1000 ppm bound it would take many seconds to drain.
+    mutating func burst(target: Double, rate: Double) -> Int {
+        guard let smoothed = smoothedFill, smoothed > target + rate * AudioCapture.burstThreshold else { return 0 }
+        let cut = Int(smoothed - target)
+        smoothedFill = smoothed - Double(cut)
+        sinceDisturbance = 0
+        return cut
+    }
 
     /// After a gap the buffer starts over: the fill is measured afresh, the clock ratio is kept.
     mutating func restart() {
         smoothedFill = nil
         measured = (0, 0, 0)
+        sinceDisturbance = 0
     }
 }
 
@@ -233,9 +249,10 @@ public enum AudioCapture {
     static func maximumTarget(rate: Int) -> Int { rate / 8 }
     /// The most the jitter buffer is held at, in samples at the program's rate.
     public static let maximumTarget = maximumTarget(rate: AudioFormat.program.sampleRate)
-    /// A mean fill (smoothed over ~1 s) beyond the target by more than a quantum and at least this many
-    /// seconds is a burst, not drift: cut back at once (counted as discarded).
-    public static let burstThreshold = 0.02
+    /// A mean fill (smoothed over ~1 s, so the quanta's sawtooth is gone) beyond the target by more than
+    /// this many seconds is a burst, not drift (300 ppm holds it 0.75 ms off): cut back at once (counted
+    /// as discarded).
+    public static let burstThreshold = 0.008
     /// A buffer this many seconds beyond its target is a jump (a burst, a backlog), not drift: it is cut
     /// back to the target at once (counted as discarded).
     public static let jumpThreshold = 0.1

@@ -47,15 +47,12 @@ extension PipeWireMicrophone.Core {
                     estimator.restart()
                     fillNow = Double(buffer.ring.frames) + resampler.bufferedFrames
                 }
-                // Last resort, a burst (the source caught up after a stall): the mean fill a quantum and
-                // more beyond the target is no drift; back to the target at once.
-                if let smoothed = estimator.fill,
-                   smoothed > Double(target) + max(Double(buffer.largestQuantum), rate * AudioCapture.burstThreshold) {
-                    let dropped = min(Int(smoothed) - target, buffer.ring.frames)
-                    buffer.ring.discard(frames: dropped)
-                    buffer.discarded += Int64(dropped)
-                    estimator.shift(by: -Double(dropped))
-                    fillNow -= Double(dropped)
+                // Last resort, a burst (the source caught up after a stall): back to the target at once.
+                let burst = min(estimator.burst(target: Double(target), rate: rate), buffer.ring.frames)
+                if burst > 0 {
+                    buffer.ring.discard(frames: burst)
+                    buffer.discarded += Int64(burst)
+                    fillNow -= Double(burst)
                 }
                 let (step, excess) = estimator.update(fill: fillNow, target: Double(target), elapsed: Double(count) / rate, rate: rate)
                 if excess > 0 {

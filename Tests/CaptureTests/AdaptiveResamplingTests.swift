@@ -105,4 +105,26 @@ import TestSupport
         let measured = (clock.ratio ?? .nan) * 1e6
         #expect(abs(measured - ppm) < 5, "measured \(measured) ppm for \(ppm)")
     }
+
+    /// A starved machine: every 15 s the source stalls (the buffer runs dry: a restart) and then catches
+    /// up with a burst of 15 ms (cut once the mean fill shows it, the rest left to the proportional
+    /// part while the integral rests). The estimate stays within 50 ppm of the clock.
+    @Test func restartsFollowedByBurstsDoNotPullTheEstimateOffTheClock() {
+        var estimator = ClockRatioEstimator()
+        let rate = 48_000.0, target = 2048.0, quantum = 1024.0, ppm = 300.0
+        var buffered = target + 300, nextQuantum = 0.0
+        for block in 0..<18_000 {  // 180 s
+            let time = Double(block + 1) * 0.01
+            while nextQuantum * quantum / (rate * (1 + ppm / 1e6)) <= time {
+                buffered += quantum
+                nextQuantum += 1
+            }
+            if block % 1500 == 1000 { estimator.restart() }    // an underrun: the capture starts over
+            if block % 1500 == 1060 { buffered += 0.015 * rate } // the catch-up burst after the alignment
+            buffered -= Double(estimator.burst(target: target, rate: rate))
+            let (step, excess) = estimator.update(fill: buffered, target: target, elapsed: 0.01, rate: rate)
+            buffered -= 480 * step + Double(excess)
+        }
+        #expect(abs(estimator.estimatedPPM - ppm) < 50, "estimated \(estimator.estimatedPPM) ppm for \(ppm)")
+    }
 }
