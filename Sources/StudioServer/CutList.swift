@@ -63,11 +63,15 @@ public struct CutList: Sendable, Equatable {
         public var name: String { (path as NSString).lastPathComponent }
     }
 
+    /// The clips an editor's timeline gets: those with a recording and at least one frame (two boundaries
+    /// within half a frame of each other, such as a loss right after a cut, make a clip of none).
+    public var timelineClips: [Clip] { clips.filter { $0.media != nil && $0.to > $0.from } }
+
     /// The frames of `media[index]` that the clips use together with those the file holds: what an asset or
     /// a media reference declares (a camera's ISO may start a few frames after the program's first frame,
     /// and its first clip at that first frame).
     public func range(ofMedia index: Int) -> (start: FrameCount, end: FrameCount) {
-        let used = clips.filter { $0.media == index }
+        let used = timelineClips.filter { $0.media == index }
         return (min(media[index].start, used.map(\.from).min() ?? media[index].start),
                 max(media[index].end + FrameCount(1), used.map(\.to).max() ?? media[index].end))
     }

@@ -56,12 +56,13 @@ enum CutListText {
                 + tc(source.0) + " " + tc(source.1) + " " + record(recorded.0) + " " + record(recorded.1)
         }
         var lines = ["TITLE: \(list.title)", "FCM: NON-DROP FRAME", ""]
-        for (index, clip) in list.clips.enumerated() {
+        let clips = list.timelineClips
+        for (index, clip) in clips.enumerated() {
             let number = index + 1
             let file = clip.media.map { list.media[$0] }
             let reel = file?.reel ?? "AX"
             if let transition = clip.incoming, index > 0 {
-                let previous = list.clips[index - 1]
+                let previous = clips[index - 1]
                 let outgoing = previous.media.map { list.media[$0].reel } ?? "AX"
                 lines.append(line(number, outgoing, "C", "", source: (clip.from, clip.from), record: (clip.from, clip.from)))
                 lines.append(line(number, reel, edlCode(transition.kind), String(format: "%03lld", transition.frames.frames),

@@ -21,7 +21,7 @@ enum CutListInterchange {
         let frameDuration = time(FrameCount(1))
         var lines = [#"<?xml version="1.0" encoding="UTF-8"?>"#, "<!DOCTYPE fcpxml>", "", #"<fcpxml version="1.10">"#, "    <resources>",
                      "        <format id=\"r1\" frameDuration=\"\(frameDuration)\" width=\"\(list.width)\" height=\"\(list.height)\"/>"]
-        for (index, media) in list.media.enumerated() where list.clips.contains(where: { $0.media == index }) {
+        for (index, media) in list.media.enumerated() where list.timelineClips.contains(where: { $0.media == index }) {
             let (start, end) = list.range(ofMedia: index)
             let format = media.camera == nil ? #" format="r1""# : ""
             lines.append("        <asset id=\"\(assetID(index))\" name=\"\(xml(media.name))\" start=\"\(time(start))\" duration=\"\(time(end - start))\""
@@ -36,7 +36,7 @@ enum CutListInterchange {
                   + " tcFormat=\"NDF\" audioLayout=\"stereo\" audioRate=\"48k\">",
                   "                    <spine>"]
         let indent = String(repeating: " ", count: 24)
-        for clip in list.clips {
+        for clip in list.timelineClips {
             guard let media = clip.media else { continue }
             if let transition = clip.incoming {
                 lines.append(indent + "<transition name=\"\(transitionName(transition.kind))\" offset=\"\(time(list.timelineStart + clip.from))\""
@@ -94,7 +94,7 @@ enum CutListInterchange {
                 .merging(extra) { $1 })
         }
         var children: [JSONValue] = []
-        for clip in list.clips {
+        for clip in list.timelineClips {
             guard let index = clip.media else { continue }
             let media = list.media[index]
             if let transition = clip.incoming {

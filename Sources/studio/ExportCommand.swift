@@ -66,7 +66,7 @@ enum ExportCommand: ClientCommand {
         do { try FileModes.writeAtomically(text, to: destination) } catch {
             throw ClientFailure("studio export: cannot write \(destination): \(String(cString: strerror(error.errno))) (\(error.call))")
         }
-        print("wrote \(destination): session \(list.session), \(list.clips.count) clips, \(chosen.rawValue)")
+        print("wrote \(destination): session \(list.session), \(list.clips.count) intervals, \(chosen.rawValue)")
         return 0
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Control
 import StudioCore
-import StudioServer
+@testable import StudioServer
 import TestSupport
 #if canImport(FoundationXML)
 import FoundationXML
@@ -181,7 +181,7 @@ import FoundationXML
         let intoDirectory = try studio.run(["export", String(history.stopped), "--format", "edl", "--iso", "--output", directory.path, "--db", studio.database])
         #expect(intoDirectory.status == 0, "\(intoDirectory)")
         let named = directory.appendingPathComponent("session-\(history.stopped)-iso.edl").path
-        #expect(intoDirectory.output == "wrote \(named): session \(history.stopped), 7 clips, edl\n")
+        #expect(intoDirectory.output == "wrote \(named): session \(history.stopped), 7 intervals, edl\n")
         let printed = try Self.export(studio, [String(history.stopped), "--format", "edl", "--iso"])
         #expect(try String(contentsOfFile: named, encoding: .utf8) == printed)
         // Replaced whole; no temporary file stays.
@@ -207,6 +207,40 @@ import FoundationXML
             #expect(result.status == 2, "\(words): \(result)")
             for part in parts { #expect(result.error.contains(part), "\(words): \(result.error)") }
         }
+    }
+
+    /// At 29.97 fps (30000/1001): NDF timecode counted at 30, FCPXML times in multiples of 1001/30000 s,
+    /// OTIO at rate 29.97002997; a clip of no frame (two boundaries within half a frame) is left out of the
+    /// timelines, not of the CSV.
+    @Test func aFractionalRateIsExactInEveryFormat() throws {
+        let rate = Rational(30000, 1001)
+        func frames(_ ms: Int64) -> FrameCount { FrameCount(milliseconds: ms, rate: rate) }
+        let file = CutList.Media(path: "/r/session-5-cam1.mkv", url: "file:///r/session-5-cam1.mkv", camera: "cam1", reel: "CAM1",
+                                 start: FrameCount(0), end: FrameCount(3599))
+        let program = CutList.Media(path: "/r/session-5-program.mkv", url: "file:///r/session-5-program.mkv", camera: nil, reel: "PROGRAM",
+                                    start: FrameCount(0), end: FrameCount(3599))
+        // Frame 1800 is 60 060 ms; 60 070 ms is still frame 1800 (the next one is at 60 093).
+        let boundaries: [Int64] = [0, 60_060, 60_070, 120_120]
+        let clips = (0..<3).map { index in
+            CutList.Clip(sequence: index + 1, source: index == 1 ? "slate" : "cam1", sourceKind: index == 1 ? "slate" : "camera",
+                         media: index == 1 ? 1 : 0, from: frames(boundaries[index]), to: frames(boundaries[index + 1]),
+                         intervalFrom: frames(boundaries[index]), fromMilliseconds: boundaries[index], toMilliseconds: boundaries[index + 1],
+                         endedBy: ["loss", "returned", "session end"][index], via: nil, incoming: nil, note: nil)
+        }
+        let list = CutList(session: 5, title: "studio session 5", rate: rate, width: 1920, height: 1080, timelineStart: FrameCount(0),
+                           programStart: FrameCount(0), programEnd: FrameCount(3600), media: [file, program], clips: clips, iso: true)
+        let edl = try CMX3600(parsing: ExportFormat.edl.render(list), base: 30)
+        #expect(edl.lines.map { "\($0.recordIn)-\($0.recordOut)" } == ["0-1800", "1800-3600"])
+        #expect(ExportFormat.edl.render(list).contains("00:01:00:00 00:02:00:00 00:01:00:00 00:02:00:00"))
+        let spine = try FCPXMLSpine(ExportFormat.fcpxml.render(list))
+        #expect(spine.frameDuration == "1001/30000s")
+        #expect(spine.items.map { "\($0.offset) \($0.duration)" } == ["0s 1801800/30000s", "1801800/30000s 1801800/30000s"])
+        #expect(spine.sequenceDuration == "3603600/30000s")
+        let otio = try JSONValue(parsing: ExportFormat.otio.render(list))
+        let items = otio["tracks"]?["children"]?[0]?["children"]?.arrayValue ?? []
+        #expect(items.count == 2 && items.allSatisfy { $0["source_range"]?["duration"]?["rate"]?.doubleValue == 30000.0 / 1001 })
+        let rows = try CSV.parse(ExportFormat.csv.render(list))
+        #expect(rows.count == 4 && rows[2][5] == "00:00:00:00" && rows[2][8] == "10", "\(rows)")
     }
 
     /// docs/export.md's table of formats is the declaration's.
