@@ -29,9 +29,9 @@ enum ExportCommand: ClientCommand {
         each transition is the editor's (a dissolve or a wipe from its first frame); scenes and the
         slate reference the program recording, with a comment or marker saying so. Without --iso
         every clip references the program recording, which has the transitions in its pictures.
-        The formats: \(ExportFormat.allCases.map { "\n          \($0.rawValue)  \($0.summary)" }.joined())
-        The file is written whole or not at all (a temporary file, renamed). Reads the running
-        server's database (its `status` names it), else --db, $STUDIO_DB or the default path.
+        The formats:\(ExportFormat.allCases.map { "\n  " + $0.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0) + $0.summary }.joined())
+        The file is written whole or not at all (a temporary file, renamed). Reads --db, else the
+        running server's database (its `status` names it), else $STUDIO_DB or the default path.
         Details: docs/export.md.
         """)
 
