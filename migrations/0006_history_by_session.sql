@@ -1,4 +1,4 @@
--- 0005_history_by_session: the history's questions about one session answer in milliseconds on a long history.
+-- 0006_history_by_session: the history's questions about one session answer in milliseconds on a long history.
 -- Migration 4's `program_intervals` read `switches` (a CTE used three times) materialized, for every
 -- session, before `WHERE session_id = ?` applied: `studio onair` took seconds on 1,000 sessions of 1,000
 -- events (docs/benchmarks.md). The same view, with that CTE not materialized, so the session filter reaches
