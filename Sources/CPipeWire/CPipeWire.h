@@ -9,6 +9,7 @@
 #include <spa/param/video/format-utils.h>
 #include <spa/param/audio/format-utils.h>
 #include <spa/param/buffers.h>
+#include <spa/param/port-config.h>
 #include <spa/pod/builder.h>
 #include <spa/pod/iter.h>
 #include <spa/utils/result.h>
@@ -232,6 +233,50 @@ static inline uint32_t cpw_pod_object_type(const struct spa_pod *pod) {
 // The property dictionary of a pw_properties (a field read behind a struct Swift sees as opaque in places).
 static inline const char *cpw_dict_get(const struct spa_dict *dict, const char *key) {
     return dict ? spa_dict_lookup(dict, key) : NULL;
+}
+
+// spa_format_audio_raw_parse on an EnumFormat param (an audio node's offer): its channel count and
+// positions (up to 64), 0 when the param is not raw audio.
+static inline uint32_t cpw_parse_audio_channels(const struct spa_pod *param, uint32_t *positions, uint32_t max) {
+    struct spa_audio_info_raw info;
+    memset(&info, 0, sizeof info);
+    uint32_t media_type = 0, media_subtype = 0;
+    if (spa_format_parse(param, &media_type, &media_subtype) < 0) return 0;
+    if (media_type != SPA_MEDIA_TYPE_audio || media_subtype != SPA_MEDIA_SUBTYPE_raw) return 0;
+    if (spa_format_audio_raw_parse(param, &info) < 0) return 0;
+    uint32_t count = info.channels < max ? info.channels : max;
+    if (count > SPA_AUDIO_MAX_CHANNELS) count = SPA_AUDIO_MAX_CHANNELS;
+    for (uint32_t i = 0; i < count; i++) positions[i] = info.position[i];
+    return info.channels;
+}
+
+// What a session manager does to a stream's adapter before linking it: a PortConfig param putting its
+// output side in DSP mode (one F32P port per channel, at `positions`). A stream-published
+// Audio/Source has no ports at all until then. spa_pod_builder_add_object is variadic.
+static inline const struct spa_pod *cpw_build_dsp_port_config(struct spa_pod_builder *builder, uint32_t rate,
+                                                               uint32_t channels, const uint32_t *positions) {
+    struct spa_audio_info_raw info;
+    memset(&info, 0, sizeof info);
+    info.format = SPA_AUDIO_FORMAT_F32P;
+    info.rate = rate;
+    info.channels = channels < SPA_AUDIO_MAX_CHANNELS ? channels : SPA_AUDIO_MAX_CHANNELS;
+    for (uint32_t i = 0; i < info.channels; i++) info.position[i] = positions[i];
+    struct spa_pod_frame frame;
+    spa_pod_builder_push_object(builder, &frame, SPA_TYPE_OBJECT_ParamPortConfig, SPA_PARAM_PortConfig);
+    spa_pod_builder_add(builder,
+        SPA_PARAM_PORT_CONFIG_direction, SPA_POD_Id(SPA_DIRECTION_OUTPUT),
+        SPA_PARAM_PORT_CONFIG_mode, SPA_POD_Id(SPA_PARAM_PORT_CONFIG_MODE_dsp),
+        SPA_PARAM_PORT_CONFIG_monitor, SPA_POD_Bool(false),
+        SPA_PARAM_PORT_CONFIG_control, SPA_POD_Bool(false),
+        0);
+    spa_pod_builder_prop(builder, SPA_PARAM_PORT_CONFIG_format, 0);
+    spa_format_audio_raw_build(builder, SPA_PARAM_Format, &info);
+    return (const struct spa_pod *)spa_pod_builder_pop(builder, &frame);
+}
+
+// pw_node_set_param is a macro.
+static inline int cpw_node_set_param(struct pw_node *node, uint32_t id, const struct spa_pod *param) {
+    return pw_node_set_param(node, id, 0, param);
 }
 
 #endif

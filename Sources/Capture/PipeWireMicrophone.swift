@@ -33,7 +33,9 @@ public final class PipeWireMicrophone: AudioInput {
         public var framesDelivered: Int64 = 0
         /// Of those, samples that came from the microphone (the rest was silence).
         public var framesCaptured: Int64 = 0
-        /// Samples per channel the stream delivered that were dropped (jitter buffer full).
+        /// Last resort, counted apart from the resampling: samples per channel the stream delivered that
+        /// were thrown away, at a jump (the buffer beyond its target by more than
+        /// `AudioCapture.jumpThreshold`: a burst, a backlog) or because the ring (1 s) was full.
         public var framesDiscarded: Int64 = 0
         /// Times the microphone was found and linked.
         public var connections: Int = 0
@@ -46,6 +48,30 @@ public final class PipeWireMicrophone: AudioInput {
         /// Without a node name: the node the daemon's `default.audio.source` metadata names, nil when
         /// there is none (or no "default" metadata: no session manager).
         public var defaultNode: String?
+        /// The input's clock against the program's (CLOCK_MONOTONIC), measured: positive runs fast.
+        public var estimatedPPM: Double = 0
+        /// The resampling correction applied to the last block (the estimate plus what pulls the
+        /// buffer back to its target), in ppm.
+        public var compensationPPM: Double = 0
+        /// Last resort, counted apart from the resampling: samples per channel of silence inserted
+        /// because the buffer ran dry while the source was linked (a stall, a late source), until it
+        /// plays again. Silence while the source is gone is not counted here.
+        public var framesInserted: Int64 = 0
+        /// Samples per channel dropped once after each start to bring the buffer to its target (a start
+        /// lands anywhere within a quantum); not a last resort.
+        public var framesAligned: Int64 = 0
+        /// Times the buffer ran dry while playing (each one a run of `framesInserted`); each raises
+        /// `bufferTarget` by a quantum (up to 125 ms).
+        public var underruns: Int = 0
+        /// The buffer's smoothed fill in samples per channel (input frames queued for the clock): the
+        /// delay this input adds, held at `bufferTarget` by the resampling.
+        public var bufferFill: Double = 0
+        /// "playing" (captured audio in the blocks), "buffering" (linked, filling the jitter buffer),
+        /// "lost" (no node or no daemon: silence).
+        public var state: String = "lost"
+        /// The delay this input adds on the program timeline, fixed once the quantum is known: the
+        /// buffer's target plus the resampler's half filter, in seconds.
+        public var bufferDelay: Double = 0
     }
 
     /// - Parameters:
@@ -91,69 +117,16 @@ public final class PipeWireMicrophone: AudioInput {
     }
 }
 
-/// Interleaved samples between the stream's callback and the clock thread. Fixed capacity; a writer
-/// that finds it full drops the oldest samples.
-struct AudioRing {
-    private var storage: [Float]
-    private var readIndex = 0
-    private(set) var count = 0
-    let channels: Int
-
-    init(frames: Int, channels: Int) {
-        self.channels = channels
-        storage = [Float](repeating: 0, count: frames * channels)
-    }
-
-    var frames: Int { count / channels }
-    var capacityFrames: Int { storage.count / channels }
-
-    /// Appends; returns the number of frames dropped to make room.
-    mutating func write(_ samples: UnsafeBufferPointer<Float>) -> Int {
-        var dropped = 0
-        let overflow = count + samples.count - storage.count
-        if overflow > 0 {
-            let drop = min(count, (overflow + channels - 1) / channels * channels)
-            readIndex = (readIndex + drop) % storage.count
-            count -= drop
-            dropped = drop / channels
-        }
-        let incoming = samples.count > storage.count ? UnsafeBufferPointer(rebasing: samples.suffix(storage.count)) : samples
-        var writeIndex = (readIndex + count) % storage.count
-        for sample in incoming {
-            storage[writeIndex] = sample
-            writeIndex = writeIndex + 1 == storage.count ? 0 : writeIndex + 1
-        }
-        count += incoming.count
-        return dropped
-    }
-
-    /// Moves up to `frames` frames into `destination` (starting at `offset` samples); returns frames moved.
-    mutating func read(frames: Int, into destination: inout [Float], offset: Int) -> Int {
-        let samples = min(frames * channels, count)
-        for index in 0..<samples { destination[offset + index] = storage[(readIndex + index) % storage.count] }
-        readIndex = (readIndex + samples) % storage.count
-        count -= samples
-        return samples / channels
-    }
-
-    mutating func discard(frames: Int) {
-        let samples = min(frames * channels, count)
-        readIndex = (readIndex + samples) % storage.count
-        count -= samples
-    }
-
-    mutating func removeAll() {
-        readIndex = 0
-        count = 0
-    }
-}
-
 extension PipeWireMicrophone {
     struct Buffer: Sendable {
         var ring: AudioRing
         /// Largest quantum the stream delivered, in frames.
         var largestQuantum = 0
         var discarded: Int64 = 0
+        /// Added to the target after underruns (see `fill`).
+        var extraTarget = 0
+        /// Frames dropped to align the buffer with its target after each start (not a last resort).
+        var aligned: Int64 = 0
         /// Buffers the stream delivered (with and without samples).
         var quanta: Int64 = 0
     }
@@ -192,6 +165,16 @@ extension PipeWireMicrophone {
         private let hook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
         private let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
         private var nextAttempt: UInt64 = 0
+        /// The clock thread's: whether captured audio plays (the jitter buffer was full enough), the
+        /// resampler and its clock estimate, a buffer to move samples in, and whether the silence now
+        /// follows an underrun.
+        private var playing = false
+        private var resampler: AdaptiveResampler
+        private var estimator = ClockRatioEstimator()
+        private var scratch: [Float] = []
+        private var silentSinceUnderrun = false
+        /// Whether this node's ports were configured by us (a stream-published source has none before).
+        private var configuredPorts = false
         private var saidMissing = false
         /// The bound "default" metadata (only without `nodeName`), its global id, and what it says.
         private var metadata: OpaquePointer?
@@ -213,6 +196,7 @@ extension PipeWireMicrophone {
             self.report = report
             self.deliver = deliver
             buffer = Mutex(Buffer(ring: AudioRing(frames: format.sampleRate, channels: max(1, format.channels))))
+            resampler = AdaptiveResampler(channels: format.channels)
             hook.initialize(to: spa_hook())
             events.initialize(to: pw_stream_events())
             metadataHook.initialize(to: spa_hook())
@@ -233,48 +217,114 @@ extension PipeWireMicrophone {
         func stop() { worker.stop() }
 
         private func run(origin: UInt64) {
-            let rate = format.sampleRate
-            var playing = false
-            audioClock.run(origin: origin, stop: { worker.isStopRequested }, begin: { first in
-                status.withLock { $0 = Status(nextSample: first) }
-            }, fill: { chunk in
-                let count = chunk.frameCount
-                let captured = buffer.withLock { buffer -> Int in
-                    // Play captured audio only with a quantum or two queued (a jitter buffer), so a
-                    // quantum arriving a little late does not become a gap; start over after a gap.
-                    let target = min(max(2 * buffer.largestQuantum, rate / 25), rate / 8)
-                    if !playing, buffer.ring.frames >= target { playing = true }
-                    guard playing else { return 0 }
-                    // A source running a little fast (its own clock) must not build up delay.
-                    if buffer.ring.frames > target + rate / 10 { buffer.ring.discard(frames: buffer.ring.frames - target) }
-                    let moved = buffer.ring.read(frames: count, into: &chunk.samples, offset: 0)
-                    if moved < count { playing = false }
-                    return moved
-                }
-                let next = chunk.firstSample + Int64(count)
-                let (target, discarded) = buffer.withLock { (min(max(2 * $0.largestQuantum, rate / 25), rate / 8), $0.discarded) }
-                status.withLock {
-                    $0.framesDelivered += Int64(count)
-                    $0.framesCaptured += Int64(captured)
-                    $0.nextSample = next
-                    $0.bufferTarget = target
-                    $0.framesDiscarded = discarded
-                }
-            }, stalled: { silence in
-                // The process stood still: what the ring holds is from before the stall and would play
-                // late; capture starts over (a fresh jitter buffer) from the sample due now.
-                buffer.withLock { $0.ring.removeAll() }
-                playing = false
-                status.withLock {
-                    $0.framesDelivered += Int64(silence.frameCount)
-                    $0.nextSample = silence.firstSample + Int64(silence.frameCount)
-                }
-            }, deliver: deliver, idle: housekeeping)
-            teardown(closeSession: true)
+            audioClock.run(origin: origin, stop: { worker.isStopRequested }, begin: begin, fill: fill, stalled: stalled,
+                           deliver: deliver, idle: housekeeping)
+            shutdown()
         }
 
+        /// The clock's first sample (see `AudioClock.run`): the counters start over.
+        func begin(first: Int64) {
+            status.withLock { $0 = Status(nextSample: first) }
+        }
+
+        /// The clock's thread only: fills `chunk` from the jitter buffer through the resampler.
+        func fill(_ chunk: inout AudioChunk) {
+            let count = chunk.frameCount, rate = Double(format.sampleRate), channels = max(1, format.channels)
+            var underrun = false, discardedAtJump = 0
+            var aligned: Int64 = 0
+            let (captured, target, discarded) = buffer.withLock { buffer -> (Int, Int, Int64) in
+                defer { aligned = buffer.aligned }
+                // The target grows by a quantum after each underrun (a machine too busy for the
+                // smallest buffer), up to the most the jitter buffer may hold.
+                let target = min(AudioCapture.target(largestQuantum: buffer.largestQuantum, rate: format.sampleRate) + buffer.extraTarget,
+                                 AudioCapture.maximumTarget(rate: format.sampleRate))
+                // Play captured audio only with a quantum or two queued (a jitter buffer), so a quantum
+                // arriving a little late does not become a gap; start over after a gap.
+                if !playing {
+                    guard buffer.ring.frames >= target else { return (0, target, buffer.discarded) }
+                    playing = true
+                    resampler.reset()
+                    estimator.restart()
+                }
+                // Last resort, a jump (the source delivered a burst, or came back with a backlog): back to
+                // the target at once; the resampling handles only drift.
+                var fillNow = Double(buffer.ring.frames) + resampler.bufferedFrames
+                if fillNow > Double(target) + rate * AudioCapture.jumpThreshold {
+                    discardedAtJump = buffer.ring.frames - target
+                    buffer.ring.discard(frames: discardedAtJump)
+                    buffer.discarded += Int64(discardedAtJump)
+                    estimator.restart()
+                    fillNow = Double(buffer.ring.frames) + resampler.bufferedFrames
+                }
+                // Last resort, a burst (the source caught up after a stall): the mean fill a quantum and
+                // more beyond the target is no drift; back to the target at once.
+                if let smoothed = estimator.fill,
+                   smoothed > Double(target) + max(Double(buffer.largestQuantum), rate * AudioCapture.burstThreshold) {
+                    let dropped = min(Int(smoothed) - target, buffer.ring.frames)
+                    buffer.ring.discard(frames: dropped)
+                    buffer.discarded += Int64(dropped)
+                    estimator.shift(by: -Double(dropped))
+                    fillNow -= Double(dropped)
+                }
+                let (step, excess) = estimator.update(fill: fillNow, target: Double(target), elapsed: Double(count) / rate, rate: rate)
+                if excess > 0 {
+                    // Aligning the buffer with its target after a start (see `ClockRatioEstimator`).
+                    let dropped = min(excess, buffer.ring.frames)
+                    buffer.ring.discard(frames: dropped)
+                    buffer.aligned += Int64(dropped)
+                }
+                let needed = resampler.framesNeeded(toProduce: count, step: step)
+                guard buffer.ring.frames >= needed else {
+                    // Last resort, the buffer ran dry (a stall, the source gone): silence, and fill again.
+                    playing = false
+                    underrun = true
+                    buffer.extraTarget += max(buffer.largestQuantum, format.sampleRate / 100)
+                    return (0, target, buffer.discarded)
+                }
+                if scratch.count < needed * channels { scratch = [Float](repeating: 0, count: needed * channels) }
+                _ = buffer.ring.read(frames: needed, into: &scratch, offset: 0)
+                scratch.withUnsafeBufferPointer { resampler.append(UnsafeBufferPointer(rebasing: $0.prefix(needed * channels))) }
+                resampler.produce(frames: count, step: step, into: &chunk.samples, offset: 0)
+                return (count, target, buffer.discarded)
+            }
+            if underrun { silentSinceUnderrun = true }
+            if captured > 0 { silentSinceUnderrun = false }
+            let next = chunk.firstSample + Int64(count), linkedNow = linked, estimate = estimator
+            status.withLock {
+                $0.framesDelivered += Int64(count)
+                $0.framesCaptured += Int64(captured)
+                $0.nextSample = next
+                $0.bufferTarget = target
+                $0.bufferDelay = (Double(target) + Double(AdaptiveResampler.lookahead)) / rate
+                $0.framesDiscarded = discarded
+                $0.framesAligned = aligned
+                $0.estimatedPPM = estimate.estimatedPPM
+                $0.compensationPPM = estimate.correctionPPM
+                $0.bufferFill = estimate.fill ?? 0
+                if underrun { $0.underruns += 1 }
+                // Silence while a linked source is not keeping up is inserted; silence while the source is gone is not.
+                if captured == 0, silentSinceUnderrun, linkedNow { $0.framesInserted += Int64(count) }
+                $0.state = captured > 0 ? "playing" : linkedNow ? "buffering" : "lost"
+            }
+        }
+
+        /// The process stood still: what the buffer holds is from before the stall and would play late;
+        /// capture starts over (a fresh jitter buffer) from the sample due now.
+        func stalled(_ silence: AudioChunk) {
+            buffer.withLock { $0.ring.removeAll() }
+            playing = false
+            silentSinceUnderrun = false
+            status.withLock {
+                $0.framesDelivered += Int64(silence.frameCount)
+                $0.nextSample = silence.firstSample + Int64(silence.frameCount)
+            }
+        }
+
+        /// Ends the capture (the clock stopped): the stream, links and connection go.
+        func shutdown() { teardown(closeSession: true) }
+
         /// Connects, finds the node, creates and links the stream, notices loss. Runs between deliveries.
-        private func housekeeping() {
+        func housekeeping() {
             if session == nil {
                 let now = clock.now()
                 guard now >= nextAttempt else { return }
@@ -408,6 +458,7 @@ extension PipeWireMicrophone {
             buffer.withLock {
                 $0.ring.removeAll()
                 $0.largestQuantum = 0
+                $0.extraTarget = 0
             }
             events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
             events.pointee.process = { data in
@@ -439,6 +490,14 @@ extension PipeWireMicrophone {
             let own = pw_stream_get_node_id(stream)
             guard own != SPA_ID_INVALID else { return }
             let outputs = session.ports(ofNode: source, direction: "out").filter { $0.properties["port.monitor"] != "true" }
+            if outputs.isEmpty, !configuredPorts, clock.now() - streamCreatedAt > 200_000_000 {
+                // A source published through a client's own pw_stream (virtual microphones, filter
+                // chains) has no ports until a session manager configures its adapter; without one,
+                // configure it here (DSP mode, one port per channel), as WirePlumber would.
+                configuredPorts = true
+                session.configureDSPOutput(ofNode: source, rate: format.sampleRate)
+                return
+            }
             let inputs = session.ports(ofNode: own, direction: "in")
             guard !outputs.isEmpty, inputs.count >= max(1, format.channels) else {
                 // Ports appear shortly after the stream connects; give up on this node after a while.
@@ -479,6 +538,7 @@ extension PipeWireMicrophone {
                 stream = nil
                 current = nil
                 linked = false
+                configuredPorts = false
             }
             status.withLock {
                 $0.node = nil

@@ -218,6 +218,36 @@ final class PipeWireSession: @unchecked Sendable {
         globals.values.filter { $0.isPort && $0.nodeID == node && $0.direction == direction }.sorted { $0.id < $1.id }
     }
 
+    /// Puts the output side of an audio node in DSP mode (one port per channel), as a session manager
+    /// does before it links a stream: a `pw_stream` published as an Audio/Source has no ports until
+    /// someone sets its adapter's PortConfig. The channels come from the node's offered format (stereo
+    /// FL FR when it offers none). Must hold the lock. Returns false when the daemon refused.
+    @discardableResult
+    func configureDSPOutput(ofNode id: UInt32, rate: Int) -> Bool {
+        var positions = [UInt32](repeating: 0, count: 64)
+        var channels: UInt32 = 0
+        for format in enumerateFormats(ofNode: id) where channels == 0 {
+            channels = format.withUnsafeBytes { raw in
+                cpw_parse_audio_channels(raw.baseAddress!.assumingMemoryBound(to: spa_pod.self), &positions, UInt32(positions.count))
+            }
+        }
+        if channels == 0 || positions.prefix(Int(min(channels, 64))).allSatisfy({ $0 == 0 }) {
+            channels = 2
+            positions[0] = SPA_AUDIO_CHANNEL_FL.rawValue
+            positions[1] = SPA_AUDIO_CHANNEL_FR.rawValue
+        }
+        guard let registry, let node = cpw_registry_bind_node(registry, id) else { return false }
+        defer { pw_proxy_destroy(node) }
+        var bytes = [UInt8](repeating: 0, count: 2048)
+        let result = bytes.withUnsafeMutableBytes { raw -> Int32 in
+            var builder = cpw_pod_builder(raw.baseAddress, UInt32(raw.count))
+            guard let param = cpw_build_dsp_port_config(&builder, UInt32(rate), min(channels, 64), positions) else { return -1 }
+            return cpw_node_set_param(node, SPA_PARAM_PortConfig.rawValue, param)
+        }
+        roundTrip()
+        return result >= 0
+    }
+
     /// Stops the loop thread and frees everything. Safe to call twice; not from the loop thread.
     func close() {
         guard !closed else { return }

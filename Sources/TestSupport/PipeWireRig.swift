@@ -131,6 +131,15 @@ public final class PipeWireRig: @unchecked Sendable {
         try startProducer(node: node, arguments: ["--node", node, "--beep", "1"])
     }
 
+    /// Starts a virtual microphone (`pw-virtual-camera --mic`): an Audio/Source named `node` playing a
+    /// sine at `tone` Hz, its own driver with a clock `ppm` fast (positive) or slow against CLOCK_MONOTONIC;
+    /// with `plainStream`, published instead as a plain `pw_stream` output (`--mic-stream`: no port
+    /// configuration, not a driver), the way virtual microphones and filter chains publish theirs.
+    @discardableResult
+    public func startMicrophone(node: String, tone: Int = 440, ppm: Int = 0, plainStream: Bool = false) throws -> ChildProcess {
+        try startProducer(node: node, arguments: [plainStream ? "--mic-stream" : "--mic", node, "--tone", String(tone), "--ppm", String(ppm)])
+    }
+
     private func startProducer(node: String, arguments: [String]) throws -> ChildProcess {
         guard FileManager.default.isExecutableFile(atPath: Self.cameraExecutable) else { throw Failure.notInstalled(Self.cameraExecutable) }
         stopCamera(node: node)

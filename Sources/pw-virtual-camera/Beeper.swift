@@ -5,19 +5,39 @@ import StudioSystem
 import Glibc
 #endif
 
-/// `--beep`: an Audio/Source (48 kHz stereo float, its own driver) that is silent except for a 1 kHz beep
-/// during the first 100 ms of every whole second of CLOCK_MONOTONIC. Like a microphone, a buffer handed
-/// over at time T holds the sound of the quantum just before T, so sample j of n is stamped
-/// T - (n - j) / rate.
+/// The tool's Audio/Sources (48 kHz stereo float):
 ///
-/// `@unchecked Sendable`: `stream` is set once before the loop starts; `produced` is written by the
-/// process callback (loop thread, loop lock held) and read by the pacing thread under the loop lock.
+/// - `--node NAME --beep 1`: silent except for a 1 kHz beep during the first 100 ms of every whole
+///   second of CLOCK_MONOTONIC; its own driver, one DSP port per channel. Like a microphone, a buffer
+///   handed over at time T holds the sound of the quantum just before T, so sample j of n is stamped
+///   T - (n - j) / rate.
+/// - `--mic NAME [--tone HZ] [--ppm P]`: a continuous sine at HZ (default 440, peak 0.25), its own
+///   driver whose timer runs P ppm fast (positive) or slow (negative) against CLOCK_MONOTONIC: a
+///   microphone with its own crystal (a USB microphone is often 100-300 ppm off).
+/// - `--mic-stream NAME [--tone HZ]`: the same sine published the way virtual microphones and filter
+///   chains publish theirs: a plain `pw_stream` connected as an OUTPUT with `media.class = Audio/Source`,
+///   no port configuration of its own and not a driver (the graph's driver paces it). Its node has no
+///   output ports until someone configures them (a session manager does; the microphone must).
+///
+/// `@unchecked Sendable`: `stream` is set once before the loop starts; `produced` and `phase` are written
+/// by the process callback (loop or data thread, one at a time) and `produced` is read by the pacing
+/// thread under the loop lock.
 final class Beeper: @unchecked Sendable {
+    enum Signal {
+        case beeps
+        case tone(frequency: Double)
+    }
     static let rate = 48_000
+    let signal: Signal
     var stream: OpaquePointer?
     var produced: Int64 = 0
 
-    static func run(nodeName: String) -> Never {
+    init(signal: Signal) { self.signal = signal }
+
+    /// - Parameters:
+    ///   - ppm: the driver's clock skew against CLOCK_MONOTONIC (driver only).
+    ///   - plainStream: publish as a plain stream (no port config, not a driver), see the type's doc.
+    static func run(nodeName: String, signal: Signal, ppm: Double = 0, plainStream: Bool = false) -> Never {
         cpw_init()
         guard let loop = pw_thread_loop_new("pw-beeper", nil),
               let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else { fail("pw_thread_loop_new/pw_context_new failed") }
@@ -25,12 +45,17 @@ final class Beeper: @unchecked Sendable {
         let properties = cpw_properties_new("media.class", "Audio/Source")
         pw_properties_set(properties, "media.type", "Audio")
         pw_properties_set(properties, "node.name", nodeName)
-        pw_properties_set(properties, "node.description", "Beeper (1 kHz, 100 ms on every whole second)")
-        // One DSP port per channel (FL, FR), so a client can link per channel without a session manager.
-        pw_properties_set(properties, "adapter.auto-port-config", "{ mode = dsp monitor = false control = false position = preserve }")
+        switch signal {
+        case .beeps: pw_properties_set(properties, "node.description", "Beeper (1 kHz, 100 ms on every whole second)")
+        case .tone(let frequency): pw_properties_set(properties, "node.description", "Virtual microphone (\(Int(frequency)) Hz, \(ppm) ppm)")
+        }
+        if !plainStream {
+            // One DSP port per channel (FL, FR), so a client can link per channel without a session manager.
+            pw_properties_set(properties, "adapter.auto-port-config", "{ mode = dsp monitor = false control = false position = preserve }")
+        }
         pw_properties_set(properties, "node.latency", "1024/48000")
         guard let stream = pw_stream_new(core, nodeName, properties) else { fail("pw_stream_new failed") }
-        let beeper = Beeper()
+        let beeper = Beeper(signal: signal)
         beeper.stream = stream
         let hook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
         hook.initialize(to: spa_hook())
@@ -39,17 +64,22 @@ final class Beeper: @unchecked Sendable {
         let connected = bytes.withUnsafeMutableBytes { raw -> Int32 in
             var builder = cpw_pod_builder(raw.baseAddress, UInt32(raw.count))
             var param: UnsafePointer<spa_pod>? = cpw_build_audio_format(&builder, UInt32(rate), 2)
-            let flags = pw_stream_flags(PW_STREAM_FLAG_DRIVER.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
+            let flags = plainStream ? pw_stream_flags(PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
+                : pw_stream_flags(PW_STREAM_FLAG_DRIVER.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
             return pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, UInt32.max, flags, &param, 1)
         }
         guard connected >= 0 else { fail("pw_stream_connect: \(String(cString: cpw_strerror(connected)))") }
         guard pw_thread_loop_start(loop) >= 0 else { fail("pw_thread_loop_start failed") }
-        say("ready \(nodeName) beeper")
-        // Paces the graph: a cycle whenever the samples produced so far are due.
-        let samples = FrameGrid(origin: MonotonicClock.now(), rate: Rational(Int32(rate)))
+        say("ready \(nodeName) \(plainStream ? "stream" : "driver") \(ppm) ppm")
+        if plainStream {
+            while true { MonotonicClock.sleep(seconds: 3600) }
+        }
+        // Paces the graph: a cycle whenever the samples produced so far are due on this node's own
+        // clock, which runs `ppm` fast or slow against CLOCK_MONOTONIC.
+        let origin = MonotonicClock.now(), factor = 1 + ppm / 1e6
         while true {
             MonotonicClock.sleep(seconds: 0.002)
-            let due = samples.frame(at: MonotonicClock.now())
+            let due = Int64(Double(MonotonicClock.now() - origin) * factor * Double(rate) / 1e9)
             pw_thread_loop_lock(loop)
             if beeper.produced <= due { _ = pw_stream_trigger_process(stream) }
             pw_thread_loop_unlock(loop)
@@ -68,18 +98,29 @@ final class Beeper: @unchecked Sendable {
             guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
                   let base = datas[0].data else { return }
             let capacity = Int(datas[0].maxsize) / 8
-            let frames = min(capacity, buffer.pointee.requested > 0 ? Int(buffer.pointee.requested) : 480)
-            let now = MonotonicClock.now()
+            let frames = min(capacity, buffer.pointee.requested > 0 ? Int(buffer.pointee.requested) : 1024)
             let samples = base.assumingMemoryBound(to: Float.self)
-            for j in 0..<frames {
-                let time = now - UInt64(frames - j) * 1_000_000_000 / UInt64(Beeper.rate)
-                let withinSecond = time % 1_000_000_000
-                var value: Float = 0
-                if withinSecond < 100_000_000 {
-                    value = Float(0.3 * sin(2 * Double.pi * 1000 * Double(withinSecond) / 1e9))
+            switch beeper.signal {
+            case .beeps:
+                let now = MonotonicClock.now()
+                for j in 0..<frames {
+                    let time = now - UInt64(frames - j) * 1_000_000_000 / UInt64(Beeper.rate)
+                    let withinSecond = time % 1_000_000_000
+                    var value: Float = 0
+                    if withinSecond < 100_000_000 {
+                        value = Float(0.3 * sin(2 * Double.pi * 1000 * Double(withinSecond) / 1e9))
+                    }
+                    samples[2 * j] = value
+                    samples[2 * j + 1] = value
                 }
-                samples[2 * j] = value
-                samples[2 * j + 1] = value
+            case .tone(let frequency):
+                // The phase from this node's own sample count: a continuous sine on its clock.
+                let step = 2 * Double.pi * frequency / Double(Beeper.rate)
+                for j in 0..<frames {
+                    let value = Float(0.25 * sin(step * Double(beeper.produced + Int64(j)).truncatingRemainder(dividingBy: 1e12)))
+                    samples[2 * j] = value
+                    samples[2 * j + 1] = value
+                }
             }
             datas[0].chunk.pointee.offset = 0
             datas[0].chunk.pointee.size = UInt32(frames * 8)

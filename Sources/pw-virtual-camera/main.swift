@@ -5,7 +5,11 @@
 //   pw-virtual-camera --node NODE_NAME --camera cam2 [--size 640x480] [--rate 30] [--format i420|nv12|yuy2|mjpeg]
 //                     [--description TEXT] [--flash 1] [--corrupt-every N]
 //   pw-virtual-camera --node NODE_NAME --beep 1
+//   pw-virtual-camera --mic NODE_NAME [--tone 440] [--ppm 300]
+//   pw-virtual-camera --mic-stream NODE_NAME [--tone 440]
 //
+// --mic / --mic-stream: a virtual microphone (see `Beeper`): a sine on its own drifting clock, or a
+// plain stream-published Audio/Source as virtual microphones and filter chains make them.
 // --flash 1: frames are due on whole seconds of CLOCK_MONOTONIC, and the frame due on each whole second
 // is all white (a known video event). --beep 1: an Audio/Source instead (48 kHz stereo float) that is
 // silent except for a 1 kHz beep during the first 100 ms of each whole second of CLOCK_MONOTONIC (a
@@ -45,7 +49,12 @@ while !argumentList.isEmpty {
     guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2|mjpeg] [--corrupt-every N] [--object-path PATH]") }
     options[key] = argumentList.removeFirst()
 }
-if let nodeName = options["--node"], options["--beep"] != nil { Beeper.run(nodeName: nodeName) }
+if let nodeName = options["--node"], options["--beep"] != nil { Beeper.run(nodeName: nodeName, signal: .beeps) }
+if let nodeName = options["--mic"] ?? options["--mic-stream"] {
+    guard let frequency = Double(options["--tone"] ?? "440"), frequency > 0, frequency < 20_000 else { fail("bad --tone") }
+    guard let ppm = Double(options["--ppm"] ?? "0"), abs(ppm) <= 10_000 else { fail("bad --ppm") }
+    Beeper.run(nodeName: nodeName, signal: .tone(frequency: frequency), ppm: ppm, plainStream: options["--mic-stream"] != nil)
+}
 guard let nodeName = options["--node"], let cameraName = options["--camera"] else { fail("--node and --camera are required") }
 let flash = options["--flash"] != nil
 let sizeParts = options["--size"]!.split(separator: "x").compactMap { Int($0) }

@@ -1,0 +1,160 @@
+import Synchronization
+import StudioCore
+import StudioSystem
+
+/// Several audio inputs captured at once on one program clock: every span of the program's audio
+/// timeline (`chunkDuration`, 10 ms) gives one block per input, all for the same samples, handed over
+/// together (`AudioInputBlocks`), so a mixer takes one block per input per span.
+///
+/// One thread (`cap.audio`) runs the program's `AudioClock`. A PipeWire input is a capture like
+/// `PipeWireMicrophone`'s (its own connection, stream and links, its jitter buffer), read through an
+/// `AdaptiveResampler` whose step a `ClockRatioEstimator` sets from the buffer's fill: an input whose
+/// clock runs 100-300 ppm fast or slow is resampled to the program clock and never accumulates delay.
+/// Discarding (a jump) and inserting silence (the buffer ran dry) are the last resort, counted apart.
+/// An input whose node vanishes gives silence in its own block only and is picked up again when it
+/// returns; a daemon that goes away: silence, retried every `retryInterval`. The test tone and
+/// silence are inputs too (computed from the sample index: no drift).
+public final class AudioInputSet: Sendable {
+    public enum Source: Sendable, Hashable, CustomStringConvertible {
+        /// The PipeWire Audio/Source with this node.name (nil: the daemon's default, as `PipeWireMicrophone`).
+        case pipewire(node: String?)
+        case tone(TestToneSource.Signal)
+        case silence
+
+        public var description: String {
+            switch self {
+            case .pipewire(let node): "pipewire:\(node ?? "default")"
+            case .tone: "tone"
+            case .silence: "silence"
+            }
+        }
+    }
+
+    /// One input's state and counters (see `PipeWireMicrophone.Status`; a tone or silence is always
+    /// "playing", with no node, no buffer and no drift).
+    public typealias Status = PipeWireMicrophone.Status
+
+    public let sources: [Source]
+    public let format: AudioFormat
+    private let audioClock: AudioClock
+    private let inputs: [Input]
+    private let worker = WorkerThread()
+    private let threadName: String
+    private let deliver: @Sendable (AudioInputBlocks) -> Void
+    private let toneStatus: Mutex<[Int: Status]>
+
+    /// - Parameters:
+    ///   - report: one line for the operator's log per input (prefixed with its index and source).
+    ///   - deliver: called on the set's thread with each span's blocks (in `sources` order); must not block.
+    public init(sources: [Source], format: AudioFormat = .program, remote: String? = nil, chunkDuration: Double = 0.01,
+                retryInterval: Double = 2, threadName: String = "cap.audio", clock: any Clock = .monotonic,
+                report: @escaping @Sendable (String) -> Void = { _ in }, deliver: @escaping @Sendable (AudioInputBlocks) -> Void) {
+        self.sources = sources
+        self.format = format
+        self.threadName = threadName
+        self.deliver = deliver
+        let duration = min(max(chunkDuration, 0.002), 0.1)
+        audioClock = AudioClock(format: format, interval: UInt64(duration * 1e9), clock: clock)
+        inputs = sources.enumerated().map { index, source in
+            switch source {
+            case .pipewire(let node):
+                .capture(PipeWireMicrophone.Core(
+                    nodeName: node, format: format, remote: remote, audioClock: AudioClock(format: format, interval: UInt64(duration * 1e9), clock: clock),
+                    retryInterval: max(0.1, retryInterval), threadName: threadName, report: { report("audio input \(index + 1) (\(source)): \($0)") },
+                    deliver: { _ in }))
+            case .tone(let signal): .tone(signal)
+            case .silence: .tone(.silence)
+            }
+        }
+        toneStatus = Mutex([:])
+    }
+
+    deinit { worker.requestStop() }
+
+    /// Starts the clock: sample 0 is due at `origin` (default now), as with `TestToneSource.start`.
+    public func start(origin: UInt64? = nil) {
+        let origin = origin ?? audioClock.clock.now()
+        worker.start(name: threadName) { [self] in run(origin: origin) }
+    }
+
+    /// Stops the clock and every capture (joins the thread).
+    public func stop() { worker.stop() }
+
+    /// Each input's status, in `sources` order.
+    public var status: [Status] {
+        let tones = toneStatus.withLock { $0 }
+        return inputs.enumerated().map { index, input in
+            switch input {
+            case .capture(let core): core.status.withLock { $0 }
+            case .tone: tones[index] ?? Status()
+            }
+        }
+    }
+
+    private enum Input: Sendable {
+        case capture(PipeWireMicrophone.Core)
+        case tone(TestToneSource.Signal)
+    }
+
+    private func run(origin: UInt64) {
+        let rate = format.sampleRate, channels = max(1, format.channels)
+        var blocks: [AudioChunk] = []
+        audioClock.run(origin: origin, stop: { worker.isStopRequested }, begin: { first in
+            for input in inputs { if case .capture(let core) = input { core.begin(first: first) } }
+            toneStatus.withLock { status in
+                for (index, input) in inputs.enumerated() {
+                    if case .tone = input { status[index] = Status(nextSample: first, state: "playing") }
+                }
+            }
+        }, fill: { span in
+            // The clock's chunk is the span; every input fills its own copy of it.
+            blocks = inputs.map { input in
+                var block = span
+                switch input {
+                case .capture(let core):
+                    core.fill(&block)
+                case .tone(let signal) where signal != .silence:
+                    let first = block.firstSample, count = block.frameCount
+                    block.samples.withUnsafeMutableBufferPointer { buffer in
+                        for frame in 0..<count {
+                            let value = TestToneSource.sampleValue(at: first + Int64(frame), signal: signal, sampleRate: rate)
+                            for channel in 0..<channels { buffer[frame * channels + channel] = value }
+                        }
+                    }
+                case .tone:
+                    break
+                }
+                return block
+            }
+            countTones(span, captured: true)
+        }, stalled: { silence in
+            for input in inputs { if case .capture(let core) = input { core.stalled(silence) } }
+            blocks = inputs.map { _ in silence }
+            countTones(silence, captured: false)
+        }, deliver: { span in
+            deliver(AudioInputBlocks(firstSample: span.firstSample, pts: span.pts, blocks: blocks))
+        }, idle: {
+            for input in inputs { if case .capture(let core) = input { core.housekeeping() } }
+        })
+        for input in inputs { if case .capture(let core) = input { core.shutdown() } }
+    }
+
+    private func countTones(_ span: AudioChunk, captured: Bool) {
+        toneStatus.withLock { status in
+            for index in status.keys {
+                status[index]!.framesDelivered += Int64(span.frameCount)
+                if captured { status[index]!.framesCaptured += Int64(span.frameCount) }
+                status[index]!.nextSample = span.firstSample + Int64(span.frameCount)
+            }
+        }
+    }
+}
+
+/// One span of the program's audio timeline from every input of an `AudioInputSet`: `blocks[i]` is
+/// input i's audio for samples `firstSample ..< firstSample + frameCount` (silence where it had none).
+public struct AudioInputBlocks: Sendable {
+    public var firstSample: Int64
+    public var pts: MediaTime
+    public var blocks: [AudioChunk]
+    public var frameCount: Int { blocks.first?.frameCount ?? 0 }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+@testable import Capture
+import TestSupport
+
+/// The resampler and the clock estimate on their own: exact arithmetic, simulated time.
+@Suite struct AdaptiveResamplingTests {
+    private func sine(_ frequency: Double, frames: Range<Int>, channels: Int = 2) -> [Float] {
+        frames.flatMap { index in
+            [Float](repeating: Float(0.5 * sin(2 * Double.pi * frequency * Double(index) / 48_000)), count: channels)
+        }
+    }
+
+    /// At step 1 the output is the input, sample for sample, to within 0.5 % (the filter's half length
+    /// is held back as lookahead, not added to the timeline).
+    @Test func atUnityStepTheOutputIsTheInputDelayed() {
+        var resampler = AdaptiveResampler(channels: 2)
+        let input = sine(1000, frames: 0..<4800)
+        input.withUnsafeBufferPointer { resampler.append($0) }
+        var output = [Float](repeating: 0, count: 4000 * 2)
+        #expect(resampler.framesNeeded(toProduce: 4000, step: 1) == 0)
+        resampler.produce(frames: 4000, step: 1, into: &output, offset: 0)
+        var worst: Float = 0
+        for k in 0..<4000 { worst = max(worst, abs(output[2 * k] - input[2 * k]), abs(output[2 * k + 1] - input[2 * k + 1])) }
+        #expect(worst < 0.0025, "largest difference \(worst)")
+    }
+
+    /// Reading 300 ppm faster consumes 300 ppm more input, keeps the sound (a 1 kHz sine stays one,
+    /// lowered in pitch by 300 ppm's worth on output, as the input clock was fast), with no clicks.
+    @Test func aStepAboveOneConsumesThatMuchMoreInputWithoutClicks() {
+        var resampler = AdaptiveResampler(channels: 2)
+        let step = 1 + 300e-6
+        var output: [Float] = [], consumed = 0, produced = 0
+        var fed = 0
+        for _ in 0..<1000 {  // 10 s in 10 ms blocks
+            let needed = resampler.framesNeeded(toProduce: 480, step: step)
+            let input = sine(1000, frames: fed..<(fed + needed))
+            input.withUnsafeBufferPointer { resampler.append($0) }
+            fed += needed
+            var block = [Float](repeating: 0, count: 480 * 2)
+            resampler.produce(frames: 480, step: step, into: &block, offset: 0)
+            output += block
+            produced += 480
+        }
+        consumed = fed - Int(resampler.bufferedFrames.rounded())
+        let expected = Double(produced) * step
+        #expect(abs(Double(consumed) - expected) < 20, "consumed \(consumed), expected \(expected)")
+        let left = stride(from: 0, to: output.count, by: 2).map { output[$0] }
+        // The sine's amplitude holds (no dips), and sample-to-sample steps stay those of a 1 kHz sine.
+        let tail = Array(left.suffix(48_000))
+        #expect(abs(ToneAnalysis.goertzel(tail, frequency: 1000 * step) - 0.5) < 0.01)
+        let largestStep = zip(left.dropFirst(100), left.dropFirst(101)).map { abs($1 - $0) }.max() ?? 1
+        #expect(largestStep < Float(0.5 * 2 * Double.pi * 1000 / 48_000) * 1.01, "largest step \(largestStep)")
+    }
+
+    /// A simulated input whose clock runs `ppm` fast or slow, delivering 1024-frame quanta on its own
+    /// clock while the program takes 480 frames every 10 ms: the estimate converges to the truth and
+    /// the buffer stays at its target (no growth, no underrun).
+    @Test(arguments: [300.0, -300.0, 120.0, 0.0])
+    func theEstimateConvergesAndTheBufferHoldsItsTarget(ppm: Double) {
+        var estimator = ClockRatioEstimator()
+        let rate = 48_000.0, target = 2048.0, quantum = 1024.0
+        // Playing starts with the target reached, a quantum's worth in excess at most (as in the capture).
+        var buffered = target + 700, nextQuantum = 0.0, time = 0.0
+        var fills: [Double] = [], underruns = 0
+        for block in 0..<12_000 {  // 120 s
+            time = Double(block + 1) * 0.01
+            // Quanta due by now on the input's clock.
+            while nextQuantum * quantum / (rate * (1 + ppm / 1e6)) <= time {
+                buffered += quantum
+                nextQuantum += 1
+            }
+            let (step, excess) = estimator.update(fill: buffered, target: target, elapsed: 0.01, rate: rate)
+            buffered -= 480 * step + Double(excess)
+            if buffered < 0 { underruns += 1 }
+            fills.append(estimator.fill ?? 0)
+        }
+        #expect(abs(estimator.estimatedPPM - ppm) < 10, "estimated \(estimator.estimatedPPM) ppm for \(ppm)")
+        #expect(underruns == 0)
+        // After 60 s the smoothed fill stays within 1 ms of the target (no drift of the delay).
+        let settled = fills.suffix(6000)
+        #expect(settled.allSatisfy { abs($0 - target) < rate / 1000 }, "fill \(settled.min()!)...\(settled.max()!)")
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+import Synchronization
+import Capture
+import StudioCore
+import StudioSystem
+import TestSupport
+
+/// Collects an `AudioInputSet`'s spans.
+final class SpanLog: Sendable {
+    let spans = Mutex<[AudioInputBlocks]>([])
+    var deliver: @Sendable (AudioInputBlocks) -> Void { { [self] span in spans.withLock { $0.append(span) } } }
+
+    /// Input `index`'s left channel over the spans `from` ..< end.
+    func left(_ index: Int, from start: Int = 0) -> [Float] {
+        spans.withLock { spans in
+            spans[min(start, spans.count)...].flatMap { span in stride(from: 0, to: span.blocks[index].samples.count, by: 2).map { span.blocks[index].samples[$0] } }
+        }
+    }
+    var count: Int { spans.withLock { $0.count } }
+}
+
+/// The level of `frequency` in `samples`: Goertzel over 0.1 s windows, averaged (a window that short
+/// is blind to the resampling's fraction of a hertz, which a longer one would count as a lower level).
+func toneLevel(_ samples: [Float], _ frequency: Double) -> Double {
+    let windows = stride(from: 0, to: samples.count - 4_799, by: 4_800).map { ToneAnalysis.goertzel(Array(samples[$0..<($0 + 4_800)]), frequency: frequency) }
+    return windows.isEmpty ? 0 : windows.reduce(0, +) / Double(windows.count)
+}
+
+extension PipeWireDaemonTests {
+/// Audio inputs against a real private PipeWire daemon and virtual microphones (`pw-virtual-camera --mic`).
+@Suite(.serialized) struct AudioInputRigTests {
+    let rig: PipeWireRig
+
+    init() throws {
+        rig = try PipeWireRig()
+        try rig.start()
+    }
+
+    /// The bug: an Audio/Source published through a client's own `pw_stream` (as virtual
+    /// microphones and filter chains publish theirs) has no ports until someone configures its adapter;
+    /// the microphone stayed on silence ("node -", nothing captured). It configures it itself now.
+    @Test func aStreamPublishedAudioSourceIsCaptured() throws {
+        try rig.startMicrophone(node: "vstream", tone: 440, plainStream: true)
+        let chunks = Mutex<[AudioChunk]>([])
+        let mic = PipeWireMicrophone(nodeName: "vstream", remote: rig.remote) { chunk in chunks.withLock { $0.append(chunk) } }
+        mic.start(origin: MonotonicClock.now())
+        #expect(waitUntil(seconds: 10) { mic.status.framesCaptured > 24_000 }, "\(mic.status); \(mic.diagnostics)")
+        mic.stop()
+        #expect(mic.status.connections == 1)
+        let samples = chunks.withLock { $0 }.flatMap(\.samples)
+        let tone = ToneAnalysis(samples: stride(from: 0, to: samples.count, by: 2).map { samples[$0] })
+        #expect(tone.level > 0.05 && abs(tone.frequency - 440) < 25, "level \(tone.level), \(tone.frequency) Hz")
+    }
+
+    /// Two microphones (440 Hz, its own driver; 1 kHz, a plain stream), the test tone and silence, at
+    /// once: every span has one block per input for the same samples, each input holds its own tone.
+    /// Then one microphone vanishes: silence in its block only, the other goes on; it comes back by itself.
+    @Test func severalInputsAtOnceEachWithItsToneAndOneLostAndBack() throws {
+        try rig.startMicrophone(node: "mic-a", tone: 440)
+        try rig.startMicrophone(node: "mic-b", tone: 1000, plainStream: true)
+        let log = SpanLog(), messages = Mutex<[String]>([])
+        let inputs = AudioInputSet(sources: [.pipewire(node: "mic-a"), .pipewire(node: "mic-b"), .tone(.tone(frequency: 3000, level: -20)), .silence],
+                                   remote: rig.remote, retryInterval: 0.2, report: { line in messages.withLock { $0.append(line) } },
+                                   deliver: log.deliver)
+        inputs.start()
+        defer { inputs.stop() }
+        #expect(waitUntil(seconds: 10) { inputs.status.prefix(2).allSatisfy { $0.state == "playing" && $0.framesCaptured > 48_000 } },
+                "\(inputs.status)")
+        let measuredFrom = log.count
+        #expect(waitUntil(seconds: 10) { log.count > measuredFrom + 50 })
+        func levels(_ index: Int, from start: Int) -> (a: Double, b: Double, tone: Double) {
+            let samples = log.left(index, from: start)
+            return (toneLevel(samples, 440), toneLevel(samples, 1000), toneLevel(samples, 3000))
+        }
+        let a = levels(0, from: measuredFrom), b = levels(1, from: measuredFrom), tone = levels(2, from: measuredFrom)
+        #expect(a.a > 0.2 && a.b < 0.01 && a.tone < 0.01, "mic-a: \(a)")
+        #expect(b.b > 0.2 && b.a < 0.01 && b.tone < 0.01, "mic-b: \(b) \(inputs.status[1])")
+        #expect(tone.tone > 0.09 && tone.a < 0.01, "tone: \(tone)")
+        #expect(log.left(3, from: measuredFrom).allSatisfy { $0 == 0 })
+        // One span, one block per input, all for the same samples; the spans follow one another.
+        log.spans.withLock { spans in
+            var next = spans.first?.firstSample ?? 0
+            for span in spans {
+                #expect(span.blocks.count == 4 && span.firstSample == next)
+                #expect(span.blocks.allSatisfy { $0.firstSample == span.firstSample && $0.frameCount == span.frameCount })
+                next += Int64(span.frameCount)
+            }
+        }
+
+        // mic-b goes away: its block is silence, mic-a's goes on.
+        rig.stopCamera(node: "mic-b")
+        #expect(waitUntil(seconds: 3) { inputs.status[1].state == "lost" }, "\(inputs.status[1])")
+        let lostFrom = log.count
+        #expect(waitUntil(seconds: 10) { log.count > lostFrom + 50 })
+        #expect(log.left(1, from: lostFrom).allSatisfy { $0 == 0 }, "a lost input is silence")
+        #expect(toneLevel(log.left(0, from: lostFrom), 440) > 0.2, "the other input goes on")
+        #expect(inputs.status[0].state == "playing")
+        // And back, by itself.
+        let captured = inputs.status[1].framesCaptured
+        try rig.startMicrophone(node: "mic-b", tone: 1000, plainStream: true)
+        #expect(waitUntil(seconds: 10) { inputs.status[1].state == "playing" && inputs.status[1].framesCaptured > captured + 9_600 },
+                "\(inputs.status[1])")
+        #expect(inputs.status[1].connections == 2)
+        let backFrom = log.count
+        #expect(waitUntil(seconds: 10) { log.count > backFrom + 50 })
+        #expect(toneLevel(log.left(1, from: backFrom), 1000) > 0.2)
+        #expect(messages.withLock { $0 }.contains { $0.contains("audio input 2") && $0.contains("went away") }, "\(messages.withLock { $0 })")
+    }
+}
+}
+
+/// Drift, in the suite: microphones 300 ppm fast and 300 ppm slow against CLOCK_MONOTONIC (each its
+/// own graph driver), captured for 75 s. After the estimate settles the delay each adds stays at its
+/// target (no growth), no sample is dropped or inserted, and the estimate is within 50 ppm of the
+/// truth. Its own suite (not serialized with the other rigs): it mostly waits, so it overlaps the rest
+/// of the suite. The long run is scripts/bench-drift.sh.
+@Suite struct AudioInputDriftTests {
+    @Test func microphonesThreeHundredPPMFastAndSlowStayOnTheProgramClock() throws {
+        let rig = try PipeWireRig()
+        try rig.start()
+        defer { rig.stop() }
+        try rig.startMicrophone(node: "fast", tone: 440, ppm: 300)
+        try rig.startMicrophone(node: "slow", tone: 1000, ppm: -300)
+        let inputs = AudioInputSet(sources: [.pipewire(node: "fast"), .pipewire(node: "slow")], remote: rig.remote) { _ in }
+        inputs.start()
+        defer { inputs.stop() }
+        #expect(waitUntil(seconds: 10) { inputs.status.allSatisfy { $0.state == "playing" } }, "\(inputs.status)")
+        let started = MonotonicClock.now()
+        // Settle (the loop's time constant is ~5 s; 40 s of margin), then watch for 35 s.
+        MonotonicClock.sleep(until: started + 40_000_000_000)
+        let settled = inputs.status
+        var fills: [[Double]] = [[], []]
+        while MonotonicClock.now() < started + 75_000_000_000 {
+            MonotonicClock.sleep(seconds: 0.5)
+            for (index, status) in inputs.status.enumerated() { fills[index].append(status.bufferFill) }
+        }
+        let end = inputs.status
+        for (index, truth) in [300.0, -300.0].enumerated() {
+            let before = settled[index], after = end[index]
+            #expect(abs(after.estimatedPPM - truth) < 50, "input \(index): estimated \(after.estimatedPPM) ppm, truth \(truth)")
+            #expect(after.framesDiscarded == before.framesDiscarded && after.framesInserted == before.framesInserted
+                    && after.underruns == before.underruns, "input \(index): no last resort after settling: \(before) -> \(after)")
+            // The delay: within 2 ms of the target all along, and no growth (first and last 10 s agree to 0.5 ms).
+            let target = Double(after.bufferTarget), rate = 48_000.0
+            #expect(fills[index].allSatisfy { abs($0 - target) < rate * 0.002 }, "input \(index): fill \(fills[index]) vs target \(target)")
+            let head = fills[index].prefix(20).reduce(0, +) / 20, tail = fills[index].suffix(20).reduce(0, +) / 20
+            #expect(abs(tail - head) < rate * 0.0005, "input \(index): fill \(head) -> \(tail)")
+            #expect(after.framesCaptured > before.framesCaptured + 48_000 * 30)
+        }
+    }
+}
+
+@Suite struct USBDeviceKeyTests {
+    /// A webcam's microphone (ALSA through PipeWire, udev's path or sysfs) and its camera (V4L2's bus
+    /// info, or PipeWire's V4L2 device path) give the same key; another port does not.
+    @Test func aWebcamsMicrophoneAndItsCameraShareTheKey() {
+        let camera = USBDeviceKey.fromV4L2(busInfo: "usb-0000:00:14.0-1.4")
+        #expect(camera == "usb-0000:00:14.0-1.4")
+        #expect(USBDeviceKey.fromBusPath("pci-0000:00:14.0-usb-0:1.4:1.2") == camera)
+        #expect(USBDeviceKey.fromPipeWire(node: ["node.name": "alsa_input.usb-Cam"], device: ["device.bus-path": "pci-0000:00:14.0-usb-0:1.4:1.0"]) == camera)
+        #expect(USBDeviceKey.fromSysfs("/devices/pci0000:00/0000:00:14.0/usb1/1-1.4/1-1.4:1.2/sound/card1") == camera)
+        #expect(USBDeviceKey.fromBusPath("pci-0000:00:14.0-usb-0:2:1.0") != camera)
+        #expect(USBDeviceKey.fromV4L2(busInfo: "platform:vivid-000") == nil)
+        #expect(USBDeviceKey.fromPipeWire(node: ["device.bus-path": "pci-0000:00:1f.3"]) == nil)
+    }
+}
+
+extension PipeWireDaemonTests {
+@Suite(.serialized) struct PipeWireAudioDiscoveryTests {
+    /// Every Audio/Source is found (the daemon's own adapter, a driver stream, a plain stream), with an
+    /// identity that survives its producer's restart; one that goes away is reported lost, then back.
+    @Test func findsEveryAudioSourceAndFollowsOneGoingAndComingBack() throws {
+        let rig = try PipeWireRig()
+        try rig.start()
+        try rig.startMicrophone(node: "mic-a", tone: 440)
+        try rig.startMicrophone(node: "vstream", tone: 1000, plainStream: true)
+        let added = Mutex<[PipeWireAudioSource]>([]), removed = Mutex<[PipeWireAudioSource]>([])
+        let discovery = PipeWireAudioDiscovery(remote: rig.remote, retryInterval: 0.2)
+        discovery.start(onAdded: { source in added.withLock { $0.append(source) } }, onRemoved: { source in removed.withLock { $0.append(source) } })
+        defer { discovery.stop() }
+        let present = discovery.sources
+        #expect(present.map(\.nodeName) == ["mic-a", "studio-test-mic", "vstream"], "present before start returns")
+        let byName = Dictionary(uniqueKeysWithValues: present.map { ($0.nodeName, $0) })
+        #expect(byName["vstream"]?.kind == .stream && byName["mic-a"]?.kind == .stream && byName["studio-test-mic"]?.kind == .other)
+        #expect(byName["vstream"]?.identity == "pipewire:vstream")
+        #expect(present.allSatisfy { $0.usbDevice == nil })
+        rig.stopCamera(node: "vstream")
+        #expect(waitUntil(seconds: 3) { removed.withLock { $0.map(\.nodeName) } == ["vstream"] })
+        try rig.startMicrophone(node: "vstream", tone: 1000, plainStream: true)
+        #expect(waitUntil(seconds: 3) { added.withLock { $0.filter { $0.nodeName == "vstream" }.count } == 2 })
+        let back = try #require(discovery.sources.first { $0.nodeName == "vstream" })
+        #expect(back.identity == byName["vstream"]?.identity && back.nodeSerial != byName["vstream"]?.nodeSerial)
+        // The daemon goes away: everything is lost; it comes back: found again.
+        rig.killDaemon()
+        #expect(waitUntil(seconds: 3) { discovery.sources.isEmpty })
+        try rig.start()
+        #expect(waitUntil(seconds: 5) { discovery.sources.map(\.nodeName) == ["studio-test-mic"] }, "\(discovery.sources.map(\.nodeName))")
+    }
+}
+}
