@@ -96,12 +96,16 @@ public enum AudioSource: Sendable, Equatable, CustomStringConvertible, Encodable
     /// A PipeWire node, written `pipewire:<node name>` in the file; `pipewire` alone (node "") is the
     /// default microphone.
     case pipewire(node: String)
+    /// Every PipeWire Audio/Source found (present, lost, back), each an input of the mixer
+    /// (`mic1`, `mic2`...), written `pipewire:all`.
+    case pipewireAll
 
     public var description: String {
         switch self {
         case .tone: return "tone"
         case .silence: return "silence"
         case .pipewire(let node): return node.isEmpty ? "pipewire" : "pipewire:\(node)"
+        case .pipewireAll: return "pipewire:all"
         }
     }
 

@@ -292,7 +292,10 @@ public struct StatusReply: Codable, Sendable {
     }
 
     public struct AudioView: Codable, Sendable {
+        /// The encoder's input (the program after the mixer).
         public var levels: LevelsReply
+        /// The mixer: inputs, master, program loudness (`audio`'s reply).
+        public var mixer: AudioReply
     }
 
     /// The event store's writer: what waits for the database, what reached it, what never will.

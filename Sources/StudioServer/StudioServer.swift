@@ -29,7 +29,8 @@ public final class StudioServer: Sendable {
     let outputs: [MediaOutput]
     /// Every camera of the session, present and lost, with its ISO recorder (when recording, ISO on).
     let cameras: CameraHub
-    let audioSource: any AudioInput
+    /// The program audio: its inputs, the mixer and its meters.
+    let audio: ProgramAudio
     /// The console's live tiles (small JPEGs of the cameras, program and preview), made only while watched.
     public let tiles: TilePictures
     let control: ControlServer
@@ -242,16 +243,27 @@ public final class StudioServer: Sendable {
             startedAt = Date(timeIntervalSinceNow: Self.originLead)
             startedMonotonic = MonotonicClock.now() + UInt64(Self.originLead * 1e9)
             let origin = startedMonotonic
-            let audioSource = Self.makeAudioSource(configuration.audio.source, origin: origin, log: log,
-                                                   deliver: { chunk in _ = audioStage.submit(chunk) })
-            self.audioSource = audioSource
+            let audio = ProgramAudio(source: configuration.audio.source, events: events, log: log,
+                                     deliver: { chunk in _ = audioStage.submit(chunk) })
+            self.audio = audio
+            // Audio-follow-video: what is on air from the sample of each cut's pts (and from the start).
+            let onAir: @Sendable (ProgramSource?) -> Set<String> = { [reloader] program in
+                guard let program else { return [] }
+                let scene = reloader.configuration.scenes.first { $0.name == program.name && program.camera == nil }
+                return Set([program.name] + (scene?.cameraNames ?? []))
+            }
+            audio.onAir(onAir(switcher.status.program), at: MediaTime(microseconds: 0))
+            events.watchSwitches { [switcher] event in
+                guard let time = event.programTime else { return }
+                audio.onAir(onAir(event.camera.map { .camera($0) } ?? event.details["scene"].map { .scene($0) } ?? switcher.status.program), at: time)
+            }
             services.start("switcher", { [switcher] in switcher.start(origin: origin) }, stop: { [switcher] in switcher.stop() })
             services.start("tiles", { [switcher] in
                 tiles.start(sources: TileSources(
                     camera: { cameras.camera(named: CameraID($0))?.frames }, cameraNames: { cameras.all.map(\.id.name) },
                     previewCamera: { switcher.status.preview?.camera?.name }, lateTicks: { switcher.status.lateTicks }))
             }, stop: { tiles.stop() })
-            services.start("audio", { audioSource.start(origin: origin) }, stop: { audioSource.stop() })
+            services.start("audio", { audio.start(origin: origin) }, stop: { audio.stop() })
             // Each ISO thread ticks on its camera's rate from the program's origin (one timeline); the
             // hub's silence watch starts with them. Both stop with the cameras.
             cameras.start(origin: origin)
@@ -346,19 +358,6 @@ public final class StudioServer: Sendable {
         let tlsNote = settings.tls.map { "; TLS with \($0.certificate)" } ?? ""
         log.info("HTTP API on \(settings.scheme)://\(settings.listen.authority(port: console.port))/api/v1/ (\(access)\(tlsNote))")
         return console
-    }
-
-    /// Program audio: a PipeWire microphone (an empty name: the default Audio/Source; silence on the
-    /// clock while it or the daemon is missing, picked up again when it returns), or the test tone.
-    private static func makeAudioSource(_ source: AudioSource, origin: UInt64, log: ServerLog,
-                                        deliver: @escaping @Sendable (AudioChunk) -> Void) -> any AudioInput {
-        switch source {
-        case .pipewire(let node):
-            let node = node.trimmingCharacters(in: .whitespaces)
-            return PipeWireMicrophone(nodeName: node.isEmpty ? nil : node, report: { log.info($0) }, deliver: deliver)
-        case .tone, .silence:
-            return TestToneSource(signal: source == .tone ? .standard : .silence, origin: origin, deliver: deliver)
-        }
     }
 
     /// How far ahead of the clock threads' start the program's origin lies (seconds).
