@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+import Control
+import TestSupport
+
+/// The program audio's mixer in a real server: two virtual microphones in the private PipeWire rig
+/// (`pw-virtual-camera --mic`, 440 Hz and 1 kHz), `--audio pipewire:all`, the program recorded and
+/// decoded, each tone's level measured (Goertzel) where the events say the changes happened.
+@Suite(.serialized) struct AudioMixerEndToEndTests {
+    static let rate = 48_000.0
+
+    /// The input named for PipeWire node `node` in `studio audio --json`.
+    static func input(_ audio: JSONValue, node: String) -> JSONValue? {
+        audio["inputs"]?.arrayValue?.first { $0["source"]?.stringValue == "pipewire:\(node)" }
+    }
+
+    /// The left channel of the first audio stream, at 48 kHz (each input is centred: both channels carry it).
+    static func leftChannel(_ file: URL) throws -> [Float] {
+        let data = try MediaProbe.run("ffmpeg", ["-nostdin", "-v", "error", "-i", file.path, "-map", "0:a:0", "-af", "pan=mono|c0=c0",
+                                                 "-ar", "48000", "-f", "f32le", "-"])
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    /// A tone's amplitude in the decoded audio over program time `from..<to` (seconds): the median of its
+    /// 100 ms windows (a longer Goertzel window would be narrower than the resampled tone's wobble).
+    static func level(_ samples: [Float], start: Double, from: Double, to: Double, frequency: Double) -> Double {
+        let first = max(0, Int(((from - start) * rate).rounded())), last = min(samples.count, Int(((to - start) * rate).rounded()))
+        guard last > first else { return 0 }
+        let window = Int(rate / 10)
+        guard last - first > window else { return AudioSignals.goertzelAmplitude(samples[first..<last], frequency: frequency) }
+        let values = stride(from: first, to: last - window + 1, by: window).map {
+            AudioSignals.goertzelAmplitude(samples[$0..<($0 + window)], frequency: frequency)
+        }.sorted()
+        return values[values.count / 2]
+    }
+
+    /// The program time (seconds) where a tone's level, measured over 10 ms windows stepping by 1 ms
+    /// from `from`, first crosses half of `full` (rising or falling, as `rising` says).
+    static func edge(_ samples: [Float], start: Double, from: Double, to: Double, frequency: Double, full: Double, rising: Bool) -> Double? {
+        var time = from
+        while time < to {
+            let value = level(samples, start: start, from: time, to: time + 0.01, frequency: frequency)
+            if rising ? value > full / 2 : value < full / 2 { return time + 0.005 }
+            time += 0.001
+        }
+        return nil
+    }
+
+    static func decibels(_ amplitude: Double) -> Double { 20 * log10(max(amplitude, 1e-9)) }
+
+    @Test func twoMicrophonesAreMixedAtTheirGainsAndChangesLandWhereTheEventsSay() throws {
+        let rig = try PipeWireRig()
+        try rig.start()
+        _ = try rig.startMicrophone(node: "vmicA", tone: 440)
+        var micB = try rig.startMicrophone(node: "vmicB", tone: 1000)
+        let studio = try StudioHarness()
+        let recordings = studio.directory.appendingPathComponent("rec")
+        try studio.serve(["--cameras", "2", "--audio", "pipewire:all", "--record", recordings.path, "--no-iso"]
+                         + EndToEndTests.smallProgram, environment: rig.environment)
+        // Every Audio/Source is an input: the two microphones and the rig's own test source.
+        var audio = JSONValue.null
+        #expect(waitFor(seconds: 20) {
+            audio = (try? studio.json(["audio"])) ?? .null
+            return Self.input(audio, node: "vmicA")?["state"] == "streaming" && Self.input(audio, node: "vmicB")?["state"] == "streaming"
+        }, "\(audio)")
+        let nameA = try #require(Self.input(audio, node: "vmicA")?["name"]?.stringValue)
+        let nameB = try #require(Self.input(audio, node: "vmicB")?["name"]?.stringValue)
+        let others = (audio["inputs"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }.filter { $0 != nameA && $0 != nameB }
+        #expect(Set([nameA, nameB] + others).isSubset(of: ["mic1", "mic2", "mic3", "mic4"]), "\(audio)")
+        for other in others { #expect(try studio.run(["audio", other, "--mute", "on", "--socket", studio.socket]).status == 0) }
+
+        // Bad input: an unknown name lists the inputs; an out-of-range value says the range. Nothing changes.
+        let unknown = try studio.run(["audio", "mic9", "--gain", "-6", "--socket", studio.socket])
+        #expect(unknown.status != 0 && unknown.error.contains("no input \"mic9\"") && unknown.error.contains(nameA), "\(unknown)")
+        let loud = try studio.run(["audio", nameA, "--gain", "30", "--socket", studio.socket])
+        #expect(loud.status != 0 && loud.error.contains("gain 30 dB is outside -inf..+24 dB"), "\(loud)")
+        let late = try studio.run(["audio", nameA, "--delay", "2000", "--socket", studio.socket])
+        #expect(late.status != 0 && late.error.contains("delay 2000 ms is outside 0..1000 ms"), "\(late)")
+
+        // A at -6 dB, B at unity; both with the shortest fade (5 ms), so an edge is sharp.
+        let gain = try studio.json(["audio", nameA, "--gain", "-6", "--fade", "0"])
+        let gainMS = try #require(gain["changed"]?["program_ms"]?.doubleValue)
+        #expect(gain["changed"]?["changed"]?["gain"] == "0 -> -6", "\(gain)")
+        _ = try studio.json(["audio", nameB, "--fade", "0"])
+        #expect(studio.waitForProgramFrames(60))
+
+        // B muted: from the audio_changed event's program time on.
+        let mute = try studio.json(["audio", nameB, "--mute", "on"])
+        let muteMS = try #require(mute["changed"]?["program_ms"]?.doubleValue)
+        #expect(studio.waitForProgramFrames(30))
+
+        // A follows cam2 (cam1 is on program: A goes down), then a cut to cam2 brings it up at the cut's pts.
+        _ = try studio.json(["audio", nameA, "--follow", "cam2"])
+        #expect(studio.waitForProgramFrames(30))
+        #expect(try studio.run(["switch", "cam2", "--socket", studio.socket]).status == 0)
+        #expect(studio.waitForProgramFrames(30))
+
+        // B lost mid-show and back: events, and A goes on unaffected.
+        #expect(try studio.run(["audio", nameB, "--mute", "off", "--socket", studio.socket]).status == 0)
+        #expect(studio.waitForProgramFrames(15))
+        _ = micB.stop()
+        #expect(waitFor(seconds: 10) { (try? studio.json(["audio"])).flatMap { Self.input($0, node: "vmicB") }?["state"] == "lost" })
+        #expect(studio.waitForProgramFrames(30))
+        micB = try rig.startMicrophone(node: "vmicB", tone: 1000)
+        #expect(waitFor(seconds: 15) { (try? studio.json(["audio"])).flatMap { Self.input($0, node: "vmicB") }?["state"] == "streaming" })
+        #expect(studio.waitForProgramFrames(45))
+        let status = try studio.status()
+        #expect(status["audio"]?["mixer"]?["inputs"]?.arrayValue?.count == 2 + others.count, "\(status)")
+        #expect(studio.stopServer() == .exited(0))
+
+        let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
+        let changes = EndToEndTests.events(log, kind: "audio_changed")
+        #expect(changes.contains { $0["details"]?["input"]?.stringValue == nameB && $0["details"]?["mute"] == "off -> on"
+            && $0["program_ms"]?.doubleValue == muteMS }, "\(changes)")
+        let found = EndToEndTests.events(log, kind: "audio_input_found").compactMap { $0["details"]?["input"]?.stringValue }
+        #expect(Set(found) == Set([nameA, nameB] + others), "\(found)")
+        let lost = EndToEndTests.events(log, kind: "audio_input_lost"), back = EndToEndTests.events(log, kind: "audio_input_back")
+        #expect(lost.map { $0["details"]?["input"]?.stringValue } == [nameB] && back.map { $0["details"]?["input"]?.stringValue } == [nameB],
+                "lost \(lost), back \(back)")
+        let lostMS = try #require(lost.first?["program_ms"]?.doubleValue), backMS = try #require(back.first?["program_ms"]?.doubleValue)
+        let cut = try #require(EndToEndTests.events(log, kind: "switch").last { $0["camera"] == "cam2" })
+        let cutMS = try #require(cut["program_ms"]?.doubleValue)
+
+        let file = try #require(try FileManager.default.contentsOfDirectory(at: recordings, includingPropertiesForKeys: nil)
+            .first { $0.lastPathComponent.hasSuffix("-program.mkv") })
+        let start = try #require(try MediaProbe.probe(file).audioPackets.first?.ptsMilliseconds) / 1000
+        let samples = try Self.leftChannel(file)
+        let (fullA, fullB) = (0.25 * pow(10, -6.0 / 20), 0.25)
+        // Both at their gains between the gain change and the mute (±1 dB).
+        let (from, to) = (gainMS / 1000 + 0.2, muteMS / 1000 - 0.05)
+        #expect(to - from > 0.5)
+        let (levelA, levelB) = (Self.level(samples, start: start, from: from, to: to, frequency: 440),
+                                Self.level(samples, start: start, from: from, to: to, frequency: 1000))
+        #expect(abs(Self.decibels(levelA) - Self.decibels(fullA)) < 1, "440 Hz at \(Self.decibels(levelA)) dB, set for \(Self.decibels(fullA))")
+        #expect(abs(Self.decibels(levelB) - Self.decibels(fullB)) < 1, "1 kHz at \(Self.decibels(levelB)) dB, set for \(Self.decibels(fullB))")
+        // The mute's edge within one AAC frame (1024 samples) of its event's program time.
+        let frame = 1024 / Self.rate
+        let muteEdge = try #require(Self.edge(samples, start: start, from: muteMS / 1000 - 0.1, to: muteMS / 1000 + 0.1,
+                                              frequency: 1000, full: fullB, rising: false))
+        #expect(abs(muteEdge - muteMS / 1000) <= frame, "1 kHz fell at \(muteEdge) s, the event says \(muteMS / 1000) s")
+        // Follow-video: A comes up at the cut's pts.
+        let cutEdge = try #require(Self.edge(samples, start: start, from: cutMS / 1000 - 0.1, to: cutMS / 1000 + 0.1,
+                                             frequency: 440, full: fullA, rising: true))
+        #expect(abs(cutEdge - cutMS / 1000) <= frame, "440 Hz rose at \(cutEdge) s, the cut is at \(cutMS / 1000) s")
+        // While B was lost: silence in its strip only; A stays at its level.
+        let whileLost = Self.level(samples, start: start, from: lostMS / 1000 + 0.2, to: backMS / 1000 - 0.1, frequency: 440)
+        #expect(backMS - lostMS > 400 && abs(Self.decibels(whileLost) - Self.decibels(fullA)) < 1, "440 Hz at \(Self.decibels(whileLost)) dB while B was lost")
+        #expect(Self.level(samples, start: start, from: lostMS / 1000 + 0.2, to: backMS / 1000 - 0.1, frequency: 1000) < fullB / 10)
+        _ = micB
+    }
+}
