@@ -119,16 +119,30 @@ public struct AudioSettings: Sendable, Equatable, Codable {
     public var source: AudioSource = .tone
     /// AAC bit rate in bits per second.
     public var bitRate = 128_000
+    /// The mixer's master (`audio.master`: gain, limiter ceiling).
+    public var master = MixerMasterSettings.standard
+    /// The mixer's inputs (`audio.inputs`): a stable name per identity, and settings per name.
+    public var inputs: [AudioInputPin] = []
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case source, bitRate = "bitrate"
+        case source, bitRate = "bitrate", master, inputs
     }
 
     public init(from decoder: any Decoder) throws {
         let keys = try decoder.container(keyedBy: CodingKeys.self)
         try keys.update(&source, .source, .audioSource)
         try keys.update(&bitRate, .bitRate, .audioBitRate)
+        try keys.update(&master, .master)
+        if let list = try keys.decodeIfPresent(AudioInputList.self, forKey: .inputs) { inputs = list.pins }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var keys = encoder.container(keyedBy: CodingKeys.self)
+        try keys.encode(source, forKey: .source)
+        try keys.encode(bitRate, forKey: .bitRate)
+        try keys.encode(master, forKey: .master)
+        try keys.encode(inputs, forKey: .inputs)
     }
 }
 

@@ -266,7 +266,7 @@ extension ValueSyntax where Value == AudioSource {
             default:
                 let node = text.hasPrefix("pipewire:") ? String(text.dropFirst("pipewire:".count)) : ""
                 guard !node.trimmingCharacters(in: .whitespaces).isEmpty else {
-                    throw ValueError("expected tone, silence, pipewire (the default microphone), pipewire:all (every microphone, mixed) or pipewire:<node name>, got \(quoted(text))")
+                    throw ValueError("expected tone, silence, pipewire (the default microphone) or pipewire:<node name> (pipewire:all: every microphone, mixed), got \(quoted(text))")
                 }
                 return .pipewire(node: node)
             }

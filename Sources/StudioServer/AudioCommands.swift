@@ -128,9 +128,9 @@ enum AudioChanges {
 
 extension StudioServer {
     /// The `audio_changed` event for a change that applies at `sample`, and the reply saying it.
-    func announce(input: String, changes: [String: String], sample: Int64) -> AudioReply {
+    func announce(input: String, changes: [String: String], sample: Int64, by trigger: String = "audio") -> AudioReply {
         let time = audio.programTime(ofSample: sample)
-        events.emit(StudioEvent(kind: .audioChanged, programTime: time, details: changes.merging(["input": input]) { a, _ in a }))
+        events.emit(StudioEvent(kind: .audioChanged, programTime: time, details: changes.merging(["input": input, "by": trigger]) { a, _ in a }))
         log.info("audio \(input): " + changes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         var reply = audioView()
         reply.changed = AudioReply.ChangeView(input: input, changed: changes, programMilliseconds: time.milliseconds, sample: sample)

@@ -57,11 +57,12 @@ final class ProgramAudio: Sendable {
     static let namePrefix = "mic"
 
     /// - Parameters:
-    ///   - name: the stable name of a discovered source (`mic1`...), given the names taken.
+    ///   - settings: each input's settings by name (the config's pins), applied from the start.
+    ///   - naming: the stable name of a source (identity, display name), given the names taken.
     ///   - deliver: called on the audio thread with each mixed chunk; must not block.
     init(source: AudioSource, format: AudioFormat = .program, settings: [String: MixerInputSettings] = [:],
          master: MixerMasterSettings = .standard, events: any EventSink, log: ServerLog,
-         naming: @escaping @Sendable (PipeWireAudioSource, Set<String>) -> String = ProgramAudio.nextName,
+         naming: @escaping @Sendable (_ identity: String, _ displayName: String, _ taken: Set<String>) -> String = ProgramAudio.nextName,
          deliver: @escaping @Sendable (AudioChunk) -> Void) {
         self.format = format
         self.source = source
@@ -83,7 +84,7 @@ final class ProgramAudio: Sendable {
         case .silence: break
         case .pipewire(let node):
             let node = node.trimmingCharacters(in: .whitespaces)
-            add(Self.namePrefix + "1", .pipewire(node: node.isEmpty ? nil : node))
+            add(node.isEmpty ? Self.namePrefix + "1" : naming("pipewire:" + node, node, []), .pipewire(node: node.isEmpty ? nil : node))
         case .pipewireAll:
             // The sources present now become the set's first inputs; `relay` holds their `added` reports
             // (and any later ones) until this object exists.
@@ -91,7 +92,7 @@ final class ProgramAudio: Sendable {
             watch.start(onAdded: { relay.added($0) }, onRemoved: { relay.removed($0) })
             var taken = Set<String>()
             for found in watch.sources {
-                let name = naming(found, taken)
+                let name = naming(found.identity, found.displayName, taken)
                 taken.insert(name)
                 add(name, .pipewire(node: found.nodeName), found)
             }
@@ -113,10 +114,10 @@ final class ProgramAudio: Sendable {
         relay.attach(self)
     }
 
-    private let nameSource: @Sendable (PipeWireAudioSource, Set<String>) -> String
+    private let nameSource: @Sendable (String, String, Set<String>) -> String
 
     /// `mic1`, `mic2`...: the first number not taken.
-    static func nextName(_ source: PipeWireAudioSource, taken: Set<String>) -> String {
+    static func nextName(identity: String, displayName: String, taken: Set<String>) -> String {
         var number = 1
         while taken.contains(namePrefix + String(number)) { number += 1 }
         return namePrefix + String(number)
@@ -197,7 +198,7 @@ final class ProgramAudio: Sendable {
                 state.inputs[index] = input
                 return (input.name, said, false)
             }
-            let name = nameSource(source, Set(state.inputs.map(\.name)))
+            let name = nameSource(source.identity, source.displayName, Set(state.inputs.map(\.name)))
             state.inputs.append(Input(name: name, source: .pipewire(node: source.nodeName), slot: -1, identity: source.identity,
                                       displayName: source.displayName, usbDevice: source.usbDevice, present: true, announced: true))
             return (name, .found, true)

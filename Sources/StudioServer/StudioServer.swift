@@ -243,7 +243,9 @@ public final class StudioServer: Sendable {
             startedAt = Date(timeIntervalSinceNow: Self.originLead)
             startedMonotonic = MonotonicClock.now() + UInt64(Self.originLead * 1e9)
             let origin = startedMonotonic
-            let audio = ProgramAudio(source: configuration.audio.source, events: events, log: log,
+            let audio = ProgramAudio(source: configuration.audio.source, settings: configuration.audio.inputSettings,
+                                     master: configuration.audio.master, events: events, log: log,
+                                     naming: Self.audioNaming(configuration.audio),
                                      deliver: { chunk in _ = audioStage.submit(chunk) })
             self.audio = audio
             // Audio-follow-video: what is on air from the sample of each cut's pts (and from the start).
@@ -358,6 +360,15 @@ public final class StudioServer: Sendable {
         let tlsNote = settings.tls.map { "; TLS with \($0.certificate)" } ?? ""
         log.info("HTTP API on \(settings.scheme)://\(settings.listen.authority(port: console.port))/api/v1/ (\(access)\(tlsNote))")
         return console
+    }
+
+    /// An audio source's stable name: its pin's (`audio.inputs`), else the first `micN` neither taken
+    /// nor pinned.
+    static func audioNaming(_ settings: AudioSettings) -> @Sendable (String, String, Set<String>) -> String {
+        { identity, displayName, taken in
+            if let pin = settings.pin(forIdentity: identity, displayName: displayName), !taken.contains(pin.name) { return pin.name }
+            return ProgramAudio.nextName(identity: identity, displayName: displayName, taken: taken.union(settings.inputs.map(\.name)))
+        }
     }
 
     /// How far ahead of the clock threads' start the program's origin lies (seconds).

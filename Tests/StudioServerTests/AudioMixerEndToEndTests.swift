@@ -104,6 +104,9 @@ import TestSupport
         micB = try rig.startMicrophone(node: "vmicB", tone: 1000)
         #expect(waitFor(seconds: 15) { (try? studio.json(["audio"])).flatMap { Self.input($0, node: "vmicB") }?["state"] == "streaming" })
         #expect(studio.waitForProgramFrames(45))
+        let metrics = try studio.run(["metrics", "--socket", studio.socket]).output
+        #expect(metrics.contains("studio_audio_input_peak_dbfs{") && metrics.contains("input=\"\(nameA)\"")
+                && metrics.contains("studio_audio_integrated_lufs "), "\(metrics)")
         let status = try studio.status()
         #expect(status["audio"]?["mixer"]?["inputs"]?.arrayValue?.count == 2 + others.count, "\(status)")
         #expect(studio.stopServer() == .exited(0))
@@ -147,5 +150,50 @@ import TestSupport
         #expect(backMS - lostMS > 400 && abs(Self.decibels(whileLost) - Self.decibels(fullA)) < 1, "440 Hz at \(Self.decibels(whileLost)) dB while B was lost")
         #expect(Self.level(samples, start: start, from: lostMS / 1000 + 0.2, to: backMS / 1000 - 0.1, frequency: 1000) < fullB / 10)
         _ = micB
+    }
+
+    /// The config's mixer settings apply from the start; `studio reload` changes them live, at the
+    /// program time of its `audio_changed` event.
+    @Test func theConfigSetsTheMixerAndAReloadChangesItLive() throws {
+        let studio = try StudioHarness()
+        let config = studio.directory.appendingPathComponent("studio.yaml")
+        func write(gain: Int) throws {
+            try """
+            audio:
+              source: tone
+              master: { gain: 0, ceiling: -1 }
+              inputs:
+                - name: tone
+                  gain: \(gain)
+                  fade: 0
+            """.write(to: config, atomically: true, encoding: .utf8)
+        }
+        try write(gain: -6)
+        let recordings = studio.directory.appendingPathComponent("rec")
+        try studio.serve(["--config", config.path, "--cameras", "1", "--record", recordings.path, "--no-iso"] + EndToEndTests.smallProgram)
+        let audio = try studio.json(["audio"])
+        #expect(audio["inputs"]?[0]?["name"] == "tone" && audio["inputs"]?[0]?["gain_db"]?.doubleValue == -6, "\(audio)")
+        #expect(studio.waitForProgramFrames(45))
+        try write(gain: -12)
+        #expect(try studio.run(["reload", "--socket", studio.socket]).status == 0)
+        #expect(try studio.json(["audio"])["inputs"]?[0]?["gain_db"]?.doubleValue == -12)
+        #expect(studio.waitForProgramFrames(45))
+        #expect(studio.stopServer() == .exited(0))
+
+        let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
+        let change = try #require(EndToEndTests.events(log, kind: "audio_changed").first)
+        #expect(change["details"]?["input"] == "tone" && change["details"]?["gain"] == "-6 -> -12" && change["details"]?["by"] == "reload", "\(change)")
+        let changeMS = try #require(change["program_ms"]?.doubleValue)
+        let file = try #require(try FileManager.default.contentsOfDirectory(at: recordings, includingPropertiesForKeys: nil)
+            .first { $0.lastPathComponent.hasSuffix("-program.mkv") })
+        let start = try #require(try MediaProbe.probe(file).audioPackets.first?.ptsMilliseconds) / 1000
+        let samples = try Self.leftChannel(file)
+        // The demo tone peaks at -20 dBFS: -26 with the config's gain, -32 after the reload.
+        let before = Self.level(samples, start: start, from: start + 0.3, to: changeMS / 1000 - 0.05, frequency: 1000)
+        let after = Self.level(samples, start: start, from: changeMS / 1000 + 0.05, to: changeMS / 1000 + 1, frequency: 1000)
+        #expect(abs(Self.decibels(before) + 26) < 1 && abs(Self.decibels(after) + 32) < 1, "\(Self.decibels(before)), \(Self.decibels(after))")
+        let edge = try #require(Self.edge(samples, start: start, from: changeMS / 1000 - 0.1, to: changeMS / 1000 + 0.1, frequency: 1000,
+                                          full: before * 1.5, rising: false))
+        #expect(abs(edge - changeMS / 1000) <= 1024 / Self.rate, "the level fell at \(edge) s, the event says \(changeMS / 1000) s")
     }
 }
