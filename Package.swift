@@ -107,7 +107,7 @@ let package = Package(
         .target(name: "BenchmarkSupport", dependencies: ["StudioCore"], path: "Benchmarks/BenchmarkSupport"),
 
         // Helpers for tests only: a private nginx-rtmp, child processes, ffprobe.
-        .target(name: "TestSupport", dependencies: ["StudioSystem", "StudioCore", "CFFmpeg", "MediaSupport"]),
+        .target(name: "TestSupport", dependencies: ["StudioSystem", "StudioCore", "CFFmpeg", "MediaSupport", "EventStore"]),
 
         .testTarget(name: "StudioCoreTests", dependencies: ["StudioCore"]),
         .testTarget(name: "StudioSystemTests", dependencies: ["StudioSystem"]),
@@ -118,11 +118,11 @@ let package = Package(
         .testTarget(name: "V4L2Tests", dependencies: ["TestSupport", "Capture", "CV4L2", "StudioCore", "StudioSystem"]),
         .testTarget(name: "GraphicsTests", dependencies: ["TestSupport", "Graphics", "FrameDrawing", "MediaSupport", "StudioCore"]),
         .testTarget(name: "SwitcherTests", dependencies: ["TestSupport", "Switcher", "Graphics", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
-        .testTarget(name: "LivePicturesTests", dependencies: ["TestSupport", "LivePictures", "Capture", "Switcher", "MediaSupport", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "LivePicturesTests", dependencies: ["TestSupport", "LivePictures", "Capture", "Switcher", "MediaSupport", "FrameDrawing", "StudioCore", "StudioSystem"]),
         .testTarget(name: "MixerTests", dependencies: ["TestSupport", "Mixer", "StudioCore", "StudioSystem"]),
         .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore", "StudioSystem"]),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore", "StudioSystem", "TestSupport"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "StudioCore", "StudioSystem"]),
         .testTarget(name: "HTTPConsoleTests", dependencies: ["TestSupport", "HTTPConsole", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore", "TestSupport"]),

@@ -24,25 +24,99 @@ async function api(method, path, body) {
 function say(text) { $('#message').textContent = text; }
 const act = (promise) => promise.then(() => say(''), (error) => say(error.message));
 
-// Pictures. A browser opens at most 6 connections to one server, and each live stream and the event
-// stream hold one: so program and preview are MJPEG streams (multipart/x-mixed-replace, one connection
-// each), and the camera tiles fetch their newest JPEG again once it is shown, at most 10 times a second,
-// over the connections the API calls share.
-function showPicture(img, tile) {
-  if (img.dataset.stream === tile) return;
-  img.dataset.stream = tile;
-  img.src = withToken(`/api/v1/tiles/${encodeURIComponent(tile)}/stream`);
+// Pictures: one connection for every tile. GET /api/v1/tiles/stream?tiles=program,preview,cam1,...
+// is multipart: each part one tile's newest JPEG (Content-Length), its tile named in X-Tile. Read with
+// fetch() and a stream reader, each picture is shown in its tile's <img> through an object URL (the
+// previous one revoked, so hours of pictures leak nothing). The stream opens again (with back-off) when
+// it ends, and with the new list when cameras or scenes come or go.
+const tileStream = { wanted: '', controller: null, timer: null, backoff: 250, urls: new Map(), parts: 0 };
+const partHeadEnd = new Uint8Array([13, 10, 13, 10]);
+
+function tileImage(tile) {
+  if (tile === 'program' || tile === 'preview') return $(`[data-role="${tile}"] img`);
+  const figure = $(`#tiles [data-camera="${CSS.escape(tile)}"]`) || $(`#tiles [data-scene="${CSS.escape(tile)}"]`);
+  return figure && $('img', figure);
 }
 
-function pollPicture(img, tile) {
-  let started = 0;
-  const load = () => {
-    started = performance.now();
-    img.src = withToken(`/api/v1/tiles/${encodeURIComponent(tile)}.jpg?t=${Date.now()}`);
-  };
-  img.onload = () => setTimeout(load, Math.max(0, 100 - (performance.now() - started)));
-  img.onerror = () => setTimeout(load, 500);  // 503 until the tile's first picture
-  load();
+function showTile(tile, jpeg) {
+  const img = tileImage(tile);
+  if (!img) return;
+  const url = URL.createObjectURL(new Blob([jpeg], { type: 'image/jpeg' }));
+  const previous = tileStream.urls.get(tile);
+  tileStream.urls.set(tile, url);
+  img.src = url;
+  if (previous) URL.revokeObjectURL(previous);
+  tileStream.parts += 1;
+  document.body.dataset.tileParts = String(tileStream.parts);
+}
+
+function watchTiles(names) {
+  const wanted = names.join(',');
+  if (wanted === tileStream.wanted) return;
+  tileStream.wanted = wanted;
+  for (const [tile, url] of tileStream.urls) {
+    if (!names.includes(tile)) { URL.revokeObjectURL(url); tileStream.urls.delete(tile); }
+  }
+  if (tileStream.controller) tileStream.controller.abort();
+  clearTimeout(tileStream.timer);
+  openTiles();
+}
+
+async function openTiles() {
+  const controller = new AbortController();
+  tileStream.controller = controller;
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  try {
+    const response = await fetch(`/api/v1/tiles/stream?tiles=${encodeURIComponent(tileStream.wanted)}`,
+      { headers, signal: controller.signal, cache: 'no-store' });
+    if (!response.ok) throw new Error(`tiles: ${response.status}`);
+    await readParts(response.body.getReader(), (fields, jpeg) => {
+      tileStream.backoff = 250;
+      showTile(fields['x-tile'], jpeg);
+    });
+  } catch { /* ended, refused or aborted: below */ }
+  if (tileStream.controller !== controller || controller.signal.aborted) return;
+  tileStream.timer = setTimeout(openTiles, tileStream.backoff);
+  tileStream.backoff = Math.min(5000, tileStream.backoff * 2);
+}
+
+function indexOf(bytes, pattern, from = 0) {
+  outer: for (let i = from; i <= bytes.length - pattern.length; i++) {
+    for (let j = 0; j < pattern.length; j++) if (bytes[i + j] !== pattern[j]) continue outer;
+    return i;
+  }
+  return -1;
+}
+
+// Calls onPart(fields, jpeg) for each whole part of a multipart tile stream, with its header fields
+// (names in lower case), until the stream ends.
+async function readParts(reader, onPart) {
+  const decoder = new TextDecoder();
+  let buffer = new Uint8Array(0);
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    const joined = new Uint8Array(buffer.length + value.length);
+    joined.set(buffer);
+    joined.set(value, buffer.length);
+    buffer = joined;
+    for (;;) {
+      const headEnd = indexOf(buffer, partHeadEnd);
+      if (headEnd < 0) break;
+      const fields = {};
+      for (const line of decoder.decode(buffer.subarray(0, headEnd)).split('\r\n')) {
+        const colon = line.indexOf(':');
+        if (colon > 0) fields[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      const length = Number(fields['content-length']);
+      if (!Number.isInteger(length) || length < 0) throw new Error('tiles: a part without Content-Length');
+      const start = headEnd + partHeadEnd.length;
+      if (buffer.length < start + length + 2) break;
+      const jpeg = buffer.slice(start, start + length);
+      buffer = buffer.slice(start + length + 2);
+      onPart(fields, jpeg);
+    }
+  }
 }
 
 // The tiles: one per camera, then one per scene.
@@ -64,7 +138,6 @@ function tileFor(kind, name) {
     });
   }
   $('img', tile).alt = name;
-  if (kind === 'camera') pollPicture($('img', tile), name);
   tile.addEventListener('click', (event) => tileClicked(tile, kind, name, event));
   tiles.appendChild(tile);
   return tile;
@@ -104,8 +177,13 @@ function render() {
   for (const role of ['program', 'preview']) {
     const big = $(`[data-role="${role}"]`);
     $('[data-field="source"]', big).textContent = program[role === 'program' ? 'source' : 'preview'] || '';
-    showPicture($('img', big), role);
   }
+  // Tiles of cameras or scenes that are gone leave; the stream follows the list.
+  const names = new Set([...state.cameras.map((c) => `camera:${c.name}`), ...state.scenes.map((s) => `scene:${s.name}`)]);
+  for (const tile of $('#tiles').querySelectorAll('[data-camera], [data-scene]')) {
+    if (!names.has(tile.dataset.camera !== undefined ? `camera:${tile.dataset.camera}` : `scene:${tile.dataset.scene}`)) tile.remove();
+  }
+  watchTiles(['program', 'preview', ...state.cameras.map((c) => c.name), ...state.scenes.map((s) => s.name)]);
   renderOutputs(status);
 }
 

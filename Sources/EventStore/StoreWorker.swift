@@ -371,7 +371,7 @@ final class StoreWorker {
         return recovered
     }
 
-    private static let sessionSelect = """
+    static let sessionSelect = """
         SELECT s.id AS id, s.started_at AS started_at, s.ended_at AS ended_at, s.end_reason AS end_reason,
                s.config_snapshot AS config_snapshot, s.hostname AS hostname, s.pid AS pid,
                (SELECT count(*) FROM events e WHERE e.session_id = s.id AND e.kind = 'switch') AS switch_count,
@@ -379,7 +379,7 @@ final class StoreWorker {
         FROM sessions s
         """
 
-    private static func sessionRecord(_ row: SQLiteRow) throws -> SessionRecord {
+    static func sessionRecord(_ row: SQLiteRow) throws -> SessionRecord {
         SessionRecord(id: try row.int64("id"), startedAt: Date(unixMilliseconds: try row.int64("started_at")),
                       endedAt: try row.optionalInt64("ended_at").map(Date.init(unixMilliseconds:)), endReason: try row.optionalText("end_reason"),
                       switchCount: Int(try row.int64("switch_count")), eventCount: Int(try row.int64("event_count")),
@@ -402,15 +402,16 @@ final class StoreWorker {
     }
 
     func events(sessionID: Int64) throws -> [EventRecord] {
-        try connection.query(
-            "SELECT id, session_id, kind, camera, wall_time, program_ms, details FROM events WHERE session_id = ? ORDER BY id",
-            [.integer(sessionID)]
-        ) { row in
-            EventRecord(id: try row.int64("id"), sessionID: try row.int64("session_id"), kind: EventKind(rawValue: try row.text("kind")),
-                        camera: try row.optionalText("camera").map { CameraID($0) },
-                        wallTime: Date(unixMilliseconds: try row.int64("wall_time")),
-                        programMilliseconds: try row.optionalInt64("program_ms"), details: Self.decodeDetails(try row.text("details")))
-        }
+        try connection.query(Self.eventSelect + " WHERE session_id = ? ORDER BY id", [.integer(sessionID)], Self.eventRecord)
+    }
+
+    static let eventSelect = "SELECT id, session_id, kind, camera, wall_time, program_ms, details FROM events"
+
+    static func eventRecord(_ row: SQLiteRow) throws -> EventRecord {
+        EventRecord(id: try row.int64("id"), sessionID: try row.int64("session_id"), kind: EventKind(rawValue: try row.text("kind")),
+                    camera: try row.optionalText("camera").map { CameraID($0) },
+                    wallTime: Date(unixMilliseconds: try row.int64("wall_time")),
+                    programMilliseconds: try row.optionalInt64("program_ms"), details: decodeDetails(try row.text("details")))
     }
 
     // MARK: Maintenance

@@ -30,6 +30,11 @@ public struct TileCounters: Sendable, Equatable {
     public var skippedOverrun: Int64 = 0
     /// Frames that could not be scaled or encoded (the tile keeps its previous picture).
     public var failures: Int64 = 0
+    /// Scene pictures composed (each then made a JPEG, counted in `pictures` too).
+    public var sceneCompositions: Int64 = 0
+    /// Times a watched tile was due but its source had not changed since its picture (for a scene: none
+    /// of its cameras' frames, slates or its layout): nothing composed or encoded.
+    public var unchanged: Int64 = 0
     /// CPU time of the tile thread (nanoseconds).
     public var cpuNanoseconds: UInt64 = 0
 }
@@ -40,41 +45,71 @@ public struct TileSources: Sendable {
     public var camera: @Sendable (String) -> LatestValue<VideoFrame>?
     /// Every camera's name, in order.
     public var cameraNames: @Sendable () -> [String]
-    /// The camera on preview; nil when preview is empty or a scene (then the tile has no picture).
+    /// The camera on preview; nil when preview is empty or a scene.
     public var previewCamera: @Sendable () -> String?
     /// The program's late ticks so far: when they grow, the machine is behind and the tiles skip.
     public var lateTicks: @Sendable () -> Int64
+    /// The scenes (their tiles are composed; see `TileScenes`).
+    public var scenes: TileScenes
 
     public init(camera: @escaping @Sendable (String) -> LatestValue<VideoFrame>?, cameraNames: @escaping @Sendable () -> [String],
-                previewCamera: @escaping @Sendable () -> String?, lateTicks: @escaping @Sendable () -> Int64) {
+                previewCamera: @escaping @Sendable () -> String?, lateTicks: @escaping @Sendable () -> Int64, scenes: TileScenes = .none) {
         self.camera = camera
         self.cameraNames = cameraNames
         self.previewCamera = previewCamera
         self.lateTicks = lateTicks
+        self.scenes = scenes
     }
 }
 
+/// The scenes' tiles: their names and a composer of their pictures (the switcher's `SceneThumbnails`,
+/// wired by the server: this module does not know the switcher).
+public struct TileScenes: Sendable {
+    /// Every scene's name, in order.
+    public var names: @Sendable () -> [String]
+    /// The scene on preview; nil when preview is empty or a camera.
+    public var onPreview: @Sendable () -> String?
+    /// `compose(name, previous)`: the scene composed now at tile size, with what it was made from (its
+    /// inputs); the frame is nil when the inputs are `previous` (nothing changed: nothing composed). Nil
+    /// for no such scene. Called on the tile thread only.
+    public var compose: @Sendable (String, [UInt64]?) -> (frame: VideoFrame?, inputs: [UInt64])?
+
+    public init(names: @escaping @Sendable () -> [String], onPreview: @escaping @Sendable () -> String?,
+                compose: @escaping @Sendable (String, [UInt64]?) -> (frame: VideoFrame?, inputs: [UInt64])?) {
+        self.names = names
+        self.onPreview = onPreview
+        self.compose = compose
+    }
+
+    /// No scenes.
+    public static let none = TileScenes(names: { [] }, onPreview: { nil }, compose: { _, _ in nil })
+}
+
 /// The operator console's live tiles: a small JPEG (`width` pixels wide, the source's aspect) of every
-/// camera's newest frame, of the program and of preview, made on its own thread (`studio.tiles`) at up
-/// to 10 pictures a second per tile, off the media path.
+/// camera's newest frame, of every scene (composed at tile size from its cameras' newest frames, by
+/// `TileScenes.compose`), of the program and of preview (its camera or scene), made on its own thread
+/// (`studio.tiles`) at up to 10 pictures a second per tile, off the media path.
 ///
 /// - Only tiles someone watches are made: a subscription (`subscribe`, for a live stream), or a request
 ///   (`latest`, `waitForNewer`) in the last `idleAfter` seconds. With none, the thread sleeps and costs
 ///   nothing, and the program's frames are not even kept.
 /// - Each tile reads its source's newest frame (the camera's `LatestValue`, the slot the switcher reads;
-///   the program's newest frame as handed to the encoder; preview: its camera's frame) and makes a
-///   picture only when the frame is new. Nothing is queued: a frame that arrives while the thread is busy
+///   the program's newest frame as handed to the encoder; preview: its camera's frame or its scene) and
+///   makes a picture only when the frame is new; a scene only when one of its cameras' frames (or slates,
+///   or its layout) changed (`unchanged` counts the rest). Nothing is queued: a frame that arrives while the thread is busy
 ///   is replaced by the next, rounds that fall due during a long round are skipped, and the whole round is
 ///   skipped when the program falls behind or the CPU budget is spent (`TilePacer`; all counted).
 /// - Readers never block the thread: each tile's newest picture sits in a `LatestValue`, which readers
-///   copy out (`latest`) or wait on (`waitForNewer`, from an HTTP thread, never the cooperative pool).
+///   copy out (`latest`) or wait on (`waitForNewer` for one tile, `waitForAny` for several: from an HTTP
+///   thread, never the cooperative pool).
 public final class TilePictures: Sendable {
     public static let program = "program"
     public static let preview = "preview"
 
     /// How long after a request (`latest`, `waitForNewer`) a tile is still made without a subscription.
     public let idleAfter: Double
-    private let width: Int
+    /// The pictures' width (pixels; a narrower source keeps its own).
+    public let width: Int
     private let quality: Int
     private let clock: any Clock
     private let pacerSettings: TilePacer
@@ -88,6 +123,8 @@ public final class TilePictures: Sendable {
     private let countersValue = Mutex(TileCounters())
     /// Wakes the idle thread when a tile becomes watched, or to stop.
     private let wake = ConditionLock()
+    /// Broadcast after each picture is published (`waitForAny` waits on it).
+    private let published = ConditionLock()
     private let worker = WorkerThread()
 
     private struct Watch {
@@ -115,12 +152,17 @@ public final class TilePictures: Sendable {
 
     // MARK: Readers (any thread but the cooperative pool)
 
-    /// Every tile name: `program`, `preview`, then the cameras.
-    public var tileNames: [String] { [Self.program, Self.preview] + (sources.withLock { $0 }?.cameraNames() ?? []) }
+    /// Every tile name: `program`, `preview`, the cameras, then the scenes.
+    public var tileNames: [String] {
+        let sources = sources.withLock { $0 }
+        return [Self.program, Self.preview] + (sources?.cameraNames() ?? []) + (sources?.scenes.names() ?? [])
+    }
 
-    /// Whether `tile` names a tile (program, preview or a camera).
+    /// Whether `tile` names a tile (program, preview, a camera or a scene).
     public func isTile(_ tile: String) -> Bool {
-        tile == Self.program || tile == Self.preview || sources.withLock({ $0 })?.camera(tile) != nil
+        guard tile != Self.program, tile != Self.preview else { return true }
+        guard let sources = sources.withLock({ $0 }) else { return false }
+        return sources.camera(tile) != nil || sources.scenes.names().contains(tile)
     }
 
     /// Starts (or keeps) making `tile` for a live stream until `unsubscribe`; false for an unknown tile.
@@ -158,6 +200,25 @@ public final class TilePictures: Sendable {
         defer { unsubscribe(tile) }
         let (picture, version) = slot.waitForNewer(than: sequence, timeoutSeconds: timeoutSeconds)
         return version > sequence ? picture : nil
+    }
+
+    /// Waits up to `timeoutSeconds` until one of `tiles` has a picture newer than the one `sent` says
+    /// (by sequence; a tile not in it: any picture), and returns each such tile's newest picture, in the
+    /// order of `tiles` (empty when none came in time). Only the newest: a reader that fell behind skips
+    /// what it missed. It does not make the tiles watched: subscribe to them first. Blocks the calling
+    /// thread: call it from an HTTP thread.
+    public func waitForAny(_ tiles: [String], newerThan sent: [String: UInt64], timeoutSeconds: Double) -> [(tile: String, picture: TilePicture)] {
+        let deadline = MonotonicClock.now() + UInt64(max(0, timeoutSeconds) * 1e9)
+        let slots = tiles.map { ($0, slot($0)) }
+        return published.withLock {
+            while true {
+                let newer = slots.compactMap { tile, slot -> (tile: String, picture: TilePicture)? in
+                    guard let picture = slot.latest().value, picture.sequence > sent[tile] ?? 0 else { return nil }
+                    return (tile, picture)
+                }
+                if !newer.isEmpty || !published.wait(untilMonotonic: deadline) { return newer }
+            }
+        }
     }
 
     public var counters: TileCounters { countersValue.withLock { $0 } }
@@ -218,7 +279,7 @@ public final class TilePictures: Sendable {
         var making: [String: TileMaker] = [:]
         while !worker.isStopRequested {
             // A tile's encoder and scaler stay made when no one watches it (a few hundred kilobytes; the
-            // tiles are the cameras, program and preview only), so a returning viewer costs no new ones.
+            // tiles are the cameras, scenes, program and preview only), so a returning viewer costs no new ones.
             let watched = watchedTiles(at: clock.now())
             if watched.isEmpty {
                 pacer.idle()
@@ -251,31 +312,67 @@ public final class TilePictures: Sendable {
         }
     }
 
-    /// Makes `tile`'s picture from its source's newest frame, if that frame is new.
-    private func makePicture(_ tile: String, with maker: TileMaker, sources: TileSources) {
-        let source: LatestValue<VideoFrame>?
+    /// What a tile shows now.
+    private enum Shown {
+        case frames(LatestValue<VideoFrame>)
+        case scene(String)
+        case nothing
+    }
+
+    private func shown(_ tile: String, sources: TileSources) -> Shown {
         switch tile {
-        case Self.program: source = programFrames
-        case Self.preview: source = sources.previewCamera().flatMap(sources.camera)
-        default: source = sources.camera(tile)
+        case Self.program: return .frames(programFrames)
+        case Self.preview:
+            if let camera = sources.previewCamera(), let frames = sources.camera(camera) { return .frames(frames) }
+            return sources.scenes.onPreview().map(Shown.scene) ?? .nothing
+        default:
+            return sources.camera(tile).map(Shown.frames) ?? .scene(tile)
         }
+    }
+
+    /// Makes `tile`'s picture from its source's newest frame, if that frame is new (a scene: composed,
+    /// if one of its inputs changed).
+    private func makePicture(_ tile: String, with maker: TileMaker, sources: TileSources) {
         let slot = slot(tile)
-        guard let source else {
-            // Preview on a scene or empty, or a camera gone from the list: no picture rather than a stale one.
+        func showNothing() {
+            // Preview empty, or a camera or scene gone from the list: no picture rather than a stale one.
             slot.clear()
-            maker.lastFrame = nil
-            return
+            maker.lastSource = nil
         }
-        let (frame, version) = source.latest()
-        let key = TileMaker.FrameKey(source: ObjectIdentifier(source), version: version)
-        guard let frame, maker.lastFrame != key else { return }
-        maker.lastFrame = key
+        let frame: VideoFrame, key: TileMaker.SourceKey
+        switch shown(tile, sources: sources) {
+        case .nothing:
+            return showNothing()
+        case .frames(let source):
+            let (newest, version) = source.latest()
+            guard let newest else { return }
+            key = .frame(ObjectIdentifier(source), version)
+            guard maker.lastSource != key else {
+                countersValue.withLock { $0.unchanged += 1 }
+                return
+            }
+            frame = newest
+        case .scene(let name):
+            let previous: [UInt64]? = if case .scene(name, let inputs) = maker.lastSource { inputs } else { nil }
+            guard let made = sources.scenes.compose(name, previous) else { return showNothing() }
+            guard let composed = made.frame else {
+                countersValue.withLock { $0.unchanged += 1 }
+                return
+            }
+            countersValue.withLock { $0.sceneCompositions += 1 }
+            key = .scene(name, made.inputs)
+            frame = composed
+        }
+        maker.lastSource = key
         do {
             let made = try maker.thumbnailer.encode(frame)
             countersValue.withLock { $0.pictures += 1 }
             // Only this thread publishes to the slot: its version is the picture's sequence.
             slot.publish(TilePicture(jpeg: made.jpeg, width: made.width, height: made.height, sequence: slot.latest().version + 1,
                                      captureTime: frame.captureTime))
+            // Taking the lock first: a `waitForAny` is either before its check (and sees the picture) or waiting.
+            published.withLock {}
+            published.broadcast()
         } catch {
             countersValue.withLock { $0.failures += 1 }
         }
@@ -291,13 +388,14 @@ public final class TilePictures: Sendable {
 
 /// One tile's encoder and what it last showed; lives on the tile thread only.
 private final class TileMaker {
-    struct FrameKey: Equatable {
-        var source: ObjectIdentifier
-        var version: UInt64
+    /// What a picture was made from: a frame slot's version, or a scene's inputs.
+    enum SourceKey: Equatable {
+        case frame(ObjectIdentifier, UInt64)
+        case scene(String, [UInt64])
     }
 
     let thumbnailer: JPEGThumbnailer
-    var lastFrame: FrameKey?
+    var lastSource: SourceKey?
 
     init(thumbnailer: JPEGThumbnailer) { self.thumbnailer = thumbnailer }
 }

@@ -76,6 +76,16 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let databaseReplaced = EventKind(rawValue: "database_replaced")
     public static let error = EventKind(rawValue: "error")
 
+    /// Every kind this binary emits, in the order of docs/schema.md's table (a test holds the two
+    /// together); `studio log --kind` checks its words against it.
+    public static let all: [EventKind] = [
+        .sessionStarted, .databaseReplaced, .sessionEnded, .cameraAdded, .cameraLost, .cameraReturned, .cameraModeChanged,
+        .cameraControlChanged, .cameraFocus, .switchProgram, .backupTaken, .preview, .transitionStarted, .transitionEnded,
+        .pictureChanged, .overlayOn, .overlayOff, .tally, .configReloaded, .configReloadFailed, .audioChanged, .audioInputFound, .audioInputLost, .audioInputBack, .outputConnected,
+        .outputDisconnected, .outputReconnectAttempt, .outputReconnected, .recordingStarted, .recordingStopped, .encoderChosen,
+        .encoderFallback, .framesDropped, .encoderOverloaded, .serverStalled, .eventsLost, .error,
+    ]
+
     public init(from decoder: Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
     public func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()

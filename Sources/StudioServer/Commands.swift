@@ -14,7 +14,7 @@ enum ServerCommands {
         [Ping.self, Cameras.self, SwitcherCommands.Switch.self, SwitcherCommands.Preview.self, SwitcherCommands.Cut.self,
          SwitcherCommands.Auto.self, SwitcherCommands.Transition.self, SwitcherCommands.Scene.self, SwitcherCommands.Scenes.self,
          SwitcherCommands.Overlay.self,
-         Status.self, Levels.self, AudioCommands.Audio.self, Metrics.self, Reload.self, Sessions.self, Log.self, Recordings.self,
+         Status.self, Levels.self, AudioCommands.Audio.self, Metrics.self, Reload.self, Sessions.self, Log.self, OnAir.self, Recordings.self,
          CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self, CameraCommands.Focus.self,
          PictureCommands.Picture.self]
     }
@@ -68,27 +68,28 @@ enum ServerCommands {
         static let httpRoute: ControlHTTPRoute? = .get("/api/v1/sessions")
         static let summary = "the sessions in the database, newest first"
         static let execution = ControlExecution.worker
-        struct Arguments: Decodable, Sendable {
-            var limit: Int?
-        }
-
-        static func run(_ arguments: Arguments, in server: StudioServer) throws -> SessionsReply {
-            if let limit = arguments.limit, limit < 1 {
-                // SQLite reads a negative LIMIT as "no limit": refuse rather than answer something else.
-                throw ControlError(.invalidArgument, "\"limit\" must be a positive number of sessions, got \(limit)")
-            }
-            return SessionsReply(try server.store.sessions(limit: arguments.limit))
+        static func run(_ arguments: SessionsArguments, in server: StudioServer) throws -> SessionsReply {
+            try History.sessions(arguments, store: server.store)
         }
     }
 
     enum Log: ControlCommand {
         static let name = "log"
         static let httpRoute: ControlHTTPRoute? = .get("/api/v1/sessions/{session:int}/events")
-        static let summary = "a session's events, oldest first (the current session by default)"
+        static let summary = "a session's events, oldest first (the current session by default), or with filters those of every session"
         static let execution = ControlExecution.worker
-        static func run(_ arguments: SessionArguments, in server: StudioServer) throws -> LogReply {
-            let session = try server.storedSession(arguments.session)
-            return LogReply(session: session, events: try server.store.events(sessionID: session.id))
+        static func run(_ arguments: LogArguments, in server: StudioServer) throws -> LogReply {
+            try History.log(arguments, store: server.store, defaultSession: server.currentStoredSessionID)
+        }
+    }
+
+    enum OnAir: ControlCommand {
+        static let name = "onair"
+        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/sessions/{session:int}/onair")
+        static let summary = "what was on program, interval by interval, with each source's share (the current session by default)"
+        static let execution = ControlExecution.worker
+        static func run(_ arguments: OnAirArguments, in server: StudioServer) throws -> OnAirReply {
+            try History.onAir(arguments, store: server.store, defaultSession: server.currentStoredSessionID)
         }
     }
 
@@ -105,16 +106,12 @@ enum ServerCommands {
 }
 
 extension StudioServer {
-    /// Session `id` (the current one when nil) from the store; `not_found` when there is none.
+    /// The store's own session, which continues `sessionID` in a new file if the database was replaced.
+    var currentStoredSessionID: Int64? { store.currentSessionID ?? sessionID }
+
+    /// Session `id` (the current one when nil) from the store; `not_found` saying which exist when there is none.
     func storedSession(_ id: Int64?) throws -> SessionRecord {
-        if let id, id < 1 {
-            throw ControlError(.invalidArgument, "\"session\" must be a positive session id (see `studio sessions`), got \(id)")
-        }
-        // The store's own session, which continues `sessionID` in a new file if the database was replaced.
-        guard let record = try store.session(id: id ?? store.currentSessionID ?? sessionID) else {
-            throw ControlError(.notFound, "no session \(id.map(String.init) ?? "") in the database")
-        }
-        return record
+        try History.session(id, store: store, defaultSession: currentStoredSessionID)
     }
 
     func camerasView() -> CamerasReply {
@@ -142,7 +139,8 @@ extension StudioServer {
     }
 
     /// What `metrics` answers and the HTTP console serves at `/metrics`.
-    public func metricsText() -> String { Metrics.render(status: statusView(), cameras: camerasView()) }
+    public func metricsText() -> String { Metrics.render(status: statusView(), cameras: camerasView(),
+                                                                    tiles: TileMetrics(counters: tiles.counters, requests: tileRequests.byRoute)) }
 
     func statusView() -> StatusReply {
         let program = switcher.status

@@ -1,6 +1,7 @@
 import Foundation
 import StudioCore
 import Output
+import LivePictures
 
 /// The server's counters in the Prometheus text exposition format (version 0.0.4), made from the same
 /// replies as `status` and `cameras`: one place reads the pipeline, this only renders. Served by the
@@ -14,7 +15,7 @@ public enum Metrics {
     /// The text format's content type, for an HTTP response.
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    public static func render(status: StatusReply, cameras: CamerasReply) -> String {
+    public static func render(status: StatusReply, cameras: CamerasReply, tiles: TileMetrics? = nil) -> String {
         var text = MetricsText()
         text.gauge("studio_session_id", "The current session's id (see `studio sessions`).", Double(status.session))
         text.gauge("studio_start_time_seconds", "When the server started, in seconds since the Unix epoch.",
@@ -152,6 +153,23 @@ public enum Metrics {
         text.gauge("studio_event_store_retrying", "1 while writes to the database fail and are retried, else 0.",
                    store.retryingSince == nil ? 0 : 1)
 
+        if let tiles {
+            // The console's live tiles and the requests for them.
+            let counters = tiles.counters
+            text.counter("studio_tile_pictures_total", "Tile pictures (JPEGs) made for the console.", Double(counters.pictures))
+            text.counter("studio_tile_scene_compositions_total", "Scene tiles composed at tile size.", Double(counters.sceneCompositions))
+            text.counter("studio_tile_unchanged_total", "Watched tiles not made again because their source had not changed.",
+                         Double(counters.unchanged))
+            text.counter("studio_tile_skipped_rounds_total", "Tile rounds skipped, by reason.", [
+                (["reason": "program_behind"], Double(counters.skippedProgramBehind)),
+                (["reason": "over_budget"], Double(counters.skippedOverBudget)),
+                (["reason": "overrun"], Double(counters.skippedOverrun)),
+            ])
+            text.counter("studio_tile_cpu_seconds_total", "CPU time of the tile thread.", Double(counters.cpuNanoseconds) / 1e9)
+            text.counter("studio_http_tile_requests_total", "HTTP requests to the tile routes, by route.",
+                         tiles.requests.map { (["route": $0.route], Double($0.count)) })
+        }
+
         if let disk = status.disk, let free = disk.freeBytes {
             text.gauge("studio_disk_free_bytes", "Free space in the recording directory.", [(["path": disk.path], Double(free))])
         }
@@ -206,6 +224,12 @@ struct MetricsText {
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         return "\(value)"
     }
+}
+
+/// The tiles' part of the metrics: the tile thread's counters and the requests to the tile routes.
+public struct TileMetrics: Sendable {
+    public var counters: TileCounters
+    public var requests: [(route: String, count: Int)]
 }
 
 extension StudioServer {

@@ -395,9 +395,10 @@ public struct SessionsReply: Codable, Sendable {
     public var sessions: [SessionView]
 }
 
-/// `log`: a session and its events, oldest first.
+/// `log`: a session and its events, oldest first; `session` is null when the events come from every
+/// session (filters without a session: each event says its session).
 public struct LogReply: Codable, Sendable {
-    public var session: SessionView
+    @Nullable public var session: SessionView?
     public var events: [EventView]
 }
 

@@ -33,6 +33,8 @@ public final class StudioServer: Sendable {
     let audio: ProgramAudio
     /// The console's live tiles (small JPEGs of the cameras, program and preview), made only while watched.
     public let tiles: TilePictures
+    /// Requests to the tiles' routes, by route (`/metrics`: the console makes few, not one per picture).
+    let tileRequests = TileRequestCounts()
     let control: ControlServer
     /// The HTTP API (nil with `--no-http`) and its event streams.
     let http: HTTPConsole?
@@ -128,7 +130,8 @@ public final class StudioServer: Sendable {
             // The live tiles (made only while watched; their thread starts with the pipeline, below).
             let tiles = TilePictures()
             self.tiles = tiles
-            http = try Self.startHTTP(options: options, router: router, events: httpEvents, tiles: tiles, services: services, log: log)
+            http = try Self.startHTTP(options: options, router: router, events: httpEvents, tiles: tiles, tileRequests: tileRequests,
+                                      services: services, log: log)
 
             sessionID = try store.startSession(configSnapshot: configuration.jsonSnapshot())
             let session = sessionID
@@ -164,6 +167,8 @@ public final class StudioServer: Sendable {
                                        })
             // The config checked the scenes, overlays and transition already (and that their image and
             // font files exist); what is left is a file that cannot be decoded or a font FreeType refuses.
+            // The scene tiles: each scene composed at tile size on the tile thread (prepared when the scenes are set).
+            let sceneThumbnails = SceneThumbnails(switcher: switcher, width: tiles.width)
             do { try Self.applyLive(configuration, to: switcher) } catch { throw ServerError("config: \(error)") }
             let cameras = CameraHub(switcher: switcher, events: events, log: log, lossTimeoutSeconds: options.cameraLossTimeoutSeconds,
                                     makeIso: Self.isoFactory(options: options, session: session, events: events, log: log,
@@ -263,7 +268,9 @@ public final class StudioServer: Sendable {
             services.start("tiles", { [switcher] in
                 tiles.start(sources: TileSources(
                     camera: { cameras.camera(named: CameraID($0))?.frames }, cameraNames: { cameras.all.map(\.id.name) },
-                    previewCamera: { switcher.status.preview?.camera?.name }, lateTicks: { switcher.status.lateTicks }))
+                    previewCamera: { switcher.status.preview?.camera?.name }, lateTicks: { switcher.status.lateTicks },
+                    scenes: TileScenes(names: { sceneThumbnails.sceneNames }, onPreview: { sceneThumbnails.sceneOnPreview },
+                                       compose: { sceneThumbnails.compose($0, unless: $1) })))
             }, stop: { tiles.stop() })
             services.start("audio", { audio.start(origin: origin) }, stop: { audio.stop() })
             // Each ISO thread ticks on its camera's rate from the program's origin (one timeline); the
@@ -328,7 +335,8 @@ public final class StudioServer: Sendable {
     /// The HTTP console on `http.listen` with its token (see `HTTPToken`), stopped before control.
     /// It serves the commands' routes (`HTTPBridge`), the tiles' pictures (`TileRoutes`) and the page (`ConsolePage`).
     private static func startHTTP(options: ServerOptions, router: ControlRouter<StudioServer>, events: HTTPEventStream,
-                                  tiles: TilePictures, services: ServiceGroup, log: ServerLog) throws -> HTTPConsole? {
+                                  tiles: TilePictures, tileRequests: TileRequestCounts, services: ServiceGroup,
+                                  log: ServerLog) throws -> HTTPConsole? {
         let settings = options.configuration.http
         guard settings.enabled else { return nil }
         let token = try HTTPToken.resolve(settings, databasePath: options.databasePath)
@@ -345,7 +353,7 @@ public final class StudioServer: Sendable {
         let console = HTTPConsole(settings: consoleSettings,
                                   routes: HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + ConsolePage.routes, events: events,
                                   handler: { call, respond in
-                                      if let answer = TileRoutes.answer(call, tiles: tiles) ?? ConsolePage.answer(call) { return respond(answer) }
+                                      if let answer = TileRoutes.answer(call, tiles: tiles, counts: tileRequests) ?? ConsolePage.answer(call) { return respond(answer) }
                                       commands(call, respond)
                                   })
         try services.start("http", {

@@ -2,12 +2,27 @@ import FrameDrawing
 import Graphics
 import MediaSupport
 import StudioCore
+import StudioSystem
 
 /// A camera's picture for one program tick, as the program thread found it: its newest frame, or the
 /// slate that stands for it ("CAMERA LOST", "cam2").
 enum CameraPicture {
     case frame(VideoFrame)
     case slate([String])
+
+    /// `camera`'s newest frame at `now`, or the slate that stands for it: "CAMERA LOST" when its device
+    /// went away (`lost`), it was removed, or its newest frame is older than `lossTimeout`; "WAITING FOR"
+    /// before its first frame; "NO CAMERA" for a name never added. The frame is as captured (no picture
+    /// settings applied).
+    static func newest(_ camera: CameraID, sources: [CameraID: LatestValue<VideoFrame>], lost: Set<CameraID>, known: Set<CameraID>,
+                       now: UInt64, lossTimeout: UInt64) -> CameraPicture {
+        if lost.contains(camera) { return .slate(["CAMERA LOST", camera.name]) }
+        guard let slot = sources[camera] else { return .slate([known.contains(camera) ? "CAMERA LOST" : "NO CAMERA", camera.name]) }
+        let latest = slot.latest()
+        if let frame = latest.value, frame.captureTime + lossTimeout >= now { return .frame(frame) }
+        // Never delivered a frame yet (just started or plugged in): not a loss.
+        return .slate([latest.version == 0 ? "WAITING FOR" : "CAMERA LOST", camera.name])
+    }
 }
 
 /// Layers placed in pixels for the program's size, with the pictures of their images and texts made
@@ -28,6 +43,11 @@ struct PreparedLayers: Sendable {
         }
         self.graphics = graphics
     }
+
+    init(layers: [ResolvedLayer], graphics: [LayerGraphic?]) {
+        self.layers = layers
+        self.graphics = graphics
+    }
 }
 
 /// A scene ready to compose at the program's size: its layers placed in pixels once, when the scenes
@@ -44,6 +64,13 @@ struct PreparedScene: Sendable {
         layers = try PreparedLayers(description.resolvedLayers(width: width, height: height), what: "scene '\(description.name)'", texts: texts)
         background = YUVColor(description.background)
         cameras = description.cameraNames.map { CameraID($0) }
+    }
+
+    init(description: SceneDescription, layers: PreparedLayers, background: YUVColor, cameras: [CameraID]) {
+        self.description = description
+        self.layers = layers
+        self.background = background
+        self.cameras = cameras
     }
 
     var name: String { description.name }

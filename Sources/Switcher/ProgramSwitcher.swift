@@ -24,7 +24,7 @@ import StudioSystem
 public final class ProgramSwitcher: Sendable {
     public let format: ProgramFormat
     public let configuration: Configuration
-    private let core: Core
+    let core: Core
 
     /// - Parameters:
     ///   - clock: the program clock's time source (tests pass a `ManualClock`; cameras feeding it must
@@ -204,6 +204,8 @@ extension ProgramSwitcher {
         /// Every camera ever added (a scene's layer of one that never was says "NO CAMERA", not "LOST").
         var known: Set<CameraID> = []
         var scenes: [String: PreparedScene] = [:]
+        /// One more each time the scenes are set (`SceneThumbnails` re-prepares its small copies then).
+        var scenesGeneration: UInt64 = 0
         var backups: [String: BackupRule] = [:]
         var pending: [Command] = []
         /// Picture settings in force (identity ones left out), and changes waiting for the next frame.
@@ -243,6 +245,9 @@ extension ProgramSwitcher {
         let deliver: @Sendable (VideoFrame, MediaTime) -> Void
         let shared = Mutex(Shared())
         let worker = WorkerThread()
+        /// Told the scenes (and their generation) each time they are set, on the caller's thread, after
+        /// the switcher took them (`SceneThumbnails` prepares its small copies there).
+        let sceneObservers = Mutex<[@Sendable ([String: PreparedScene], UInt64) -> Void]>([])
         /// Renders text layers (and caches them) when scenes and overlays are set.
         let texts = TextRenderer()
 
@@ -291,10 +296,13 @@ extension ProgramSwitcher {
             }
             var prepared: [PreparedScene] = []
             for scene in scenes { prepared.append(try PreparedScene(scene, width: format.width, height: format.height, texts: texts)) }
-            shared.withLock { s in
+            let (table, generation) = shared.withLock { s in
                 s.scenes = Dictionary(uniqueKeysWithValues: prepared.map { ($0.name, $0) })
+                s.scenesGeneration &+= 1
                 s.status.scenes = scenes.map(\.name)
+                return (s.scenes, s.scenesGeneration)
             }
+            for observer in sceneObservers.withLock({ $0 }) { observer(table, generation) }
         }
 
         /// Why one of `layers` reaches outside the program; nil when they all fit.

@@ -64,20 +64,8 @@ extension ProgramSwitcher.Core {
             var pictures: [CameraID: CameraPicture] = [:]
             func picture(_ camera: CameraID) -> CameraPicture {
                 if let cached = pictures[camera] { return cached }
-                let found: CameraPicture
-                if lost.contains(camera) {
-                    found = .slate(["CAMERA LOST", camera.name])
-                } else if let slot = sources[camera] {
-                    let latest = slot.latest()
-                    if let frame = latest.value, frame.captureTime + lossTimeout >= now {
-                        found = pictureStage.picture(frame, of: camera, settings: pictureTick.settings[camera])
-                    } else {
-                        // Never delivered a frame yet (just started or plugged in): not a loss.
-                        found = .slate([latest.version == 0 ? "WAITING FOR" : "CAMERA LOST", camera.name])
-                    }
-                } else {
-                    found = .slate([known.contains(camera) ? "CAMERA LOST" : "NO CAMERA", camera.name])
-                }
+                var found = CameraPicture.newest(camera, sources: sources, lost: lost, known: known, now: now, lossTimeout: lossTimeout)
+                if case .frame(let frame) = found { found = pictureStage.picture(frame, of: camera, settings: pictureTick.settings[camera]) }
                 pictures[camera] = found
                 return found
             }

@@ -184,15 +184,19 @@ enum ReloadCommand: ClientCommand {
 enum SessionsCommand: ClientCommand {
     static let spec = CommandSpec(
         "sessions", abstract: "past and current sessions.", summary: "past and current sessions",
-        options: [.json, OptionSpec("limit", "N", help: "only the latest N sessions"), .socket, .database],
-        discussion: "Asks the running server; with none running, reads the database directly.")
+        options: [.json, HistoryFlags.sessionsLimit, HistoryFlags.since, HistoryFlags.until, HistoryFlags.ended, .socket, .database],
+        discussion: """
+        Newest first. --since and --until keep the sessions that ran at some moment between
+        them. A TIME without an offset (2024-05-01T18:03) is local time; with one, that offset
+        (2024-05-01T18:03Z, 2024-05-01T18:03+02:00); -90s, -30m, -2h, -7d count back from now.
+        Asks the running server; with none running, reads the database directly.
+        """)
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let limit = try arguments.parse("limit", .positive("a positive number"))
-        let result = try requestOrReadDatabase(socket, arguments, environment, "sessions",
-                                               limit.map { ["limit": .number(Double($0))] } ?? [:]) { store in
-            Views.sessions(try store.sessions(limit: limit))
+        let query = try HistoryFlags.sessions(arguments, now: Date(), timeZone: .current)
+        let result = try requestOrReadDatabase(socket, arguments, environment, "sessions", try requestArguments(query)) { store in
+            try Views.sessions(query, store: store)
         }
         if json { print(result.jsonText) } else { print(Format.sessions(result)) }
         return 0
@@ -201,21 +205,58 @@ enum SessionsCommand: ClientCommand {
 
 enum LogCommand: ClientCommand {
     static let spec = CommandSpec(
-        "log", abstract: "the events of a session, in order.", summary: "events of a session (default: the current or latest one)",
-        positionals: [PositionalSpec("SESSION", optional: true)], options: [.json, .socket, .database],
+        "log", abstract: "the events of a session, in order; with filters, of every session.",
+        summary: "events of a session (default: the current or latest one);\nwith filters and no SESSION, of every session",
+        positionals: [PositionalSpec("SESSION", optional: true)],
+        options: [.json, HistoryFlags.kind, HistoryFlags.camera, HistoryFlags.since, HistoryFlags.until, HistoryFlags.from, HistoryFlags.to,
+                  HistoryFlags.logLimit, .socket, .database],
         positionalsError: "expected at most one session id",
         discussion: """
-        SESSION defaults to the current session, or the latest one. In JSON each event has
-        `kind`, `camera`, `wall_time` (ISO 8601), `program_ms` (program time in milliseconds,
-        the clock of the FLV timestamps) and `details`.
+        SESSION defaults to the current session, or the latest one; with a filter and no SESSION,
+        every session is searched and each line says its session
+        (`studio log --camera cam2 --kind camera_lost --since -7d`). Filters combine: an event
+        is shown when it matches all of them. --from and --to compare each event's program time
+        (so only events that have one match). A TIME without an offset is local time; with one
+        (2024-05-01T18:03Z, +02:00), that offset.
+        In JSON each event has `id`, `session`, `kind`, `camera`, `wall_time` (ISO 8601),
+        `program_ms` (program time in milliseconds, the clock of the FLV timestamps) and
+        `details`; `session` is null when every session was searched.
         """)
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try requestSession(socket, arguments, environment, "log") { store, record in
-            Views.log(session: record, events: try store.events(sessionID: record.id))
+        let query = try HistoryFlags.log(arguments, session: try sessionPositional(arguments, "log"), now: Date(), timeZone: .current)
+        let result = try requestOrReadDatabase(socket, arguments, environment, "log", try requestArguments(query)) { store in
+            try Views.log(query, store: store)
         }
         if json { print(result.jsonText) } else { print(Format.log(result)) }
+        return 0
+    }
+}
+
+enum OnAirCommand: ClientCommand {
+    static let spec = CommandSpec(
+        "onair", abstract: "what was on program in a session, interval by interval.",
+        summary: "the program's timeline: each source on air, from, to, how it ended;\nper source its total and share (--at: one moment)",
+        positionals: [PositionalSpec("SESSION", optional: true)], options: [HistoryFlags.at, .json, .socket, .database],
+        positionalsError: "expected at most one session id",
+        discussion: """
+        SESSION defaults to the current session, or the latest one. Each interval is one camera
+        or scene on program (or the slate, while the camera on program was lost without a
+        backup), with its program times and how it ended: cut, transition, backup (its source was
+        lost and the backup went on air), loss (the slate followed), returned (the lost camera
+        came back), session end. Then each source's time on air and share of the program.
+        --at HH:MM:SS[.mmm] answers for one moment: what was on air, since when, until when.
+        Computed by the database view program_intervals (docs/schema.md).
+        """)
+
+    static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
+        let (socket, json) = common(arguments, environment)
+        let query = try HistoryFlags.onAir(arguments, session: try sessionPositional(arguments, "onair"))
+        let result = try requestOrReadDatabase(socket, arguments, environment, "onair", try requestArguments(query)) { store in
+            try Views.onAir(query, store: store)
+        }
+        if json { print(result.jsonText) } else { print(Format.onAir(result)) }
         return 0
     }
 }
@@ -272,19 +313,24 @@ extension ClientCommand {
     /// the server or, with none running, from the database.
     static func requestSession(_ socket: String, _ arguments: ParsedArguments, _ environment: [String: String], _ command: String,
                                offline: (EventStore, SessionRecord) throws -> JSONValue) throws -> JSONValue {
-        var session: Int64?
-        if let text = arguments.positionals.first {
-            guard let value = Int64(text), value > 0 else {
-                throw UsageError("studio \(command): \(text) is not a session id (see `studio sessions`)")
-            }
-            session = value
-        }
+        let session = try sessionPositional(arguments, command)
         return try requestOrReadDatabase(socket, arguments, environment, command, session.map { ["session": .number(Double($0))] } ?? [:]) { store in
-            guard let record = try store.session(id: session) else {
-                throw ClientFailure(session.map { "no session \($0) in the database" } ?? "the database has no sessions yet")
-            }
-            return try offline(store, record)
+            try offline(store, try History.session(session, store: store, defaultSession: nil))
         }
+    }
+
+    /// The SESSION positional, if given: a positive id.
+    static func sessionPositional(_ arguments: ParsedArguments, _ command: String) throws -> Int64? {
+        guard let text = arguments.positionals.first else { return nil }
+        guard let value = Int64(text), value > 0 else {
+            throw UsageError("studio \(command): \(text) is not a session id (see `studio sessions`)")
+        }
+        return value
+    }
+
+    /// A command's arguments as the request's JSON object.
+    static func requestArguments(_ arguments: some Encodable) throws -> [String: JSONValue] {
+        try JSONValue(encoding: arguments).objectValue ?? [:]
     }
 
     /// Where the server listens: `--socket`, `$STUDIO_SOCKET`, the per-user default; and when that
@@ -324,7 +370,7 @@ extension ClientCommand {
             } catch { client = nil }
             if let client {
                 do { return try client.request(command, arguments: requestArguments, timeoutSeconds: 10) } catch {
-                    throw ClientFailure(error.message)
+                    throw refusal(error, command)
                 }
             }
         }
@@ -334,6 +380,13 @@ extension ClientCommand {
             throw ClientFailure("no server answered on \(socket), and the database \(path) could not be read: \(error)")
         }
         defer { store.close() }
-        return try offline(store)
+        do { return try offline(store) } catch let error as ControlError { throw refusal(error, command) }
+    }
+
+    /// What the operator asked for does not exist or does not fit (a session, a camera, a kind, a time
+    /// range): a usage error (exit 2) naming the command; anything else a failure (exit 1).
+    static func refusal(_ error: ControlError, _ command: String) -> any Error {
+        if [.invalidArgument, .notFound, .unknownCamera].contains(error.code) { return UsageError("studio \(command): \(error.message)") }
+        return ClientFailure(error.message)
     }
 }

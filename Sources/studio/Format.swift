@@ -1,13 +1,11 @@
 import Foundation
 import Control
+import StudioCore
 import StudioServer
 
 /// Tables and lines for people; `--json` prints the replies as they are.
 enum Format {
-    static func programTime(_ ms: Int64) -> String {
-        let total = ms / 1000
-        return String(format: "%02d:%02d:%02d.%03d", total / 3600, (total / 60) % 60, total % 60, ms % 1000)
-    }
+    static func programTime(_ ms: Int64) -> String { HistoryTime.programText(ms) }
 
     static func table(_ header: [String], _ rows: [[String]]) -> String {
         var widths = header.map(\.count)
@@ -191,7 +189,7 @@ enum Format {
 
     static func sessions(_ result: JSONValue) -> String {
         decoded(result, as: SessionsReply.self) { reply in
-            if reply.sessions.isEmpty { return "no sessions yet" }
+            if reply.sessions.isEmpty { return "no sessions" }
             return table(["ID", "STARTED", "ENDED", "HOW", "SWITCHES", "EVENTS"], reply.sessions.map { s in
                 [String(s.id), time(s.startedAt), s.endedAt.map(time) ?? "running", s.endReason ?? "-",
                  String(s.switchCount), String(s.eventCount)]
@@ -201,10 +199,46 @@ enum Format {
 
     static func log(_ result: JSONValue) -> String {
         decoded(result, as: LogReply.self) { reply in
-            let session = reply.session
+            guard let session = reply.session else {
+                // Every session searched: each line says its session.
+                if reply.events.isEmpty { return "no events match" }
+                return table(["SESSION", "WALL TIME", "PROGRAM", "EVENT", "CAMERA", "DETAILS"],
+                             reply.events.map { [$0.session.map(String.init) ?? "-"] + eventRow($0) })
+            }
             let header = "session \(session.id) · started \(time(session.startedAt)) · " +
                 (session.endedAt.map { "ended \(time($0)) (\(text(session.endReason)))" } ?? "running")
             return header + "\n" + table(["WALL TIME", "PROGRAM", "EVENT", "CAMERA", "DETAILS"], reply.events.map(eventRow))
+        }
+    }
+
+    /// `studio onair`: the intervals and the totals, or with --at the one moment.
+    static func onAir(_ result: JSONValue) -> String {
+        decoded(result, as: OnAirReply.self) { reply in
+            let session = reply.session.id
+            func ending(_ interval: OnAirReply.Interval) -> String {
+                guard let endedBy = interval.endedBy else { return "on air" }
+                return interval.via.map { "\(endedBy) (\($0))" } ?? endedBy
+            }
+            if let moment = reply.at {
+                let interval = moment.interval
+                let what = interval.sourceKind == "slate" ? "the slate (\(text(interval.camera)) lost)" : "\(interval.source) (\(interval.sourceKind))"
+                let until = interval.endedBy == nil ? "still on air" : "until \(programTime(interval.toMilliseconds)), then \(ending(interval))"
+                return "at \(programTime(moment.atMilliseconds)) of session \(session): \(what), on air since "
+                    + "\(programTime(interval.fromMilliseconds)), \(until)"
+            }
+            guard let from = reply.programFromMilliseconds, let to = reply.programToMilliseconds else {
+                return "nothing was on program in session \(session)"
+            }
+            let header = "session \(session) · program \(programTime(from)) to \(programTime(to)) (\(programTime(reply.programMilliseconds)))"
+                + (reply.session.endedAt == nil ? " · running" : "")
+            let intervals = table(["FROM", "TO", "DURATION", "SOURCE", "ENDED BY"], reply.intervals.map { interval in
+                [programTime(interval.fromMilliseconds), programTime(interval.toMilliseconds), programTime(interval.durationMilliseconds),
+                 interval.sourceKind == "slate" ? "slate (\(text(interval.camera)) lost)" : interval.source, ending(interval)]
+            })
+            let totals = table(["SOURCE", "ON AIR", "SHARE", "INTERVALS"], reply.totals.map { total in
+                [total.source, programTime(total.onAirMilliseconds), String(format: "%.1f %%", total.share * 100), String(total.intervals)]
+            })
+            return header + "\n" + intervals + "\n\n" + totals
         }
     }
 

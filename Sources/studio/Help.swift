@@ -8,7 +8,7 @@ enum Help {
         [ServeCommand.self, CamerasCommand.self, SwitchCommand.self, PreviewCommand.self, CutCommand.self, AutoCommand.self,
          TransitionCommand.self, SceneCommand.self, ScenesCommand.self, OverlayCommand.self, CameraCommand.self, ControlsCommand.self,
          ControlCommand.self, FocusCommand.self, PictureCommand.self, AudioCommand.self, StatusCommand.self, MetricsCommand.self, ReloadCommand.self, SessionsCommand.self, LogCommand.self,
-         RecordingsCommand.self, WatchCommand.self, DoctorCommand.self,
+         OnAirCommand.self, RecordingsCommand.self, WatchCommand.self, DoctorCommand.self,
          HelpCommand.self, VersionCommand.self]
     }
 
@@ -19,7 +19,7 @@ enum Help {
     $XDG_RUNTIME_DIR/studio/studio.sock (/run/studio/studio.sock as root,
     /tmp/studio-UID/studio.sock without XDG_RUNTIME_DIR), then /run/studio/studio.sock
     if that exists (the systemd service's socket).
-    `sessions`, `log` and `recordings` read the database directly when no server runs
+    `sessions`, `log`, `onair` and `recordings` read the database directly when no server runs
     (--db, then $STUDIO_DB, then the default path).
 
     Run `studio COMMAND --help` for a command's options.

@@ -68,14 +68,24 @@ import TestSupport
         defer { nginx.stop() }
         let studio = try StudioHarness()
         let port = try NginxRTMP.freePort()
-        try studio.serve(["--cameras", "3", "--rtmp", nginx.url(stream: "console"), "--http", "127.0.0.1:\(port)"] + EndToEndTests.smallProgram)
+        // A scene: cam1 over the left half, cam2 over the right (stretched, so each shows its ident block).
+        let config = studio.directory.appendingPathComponent("studio.yaml")
+        try """
+            scenes:
+              - name: duo
+                layers:
+                  - { source: cam1, rect: [0, 0, 0.5, 1], fit: stretch }
+                  - { source: cam2, rect: [0.5, 0, 0.5, 1], fit: stretch, border: { width: 8, color: white } }
+            """.write(to: config, atomically: true, encoding: .utf8)
+        try studio.serve(["--config", config.path, "--cameras", "3", "--rtmp", nginx.url(stream: "console"), "--http", "127.0.0.1:\(port)"]
+                         + EndToEndTests.smallProgram)
         #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
         #expect(studio.waitForProgramFrames(30))
 
         // Set STUDIO_CONSOLE_SCREENSHOT=docs/console.png (absolute) to refresh the README's picture.
         let screenshot = ProcessInfo.processInfo.environment["STUDIO_CONSOLE_SCREENSHOT"]
             ?? studio.directory.appendingPathComponent("console.png").path
-        let report = try Self.report(of: ChildProcess(executable: Self.python, arguments: [Self.script, "http://127.0.0.1:\(port)/", screenshot]))
+        let report = try Self.report(of: ChildProcess(executable: Self.python, arguments: [Self.script, "http://127.0.0.1:\(port)/", screenshot, "duo"]))
 
         // Each tile shows its own camera's ident colour, as the browser drew it.
         let ids: [CameraID] = ["cam1", "cam2", "cam3"]
@@ -85,6 +95,20 @@ import TestSupport
             let shown = TestPatternCamera.camera(showing: YUVColor(red: rgb[0], green: rgb[1], blue: rgb[2]), among: ids)
             #expect(shown == camera, "\(camera.name)'s tile shows \(rgb) (\(shown?.name ?? "no camera"))")
         }
+        // The scene's tile, and the preview tile with the scene on preview: cam1 left, cam2 right.
+        for key in ["scene_halves", "preview_halves"] {
+            let halves = report[key]?.arrayValue?.map { $0.arrayValue?.compactMap(\.intValue) ?? [] } ?? []
+            try #require(halves.count == 2 && halves.allSatisfy { $0.count == 3 }, "no \(key): \(report)")
+            let shown = halves.map { TestPatternCamera.camera(showing: YUVColor(red: $0[0], green: $0[1], blue: $0[2]), among: ids) }
+            #expect(shown == ["cam1", "cam2"], "\(key): \(halves) shows \(shown)")
+        }
+        // One stream for every picture: over 3 s the page received dozens of pictures and made (almost)
+        // no new tile requests (one, should the stream have been opened again with a new list).
+        let requests = report["tile_requests"]?.arrayValue?.compactMap(\.doubleValue) ?? []
+        let parts = report["tile_parts"]?.arrayValue?.compactMap(\.intValue) ?? []
+        try #require(requests.count == 2 && parts.count == 2, "\(report)")
+        #expect(parts[1] - parts[0] >= 30, "pictures received in 3 s: \(parts)")
+        #expect(requests[1] - requests[0] <= 1 && requests[0] <= 3, "tile requests: \(requests) for pictures \(parts)")
         #expect(report["preview_tally"] == "preview" && report["tally_after_cut"] == "program", "\(report)")
         #expect(report["cursor"] == .bool(true), "no focus cursor was drawn")
         let point = report["focus_point"]?.arrayValue?.compactMap(\.doubleValue) ?? []

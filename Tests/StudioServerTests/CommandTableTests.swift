@@ -51,7 +51,8 @@ import StudioCore
             == #"{"end_reason":null,"ended_at":null,"event_count":9,"id":3,"started_at":"2024-05-01T18:03:04.123Z","switch_count":4}"#)
         let log = Views.log(session: session, events: [event, bare])
         let decoded = try log.decode(LogReply.self)
-        #expect(decoded.session.id == 3 && decoded.session.startedAt == wallTime && decoded.session.endedAt == nil)
+        let decodedSession = try #require(decoded.session, "a one-session log names its session")
+        #expect(decodedSession.id == 3 && decodedSession.startedAt == wallTime && decodedSession.endedAt == nil)
         #expect(decoded.events == [EventView(event), EventView(bare)])
     }
 

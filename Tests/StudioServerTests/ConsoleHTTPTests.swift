@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Capture
+import FrameDrawing
 import LivePictures
 import StudioConfig
 import StudioCore
@@ -19,12 +20,13 @@ import TestSupport
         let server: StudioServer
         let port: Int
 
-        init(cameras: Int = 2) throws {
+        init(cameras: Int = 2, scenes: [SceneDescription] = []) throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-console-\(UUID().uuidString.prefix(8))")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             var configuration = StudioConfiguration()
             configuration.http.listen = ListenAddress(host: "127.0.0.1", port: 0)
             configuration.http.token = ConsoleHTTPTests.token
+            configuration.scenes = scenes
             var options = ServerOptions(configuration: configuration, databasePath: directory.appendingPathComponent("studio.db").path,
                                         socketPath: directory.appendingPathComponent("studio.sock").path)
             options.testCameraCount = cameras
@@ -104,6 +106,76 @@ import TestSupport
         #expect(tiles.subscriptionCount >= 1, "subscribed while connected")
         client = nil  // the client goes away
         #expect(Self.waitUntil { tiles.subscriptionCount == 0 }, "still subscribed after the client went away: \(tiles.subscriptionCount)")
+    }
+
+    /// cam1 stretched over the left half, cam2 over the right.
+    static let duo = SceneDescription(name: "duo", layout: nil, layers: [
+        LayerDescription(source: .camera("cam1"), rect: .fraction(RelativeRect(x: 0, y: 0, width: 0.5, height: 1)), fit: .stretch),
+        LayerDescription(source: .camera("cam2"), rect: .fraction(RelativeRect(x: 0.5, y: 0, width: 0.5, height: 1)), fit: .stretch),
+    ])
+
+    @Test func oneStreamCarriesManyTilesEachPartNamingItsTile() throws {
+        let rig = try Rig(scenes: [Self.duo])
+        let tiles = rig.server.tiles
+        #expect(try HTTPTestClient.fetch(port: rig.port, "GET", "/api/v1/tiles/stream?tiles=cam1").status == 401, "the stream needs the token too")
+        let unknown = try rig.get("/api/v1/tiles/stream?tiles=cam1,cam9")
+        #expect(unknown.status == 404 && unknown.text.contains("cam9") && unknown.text.contains("program, preview, cam1, cam2, duo"), "\(unknown)")
+        let requestsBefore = rig.server.metricsText()
+
+        var client: HTTPTestClient? = try HTTPTestClient(port: rig.port)
+        try client!.send(HTTPTestClient.requestBytes("GET", "/api/v1/tiles/stream?tiles=cam1,duo,cam2&token=\(Self.token)"))
+        let boundary = Array("--\(TileRoutes.boundary)\r\n".utf8)
+        func named(_ raw: [UInt8]) -> [String] {
+            Self.parts(in: Self.dechunked(raw), boundary: boundary).dropLast().compactMap { Self.split($0)?.0["x-tile"] }
+        }
+        let raw = client!.read(seconds: 20) { raw in
+            let names = named(raw)
+            return ["cam1", "cam2", "duo"].allSatisfy { name in names.filter { $0 == name }.count >= 3 }
+        }
+        let head = String(decoding: raw.prefix(400), as: UTF8.self)
+        #expect(head.hasPrefix("HTTP/1.1 200") && head.contains("multipart/x-mixed-replace; boundary=\(TileRoutes.boundary)"), "\(head)")
+        #expect(tiles.subscriptionCount >= 3, "subscribed to each tile while connected")
+        var sequences: [String: [Int]] = [:]
+        for part in Self.parts(in: Self.dechunked(raw), boundary: boundary).dropLast() {
+            let (headers, jpeg) = try #require(Self.split(part))
+            let tile = try #require(headers["x-tile"], "a part without X-Tile: \(headers)")
+            #expect(headers["content-type"] == "image/jpeg" && headers["content-length"].flatMap(Int.init) == jpeg.count)
+            let captured = try #require(headers["x-capture-time-ns"].flatMap(UInt64.init))
+            let answered = try #require(headers["x-server-time-ns"].flatMap(UInt64.init))
+            #expect(captured > 0 && captured <= answered)
+            sequences[tile, default: []].append(headers["x-tile-sequence"].flatMap(Int.init) ?? 0)
+            let frame = try jpeg.withUnsafeBytes { try MJPEGDecoder().decode($0) }
+            let ids: [CameraID] = ["cam1", "cam2"]
+            if tile == "duo" {
+                // The scene, composed: cam1's ident block in the left half, cam2's in the right.
+                let left = frame.averageColor(in: RelativeRect(x: 0.03, y: 0.3, width: 0.06, height: 0.4))
+                let right = frame.averageColor(in: RelativeRect(x: 0.53, y: 0.3, width: 0.06, height: 0.4))
+                #expect(left.flatMap { TestPatternCamera.camera(showing: $0, among: ids) } == "cam1", "duo's left half")
+                #expect(right.flatMap { TestPatternCamera.camera(showing: $0, among: ids) } == "cam2", "duo's right half")
+            } else {
+                #expect(TestPatternCamera.camera(in: frame, among: ids)?.name == tile, "the \(tile) part")
+            }
+        }
+        #expect(Set(sequences.keys) == ["cam1", "cam2", "duo"], "\(sequences.keys)")
+        // Each tile's parts newer and newer (one may repeat only when no new one came for a second).
+        for (tile, list) in sequences {
+            #expect(list == list.sorted() && Set(list).count >= 2 && list.first ?? 0 >= 1, "\(tile): \(list)")
+        }
+        client = nil
+        #expect(Self.waitUntil { tiles.subscriptionCount == 0 }, "still subscribed after the client went away: \(tiles.subscriptionCount)")
+
+        // No list: every tile, each part naming its own; counted as one request each (`/metrics`).
+        client = try HTTPTestClient(port: rig.port)
+        try client!.send(HTTPTestClient.requestBytes("GET", "/api/v1/tiles/stream?token=\(Self.token)"))
+        let all = client!.read(seconds: 20) { raw in Set(named(raw)).isSuperset(of: ["program", "cam1", "cam2", "duo"]) }
+        #expect(Set(named(all)).isSuperset(of: ["program", "cam1", "cam2", "duo"]), "\(Set(named(all)))")
+        client = nil
+        func streams(_ metrics: String) -> Int? {
+            metrics.split(separator: "\n").first { $0.hasPrefix("studio_http_tile_requests_total{route=\"tiles_stream\"}") }
+                .flatMap { $0.split(separator: " ").last }.flatMap { Int($0) }
+        }
+        #expect(streams(requestsBefore) == 1, "the 404 is a request too")
+        #expect(streams(rig.server.metricsText()) == 3)
     }
 
     @Test func thePageIsServedWithItsHooks() throws {

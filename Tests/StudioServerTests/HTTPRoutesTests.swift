@@ -17,6 +17,13 @@ import HTTPConsole
         _ = HTTPRouteTable(HTTPBridge.routes(ServerCommands.all))
     }
 
+    @Test func theDocumentListsEveryTileRouteInOrder() throws {
+        let documented = try DocumentTables.firstCells(of: "docs/http-api.md", section: "Pictures and the page")
+        #expect(documented.filter { $0.hasPrefix("GET /api/v1/tiles") } == TileRoutes.all.map { "\($0.method.rawValue) \($0.template)" })
+        // The tiles' routes and the commands' share one table: building it checks none is declared twice.
+        _ = HTTPRouteTable(HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + ConsolePage.routes)
+    }
+
     @Test func theIssuesRoutesAreServed() {
         let routes = Dictionary(uniqueKeysWithValues: HTTPBridge.routes(ServerCommands.all).map { ("\($0.method.rawValue) \($0.template)", $0.name) })
         #expect(routes["GET /api/v1/status"] == "status" && routes["GET /api/v1/cameras"] == "cameras" && routes["GET /api/v1/scenes"] == "scenes")

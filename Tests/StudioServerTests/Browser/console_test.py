@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Drives the operator's console in headless chromium (Debian's chromium + chromium-driver, Selenium).
 
-Usage: console_test.py URL SCREENSHOT.png
+Usage: console_test.py URL SCREENSHOT.png [SCENE]
        console_test.py --lost CAMERA URL READY_FILE
 Run by BrowserConsoleTests (Tests/StudioServerTests), which starts the real server and checks what this
 reports, on stdout, as one JSON object.
@@ -13,6 +13,13 @@ data-state="lost" (the test unplugs the camera after READY_FILE appears); report
 Otherwise:
   colours: {camera: [r, g, b]}  the mean colour of each camera tile's ident block, read from the <img>'s
                                 pixels through a canvas (the Swift test names the camera it shows)
+  scene_halves: [[r,g,b], [r,g,b]]    with SCENE (cam1 stretched over the left half, cam2 over the
+                                right): the mean colour where each half shows its camera's ident block,
+                                once they read as cam1's and cam2's tile colours
+  preview_halves                the same, read from the preview tile after SCENE's PVW button
+  tile_requests: [before, after]  studio_http_tile_requests_total (all routes, from /metrics) once
+                                every tile shows a picture, and 3 s later
+  tile_parts: [before, after]   the pictures the page received (its body's data-tile-parts) then
   tally_after_cut               cam2's data-tally after clicking its tile, then Cut
   preview_tally                 cam2's data-tally after clicking its tile (before Cut)
   cursor                        whether clicking cam2's picture drew the focus cursor
@@ -25,6 +32,7 @@ Exits 2 with a message when a step does not happen in time.
 import json
 import sys
 import time
+import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -33,6 +41,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 
 LOST = sys.argv[2] if sys.argv[1] == "--lost" else None
 URL, OUTPUT = (sys.argv[3], sys.argv[4]) if LOST else (sys.argv[1], sys.argv[2])
+SCENE = sys.argv[3] if not LOST and len(sys.argv) > 3 else None
 CAMERAS = ["cam1", "cam2", "cam3"]
 
 
@@ -82,27 +91,60 @@ try:
         print(json.dumps(result))
         sys.exit(0)
 
-    # Each tile's ident block (the test pattern's left quarter), read from the <img> through a canvas,
-    # sampled as EndToEndTests samples a 16x9 thumbnail: columns 1-2, rows 2-6. The tile fetches its next
-    # picture all the time: null while the <img> is between two (then it draws nothing), so wait for one.
-    read_ident = """
-        const img = arguments[0].querySelector('img');
+    # Mean colours of parts of a tile's picture, read from its <img> through a canvas of WIDTH x HEIGHT:
+    # each part [first column, last column, first row, last row]. The tile's next picture comes all the
+    # time: null while the <img> is between two (then it draws nothing), so callers wait for one.
+    read_means = """
+        const [figure, width, height, parts] = arguments;
+        const img = figure.querySelector('img');
         if (!img.complete || img.naturalWidth === 0) return null;
         const canvas = document.createElement('canvas');
-        canvas.width = 16; canvas.height = 9;
+        canvas.width = width; canvas.height = height;
         const context = canvas.getContext('2d');
-        context.drawImage(img, 0, 0, 16, 9);
-        const data = context.getImageData(0, 0, 16, 9).data;
-        const sums = [0, 0, 0]; let count = 0;
-        for (let row = 2; row <= 6; row++) for (let column = 1; column <= 2; column++) {
-            const i = (row * 16 + column) * 4;
-            if (data[i + 3] !== 255) return null;
-            sums[0] += data[i]; sums[1] += data[i + 1]; sums[2] += data[i + 2]; count++;
+        context.drawImage(img, 0, 0, width, height);
+        const data = context.getImageData(0, 0, width, height).data;
+        const means = [];
+        for (const [left, right, top, bottom] of parts) {
+            const sums = [0, 0, 0]; let count = 0;
+            for (let row = top; row <= bottom; row++) for (let column = left; column <= right; column++) {
+                const i = (row * width + column) * 4;
+                if (data[i + 3] !== 255) return null;
+                sums[0] += data[i]; sums[1] += data[i + 1]; sums[2] += data[i + 2]; count++;
+            }
+            means.push(sums.map((sum) => Math.round(sum / count)));
         }
-        return sums.map((sum) => Math.round(sum / count));
+        return means;
     """
-    result["colours"] = {camera: wait(f"{camera}'s picture to read", lambda: driver.execute_script(read_ident, tile(camera)))
+    # Each tile's ident block (the test pattern's left quarter), sampled as EndToEndTests samples a 16x9
+    # thumbnail: columns 1-2, rows 2-6.
+    read_ident = lambda figure: (driver.execute_script(read_means, figure, 16, 9, [[1, 2, 2, 6]]) or [None])[0]
+    result["colours"] = {camera: wait(f"{camera}'s picture to read", lambda: read_ident(tile(camera)))
                          for camera in CAMERAS}
+
+    # The pictures come over one stream: the page's tile requests do not grow with its pictures.
+    def tile_requests():
+        text = urllib.request.urlopen(URL.rstrip("/") + "/metrics", timeout=10).read().decode()
+        return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith("studio_http_tile_requests_total{"))
+    parts = lambda: int(driver.execute_script("return document.body.dataset.tileParts || '0'"))
+    before = (tile_requests(), parts())
+    time.sleep(3)  # a stretch of the page's life: about 10 pictures a second per tile
+    result["tile_requests"] = [before[0], tile_requests()]
+    result["tile_parts"] = [before[1], parts()]
+
+    if SCENE:
+        # Each half of a picture where it shows its camera's ident block (the left quarter of the
+        # camera, stretched into half the width): columns 2-5 and 34-37 of 64, rows 4-12 of 18.
+        read_halves = lambda figure: driver.execute_script(read_means, figure, 64, 18, [[2, 5, 4, 12], [34, 37, 4, 12]])
+        near = lambda a, b: sum((x - y) ** 2 for x, y in zip(a, b)) ** 0.5 < 60
+        def halves(element):
+            read = read_halves(element)
+            return read if read and near(read[0], result["colours"]["cam1"]) and near(read[1], result["colours"]["cam2"]) else None
+        scene_tile = lambda: driver.find_element(By.CSS_SELECTOR, f'#tiles [data-scene="{SCENE}"]')
+        result["scene_halves"] = wait(f"{SCENE}'s tile to show cam1 left and cam2 right", lambda: halves(scene_tile()))
+        scene_tile().find_element(By.CSS_SELECTOR, '[data-action="preview"]').click()
+        preview = lambda: driver.find_element(By.CSS_SELECTOR, '[data-role="preview"]')
+        wait(f"{SCENE} on preview", lambda: scene_tile().get_attribute("data-tally") == "preview")
+        result["preview_halves"] = wait(f"the preview tile to show {SCENE}", lambda: halves(preview()))
 
     # Click cam2's tile (its name: a click on the picture of the selected camera focuses instead):
     # preview; then Cut: program.
