@@ -379,6 +379,10 @@ public struct SessionView: Codable, Sendable {
     @Nullable public var endReason: String?
     public var switchCount: Int
     public var eventCount: Int
+    /// The program's integrated loudness (EBU R128, LUFS) and highest sample (dBFS), kept when the
+    /// session stopped; null while open, after a crash, or for a silent program.
+    @Nullable public var integratedLUFS: Double?
+    @Nullable public var peakDBFS: Double?
 
     enum CodingKeys: String, CodingKey {
         case id
@@ -387,6 +391,8 @@ public struct SessionView: Codable, Sendable {
         case endReason = "end_reason"
         case switchCount = "switch_count"
         case eventCount = "event_count"
+        case integratedLUFS = "integrated_lufs"
+        case peakDBFS = "peak_dbfs"
     }
 }
 

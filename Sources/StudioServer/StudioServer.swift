@@ -250,7 +250,7 @@ public final class StudioServer: Sendable {
             let origin = startedMonotonic
             let audio = ProgramAudio(source: configuration.audio.source, settings: configuration.audio.inputSettings,
                                      master: configuration.audio.master, events: events, log: log,
-                                     naming: Self.audioNaming(configuration.audio),
+                                     naming: Self.audioNaming(configuration.audio, store: store, log: log),
                                      deliver: { chunk in _ = audioStage.submit(chunk) })
             self.audio = audio
             // Audio-follow-video: what is on air from the sample of each cut's pts (and from the start).
@@ -272,6 +272,13 @@ public final class StudioServer: Sendable {
                     scenes: TileScenes(names: { sceneThumbnails.sceneNames }, onPreview: { sceneThumbnails.sceneOnPreview },
                                        compose: { sceneThumbnails.compose($0, unless: $1) })))
             }, stop: { tiles.stop() })
+            // The session's program loudness goes into its row once the audio has stopped (before the session ends).
+            services.add("loudness", stop: {
+                let loudness = audio.meters.loudness
+                do { try store.recordLoudness(integratedLUFS: loudness.integratedLUFS, peakDBFS: loudness.samplePeakDBFS) } catch {
+                    log.info("could not keep the session's loudness: \(error)")
+                }
+            })
             services.start("audio", { audio.start(origin: origin) }, stop: { audio.stop() })
             // Each ISO thread ticks on its camera's rate from the program's origin (one timeline); the
             // hub's silence watch starts with them. Both stop with the cameras.
@@ -370,11 +377,19 @@ public final class StudioServer: Sendable {
         return console
     }
 
-    /// An audio source's stable name: its pin's (`audio.inputs`), else the first `micN` neither taken
-    /// nor pinned.
-    static func audioNaming(_ settings: AudioSettings) -> @Sendable (String, String, Set<String>) -> String {
+    /// An audio source's stable name: kept in the database per identity (`micN`, as cameras' `camN`),
+    /// its pin's (`audio.inputs`) when it has one; a name another input of this session holds, or a
+    /// database that cannot answer, gives the first `micN` neither taken nor pinned.
+    static func audioNaming(_ settings: AudioSettings, store: EventStore, log: ServerLog) -> @Sendable (String, String, Set<String>) -> String {
         { identity, displayName, taken in
-            if let pin = settings.pin(forIdentity: identity, displayName: displayName), !taken.contains(pin.name) { return pin.name }
+            let pinned = settings.pin(forIdentity: identity, displayName: displayName)?.name
+            do {
+                let name = try store.audioInputName(forIdentity: identity, displayName: displayName, pinnedName: pinned)
+                if !taken.contains(name) { return name }
+            } catch {
+                log.info("audio input \(identity): no stable name from the database (\(error))")
+            }
+            if let pinned, !taken.contains(pinned) { return pinned }
             return ProgramAudio.nextName(identity: identity, displayName: displayName, taken: taken.union(settings.inputs.map(\.name)))
         }
     }

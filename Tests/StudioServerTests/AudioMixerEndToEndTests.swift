@@ -51,7 +51,7 @@ import TestSupport
     @Test func twoMicrophonesAreMixedAtTheirGainsAndChangesLandWhereTheEventsSay() throws {
         let rig = try PipeWireRig()
         try rig.start()
-        _ = try rig.startMicrophone(node: "vmicA", tone: 440)
+        var micA = try rig.startMicrophone(node: "vmicA", tone: 440)
         var micB = try rig.startMicrophone(node: "vmicB", tone: 1000)
         let studio = try StudioHarness()
         let recordings = studio.directory.appendingPathComponent("rec")
@@ -149,7 +149,20 @@ import TestSupport
         let whileLost = Self.level(samples, start: start, from: lostMS / 1000 + 0.2, to: backMS / 1000 - 0.1, frequency: 440)
         #expect(backMS - lostMS > 400 && abs(Self.decibels(whileLost) - Self.decibels(fullA)) < 1, "440 Hz at \(Self.decibels(whileLost)) dB while B was lost")
         #expect(Self.level(samples, start: start, from: lostMS / 1000 + 0.2, to: backMS / 1000 - 0.1, frequency: 1000) < fullB / 10)
-        _ = micB
+
+        // The names are kept in the database: served again without vmicA (found first the last time),
+        // vmicB keeps its name rather than taking the first free one.
+        _ = micA.stop()
+        try studio.serve(["--cameras", "1", "--audio", "pipewire:all", "--no-iso"] + EndToEndTests.smallProgram, environment: rig.environment)
+        var again = JSONValue.null
+        #expect(waitFor(seconds: 20) {
+            again = (try? studio.json(["audio"])) ?? .null
+            return Self.input(again, node: "vmicB") != nil
+        }, "\(again)")
+        #expect(Self.input(again, node: "vmicB")?["name"]?.stringValue == nameB && Self.input(again, node: "vmicA") == nil, "\(again)")
+        #expect(studio.stopServer() == .exited(0))
+        micA = micB
+        _ = micA
     }
 
     /// The config's mixer settings apply from the start; `studio reload` changes them live, at the
@@ -195,5 +208,12 @@ import TestSupport
         let edge = try #require(Self.edge(samples, start: start, from: changeMS / 1000 - 0.1, to: changeMS / 1000 + 0.1, frequency: 1000,
                                           full: before * 1.5, rising: false))
         #expect(abs(edge - changeMS / 1000) <= 1024 / Self.rate, "the level fell at \(edge) s, the event says \(changeMS / 1000) s")
+        // The session's row keeps the program's loudness, as ffmpeg's ebur128 measures the recording (±1 LU).
+        let sessions = try studio.json(["sessions", "--db", studio.database])
+        let row = try #require(sessions["sessions"]?[0])
+        let measured = try AudioSignals.ffmpegLoudness(of: file)
+        let kept = try #require(row["integrated_lufs"]?.doubleValue, "\(row)")
+        #expect(abs(kept - measured.integratedLUFS) < 1, "the session row says \(kept) LUFS, ffmpeg \(measured.integratedLUFS)")
+        #expect(abs((row["peak_dbfs"]?.doubleValue ?? 0) + 26) < 0.5, "\(row)")
     }
 }
