@@ -380,9 +380,9 @@ public struct SessionView: Codable, Sendable {
     public var switchCount: Int
     public var eventCount: Int
     /// The program's integrated loudness (EBU R128, LUFS) and highest sample (dBFS), kept when the
-    /// session stopped; null while open, after a crash, or for a silent program.
-    @Nullable public var integratedLUFS: Double?
-    @Nullable public var peakDBFS: Double?
+    /// session stopped; left out while open, after a crash, or for a silent program.
+    public var integratedLUFS: Double?
+    public var peakDBFS: Double?
 
     enum CodingKeys: String, CodingKey {
         case id
