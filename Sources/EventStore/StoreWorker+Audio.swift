@@ -51,13 +51,7 @@ extension StoreWorker {
     }
 
     /// `micN` with the smallest N >= 1 no input has.
-    private func lowestFreeInputName() throws -> String {
-        let used = Set(try connection.query("SELECT name FROM audio_inputs WHERE name GLOB 'mic[1-9]*'") { Int(try $0.text("name").dropFirst(3)) }
-            .compactMap { $0 })
-        var number = 1
-        while used.contains(number) { number += 1 }
-        return "mic\(number)"
-    }
+    private func lowestFreeInputName() throws -> String { try lowestFreeName(in: "audio_inputs", prefix: "mic") }
 
     func audioInputs() throws -> [AudioInputRecord] {
         try connection.query("SELECT identity, name, display_name, first_seen, last_seen FROM audio_inputs ORDER BY name") { row in

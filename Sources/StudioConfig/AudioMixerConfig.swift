@@ -104,21 +104,14 @@ struct AudioInputList: Decodable {
 
     init(from decoder: any Decoder) throws {
         var items = try decoder.unkeyedContainer()
-        var matchLines: [String: Int] = [:]
-        var nameLines: [String: Int] = [:]
+        var matches = FirstGiven(), names = FirstGiven()
         while !items.isAtEnd {
             let item = try items.superDecoder()
             let pin = try AudioInputPin(from: item)
             if let match = pin.match {
-                if let first = matchLines[match] {
-                    throw item.failure("\"\(match)\" is already matched on line \(first)", at: AudioInputPin.CodingKeys.match)
-                }
-                matchLines[match] = item.line(at: item.codingPath + [AudioInputPin.CodingKeys.match])
+                try matches.note(match, at: AudioInputPin.CodingKeys.match, of: item) { "\"\(match)\" is already matched on line \($0)" }
             }
-            if let first = nameLines[pin.name] {
-                throw item.failure("the name \"\(pin.name)\" is already given on line \(first)", at: AudioInputPin.CodingKeys.name)
-            }
-            nameLines[pin.name] = item.line(at: item.codingPath + [AudioInputPin.CodingKeys.name])
+            try names.note(pin.name, at: AudioInputPin.CodingKeys.name, of: item) { "the name \"\(pin.name)\" is already given on line \($0)" }
             pins.append(pin)
         }
     }
