@@ -215,5 +215,7 @@ import TestSupport
         let kept = try #require(row["integrated_lufs"]?.doubleValue, "\(row)")
         #expect(abs(kept - measured.integratedLUFS) < 1, "the session row says \(kept) LUFS, ffmpeg \(measured.integratedLUFS)")
         #expect(abs((row["peak_dbfs"]?.doubleValue ?? 0) + 26) < 0.5, "\(row)")
+        let table = try studio.run(["sessions", "--db", studio.database]).output
+        #expect(table.contains("LUFS") && table.contains(String(format: "%.1f", kept)), "\(table)")
     }
 }
