@@ -218,4 +218,43 @@ import TestSupport
         let table = try studio.run(["sessions", "--db", studio.database]).output
         #expect(table.contains("LUFS") && table.contains(String(format: "%.1f", kept)), "\(table)")
     }
+
+    /// Delay, exact to the sample: the demo tone (1 kHz, computed from the sample index: no capture
+    /// jitter) delayed by 10.25 ms mid-show, 492 samples, ten cycles and a quarter: after the change's
+    /// program time the decoded tone lags its own earlier phase by a quarter cycle (90 degrees).
+    @Test func aDelayMovesAnInputByItsMilliseconds() throws {
+        let studio = try StudioHarness()
+        let recordings = studio.directory.appendingPathComponent("rec")
+        try studio.serve(["--cameras", "1", "--audio", "tone", "--record", recordings.path, "--no-iso"] + EndToEndTests.smallProgram)
+        #expect(studio.waitForProgramFrames(60))
+        let change = try studio.json(["audio", "tone", "--delay", "10.25"])
+        let changeMS = try #require(change["changed"]?["program_ms"]?.doubleValue)
+        #expect(change["changed"]?["changed"]?["delay"] == "0 -> 10.25" && change["inputs"]?[0]?["delay_ms"]?.doubleValue == 10.25, "\(change)")
+        #expect(studio.waitForProgramFrames(60))
+        #expect(studio.stopServer() == .exited(0))
+
+        let file = try #require(try FileManager.default.contentsOfDirectory(at: recordings, includingPropertiesForKeys: nil)
+            .first { $0.lastPathComponent.hasSuffix("-program.mkv") })
+        let start = try #require(try MediaProbe.probe(file).audioPackets.first?.ptsMilliseconds) / 1000
+        let samples = try Self.leftChannel(file)
+        // The 1 kHz phase (degrees) of 10 ms windows (ten whole cycles) at decoded sample positions: the
+        // same in every window of an undelayed tone, whatever the file's start.
+        func phase(at time: Double) -> Double {
+            let first = Int(((time - start) * Self.rate).rounded())
+            var (re, im) = (0.0, 0.0)
+            for index in first..<(first + 480) {
+                let angle = 2 * Double.pi * 1000 * Double(index) / Self.rate
+                re += Double(samples[index]) * cos(angle)
+                im += Double(samples[index]) * sin(angle)
+            }
+            return atan2(im, re) * 180 / .pi
+        }
+        func medianPhase(_ times: [Double]) -> Double { times.map { phase(at: $0) }.sorted()[times.count / 2] }
+        let changeTime = changeMS / 1000
+        let before = medianPhase(stride(from: start + 0.5, to: changeTime - 0.05, by: 0.05).map { $0 })
+        let after = medianPhase(stride(from: changeTime + 0.05, to: changeTime + 1.5, by: 0.05).map { $0 })
+        // A window's phase grows by the delay's share of a cycle (sin(θ - δ) against cos θ and sin θ reads 90° + δ).
+        let lag = (after - before + 720).truncatingRemainder(dividingBy: 360)
+        #expect(abs(lag - 90) < 5, "the tone's phase moved by \(lag) degrees (before \(before), after \(after)); 10.25 ms is 90")
+    }
 }
