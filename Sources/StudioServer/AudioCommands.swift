@@ -25,7 +25,8 @@ enum AudioCommands {
             var follow: String?
             var ceiling: Double?
 
-            var changesInput: Bool { gain != nil || mute != nil || pan != nil || delay != nil || fade != nil || follow != nil }
+            /// Settings only an input has (the master takes gain and ceiling).
+            var setsInputOnly: Bool { mute != nil || pan != nil || delay != nil || fade != nil || follow != nil }
         }
 
         /// A gain: a number of dB, or `-inf` / `off` (a fader all the way down).
@@ -63,8 +64,8 @@ enum AudioCommands {
             guard let input = arguments.input else { return server.audioView() }
             do {
                 if input == "master" {
-                    if arguments.changesInput {
-                        throw ControlError(.invalidArgument, "audio: master takes --gain and --ceiling only")
+                    if arguments.setsInputOnly {
+                        throw ControlError(.invalidArgument, "audio: master takes gain and ceiling only (mute, pan, delay, fade and follow are an input's)")
                     }
                     let old = audio.master
                     let new = try MixerMasterSettings(gainDB: arguments.gain?.decibels ?? old.gainDB,
