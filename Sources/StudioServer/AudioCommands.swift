@@ -145,7 +145,7 @@ extension StudioServer {
             let setting = settings[input.name] ?? .unity
             let levels = meters.inputs[input.name] ?? .silent(channels: audio.format.channels)
             let capture = status[input.name]
-            let camera = input.usbDevice.flatMap { usb in cameras.first { $0.identity.hasPrefix("v4l2:\(usb):") }?.id.name }
+            let camera = ProgramAudio.camera(of: input, among: cameras.map { ($0.id.name, $0.identity) })
             return AudioReply.InputView(
                 name: input.name, source: input.source.description, node: capture?.node, identity: input.identity,
                 displayName: input.displayName, state: input.present ? (capture?.streamState ?? "playing") : "lost", camera: camera,

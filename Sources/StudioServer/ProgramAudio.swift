@@ -154,6 +154,19 @@ final class ProgramAudio: Sendable {
 
     func programTime(ofSample sample: Int64) -> MediaTime { MediaTime(count: sample, rate: Rational(Int32(format.sampleRate))) }
 
+    /// The camera an input belongs to (a webcam's own microphone), from what the devices say: the same
+    /// USB device (a V4L2 camera's bus info, when its identity carries it), or the same USB name (ALSA's
+    /// `alsa_input.usb-VENDOR_MODEL_SERIAL-NN.profile` and udev's `/dev/v4l/by-id/usb-VENDOR_MODEL_SERIAL-video-index0`).
+    static func camera(of input: Input, among cameras: [(name: String, identity: String)]) -> String? {
+        if let usb = input.usbDevice, let camera = cameras.first(where: { $0.identity.hasPrefix("v4l2:\(usb):") }) { return camera.name }
+        guard case .pipewire(let node?) = input.source, node.hasPrefix("alsa_input.usb-") else { return nil }
+        var device = node.dropFirst("alsa_input.".count)
+        // The profile (`.analog-stereo`), then the interface number (`-02`).
+        if let dot = device.lastIndex(of: ".") { device = device[..<dot] }
+        if let dash = device.lastIndex(of: "-"), device[device.index(after: dash)...].first?.isNumber == true { device = device[..<dash] }
+        return cameras.first { $0.identity.hasPrefix("v4l2:by-id:\(device)-video") }?.name
+    }
+
     // MARK: Changes
 
     /// Sets input `name`'s settings from the program's audio now on; answers the sample they apply at
