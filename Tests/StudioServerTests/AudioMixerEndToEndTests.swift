@@ -267,4 +267,46 @@ import TestSupport
         let lag = (after - before + 720).truncatingRemainder(dividingBy: 360)
         #expect(abs(lag - 90) < 5, "the tone's phase moved by \(lag) degrees (before \(before), after \(after)); 10.25 ms is 90")
     }
+
+    /// Audio-follow-video with a scene: an input that follows cam2 comes up when a scene showing cam2
+    /// goes on air (a scene counts as its name and its cameras), at that switch's pts, and goes down when
+    /// the program cuts back to cam1.
+    @Test func anInputFollowsItsCameraIntoAScene() throws {
+        let studio = try StudioHarness()
+        let config = studio.directory.appendingPathComponent("studio.yaml")
+        try """
+        audio:
+          source: tone
+          inputs:
+            - { name: tone, follow: cam2, fade: 0 }
+        scenes:
+          - name: duo
+            layers:
+              - { source: cam1, rect: [0, 0, 0.5, 1] }
+              - { source: cam2, rect: [0.5, 0, 0.5, 1] }
+        """.write(to: config, atomically: true, encoding: .utf8)
+        let recordings = studio.directory.appendingPathComponent("rec")
+        try studio.serve(["--config", config.path, "--cameras", "2", "--record", recordings.path, "--no-iso"] + EndToEndTests.smallProgram)
+        #expect(studio.waitForProgramFrames(45))
+        #expect(try studio.run(["switch", "duo", "--socket", studio.socket]).status == 0)
+        #expect(studio.waitForProgramFrames(45))
+        #expect(try studio.run(["switch", "cam1", "--socket", studio.socket]).status == 0)
+        #expect(studio.waitForProgramFrames(45))
+        #expect(studio.stopServer() == .exited(0))
+
+        let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
+        let switches = EndToEndTests.events(log, kind: "switch")
+        let toScene = try #require(switches.first { $0["details"]?["scene"] == "duo" }?["program_ms"]?.doubleValue, "\(switches)")
+        let back = try #require(switches.last { $0["camera"] == "cam1" }?["program_ms"]?.doubleValue, "\(switches)")
+        let file = try #require(try FileManager.default.contentsOfDirectory(at: recordings, includingPropertiesForKeys: nil)
+            .first { $0.lastPathComponent.hasSuffix("-program.mkv") })
+        let start = try #require(try MediaProbe.probe(file).audioPackets.first?.ptsMilliseconds) / 1000
+        let samples = try Self.leftChannel(file)
+        let full = 0.1  // the demo tone: -20 dBFS peak
+        #expect(Self.level(samples, start: start, from: start + 0.2, to: toScene / 1000 - 0.05, frequency: 1000) < full / 10)
+        let up = try #require(Self.edge(samples, start: start, at: toScene / 1000, frequency: 1000, from: 0, to: full))
+        #expect(abs(up - toScene / 1000) <= 1024 / Self.rate, "the tone came up at \(up) s, the scene at \(toScene / 1000) s")
+        let down = try #require(Self.edge(samples, start: start, at: back / 1000, frequency: 1000, from: full, to: 0))
+        #expect(abs(down - back / 1000) <= 1024 / Self.rate, "the tone went down at \(down) s, the cut to cam1 at \(back / 1000) s")
+    }
 }
