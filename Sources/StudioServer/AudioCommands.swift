@@ -81,6 +81,14 @@ enum AudioCommands {
                 }
                 if arguments.ceiling != nil { throw ControlError(.invalidArgument, "audio: --ceiling is the master's (studio audio master --ceiling -1)") }
                 let follow = arguments.follow.map { $0 == "none" ? nil : $0 } ?? old.follow
+                if let name = arguments.follow, name != "none" {
+                    // A camera of the session (lost ones too) or a scene; a typo would keep the input down for good.
+                    let known = Set(server.cameras.all.map(\.id.name)).union(server.switcher.status.scenes)
+                    guard known.contains(name) else {
+                        throw ControlError(.invalidArgument, "audio: \(input): no camera or scene \"\(name)\" to follow; they are "
+                            + known.sorted().joined(separator: ", ") + " (or none)")
+                    }
+                }
                 let pan: AudioPan = switch arguments.pan?.value {
                 case nil: old.pan
                 case .mono: .monoToBoth

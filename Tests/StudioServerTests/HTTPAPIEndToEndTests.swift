@@ -234,6 +234,8 @@ import Glibc
         #expect(master["master"]?["gain_db"] == .null && master["changed"]?["input"] == "master", "\(master)")
         let muteMaster = try HTTPTestClient.fetch(port: port, "POST", "/api/v1/audio/master", body: Array(#"{"mute": true}"#.utf8))
         #expect(muteMaster.status == 400 && muteMaster.text.contains("master takes gain and ceiling only"), "\(muteMaster)")
+        let typo = try HTTPTestClient.fetch(port: port, "POST", "/api/v1/audio/tone", body: Array(#"{"follow": "cam9"}"#.utf8))
+        #expect(typo.status == 400 && typo.text.contains("no camera or scene \\\"cam9\\\" to follow; they are cam1, cam2, cam3"), "\(typo)")
         let unknown = try HTTPTestClient.fetch(port: port, "POST", "/api/v1/audio/mic7", body: Array(#"{"gain": 0}"#.utf8))
         #expect(unknown.status == 404 && unknown.text.contains("the inputs are tone"), "\(unknown)")
         let loud = try HTTPTestClient.fetch(port: port, "POST", "/api/v1/audio/tone", body: Array(#"{"delay": -1}"#.utf8))
