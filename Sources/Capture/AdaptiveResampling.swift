@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import StudioCore
 
 /// Keeps an input that runs on its own clock (a USB microphone, a graph driven by another device) on
 /// the program's clock without dropping or repeating samples: `ClockRatioEstimator` measures the input's
@@ -124,11 +125,17 @@ struct ClockRatioEstimator: Sendable {
     static let alignmentTime = 0.5  // seconds
     /// Fill error (seconds) within which the integral runs.
     static let linearRange = 0.004
+    /// Seconds after a (re)start or a cut during which the integral rests: the proportional part
+    /// brings the fill back (time constant 2.5 s) without the transient winding the integral up. On a
+    /// starved machine every underrun is followed by the source's catch-up burst; integrated, each
+    /// pushed the estimate up by up to a few hundred ppm.
+    static let settleTime = 10.0
 
     private(set) var estimatedRatio = 0.0
     private(set) var correction = 0.0
     private var smoothedFill: Double?
     private var measured = (time: 0.0, sum: 0.0, count: 0)
+    private var sinceDisturbance = 0.0
 
     /// The smoothed fill in frames (nil while measuring after a start).
     var fill: Double? { smoothedFill }
@@ -155,20 +162,81 @@ struct ClockRatioEstimator: Sendable {
         // Integrate only in the loop's linear range: not while the correction is at its bound (no
         // wind-up), nor while the fill is far from its target (a burst or a gap the machine caused,
         // not the clock: it would pull the estimate away from the clock ratio).
-        if abs(wanted) < limit, abs(error) < Self.linearRange {
+        sinceDisturbance += elapsed
+        if abs(wanted) < limit, abs(error) < Self.linearRange, sinceDisturbance >= Self.settleTime {
             estimatedRatio = min(max(estimatedRatio + Self.integral * error * elapsed, -limit), limit)
         }
         correction = min(max(estimatedRatio + Self.proportional * error, -limit), limit)
         return (1 + correction, 0)
     }
 
-    /// Frames were dropped from (negative) the buffer outside the loop's control.
-    mutating func shift(by frames: Double) { smoothedFill = smoothedFill.map { $0 + frames } }
+    /// The frames to cut from the buffer now because of a burst (0 when there is none): the mean fill
+    /// more than `AudioCapture.burstThreshold` beyond the target is no drift (the source caught up after
+    /// a stall); left to the loop, at its ±1000 ppm bound it would take many seconds to drain.
+    mutating func burst(target: Double, rate: Double) -> Int {
+        guard let smoothed = smoothedFill, smoothed > target + rate * AudioCapture.burstThreshold else { return 0 }
+        let cut = Int(smoothed - target)
+        smoothedFill = smoothed - Double(cut)
+        sinceDisturbance = 0
+        return cut
+    }
 
     /// After a gap the buffer starts over: the fill is measured afresh, the clock ratio is kept.
     mutating func restart() {
         smoothedFill = nil
         measured = (0, 0, 0)
+        sinceDisturbance = 0
+    }
+}
+
+/// Measures a source's clock from when its samples arrive: sample n arriving at monotonic time t gives
+/// the offset x = t - n / rate, which grows by -ratio every second for a source `ratio` fast. Arrivals
+/// are only ever late (a busy machine delays the source or the callback, never hurries them), so each
+/// second keeps its earliest arrival (the lower envelope, as NTP keeps its minimum-delay samples) and
+/// the ratio is the robust slope (Theil-Sen) of the last `window` seconds of those. Reported beside the
+/// loop's estimate as a diagnostic (`PipeWireMicrophone.Status.arrivalPPM`); not fed to the resampling
+/// (see docs/pipewire.md: biased on a starved machine, cause not found).
+struct ArrivalClock: Sendable {
+    /// Seconds (one earliest arrival each) in the fit, and the fewest that give an estimate.
+    static let window = 60
+    static let minimumSeconds = 15
+
+    private var written: Int64 = 0
+    private var earliest: (x: Double, t: Double)?
+    private var seconds: [(x: Double, t: Double)] = []
+
+    /// The stream delivered `frames` more samples, the last of them arriving at `time` (seconds).
+    mutating func arrived(frames: Int, at time: Double, rate: Double) {
+        written += Int64(frames)
+        let x = time - Double(written) / rate
+        if earliest.map({ x < $0.x }) ?? true { earliest = (x, time) }
+    }
+
+    /// Closes the current second (call about once a second).
+    mutating func closeSecond() {
+        guard let earliest else { return }
+        seconds.append(earliest)
+        if seconds.count > Self.window { seconds.removeFirst(seconds.count - Self.window) }
+        self.earliest = nil
+    }
+
+    /// The source's clock ratio (0.0003: 300 ppm fast), nil until `minimumSeconds` are in. The slope is
+    /// Theil-Sen's (the median of the slopes between every two seconds): a second whose earliest arrival
+    /// was still late (the whole second starved) is an outlier it ignores, where least squares would
+    /// follow it.
+    var ratio: Double? {
+        guard seconds.count >= Self.minimumSeconds else { return nil }
+        var slopes: [Double] = []
+        slopes.reserveCapacity(seconds.count * seconds.count / 2)
+        for i in seconds.indices {
+            for j in seconds.indices where j > i && seconds[j].t - seconds[i].t > 0.5 {
+                slopes.append((seconds[j].x - seconds[i].x) / (seconds[j].t - seconds[i].t))
+            }
+        }
+        guard !slopes.isEmpty else { return nil }
+        slopes.sort()
+        let slope = slopes[slopes.count / 2]
+        return -slope / (1 + slope)
     }
 }
 
@@ -179,9 +247,12 @@ public enum AudioCapture {
     static func target(largestQuantum: Int, rate: Int) -> Int { min(max(2 * largestQuantum, rate / 25), maximumTarget(rate: rate)) }
     /// The most the target grows to after underruns: 125 ms.
     static func maximumTarget(rate: Int) -> Int { rate / 8 }
-    /// A mean fill (smoothed over ~1 s) beyond the target by more than a quantum and at least this many
-    /// seconds is a burst, not drift: cut back at once (counted as discarded).
-    public static let burstThreshold = 0.02
+    /// The most the jitter buffer is held at, in samples at the program's rate.
+    public static let maximumTarget = maximumTarget(rate: AudioFormat.program.sampleRate)
+    /// A mean fill (smoothed over ~1 s, so the quanta's sawtooth is gone) beyond the target by more than
+    /// this many seconds is a burst, not drift (300 ppm holds it 0.75 ms off): cut back at once (counted
+    /// as discarded).
+    public static let burstThreshold = 0.008
     /// A buffer this many seconds beyond its target is a jump (a burst, a backlog), not drift: it is cut
     /// back to the target at once (counted as discarded).
     public static let jumpThreshold = 0.1

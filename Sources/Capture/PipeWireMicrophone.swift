@@ -18,7 +18,12 @@ import StudioSystem
 /// timeline goes on; the switch costs a jitter buffer of silence).
 ///
 /// The stream asks for interleaved F32 at `format` (48 kHz stereo); the stream's own converter (the
-/// adapter's audioconvert, in dsp port mode) resamples and remixes whatever the source delivers.
+/// adapter's audioconvert, in dsp port mode) resamples and remixes whatever the source delivers. The
+/// source's clock is not the program's: the buffer is read through an `AdaptiveResampler` whose step a
+/// `ClockRatioEstimator` sets from the buffer's fill, so a source some hundred ppm fast or slow keeps a
+/// fixed delay; discarding and inserting are the last resort, counted (`Status`). A source published
+/// through a client's own stream has no ports until its adapter is configured: the microphone sets its
+/// PortConfig itself when no session manager did (see docs/pipewire.md).
 public final class PipeWireMicrophone: AudioInput {
     public let nodeName: String?
     public let format: AudioFormat
@@ -50,6 +55,9 @@ public final class PipeWireMicrophone: AudioInput {
         public var defaultNode: String?
         /// The input's clock against the program's (CLOCK_MONOTONIC), measured: positive runs fast.
         public var estimatedPPM: Double = 0
+        /// The input's clock ratio measured independently, from when its samples arrive (`ArrivalClock`,
+        /// after 15 s; nil before): a diagnostic, not fed to the resampling (see docs/pipewire.md).
+        public var arrivalPPM: Double?
         /// The resampling correction applied to the last block (the estimate plus what pulls the
         /// buffer back to its target), in ppm.
         public var compensationPPM: Double = 0
@@ -123,6 +131,8 @@ extension PipeWireMicrophone {
         /// Largest quantum the stream delivered, in frames.
         var largestQuantum = 0
         var discarded: Int64 = 0
+        /// When the samples arrive (the source's clock against CLOCK_MONOTONIC).
+        var arrivals = ArrivalClock()
         /// Added to the target after underruns (see `fill`).
         var extraTarget = 0
         /// Frames dropped to align the buffer with its target after each start (not a last resort).
@@ -136,7 +146,9 @@ extension PipeWireMicrophone {
     /// on the loop thread (which hold that lock), except `process`, which runs on PipeWire's data thread
     /// (`PW_STREAM_FLAG_RT_PROCESS`) and reaches the stream only through `processGate`, which teardown
     /// empties before it disconnects the stream (so no `process` runs past that point); the samples
-    /// cross in `buffer`, the counters in `status`.
+    /// cross in `buffer`, the counters in `status`. `playing`, `resampler`, `estimator`, `scratch` and
+    /// `silentSinceUnderrun` belong to the thread that runs the clock (`fill`, `stalled`), which also
+    /// runs `housekeeping`: one thread.
     final class Core: @unchecked Sendable {
         let nodeName: String?
         let format: AudioFormat
@@ -160,7 +172,7 @@ extension PipeWireMicrophone {
         private var links: [OpaquePointer] = []
         /// The node captured (id and serial), once linked or while linking.
         private var current: (id: UInt32, serial: String?, name: String)?
-        private var linked = false
+        private(set) var linked = false
         private var streamCreatedAt: UInt64 = 0
         private let hook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
         private let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
@@ -168,11 +180,14 @@ extension PipeWireMicrophone {
         /// The clock thread's: whether captured audio plays (the jitter buffer was full enough), the
         /// resampler and its clock estimate, a buffer to move samples in, and whether the silence now
         /// follows an underrun.
-        private var playing = false
-        private var resampler: AdaptiveResampler
-        private var estimator = ClockRatioEstimator()
-        private var scratch: [Float] = []
-        private var silentSinceUnderrun = false
+        var playing = false
+        var resampler: AdaptiveResampler
+        var estimator = ClockRatioEstimator()
+        var scratch: [Float] = []
+        var sinceArrivalCheck = 0
+        /// The source's clock ratio from its arrivals (`ArrivalClock`), a diagnostic.
+        var arrivalRatio: Double?
+        var silentSinceUnderrun = false
         /// Whether this node's ports were configured by us (a stream-published source has none before).
         private var configuredPorts = false
         private var saidMissing = false
@@ -220,104 +235,6 @@ extension PipeWireMicrophone {
             audioClock.run(origin: origin, stop: { worker.isStopRequested }, begin: begin, fill: fill, stalled: stalled,
                            deliver: deliver, idle: housekeeping)
             shutdown()
-        }
-
-        /// The clock's first sample (see `AudioClock.run`): the counters start over.
-        func begin(first: Int64) {
-            status.withLock { $0 = Status(nextSample: first) }
-        }
-
-        /// The clock's thread only: fills `chunk` from the jitter buffer through the resampler.
-        func fill(_ chunk: inout AudioChunk) {
-            let count = chunk.frameCount, rate = Double(format.sampleRate), channels = max(1, format.channels)
-            var underrun = false, discardedAtJump = 0
-            var aligned: Int64 = 0
-            let (captured, target, discarded) = buffer.withLock { buffer -> (Int, Int, Int64) in
-                defer { aligned = buffer.aligned }
-                // The target grows by a quantum after each underrun (a machine too busy for the
-                // smallest buffer), up to the most the jitter buffer may hold.
-                let target = min(AudioCapture.target(largestQuantum: buffer.largestQuantum, rate: format.sampleRate) + buffer.extraTarget,
-                                 AudioCapture.maximumTarget(rate: format.sampleRate))
-                // Play captured audio only with a quantum or two queued (a jitter buffer), so a quantum
-                // arriving a little late does not become a gap; start over after a gap.
-                if !playing {
-                    guard buffer.ring.frames >= target else { return (0, target, buffer.discarded) }
-                    playing = true
-                    resampler.reset()
-                    estimator.restart()
-                }
-                // Last resort, a jump (the source delivered a burst, or came back with a backlog): back to
-                // the target at once; the resampling handles only drift.
-                var fillNow = Double(buffer.ring.frames) + resampler.bufferedFrames
-                if fillNow > Double(target) + rate * AudioCapture.jumpThreshold {
-                    discardedAtJump = buffer.ring.frames - target
-                    buffer.ring.discard(frames: discardedAtJump)
-                    buffer.discarded += Int64(discardedAtJump)
-                    estimator.restart()
-                    fillNow = Double(buffer.ring.frames) + resampler.bufferedFrames
-                }
-                // Last resort, a burst (the source caught up after a stall): the mean fill a quantum and
-                // more beyond the target is no drift; back to the target at once.
-                if let smoothed = estimator.fill,
-                   smoothed > Double(target) + max(Double(buffer.largestQuantum), rate * AudioCapture.burstThreshold) {
-                    let dropped = min(Int(smoothed) - target, buffer.ring.frames)
-                    buffer.ring.discard(frames: dropped)
-                    buffer.discarded += Int64(dropped)
-                    estimator.shift(by: -Double(dropped))
-                    fillNow -= Double(dropped)
-                }
-                let (step, excess) = estimator.update(fill: fillNow, target: Double(target), elapsed: Double(count) / rate, rate: rate)
-                if excess > 0 {
-                    // Aligning the buffer with its target after a start (see `ClockRatioEstimator`).
-                    let dropped = min(excess, buffer.ring.frames)
-                    buffer.ring.discard(frames: dropped)
-                    buffer.aligned += Int64(dropped)
-                }
-                let needed = resampler.framesNeeded(toProduce: count, step: step)
-                guard buffer.ring.frames >= needed else {
-                    // Last resort, the buffer ran dry (a stall, the source gone): silence, and fill again.
-                    playing = false
-                    underrun = true
-                    buffer.extraTarget += max(buffer.largestQuantum, format.sampleRate / 100)
-                    return (0, target, buffer.discarded)
-                }
-                if scratch.count < needed * channels { scratch = [Float](repeating: 0, count: needed * channels) }
-                _ = buffer.ring.read(frames: needed, into: &scratch, offset: 0)
-                scratch.withUnsafeBufferPointer { resampler.append(UnsafeBufferPointer(rebasing: $0.prefix(needed * channels))) }
-                resampler.produce(frames: count, step: step, into: &chunk.samples, offset: 0)
-                return (count, target, buffer.discarded)
-            }
-            if underrun { silentSinceUnderrun = true }
-            if captured > 0 { silentSinceUnderrun = false }
-            let next = chunk.firstSample + Int64(count), linkedNow = linked, estimate = estimator
-            status.withLock {
-                $0.framesDelivered += Int64(count)
-                $0.framesCaptured += Int64(captured)
-                $0.nextSample = next
-                $0.bufferTarget = target
-                $0.bufferDelay = (Double(target) + Double(AdaptiveResampler.lookahead)) / rate
-                $0.framesDiscarded = discarded
-                $0.framesAligned = aligned
-                $0.estimatedPPM = estimate.estimatedPPM
-                $0.compensationPPM = estimate.correctionPPM
-                $0.bufferFill = estimate.fill ?? 0
-                if underrun { $0.underruns += 1 }
-                // Silence while a linked source is not keeping up is inserted; silence while the source is gone is not.
-                if captured == 0, silentSinceUnderrun, linkedNow { $0.framesInserted += Int64(count) }
-                $0.state = captured > 0 ? "playing" : linkedNow ? "buffering" : "lost"
-            }
-        }
-
-        /// The process stood still: what the buffer holds is from before the stall and would play late;
-        /// capture starts over (a fresh jitter buffer) from the sample due now.
-        func stalled(_ silence: AudioChunk) {
-            buffer.withLock { $0.ring.removeAll() }
-            playing = false
-            silentSinceUnderrun = false
-            status.withLock {
-                $0.framesDelivered += Int64(silence.frameCount)
-                $0.nextSample = silence.firstSample + Int64(silence.frameCount)
-            }
         }
 
         /// Ends the capture (the clock stopped): the stream, links and connection go.
@@ -455,10 +372,13 @@ extension PipeWireMicrophone {
             processGate.withLock { $0 = Int(bitPattern: stream) }
             linked = false
             streamCreatedAt = clock.now()
+            estimator = ClockRatioEstimator()
+            arrivalRatio = nil
             buffer.withLock {
                 $0.ring.removeAll()
                 $0.largestQuantum = 0
                 $0.extraTarget = 0
+                $0.arrivals = ArrivalClock()
             }
             events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
             events.pointee.process = { data in
@@ -572,7 +492,9 @@ extension PipeWireMicrophone {
             lastChunk.withLock { $0 = (Int(chunk.size), Int(datas[0].maxsize), Int(chunk.offset), Int(spaBuffer.pointee.n_datas)) }
             guard count > 0 else { return }
             let samples = UnsafeBufferPointer(start: (base + offset).assumingMemoryBound(to: Float.self), count: count)
+            let arrival = Double(clock.now()) / 1e9, frames = count / max(1, format.channels), rate = Double(format.sampleRate)
             buffer.withLock {
+                $0.arrivals.arrived(frames: frames, at: arrival, rate: rate)
                 let dropped = $0.ring.write(samples)
                 $0.discarded += Int64(dropped)
                 $0.largestQuantum = max($0.largestQuantum, count / max(1, format.channels))

@@ -81,4 +81,50 @@ import TestSupport
         let settled = fills.suffix(6000)
         #expect(settled.allSatisfy { abs($0 - target) < rate / 1000 }, "fill \(settled.min()!)...\(settled.max()!)")
     }
+
+    /// Quanta of a source 300 ppm fast (or slow), a quarter of them late by up to 80 ms (a busy machine),
+    /// and every seventh second late all through by 30 ms (starved): the ratio to within 5 ppm in 30 s.
+    @Test(arguments: [300.0, -300.0])
+    func theArrivalClockMeasuresTheSourceDespiteLateArrivals(ppm: Double) {
+        var clock = ArrivalClock()
+        var random: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let rate = 48_000.0, quantum = 1024
+        var nextSecond = 1.0
+        #expect(clock.ratio == nil)
+        for k in 1...(30 * 47) {
+            let due = Double(k * quantum) / (rate * (1 + ppm / 1e6))
+            random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let late = random >> 62 == 0 ? Double(random >> 40 & 0xFFFF) / 65_536 * 0.08 : Double(random >> 40 & 0xFF) / 256 * 0.0005
+            let starved = Int(due) % 7 == 3 ? 0.03 : 0
+            clock.arrived(frames: quantum, at: 100 + due + late + starved, rate: rate)
+            if due >= nextSecond {
+                clock.closeSecond()
+                nextSecond += 1
+            }
+        }
+        let measured = (clock.ratio ?? .nan) * 1e6
+        #expect(abs(measured - ppm) < 5, "measured \(measured) ppm for \(ppm)")
+    }
+
+    /// A starved machine: every 15 s the source stalls (the buffer runs dry: a restart) and then catches
+    /// up with a burst of 15 ms (cut once the mean fill shows it, the rest left to the proportional
+    /// part while the integral rests). The estimate stays within 50 ppm of the clock.
+    @Test func restartsFollowedByBurstsDoNotPullTheEstimateOffTheClock() {
+        var estimator = ClockRatioEstimator()
+        let rate = 48_000.0, target = 2048.0, quantum = 1024.0, ppm = 300.0
+        var buffered = target + 300, nextQuantum = 0.0
+        for block in 0..<18_000 {  // 180 s
+            let time = Double(block + 1) * 0.01
+            while nextQuantum * quantum / (rate * (1 + ppm / 1e6)) <= time {
+                buffered += quantum
+                nextQuantum += 1
+            }
+            if block % 1500 == 1000 { estimator.restart() }    // an underrun: the capture starts over
+            if block % 1500 == 1060 { buffered += 0.015 * rate } // the catch-up burst after the alignment
+            buffered -= Double(estimator.burst(target: target, rate: rate))
+            let (step, excess) = estimator.update(fill: buffered, target: target, elapsed: 0.01, rate: rate)
+            buffered -= 480 * step + Double(excess)
+        }
+        #expect(abs(estimator.estimatedPPM - ppm) < 50, "estimated \(estimator.estimatedPPM) ppm for \(ppm)")
+    }
 }

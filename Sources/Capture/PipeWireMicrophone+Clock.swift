@@ -1,0 +1,111 @@
+import Synchronization
+import StudioCore
+import StudioSystem
+
+/// The clock side of a microphone's capture: what runs on the thread that runs the program's
+/// `AudioClock` (`PipeWireMicrophone`'s own, or an `AudioInputSet`'s), reading the jitter buffer that
+/// the stream's process callback fills.
+extension PipeWireMicrophone.Core {
+        /// The clock's first sample (see `AudioClock.run`): the counters start over.
+        func begin(first: Int64) {
+            status.withLock { $0 = PipeWireMicrophone.Status(nextSample: first) }
+        }
+
+        /// The clock's thread only: fills `chunk` from the jitter buffer through the resampler.
+        func fill(_ chunk: inout AudioChunk) {
+            let count = chunk.frameCount, rate = Double(format.sampleRate), channels = max(1, format.channels)
+            var underrun = false, discardedAtJump = 0
+            var aligned: Int64 = 0
+            let (captured, target, discarded) = buffer.withLock { buffer -> (Int, Int, Int64) in
+                defer { aligned = buffer.aligned }
+                // The target grows by a quantum after each underrun (a machine too busy for the
+                // smallest buffer), up to the most the jitter buffer may hold.
+                let target = min(AudioCapture.target(largestQuantum: buffer.largestQuantum, rate: format.sampleRate) + buffer.extraTarget,
+                                 AudioCapture.maximumTarget(rate: format.sampleRate))
+                // Once a second (of program time), the source's clock from its arrivals.
+                sinceArrivalCheck += count
+                if sinceArrivalCheck >= format.sampleRate {
+                    sinceArrivalCheck = 0
+                    buffer.arrivals.closeSecond()
+                    arrivalRatio = buffer.arrivals.ratio
+                }
+                // Play captured audio only with a quantum or two queued (a jitter buffer), so a quantum
+                // arriving a little late does not become a gap; start over after a gap.
+                if !playing {
+                    guard buffer.ring.frames >= target else { return (0, target, buffer.discarded) }
+                    playing = true
+                    resampler.reset()
+                    estimator.restart()
+                }
+                // Last resort, a jump (the source delivered a burst, or came back with a backlog): back to
+                // the target at once; the resampling handles only drift.
+                var fillNow = Double(buffer.ring.frames) + resampler.bufferedFrames
+                if fillNow > Double(target) + rate * AudioCapture.jumpThreshold {
+                    discardedAtJump = buffer.ring.frames - target
+                    buffer.ring.discard(frames: discardedAtJump)
+                    buffer.discarded += Int64(discardedAtJump)
+                    estimator.restart()
+                    fillNow = Double(buffer.ring.frames) + resampler.bufferedFrames
+                }
+                // Last resort, a burst (the source caught up after a stall): back to the target at once.
+                let burst = min(estimator.burst(target: Double(target), rate: rate), buffer.ring.frames)
+                if burst > 0 {
+                    buffer.ring.discard(frames: burst)
+                    buffer.discarded += Int64(burst)
+                    fillNow -= Double(burst)
+                }
+                let (step, excess) = estimator.update(fill: fillNow, target: Double(target), elapsed: Double(count) / rate, rate: rate)
+                if excess > 0 {
+                    // Aligning the buffer with its target after a start (see `ClockRatioEstimator`).
+                    let dropped = min(excess, buffer.ring.frames)
+                    buffer.ring.discard(frames: dropped)
+                    buffer.aligned += Int64(dropped)
+                }
+                let needed = resampler.framesNeeded(toProduce: count, step: step)
+                guard buffer.ring.frames >= needed else {
+                    // Last resort, the buffer ran dry (a stall, the source gone): silence, and fill again.
+                    playing = false
+                    underrun = true
+                    buffer.extraTarget += max(buffer.largestQuantum, format.sampleRate / 100)
+                    return (0, target, buffer.discarded)
+                }
+                if scratch.count < needed * channels { scratch = [Float](repeating: 0, count: needed * channels) }
+                _ = buffer.ring.read(frames: needed, into: &scratch, offset: 0)
+                scratch.withUnsafeBufferPointer { resampler.append(UnsafeBufferPointer(rebasing: $0.prefix(needed * channels))) }
+                resampler.produce(frames: count, step: step, into: &chunk.samples, offset: 0)
+                return (count, target, buffer.discarded)
+            }
+            if underrun { silentSinceUnderrun = true }
+            if captured > 0 { silentSinceUnderrun = false }
+            let next = chunk.firstSample + Int64(count), linkedNow = linked, estimate = estimator
+            status.withLock {
+                $0.framesDelivered += Int64(count)
+                $0.framesCaptured += Int64(captured)
+                $0.nextSample = next
+                $0.bufferTarget = target
+                $0.bufferDelay = (Double(target) + Double(AdaptiveResampler.lookahead)) / rate
+                $0.framesDiscarded = discarded
+                $0.framesAligned = aligned
+                $0.estimatedPPM = estimate.estimatedPPM
+                $0.arrivalPPM = arrivalRatio.map { $0 * 1e6 }
+                $0.compensationPPM = estimate.correctionPPM
+                $0.bufferFill = estimate.fill ?? 0
+                if underrun { $0.underruns += 1 }
+                // Silence while a linked source is not keeping up is inserted; silence while the source is gone is not.
+                if captured == 0, silentSinceUnderrun, linkedNow { $0.framesInserted += Int64(count) }
+                $0.state = captured > 0 ? "playing" : linkedNow ? "buffering" : "lost"
+            }
+        }
+
+        /// The process stood still: what the buffer holds is from before the stall and would play late;
+        /// capture starts over (a fresh jitter buffer) from the sample due now.
+        func stalled(_ silence: AudioChunk) {
+            buffer.withLock { $0.ring.removeAll() }
+            playing = false
+            silentSinceUnderrun = false
+            status.withLock {
+                $0.framesDelivered += Int64(silence.frameCount)
+                $0.nextSample = silence.firstSample + Int64(silence.frameCount)
+            }
+        }
+}
