@@ -190,7 +190,9 @@ function render() {
 function renderOutputs(status) {
   const rows = [];
   for (const output of status.outputs || []) {
-    rows.push([output.name, output.state, `${(output.bytes_sent / 1e6).toFixed(1)} MB`,
+    const state = output.next_attempt_in_s == null ? output.state : `${output.state}, next attempt in ${Math.ceil(output.next_attempt_in_s)} s`;
+    const rate = output.bits_per_second > 0 ? ` · ${(output.bits_per_second / 1e6).toFixed(2)} Mbit/s` : '';
+    rows.push([output.name, state, `${(output.bytes_sent / 1e6).toFixed(1)} MB${rate}`,
       `drops ${output.dropped_video + output.dropped_audio}`, output.last_error || '']);
   }
   for (const iso of status.iso || []) rows.push([`ISO ${iso.camera}`, iso.state, `${(iso.bytes_written / 1e6).toFixed(1)} MB`, `skipped ${iso.frames_skipped}`, '']);

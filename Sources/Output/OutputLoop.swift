@@ -49,6 +49,8 @@ struct OutputLoop {
     /// Congestion drops: warned about as `frames_dropped`, the first at once, then at most every 5 s.
     var congestion = ThrottledCounter()
     var congestionSeen = 0
+    /// The bit rate's window: since when (CLOCK_MONOTONIC ns) and the byte count then.
+    var rateWindow: (start: UInt64, bytes: Int64)?
 
     init(output: MediaOutput) {
         self.output = output
@@ -112,8 +114,12 @@ struct OutputLoop {
     mutating func connect(video: StreamDescription, audio: StreamDescription) {
         if failures > 0 {
             let retry = destination.retry(attempt: failures)
+            output.update { $0.nextAttemptAt = MonotonicClock.now() + UInt64(max(0, retry.delay) * 1e9) }
             guard output.pause(seconds: retry.delay) else { finished = true; return }
-            output.update { $0.reconnectAttempts += 1 }
+            output.update {
+                $0.reconnectAttempts += 1
+                $0.nextAttemptAt = nil
+            }
             emit(retry.event)
         }
         output.update { $0.state = everConnected ? .reconnecting : .connecting }
@@ -256,6 +262,19 @@ struct OutputLoop {
         if write(packet, extradata: extradata) { pendingAudioExtradata = nil }
     }
 
+    /// The bit rate over the window that just closed, once a second; nil between (and for the first
+    /// packet of a connection, which opens the window).
+    mutating func measureRate(bytes: Int64, now: UInt64) -> Int? {
+        guard let window = rateWindow, bytes >= window.bytes else {
+            rateWindow = (now, bytes)
+            return nil
+        }
+        let elapsed = now &- window.start
+        guard elapsed >= 1_000_000_000 else { return nil }
+        rateWindow = (now, bytes)
+        return Int(Double(bytes - window.bytes) * 8e9 / Double(elapsed))
+    }
+
     /// Writes one packet; on failure closes the destination and schedules the next open, or finishes
     /// when stopping.
     mutating func write(_ packet: EncodedPacket, extradata: [UInt8]?) -> Bool {
@@ -266,10 +285,12 @@ struct OutputLoop {
                 return false
             }
             let bytes = destination.bytesWritten
+            let rate = measureRate(bytes: bytes, now: MonotonicClock.now())
             output.update {
                 $0.packetsSent += 1
                 $0.bytesSent = bytes
                 $0.lastProgramMilliseconds = packet.pts.milliseconds
+                if let rate { $0.bitsPerSecond = rate }
             }
             return true
         } catch {
@@ -319,7 +340,11 @@ struct OutputLoop {
         guard isOpen else { return }
         let event = destination.close(reason, error: error)
         let total = destination.bytesWritten  // as counted when the connection closed
-        output.update { $0.bytesSent = total }
+        rateWindow = nil
+        output.update {
+            $0.bytesSent = total
+            $0.bitsPerSecond = 0
+        }
         emit(event)
         firstKeyframe = nil
         reportedStarted = false

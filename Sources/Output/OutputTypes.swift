@@ -95,6 +95,10 @@ public struct OutputStatistics: Sendable, Equatable {
     public var lastProgramMilliseconds: Int64?
     /// The file being written (recordings; changes when the video format changes mid-stream).
     public var currentFile: String?
+    /// While waiting to try again after a failure: when the next attempt starts (CLOCK_MONOTONIC ns).
+    public var nextAttemptAt: UInt64?
+    /// Bits per second written over the last second or two (0 while not connected).
+    public var bitsPerSecond: Int = 0
 
     public init(name: String, maskedURL: String) {
         self.name = name

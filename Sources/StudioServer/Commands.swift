@@ -3,6 +3,7 @@ import StudioCore
 import Capture
 import EventStore
 import Control
+import StudioSystem
 
 /// The studio server's control commands, Voctomix style: each is declared once, as a type with its
 /// name, summary, arguments and reply, and listed in `ServerCommands.all`, from which the router,
@@ -169,12 +170,14 @@ extension StudioServer {
             framesEncoded: video.framesIn, framesDropped: video.framesDropped, encodeErrors: video.encodeErrors,
             overloadedFPS: video.overload.map { tenths($0.measuredFPS) }, probeFPS: startSpeed.map { tenths($0.measuredFPS) },
             audio: audio.encoderName)
+        let now = MonotonicClock.now()
         let outputViews = outputs.map { output in
             let s = output.statistics
             return StatusReply.OutputView(
                 name: s.name, url: s.maskedURL, state: s.state.rawValue, bytesSent: Int(s.bytesSent), packetsSent: s.packetsSent,
                 droppedVideo: s.droppedVideo, droppedAudio: s.droppedAudio, reconnects: s.reconnectCount,
-                reconnectAttempts: s.reconnectAttempts, lastError: s.lastError)
+                reconnectAttempts: s.reconnectAttempts, lastError: s.lastError, bitsPerSecond: s.bitsPerSecond,
+                nextAttemptInSeconds: s.nextAttemptAt.map { Double(($0 > now ? $0 - now : 0) / 1_000_000) / 1000 })
         }
         let isoViews = cameras.isoRecorders.map { iso in
             let s = iso.statistics

@@ -1,3 +1,4 @@
+import Foundation
 import StudioSystem
 #if canImport(Glibc)
 import Glibc
@@ -27,5 +28,32 @@ public enum FileModes {
         var info = stat()
         guard stat(path, &info) == 0 else { throw SystemError(call: "stat \(path)", errno: errno) }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw ServerError("\(path) exists and is not a directory") }
+    }
+}
+
+extension FileModes {
+    /// Writes `text` to `path` whole or not at all: into a new temporary file beside it (`.NAME.XXXXXX`,
+    /// same directory, so the rename cannot cross file systems), synced, then renamed over `path`. On any
+    /// failure the temporary file is removed and `path` is left as it was. The file gets 0666 less the umask.
+    public static func writeAtomically(_ text: String, to path: String) throws(SystemError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        var template = Array(((directory.isEmpty ? "." : directory) + "/." + name + ".XXXXXX").utf8CString)
+        let descriptor = try syscall("create a temporary file in \(directory.isEmpty ? "." : directory)") {
+            template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        }
+        let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var done = false
+        defer {
+            close(descriptor)
+            if !done { unlink(temporary) }
+        }
+        let mask = Glibc.umask(0)
+        _ = Glibc.umask(mask)
+        try syscall("chmod \(temporary)") { fchmod(descriptor, 0o666 & ~mask) }
+        guard writeAll(descriptor, text) else { throw SystemError(call: "write \(temporary)", errno: errno) }
+        try syscall("fsync \(temporary)") { fsync(descriptor) }
+        try syscall("rename to \(path)") { rename(temporary, path) }
+        done = true
     }
 }

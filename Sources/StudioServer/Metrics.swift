@@ -59,6 +59,8 @@ public enum Metrics {
         text.counter("studio_output_reconnects_total", "Connections an output made again after losing one.", perOutput(\.reconnects))
         text.counter("studio_output_reconnect_attempts_total", "Connection attempts after a failure, successful or not.",
                      perOutput(\.reconnectAttempts))
+        text.gauge("studio_output_sent_bits_per_second", "What an output wrote per second over the last second or two (0 while not connected).",
+                   perOutput(\.bitsPerSecond))
         text.gauge("studio_output_up", "1 while an output is connected (or its file open), else 0.",
                    outputs.map { (["output": $0.name], $0.state == OutputState.connected.rawValue ? 1 : 0) })
         text.gauge("studio_output_state", "An output's state: 1 for the current one.",

@@ -226,10 +226,16 @@ public struct StatusReply: Codable, Sendable {
         /// Connection attempts after a failure, successful or not (a server never reached counts here).
         public var reconnectAttempts: Int
         @Nullable public var lastError: String?
+        /// Bits per second written over the last second or two (0 while not connected).
+        public var bitsPerSecond: Int
+        /// While waiting to try again after a failure: seconds until the next attempt; else nil.
+        @Nullable public var nextAttemptInSeconds: Double?
 
         enum CodingKeys: String, CodingKey {
             case name, url, state, reconnects
             case reconnectAttempts = "reconnect_attempts"
+            case bitsPerSecond = "bits_per_second"
+            case nextAttemptInSeconds = "next_attempt_in_s"
             case bytesSent = "bytes_sent"
             case packetsSent = "packets_sent"
             case droppedVideo = "dropped_video"

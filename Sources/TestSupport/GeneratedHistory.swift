@@ -46,8 +46,21 @@ public struct GeneratedHistory: Sendable {
         Interval("pip", "scene", 50_000, 60_000, "session end"),
     ]
 
+    /// With `recordings`, session 1's recording files (rows and `recording_started`/`recording_stopped`
+    /// events; the files themselves are not written): the program's and each camera's ISO, in
+    /// `DIR/recordings/` beside the database, each with the program time of its first frame (cam1's ISO got
+    /// its first frame one frame late) and all of them ending with the program's last frame, 59 966 ms.
+    public static let stoppedRecordings: [(camera: String?, firstProgramMilliseconds: Int64)] = [
+        (nil, 0), ("cam1", 33), ("cam2", 0), ("cam3", 0),
+    ]
+
+    /// The path of session `session`'s recording of `camera` (nil: the program) for a database at `path`.
+    public static func recordingPath(database path: String, session: Int64, camera: String?) -> String {
+        ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent("recordings/session-\(session)-\(camera ?? "program").mkv")
+    }
+
     /// Writes the history to a new database at `path`; `writer` is the `eventstore-writer` executable.
-    public static func make(at path: String, writer: String) throws -> GeneratedHistory {
+    public static func make(at path: String, writer: String, recordings: Bool = false) throws -> GeneratedHistory {
         let now = Int64(Date().timeIntervalSince1970) * 1000
         var store = try EventStore(path: path)
         for (number, name) in [(1, "cam1"), (2, "cam2"), (3, "cam3")] {
@@ -60,6 +73,14 @@ public struct GeneratedHistory: Sendable {
         let stopped = try store.startSession(configSnapshot: "{}")
         let first = Script(store: store, base: stoppedBase)
         for camera in ["cam1", "cam2", "cam3"] { first.add(.cameraAdded, camera, wall: 0, ["backend": "test-pattern"]) }
+        if recordings {
+            for (camera, from) in stoppedRecordings {
+                let file = recordingPath(database: path, session: stopped, camera: camera)
+                first.add(.recordingStarted, nil, program: from, ["output": camera.map { "iso-\($0)" } ?? "record", "url": file, "path": file,
+                                                                  "first_program_ms": String(from)])
+                store.recordingStarted(cameraID: camera.map { CameraID($0) }, path: file, at: Date(timeIntervalSince1970: Double(stoppedBase + from) / 1000))
+            }
+        }
         first.add(.switchProgram, "cam1", program: 0, ["from": "none", "reason": "first source"])
         first.add(.preview, "cam2", program: 5_000, ["preview": "cam2", "from": "none"])
         first.add(.switchProgram, "cam2", program: 10_000, ["from": "cam1"])
@@ -75,6 +96,14 @@ public struct GeneratedHistory: Sendable {
         first.add(.switchProgram, nil, program: 50_000, ["from": "cam3", "scene": "pip"])
         first.add(.framesDropped, nil, wall: 55_000, ["stage": "video", "dropped": "3", "dropped_total": "3"])
         first.add(.overlayOff, nil, program: 60_000, ["overlay": "logo"])
+        if recordings {
+            for (camera, _) in stoppedRecordings {
+                let file = recordingPath(database: path, session: stopped, camera: camera)
+                first.add(.recordingStopped, nil, program: 59_966, ["output": camera.map { "iso-\($0)" } ?? "record", "url": file, "path": file,
+                                                                    "reason": "stopped", "last_program_ms": "59966", "bytes": "1000000"])
+                store.recordingStopped(path: file, bytes: 1_000_000, at: Date(timeIntervalSince1970: Double(stoppedBase + 60_000) / 1000))
+            }
+        }
         try store.endSession(reason: "stopped")
 
         // 2. error, three days ago.

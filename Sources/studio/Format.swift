@@ -146,6 +146,8 @@ enum Format {
             if reply.outputs.isEmpty { lines.append("outputs   none") }
             for output in reply.outputs {
                 var line = "output    \(output.name) \(output.url): \(output.state) · \(output.bytesSent) bytes · dropped \(output.droppedVideo) video / \(output.droppedAudio) audio · \(output.reconnects) reconnects (\(output.reconnectAttempts) attempts)"
+                if output.bitsPerSecond > 0 { line += String(format: " · %.0f kbit/s", Double(output.bitsPerSecond) / 1000) }
+                if let next = output.nextAttemptInSeconds { line += String(format: " · next attempt in %.1f s", next) }
                 if let error = output.lastError { line += " · last error: \(error)" }
                 lines.append(line)
             }

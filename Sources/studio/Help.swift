@@ -8,7 +8,7 @@ enum Help {
         [ServeCommand.self, CamerasCommand.self, SwitchCommand.self, PreviewCommand.self, CutCommand.self, AutoCommand.self,
          TransitionCommand.self, SceneCommand.self, ScenesCommand.self, OverlayCommand.self, CameraCommand.self, ControlsCommand.self,
          ControlCommand.self, FocusCommand.self, PictureCommand.self, AudioCommand.self, StatusCommand.self, MetricsCommand.self, ReloadCommand.self, SessionsCommand.self, LogCommand.self,
-         OnAirCommand.self, RecordingsCommand.self, WatchCommand.self, DoctorCommand.self,
+         OnAirCommand.self, ExportCommand.self, RecordingsCommand.self, WatchCommand.self, DoctorCommand.self,
          HelpCommand.self, VersionCommand.self]
     }
 
@@ -20,7 +20,7 @@ enum Help {
     /tmp/studio-UID/studio.sock without XDG_RUNTIME_DIR), then /run/studio/studio.sock
     if that exists (the systemd service's socket).
     `sessions`, `log`, `onair` and `recordings` read the database directly when no server runs
-    (--db, then $STUDIO_DB, then the default path).
+    (--db, then $STUDIO_DB, then the default path); `export` always reads it (a running server's).
 
     Run `studio COMMAND --help` for a command's options.
     """

@@ -92,10 +92,23 @@ private func ms(_ value: Double?) -> Int64 { Int64((value ?? -1).rounded()) }
         fanOut.add(output)
         output.start()
         feed.run(seconds: 2)
+        // Connected for two seconds: the bit rate of the last window is what the bytes say.
+        let connected = output.statistics
+        #expect(connected.bitsPerSecond > 0 && connected.nextAttemptAt == nil)
+        let average = Double(connected.bytesSent) * 8 / 2  // bits per second over the two seconds fed
+        #expect(Double(connected.bitsPerSecond) > average / 4 && Double(connected.bitsPerSecond) < average * 4,
+                "\(connected.bitsPerSecond) bit/s, against \(Int(average)) on average")
         nginx.stop()
         let downAt = feed.framesFed
         feed.run(seconds: 2.5)
         #expect(output.statistics.state == .reconnecting)
+        // Between attempts the output says when it tries next: within the policy's backoff from now.
+        #expect(waitUntil(timeout: 3) { output.statistics.nextAttemptAt != nil })
+        let waiting = output.statistics
+        #expect(waiting.bitsPerSecond == 0)
+        if let next = waiting.nextAttemptAt {
+            #expect(next <= MonotonicClock.now() + UInt64(policy.maxBackoffSeconds * 1e9), "next attempt within the backoff")
+        }
         try nginx.restart()
         let upAt = feed.framesFed
         feed.run(seconds: 2.5)

@@ -97,6 +97,13 @@ import Glibc
         let lost = try HistoryCLITests.sqlite3([studio.database, "SELECT camera, reason, ended_by FROM camera_outages WHERE reason = 'removed'"])
         #expect(lost.output == "cam3|removed|returned\n", "\(lost)")
 
+        // The cut list of the real session: an EDL on the program recording, one event per interval, cut
+        // where each began (the switch's frame at 30 fps), contiguous to the program's end.
+        let edl = try CMX3600(parsing: try ExportTests.export(studio, ["--format", "edl"]), base: 30)
+        #expect(edl.lines.map(\.recordIn) == intervals.map { ExportTests.frame($0["from_ms"]?.intValue ?? -1) }, "\(edl.lines)")
+        #expect(edl.lines.last?.recordOut == ExportTests.frame(reply["program_to_ms"]?.intValue ?? -1))
+        #expect(edl.lines.allSatisfy { $0.reel == "PROGRAM" } && edl.comments[1]?.contains("FROM CLIP NAME: session-1-program.mkv") == true)
+
         // The program recording: each interval's source at its start (a switch's frame exactly; the slate and
         // the return, whose times come from the wall clock, in their middle).
         let file = recordings.appendingPathComponent("session-1-program.mkv")

@@ -3,6 +3,7 @@ import Synchronization
 import FrameDrawing
 import StudioCore
 import StudioSystem
+import TestSupport
 @testable import Switcher
 
 /// Scenes, preview/program and transitions, judged on the delivered pictures: each source is a solid
@@ -26,12 +27,14 @@ private final class SampleLog: Sendable {
 private final class Program: Sendable {
     let switcher: ProgramSwitcher
     let events = RecordedEvents()
+    /// The program clock, one frame at a time: every tick on time however busy the machine is.
+    let pump = ClockPump(step: format.frameRate.periodNanoseconds + 1)
     private let samples = SampleLog()
 
     /// Sources named cam1... in the given colours; `points` are sampled (a 2x2 block each) in every frame.
     init(colors: [YUVColor], points: [(x: Int, y: Int)], scenes: [SceneDescription] = []) throws {
         let samples = self.samples
-        let switcher = ProgramSwitcher(format: format, configuration: .init(lossTimeout: 3600), events: events) { frame, pts in
+        let switcher = ProgramSwitcher(format: format, configuration: .init(lossTimeout: 3600), clock: pump.clock, events: events) { frame, pts in
             let colors = points.map { frame.averageColor(in: PixelRect(x: $0.x, y: $0.y, width: 2, height: 2)) ?? .black }
             samples.list.withLock { $0.append(Sample(pts: pts, colors: colors)) }
         }
@@ -45,6 +48,13 @@ private final class Program: Sendable {
         }
         try switcher.setScenes(scenes)
         switcher.start()
+        pump.start()
+    }
+
+    /// Stops the switcher, then its clock.
+    func stop() {
+        switcher.stop()
+        pump.stop()
     }
 
     var all: [Sample] { samples.list.withLock { $0 } }
@@ -78,7 +88,7 @@ private func close(_ a: YUVColor, _ b: YUVColor, within tolerance: Double = 6) -
                       (40, 140)]  // far away
         let scene = SceneDescription(name: "pip", layout: .pip, sources: ["cam1", "cam2"], corner: .topRight, size: 0.3)
         let program = try Program(colors: [red, blue], points: points.map { (x: $0.0, y: $0.1) }, scenes: [scene])
-        defer { program.switcher.stop() }
+        defer { program.stop() }
         let cut = try program.run { program.switcher.switchProgram(to: .scene("pip"), completion: $0) }
         let frame = try #require(try program.frames(from: cut.programTime, count: 1).first)
         #expect(frame.pts == cut.programTime)
@@ -94,7 +104,7 @@ private func close(_ a: YUVColor, _ b: YUVColor, within tolerance: Double = 6) -
         let points = [(80, 45), (240, 45), (80, 135), (240, 135)]
         let scene = SceneDescription(name: "quad", layout: .grid, sources: ["cam1", "cam2", "cam3", "cam4"])
         let program = try Program(colors: [red, blue, green, yellow], points: points.map { (x: $0.0, y: $0.1) }, scenes: [scene])
-        defer { program.switcher.stop() }
+        defer { program.stop() }
         let cut = try program.run { program.switcher.switchProgram(to: .scene("quad"), completion: $0) }
         let frame = try #require(try program.frames(from: cut.programTime, count: 1).first)
         for (color, expected) in zip(frame.colors, [red, blue, green, yellow]) { #expect(close(color, expected), "\(color) for \(expected)") }
@@ -102,7 +112,7 @@ private func close(_ a: YUVColor, _ b: YUVColor, within tolerance: Double = 6) -
 
     @Test func aMixBlendsMonotonicallyOverExactlyNFramesFromItsStartEvent() throws {
         let program = try Program(colors: [red, blue], points: [(160, 90)])
-        defer { program.switcher.stop() }
+        defer { program.stop() }
         _ = try program.run { program.switcher.setPreview(.camera("cam2"), completion: $0) }
         let frames = 10
         let take = try program.run { program.switcher.auto(TransitionSpec(kind: .mix, frames: frames), completion: $0) }
@@ -128,7 +138,7 @@ private func close(_ a: YUVColor, _ b: YUVColor, within tolerance: Double = 6) -
     @Test func aWipeMovesItsEdgeOneNthOfTheWidthPerFrame() throws {
         let columns = stride(from: 4, to: 320, by: 16).map { (x: $0, y: 90) }
         let program = try Program(colors: [red, blue], points: columns)
-        defer { program.switcher.stop() }
+        defer { program.stop() }
         _ = try program.run { program.switcher.setPreview(.camera("cam2"), completion: $0) }
         let frames = 8
         let take = try program.run { program.switcher.auto(TransitionSpec(kind: .wipeRight, frames: frames), completion: $0) }
@@ -145,7 +155,7 @@ private func close(_ a: YUVColor, _ b: YUVColor, within tolerance: Double = 6) -
     @Test func previewCutAndAutoAgreeWithTallyAndEvents() throws {
         let scene = SceneDescription(name: "two", layout: .sideBySide, sources: ["cam2", "cam3"])
         let program = try Program(colors: [red, blue, green], points: [(80, 90), (240, 90)], scenes: [scene])
-        defer { program.switcher.stop() }
+        defer { program.stop() }
         #expect(program.waitFor { program.switcher.status.program == .camera("cam1") })
         let preview = try program.run { program.switcher.setPreview(.scene("two"), completion: $0) }
         #expect(program.waitFor { program.switcher.status.tally == ["cam1": .program, "two": .preview, "cam2": .preview, "cam3": .preview] })
@@ -167,7 +177,7 @@ private func close(_ a: YUVColor, _ b: YUVColor, within tolerance: Double = 6) -
 
     @Test func aCutDuringATransitionCompletesItAtOnce() throws {
         let program = try Program(colors: [red, blue], points: [(160, 90)])
-        defer { program.switcher.stop() }
+        defer { program.stop() }
         _ = try program.run { program.switcher.setPreview(.camera("cam2"), completion: $0) }
         let take = try program.run { program.switcher.auto(TransitionSpec(kind: .mix, frames: 300), completion: $0) }
         #expect(program.waitFor { program.all.filter { $0.pts > take.programTime }.count >= 3 })
@@ -185,7 +195,7 @@ private func close(_ a: YUVColor, _ b: YUVColor, within tolerance: Double = 6) -
     @Test func aLostCameraInASceneShowsTheSlateInItsLayerOnly() throws {
         let scene = SceneDescription(name: "pip", layout: .pip, sources: ["cam1", "cam2"], corner: .bottomLeft, size: 0.5)
         let program = try Program(colors: [red, blue], points: [(30, 120), (250, 40)], scenes: [scene])
-        defer { program.switcher.stop() }
+        defer { program.stop() }
         _ = try program.run { program.switcher.switchProgram(to: .scene("pip"), completion: $0) }
         program.switcher.markSourceLost("cam2")
         // The slate's top quarter is plain slate colour: the inset's top-left area shows it.
@@ -198,7 +208,7 @@ private func close(_ a: YUVColor, _ b: YUVColor, within tolerance: Double = 6) -
     @Test func badCommandsAreRefusedWithTheirReason() throws {
         let scene = SceneDescription(name: "pip", layout: .pip, sources: ["cam1", "cam2"])
         let program = try Program(colors: [red, blue], points: [], scenes: [scene])
-        defer { program.switcher.stop() }
+        defer { program.stop() }
         #expect(throws: SwitchError.nothingOnPreview) { _ = try program.run { program.switcher.cut(completion: $0) } }
         #expect(throws: SwitchError.unknownSource("nope", cameras: ["cam1", "cam2"], scenes: ["pip"])) {
             _ = try program.switcher.source(named: "nope")

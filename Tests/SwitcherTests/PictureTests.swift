@@ -3,6 +3,7 @@ import Synchronization
 import FrameDrawing
 import StudioCore
 import StudioSystem
+import TestSupport
 @testable import Switcher
 
 /// Per-camera picture settings on the program, judged on the delivered pictures: the camera is red on
@@ -28,6 +29,8 @@ private final class ShownLog: Sendable {
 private final class TwoColourProgram: Sendable {
     let switcher: ProgramSwitcher
     let events = RecordedEvents()
+    /// The program clock, one frame at a time: every tick on time however busy the machine is.
+    let pump = ClockPump(step: format.frameRate.periodNanoseconds + 1)
     let camera = CameraID("cam1")
     /// The camera's one frame (kept alive, so storage identity means something).
     let frame: VideoFrame
@@ -40,7 +43,7 @@ private final class TwoColourProgram: Sendable {
         self.frame = frame
         let storage = frame.storage
         let shown = self.shown
-        switcher = ProgramSwitcher(format: format, configuration: .init(lossTimeout: 3600), events: events) { delivered, pts in
+        switcher = ProgramSwitcher(format: format, configuration: .init(lossTimeout: 3600), clock: pump.clock, events: events) { delivered, pts in
             let colors = points.map { delivered.averageColor(in: $0) ?? .black }
             shown.list.withLock { $0.append(Shown(pts: pts, left: colors[0], right: colors[1], isCameraFrame: delivered.storage === storage)) }
         }
@@ -48,6 +51,13 @@ private final class TwoColourProgram: Sendable {
         slot.publish(frame)
         switcher.addSource(camera, frames: slot)
         switcher.start()
+        pump.start()
+    }
+
+    /// Stops the switcher, then its clock.
+    func stop() {
+        switcher.stop()
+        pump.stop()
     }
 
     var all: [Shown] { shown.list.withLock { $0 } }
@@ -85,7 +95,7 @@ private func settings(_ change: (inout PictureSettings) -> Void) -> PictureSetti
 @Suite(.serialized) struct PictureTests {
     @Test func mirrorSwapsTheCamerasHalvesFromTheNextFrameWithAnEventAtItsPts() throws {
         let program = TwoColourProgram()
-        defer { program.switcher.stop() }
+        defer { program.stop() }
         program.waitForCamera()
 
         let outcome = try program.set(settings { $0.mirror = true })
@@ -107,7 +117,7 @@ private func settings(_ change: (inout PictureSettings) -> Void) -> PictureSetti
 
     @Test func aCropChangesWhatIsShown() throws {
         let program = TwoColourProgram()
-        defer { program.switcher.stop() }
+        defer { program.stop() }
         program.waitForCamera()
         // The left half only, scaled to the whole program: red everywhere.
         let outcome = try program.set(settings { $0.crop = RelativeRect(x: 0, y: 0, width: 0.5, height: 1) })
@@ -120,7 +130,7 @@ private func settings(_ change: (inout PictureSettings) -> Void) -> PictureSetti
 
     @Test func identitySettingsPassTheCamerasFrameThroughUntouched() throws {
         let program = TwoColourProgram()
-        defer { program.switcher.stop() }
+        defer { program.stop() }
         program.waitForCamera()
         let unset = program.all.filter { close($0.left, red) }
         #expect(unset.allSatisfy { $0.isCameraFrame }, "no settings: the camera's own frame")
@@ -144,7 +154,7 @@ private func settings(_ change: (inout PictureSettings) -> Void) -> PictureSetti
 
     @Test func badSettingsAndUnknownCamerasAreRefusedAndChangeNothing() throws {
         let program = TwoColourProgram()
-        defer { program.switcher.stop() }
+        defer { program.stop() }
         program.waitForCamera()
         let refused: [(PictureSettings, String)] = [
             (settings { $0.beauty = 140; $0.mirror = true }, "beauty must be between 0 and 100 (got 140)"),

@@ -1,0 +1,230 @@
+import Foundation
+import StudioCore
+import EventStore
+import Control
+
+// `studio export`: the program's timeline (`program_intervals`, read through `store.programIntervals`: the
+// timeline is computed there and nowhere else) as a cut list for an editor, each clip referencing the
+// session's recordings. This file builds the list; CutListFormats.swift and CutListInterchange.swift write
+// it in each format. docs/export.md says what each format holds and the rules below.
+//
+// The rule that makes the times exact: every recording file (the program's and each camera's ISO) is
+// timestamped in program time (the muxer writes each packet's program pts), so the frame at program time
+// T is at T in every file. A clip's source in and out are therefore its program times, in any file; a file
+// that started later (an ISO of a camera plugged in mid-show, a part after a write failure) simply begins
+// at its first program time (its `recording_started`'s `first_program_ms`).
+
+/// `export`'s arguments (the CLI reads the database itself: it is not a control command).
+public struct ExportArguments: Sendable, Equatable {
+    public var session: Int64?
+    public var format: ExportFormat
+    /// Each camera's clips reference its ISO file; else every clip references the program recording.
+    public var iso: Bool
+    /// The timeline's timecode starts at the local time of day program time 0 was on air, not 00:00:00:00.
+    public var timeOfDay: Bool
+
+    public init(session: Int64? = nil, format: ExportFormat, iso: Bool = false, timeOfDay: Bool = false) {
+        self.session = session
+        self.format = format
+        self.iso = iso
+        self.timeOfDay = timeOfDay
+    }
+}
+
+/// One session's program as clips on one video track, at the program's frame rate, in frames.
+public struct CutList: Sendable, Equatable {
+    public var session: Int64
+    public var title: String
+    public var rate: Rational
+    public var width: Int
+    public var height: Int
+    /// Timecode of the timeline's first frame (program time 0): 0, or the time of day with `--time-of-day`.
+    public var timelineStart: FrameCount
+    /// The program's first and last frame (the session's program time).
+    public var programStart: FrameCount
+    public var programEnd: FrameCount
+    public var media: [Media]
+    public var clips: [Clip]
+    /// Whether clips reference the ISO files (`--iso`).
+    public var iso: Bool
+
+    /// A recording file a clip references.
+    public struct Media: Sendable, Equatable {
+        public var path: String
+        /// `file://` URL of the path (made absolute against the current directory).
+        public var url: String
+        /// The camera it records; nil for the program recording.
+        public var camera: String?
+        /// Its CMX3600 reel name: at most 8 characters, A-Z and 0-9 (see `reelNames`).
+        public var reel: String
+        /// Its first and last frame, in program time (the file's own timestamps).
+        public var start: FrameCount
+        public var end: FrameCount
+        public var name: String { (path as NSString).lastPathComponent }
+    }
+
+    /// The clips an editor's timeline gets: those with a recording and at least one frame (two boundaries
+    /// within half a frame of each other, such as a loss right after a cut, make a clip of none).
+    public var timelineClips: [Clip] { clips.filter { $0.media != nil && $0.to > $0.from } }
+
+    /// The frames of `media[index]` that the clips use together with those the file holds: what an asset or
+    /// a media reference declares (a camera's ISO may start a few frames after the program's first frame,
+    /// and its first clip at that first frame).
+    public func range(ofMedia index: Int) -> (start: FrameCount, end: FrameCount) {
+        let used = timelineClips.filter { $0.media == index }
+        return (min(media[index].start, used.map(\.from).min() ?? media[index].start),
+                max(media[index].end + FrameCount(1), used.map(\.to).max() ?? media[index].end))
+    }
+
+    /// One interval of `program_intervals` on the track.
+    public struct Clip: Sendable, Equatable {
+        public var sequence: Int
+        /// The camera's or scene's name, or `slate`.
+        public var source: String
+        public var sourceKind: String
+        /// Index into `media`; nil when the session has no recording for it (only a CSV is written then).
+        public var media: Int?
+        /// Where it is on the program timeline (= its source in and out, in any file): `from` is where the
+        /// interval starts, or with `incoming` the first frame of the transition that brought it.
+        public var from: FrameCount
+        public var to: FrameCount
+        /// The interval's own start and end (the `switch`), and its times in ms as the database has them.
+        public var intervalFrom: FrameCount
+        public var fromMilliseconds: Int64
+        public var toMilliseconds: Int64
+        public var endedBy: String?
+        /// With `endedBy` = `transition`: its kind.
+        public var via: String?
+        /// The transition that brings this clip in over the previous one (only with `--iso`: the program
+        /// recording has its transitions in its pictures).
+        public var incoming: Transition?
+        /// Why this clip references the program recording although clips reference ISO files.
+        public var note: String?
+        public var duration: FrameCount { to - from }
+    }
+
+    public struct Transition: Sendable, Equatable {
+        /// `mix`, `dip`, `wipe-left`...
+        public var kind: String
+        public var frames: FrameCount
+    }
+}
+
+extension History {
+    /// The cut list of session `arguments.session` (default: the open or latest one): `not_found` without such
+    /// a session; `unavailable` when nothing was on program or a clip has no recording to reference.
+    public static func cutList(_ arguments: ExportArguments, store: EventStore, timeZone: TimeZone = .current) throws -> CutList {
+        let session = try session(arguments.session, store: store, defaultSession: nil)
+        let intervals = try store.programIntervals(sessionID: session.id)
+        guard let first = intervals.first, let last = intervals.last else {
+            throw ControlError(.unavailable, "nothing was on program in session \(session.id): there are no cuts to export")
+        }
+        let format = programFormat(snapshot: session.configSnapshot)
+        let rate = format.frameRate
+        func frame(_ ms: Int64) -> FrameCount { FrameCount(milliseconds: ms, rate: rate) }
+
+        // The files, with the program times they hold (from their recording_started / recording_stopped).
+        let fileEvents = try store.events(matching: EventQuery(sessionID: session.id, kinds: [.recordingStarted, .recordingStopped]))
+        func programTime(_ kind: EventKind, _ key: String, _ path: String) -> Int64? {
+            fileEvents.first { $0.kind == kind && $0.details["path"] == path }.flatMap { $0.details[key].flatMap { Int64($0) } }
+        }
+        let recordings = try store.recordings(sessionID: session.id)
+        let reels = reelNames(recordings.map(\.path))
+        var media = recordings.enumerated().map { index, recording in
+            CutList.Media(path: recording.path, url: URL(fileURLWithPath: recording.path).absoluteURL.absoluteString,
+                          camera: recording.camera?.name, reel: reels[index],
+                          start: frame(programTime(.recordingStarted, "first_program_ms", recording.path) ?? first.fromMilliseconds),
+                          end: frame(programTime(.recordingStopped, "last_program_ms", recording.path) ?? last.toMilliseconds))
+        }
+        media.sort { ($0.camera ?? "", $0.start, $0.path) < ($1.camera ?? "", $1.start, $1.path) }
+        // The file of `camera` (nil: the program) holding `from`: the last to start at or before it, else the first.
+        func file(_ camera: String?, at from: FrameCount) -> Int? {
+            let candidates = media.indices.filter { media[$0].camera == camera }
+            return candidates.last { media[$0].start <= from } ?? candidates.first
+        }
+
+        var clips: [CutList.Clip] = []
+        for (index, interval) in intervals.enumerated() {
+            let start = frame(interval.fromMilliseconds)
+            var clip = CutList.Clip(sequence: interval.sequence, source: interval.source, sourceKind: interval.sourceKind, media: nil,
+                                    from: start, to: frame(interval.toMilliseconds), intervalFrom: start,
+                                    fromMilliseconds: interval.fromMilliseconds, toMilliseconds: interval.toMilliseconds,
+                                    endedBy: interval.endedBy, via: interval.via)
+            // With ISO files, a transition is the editor's: the incoming clip starts at its first frame.
+            let previous = index > 0 ? intervals[index - 1] : nil
+            if arguments.iso, let previous, previous.endedBy == "transition", let via = previous.via, via != "cut",
+               let began = previous.transitionFromMilliseconds, frame(began) < start, frame(began) > clips[index - 1].from {
+                clip.from = frame(began)
+                clip.incoming = CutList.Transition(kind: via, frames: start - frame(began))
+                clips[index - 1].to = clip.from
+            }
+            var reference: Int?
+            if arguments.iso {
+                switch interval.sourceKind {
+                case "camera":
+                    reference = file(interval.camera?.name ?? interval.source, at: clip.from)
+                    if reference == nil { clip.note = "\(interval.source) has no ISO recording: from the program recording" }
+                case "scene": clip.note = "scene \(interval.source) has no single ISO: from the program recording"
+                default: clip.note = "the slate (\(interval.camera?.name ?? "a camera") lost) is only in the program recording"
+                }
+            }
+            clip.media = reference ?? file(nil, at: clip.from)
+            if clip.media == nil, arguments.format != .csv {
+                throw ControlError(.unavailable, "session \(session.id) has no program recording"
+                    + (arguments.iso ? " for what no ISO file holds (\(clip.note ?? interval.source))" : "")
+                    + "; record with --record DIR, or export --format csv for the cut list alone")
+            }
+            clips.append(clip)
+        }
+        var timelineStart = FrameCount(0)
+        if arguments.timeOfDay, let zero = try wallTimeOfProgramZero(session.id, store: store) {
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = timeZone
+            let midnight = calendar.startOfDay(for: zero)
+            timelineStart = frame(Int64((zero.timeIntervalSince(midnight) * 1000).rounded()))
+        }
+        return CutList(session: session.id, title: "studio session \(session.id)", rate: rate, width: format.width, height: format.height,
+                       timelineStart: timelineStart, programStart: frame(first.fromMilliseconds), programEnd: frame(last.toMilliseconds),
+                       media: media, clips: clips, iso: arguments.iso)
+    }
+
+    /// The program format the session ran with (its config snapshot's `program`); the default for a
+    /// snapshot without one.
+    static func programFormat(snapshot: String) -> ProgramFormat {
+        guard let data = snapshot.data(using: .utf8),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let program = object["program"] as? [String: Any], let text = program["format"] as? String,
+              let format = ProgramFormat(parsing: text) else { return .default }
+        return format
+    }
+
+    /// The wall time of program time 0: the first switch's wall time less its program time.
+    static func wallTimeOfProgramZero(_ session: Int64, store: EventStore) throws -> Date? {
+        guard let first = try store.events(matching: EventQuery(sessionID: session, kinds: [.switchProgram])).first,
+              let programMilliseconds = first.programMilliseconds else { return nil }
+        return first.wallTime.addingTimeInterval(-Double(programMilliseconds) / 1000)
+    }
+
+    /// CMX3600 reel names for these files: the file name without `session-N-` and the extension, letters and
+    /// digits only, upper case, at most 8 characters (`session-3-cam2-g1.mkv` -> `CAM2G1`,
+    /// `session-3-program.mkv` -> `PROGRAM`); a name already taken ends in a number instead (`CAMERA12`,
+    /// `CAMERA2`...).
+    public static func reelNames(_ paths: [String]) -> [String] {
+        var taken: Set<String> = []
+        return paths.map { path in
+            var stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+            if let range = stem.range(of: #"^session-[0-9]+-"#, options: .regularExpression) { stem.removeSubrange(range) }
+            var base = String(stem.uppercased().filter { ("A"..."Z").contains($0) || ("0"..."9").contains($0) }.prefix(8))
+            if base.isEmpty { base = "REEL" }
+            var name = base
+            var number = 2
+            while taken.contains(name) {
+                let suffix = String(number)
+                name = String(base.prefix(8 - suffix.count)) + suffix
+                number += 1
+            }
+            taken.insert(name)
+            return name
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import StudioCore
+import Control
+
+/// The interchange formats: Final Cut Pro XML 1.10 and OpenTimelineIO JSON. Times are exact: FCPXML's are
+/// rational seconds (frames × den / num, `3003/30000s`), OTIO's RationalTimes count frames at the program's
+/// rate.
+enum CutListInterchange {
+    /// FCPXML 1.10: a `format` for the program, an `asset` per file (its `start` and `duration`: the program
+    /// times it holds, so an asset-clip's `start` is its program time), and one project whose sequence's
+    /// spine holds the clips end to end (`offset` = record time) with each transition between the two clips
+    /// it joins, starting at the incoming clip's first frame. A clip that references the program recording
+    /// although ISO files were asked for carries a marker saying why.
+    static func fcpxml(_ list: CutList) -> String {
+        let rate = list.rate
+        func time(_ frames: FrameCount) -> String {
+            let (numerator, denominator) = frames.seconds(at: rate)
+            if numerator == 0 { return "0s" }
+            return numerator % denominator == 0 ? "\(numerator / denominator)s" : "\(numerator)/\(denominator)s"
+        }
+        let frameDuration = time(FrameCount(1))
+        var lines = [#"<?xml version="1.0" encoding="UTF-8"?>"#, "<!DOCTYPE fcpxml>", "", #"<fcpxml version="1.10">"#, "    <resources>",
+                     "        <format id=\"r1\" frameDuration=\"\(frameDuration)\" width=\"\(list.width)\" height=\"\(list.height)\"/>"]
+        for (index, media) in list.media.enumerated() where list.timelineClips.contains(where: { $0.media == index }) {
+            let (start, end) = list.range(ofMedia: index)
+            let format = media.camera == nil ? #" format="r1""# : ""
+            lines.append("        <asset id=\"\(assetID(index))\" name=\"\(xml(media.name))\" start=\"\(time(start))\" duration=\"\(time(end - start))\""
+                         + " hasVideo=\"1\" hasAudio=\"1\"\(format) videoSources=\"1\" audioSources=\"1\" audioChannels=\"2\" audioRate=\"48000\">")
+            lines.append("            <media-rep kind=\"original-media\" src=\"\(xml(media.url))\"/>")
+            lines.append("        </asset>")
+        }
+        let start = list.timelineStart + list.programStart
+        lines += ["    </resources>", "    <library>", "        <event name=\"\(xml(list.title))\">",
+                  "            <project name=\"\(xml(list.title))\">",
+                  "                <sequence format=\"r1\" duration=\"\(time(list.programEnd - list.programStart))\" tcStart=\"\(time(start))\""
+                  + " tcFormat=\"NDF\" audioLayout=\"stereo\" audioRate=\"48k\">",
+                  "                    <spine>"]
+        let indent = String(repeating: " ", count: 24)
+        for clip in list.timelineClips {
+            guard let media = clip.media else { continue }
+            if let transition = clip.incoming {
+                lines.append(indent + "<transition name=\"\(transitionName(transition.kind))\" offset=\"\(time(list.timelineStart + clip.from))\""
+                             + " duration=\"\(time(transition.frames))\"/>")
+            }
+            let head = indent + "<asset-clip ref=\"\(assetID(media))\" offset=\"\(time(list.timelineStart + clip.from))\" name=\"\(xml(clip.source))\""
+                + " start=\"\(time(clip.from))\" duration=\"\(time(clip.duration))\" tcFormat=\"NDF\""
+            if let note = clip.note {
+                lines.append(head + ">")
+                lines.append(indent + "    <marker start=\"\(time(clip.from))\" duration=\"\(frameDuration)\" value=\"\(xml(note))\"/>")
+                lines.append(indent + "</asset-clip>")
+            } else {
+                lines.append(head + "/>")
+            }
+        }
+        lines += ["                    </spine>", "                </sequence>", "            </project>", "        </event>", "    </library>",
+                  "</fcpxml>"]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func assetID(_ index: Int) -> String { "r\(index + 2)" }
+
+    /// The names Final Cut Pro (and DaVinci Resolve, importing it) know its built-in transitions by.
+    static func transitionName(_ kind: String) -> String {
+        switch kind {
+        case "mix": "Cross Dissolve"
+        case "dip": "Fade To Color"
+        case let wipe where wipe.hasPrefix("wipe-"): "Wipe"
+        case let push where push.hasPrefix("push-"): "Push"
+        default: kind
+        }
+    }
+
+    static func xml(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    /// OpenTimelineIO: Timeline > Stack > one video Track; each clip an OTIO Clip whose source range is its
+    /// program time in its file (an ExternalReference by `file://` URL, its available range the program
+    /// times the file holds), each transition an OTIO Transition between the two clips (SMPTE_Dissolve for
+    /// a mix, else Custom_Transition with the kind as its name) of `out_offset` = its length into the
+    /// incoming clip. The timeline's `global_start_time` is the first frame's record timecode.
+    static func otio(_ list: CutList) -> String {
+        let rate = JSONValue.number(Double(list.rate.numerator) / Double(list.rate.denominator))
+        func time(_ frames: FrameCount) -> JSONValue {
+            .object(["OTIO_SCHEMA": "RationalTime.1", "rate": rate, "value": .number(Double(frames.frames))])
+        }
+        func range(_ start: FrameCount, _ duration: FrameCount) -> JSONValue {
+            .object(["OTIO_SCHEMA": "TimeRange.1", "start_time": time(start), "duration": time(duration)])
+        }
+        func composition(_ schema: String, _ name: String, _ children: [JSONValue], _ extra: [String: JSONValue] = [:]) -> JSONValue {
+            .object(["OTIO_SCHEMA": .string(schema), "metadata": .object([:]), "name": .string(name), "source_range": .null,
+                     "effects": .array([]), "markers": .array([]), "enabled": .bool(true), "children": .array(children)]
+                .merging(extra) { $1 })
+        }
+        var children: [JSONValue] = []
+        for clip in list.timelineClips {
+            guard let index = clip.media else { continue }
+            let media = list.media[index]
+            if let transition = clip.incoming {
+                children.append(.object([
+                    "OTIO_SCHEMA": "Transition.1", "metadata": .object(["studio": .object(["kind": .string(transition.kind)])]),
+                    "name": .string(transition.kind), "in_offset": time(FrameCount(0)), "out_offset": time(transition.frames),
+                    "transition_type": .string(transition.kind == "mix" ? "SMPTE_Dissolve" : "Custom_Transition"),
+                ]))
+            }
+            let (start, end) = list.range(ofMedia: index)
+            let reference = JSONValue.object([
+                "OTIO_SCHEMA": "ExternalReference.1", "metadata": .object([:]), "name": .string(media.name),
+                "available_range": range(start, end - start), "available_image_bounds": .null, "target_url": .string(media.url),
+            ])
+            let markers: [JSONValue] = clip.note.map { note in
+                [.object(["OTIO_SCHEMA": "Marker.2", "metadata": .object([:]), "name": .string(note), "color": "RED",
+                          "comment": .string(note), "marked_range": range(clip.from, FrameCount(0))])]
+            } ?? []
+            var studio: [String: JSONValue] = [
+                "source": .string(clip.source), "source_kind": .string(clip.sourceKind), "reel": .string(media.reel),
+                "from_ms": .int(Int(clip.fromMilliseconds)), "to_ms": .int(Int(clip.toMilliseconds)), "ended_by": clip.endedBy.map { .string($0) } ?? .null,
+            ]
+            if let via = clip.via { studio["via"] = .string(via) }
+            children.append(.object([
+                "OTIO_SCHEMA": "Clip.2", "metadata": .object(["studio": .object(studio)]), "name": .string(clip.source),
+                "source_range": range(clip.from, clip.duration), "effects": .array([]), "markers": .array(markers), "enabled": .bool(true),
+                "media_references": .object(["DEFAULT_MEDIA": reference]), "active_media_reference_key": "DEFAULT_MEDIA",
+            ]))
+        }
+        let track = composition("Track.1", "V1", children, ["kind": "Video"])
+        let timeline = JSONValue.object([
+            "OTIO_SCHEMA": "Timeline.1", "name": .string(list.title),
+            "metadata": .object(["studio": .object(["session": .int(Int(list.session)), "iso": .bool(list.iso)])]),
+            "global_start_time": time(list.timelineStart + list.programStart), "tracks": composition("Stack.1", "tracks", [track]),
+        ])
+        return timeline.jsonText + "\n"
+    }
+}
