@@ -237,9 +237,12 @@ final class ProgramAudio: Sendable {
                                 details: ["input": name, "identity": source.identity, "node": source.nodeName]))
     }
 
-    /// A source found after the start: not captured until the set can take inputs while running.
+    /// A source found after the start: one more input of the set, captured from the next span on.
     private func attachLate(_ name: String, _ source: PipeWireAudioSource) {
-        log.info("audio input \(name) (\(source.nodeName)) appeared after the start: it is mixed from the next start")
+        let slot = set.add(.pipewire(node: source.nodeName))
+        shared.state.withLock { state in
+            if let index = state.inputs.firstIndex(where: { $0.name == name }) { state.inputs[index].slot = slot }
+        }
     }
 }
 

@@ -114,11 +114,16 @@ import TestSupport
         micB = try rig.startMicrophone(node: "vmicB", tone: 1000)
         #expect(waitFor(seconds: 15) { (try? studio.json(["audio"])).flatMap { Self.input($0, node: "vmicB") }?["state"] == "streaming" })
         #expect(studio.waitForProgramFrames(45))
+        // A microphone plugged in mid-show: found, named, and mixed from then on (700 Hz).
+        let micC = try rig.startMicrophone(node: "vmicC", tone: 700)
+        #expect(waitFor(seconds: 15) { (try? studio.json(["audio"])).flatMap { Self.input($0, node: "vmicC") }?["state"] == "streaming" })
+        #expect(studio.waitForProgramFrames(45))
+        let nameC = try #require(Self.input(try studio.json(["audio"]), node: "vmicC")?["name"]?.stringValue)
         let metrics = try studio.run(["metrics", "--socket", studio.socket]).output
         #expect(metrics.contains("studio_audio_input_peak_dbfs{") && metrics.contains("input=\"\(nameA)\"")
                 && metrics.contains("studio_audio_integrated_lufs "), "\(metrics)")
         let status = try studio.status()
-        #expect(status["audio"]?["mixer"]?["inputs"]?.arrayValue?.count == 2 + others.count, "\(status)")
+        #expect(status["audio"]?["mixer"]?["inputs"]?.arrayValue?.count == 3 + others.count, "\(status)")
         #expect(studio.stopServer() == .exited(0))
 
         let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
@@ -126,7 +131,8 @@ import TestSupport
         #expect(changes.contains { $0["details"]?["input"]?.stringValue == nameB && $0["details"]?["mute"] == "off -> on"
             && $0["program_ms"]?.doubleValue == muteMS }, "\(changes)")
         let found = EndToEndTests.events(log, kind: "audio_input_found").compactMap { $0["details"]?["input"]?.stringValue }
-        #expect(Set(found) == Set([nameA, nameB] + others), "\(found)")
+        #expect(Set(found) == Set([nameA, nameB, nameC] + others), "\(found)")
+        let foundC = try #require(EndToEndTests.events(log, kind: "audio_input_found").first { $0["details"]?["input"]?.stringValue == nameC }?["program_ms"]?.doubleValue)
         let lost = EndToEndTests.events(log, kind: "audio_input_lost"), back = EndToEndTests.events(log, kind: "audio_input_back")
         #expect(lost.map { $0["details"]?["input"]?.stringValue } == [nameB] && back.map { $0["details"]?["input"]?.stringValue } == [nameB],
                 "lost \(lost), back \(back)")
@@ -159,6 +165,11 @@ import TestSupport
         let whileLost = Self.level(samples, start: start, from: lostMS / 1000 + 0.2, to: backMS / 1000 - 0.1, frequency: 440)
         #expect(backMS - lostMS > 400 && abs(Self.decibels(whileLost) - Self.decibels(fullA)) < 1, "440 Hz at \(Self.decibels(whileLost)) dB while B was lost")
         #expect(Self.level(samples, start: start, from: lostMS / 1000 + 0.2, to: backMS / 1000 - 0.1, frequency: 1000) < fullB / 10)
+        // The late microphone: silent before it was found, at its level (unity) once it plays.
+        #expect(Self.level(samples, start: start, from: start + 0.5, to: foundC / 1000 - 0.1, frequency: 700) < 0.01)
+        let levelC = Self.level(samples, start: start, from: foundC / 1000 + 0.5, to: Double(samples.count) / Self.rate + start - 0.2, frequency: 700)
+        #expect(abs(Self.decibels(levelC) - Self.decibels(0.25)) < 1, "700 Hz at \(Self.decibels(levelC)) dB")
+        _ = micC
 
         // The names are kept in the database: served again without vmicA (found first the last time),
         // vmicB keeps its name rather than taking the first free one.
