@@ -20,8 +20,10 @@ import StudioConfig
 /// newest sample the clock delivered) or for a cut's pts (posted by the program thread as it sends the
 /// frame out) is never late: it applies at its sample exactly.
 final class ProgramAudio: Sendable {
-    /// How far the mixer runs behind the audio clock (seconds): room for a change to arrive before its sample is mixed.
-    static let lag = 0.04
+    /// How far the mixer runs behind the audio clock (seconds): room for a change to arrive before its
+    /// sample is mixed, a cut's included (the program thread posts it once its frame is out, later than
+    /// its pts by the frame's work and, on a loaded machine, by the wait for a core).
+    static let lag = 0.1
 
     struct Input: Sendable {
         var name: String

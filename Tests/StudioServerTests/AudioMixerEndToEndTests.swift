@@ -36,13 +36,15 @@ import TestSupport
 
     /// The program time (seconds) nearest `at` where a tone's level, measured over 10 ms windows stepping
     /// by 1 ms within 0.1 s of `at`, crosses from `from` to `to` (halfway between); nil when it does not,
-    /// or when the level is not `from` for the 70 ms before the part next to `at` and `to` after it
-    /// (within a quarter of the step). A capture hiccup elsewhere in the window (a loaded machine's
+    /// or when the level is not `from` over the 0.4 s before the 30 ms next to `at` and `to` over the
+    /// 0.4 s after them (within a quarter of the step). A capture hiccup elsewhere in the window (a loaded machine's
     /// dropout) makes a crossing too, but not the nearest one when the change lands at `at`.
     static func edge(_ samples: [Float], start: Double, at: Double, frequency: Double, from: Double, to: Double) -> Double? {
         func value(_ time: Double) -> Double { level(samples, start: start, from: time, to: time + 0.01, frequency: frequency) }
-        let (before, after) = (level(samples, start: start, from: at - 0.1, to: at - 0.03, frequency: frequency),
-                               level(samples, start: start, from: at + 0.03, to: at + 0.1, frequency: frequency))
+        // The median of 100 ms windows over most of a second each side: a capture dropout on a loaded
+        // machine does not move it.
+        let (before, after) = (level(samples, start: start, from: at - 0.43, to: at - 0.03, frequency: frequency),
+                               level(samples, start: start, from: at + 0.03, to: at + 0.43, frequency: frequency))
         let step = abs(to - from), rising = to > from, threshold = (from + to) / 2
         guard abs(before - from) < step / 4 && abs(after - to) < step / 4 else { return nil }
         var crossings: [Double] = []
@@ -123,6 +125,8 @@ import TestSupport
         #expect(metrics.contains("studio_audio_input_peak_dbfs{") && metrics.contains("input=\"\(nameA)\"")
                 && metrics.contains("studio_audio_integrated_lufs "), "\(metrics)")
         let status = try studio.status()
+        // Every change (the gains, the mute, the cut for the follow) reached the mixer before its sample.
+        #expect(status["audio"]?["mixer"]?["late_changes"]?.intValue == 0, "\(status["audio"]?["mixer"] ?? .null)")
         #expect(status["audio"]?["mixer"]?["inputs"]?.arrayValue?.count == 3 + others.count, "\(status)")
         #expect(studio.stopServer() == .exited(0))
 
