@@ -127,9 +127,13 @@ final class ProgramAudio: Sendable {
 
     func start(origin: UInt64) { set.start(origin: origin) }
 
+    /// Stops the inputs, then mixes the spans still waiting for the mixer (the last `lag` of audio) and
+    /// hands them on: the program's audio ends with its video.
     func stop() {
         discovery?.stop()
         set.stop()
+        // The set's thread is joined: this thread is now the only one touching the mixer.
+        stage.flush()
     }
 
     // MARK: What the operator sees
@@ -263,6 +267,8 @@ private final class MixerStage: @unchecked Sendable {
     /// The sample after the newest span delivered by the clock (read by control threads).
     let heard = Atomic<Int64>(0)
     private var waiting: [AudioInputBlocks] = []
+    /// The input names by slot, as of the newest span.
+    private var names: [(slot: Int, name: String)] = []
 
     init(mixer: AudioMixer, lagFrames: Int64, deliver: @escaping @Sendable (AudioChunk) -> Void) {
         self.mixer = mixer
@@ -274,7 +280,16 @@ private final class MixerStage: @unchecked Sendable {
         let end = blocks.firstSample + Int64(blocks.frameCount)
         heard.store(end, ordering: .relaxed)
         waiting.append(blocks)
-        while let oldest = waiting.first, end - (oldest.firstSample + Int64(oldest.frameCount)) >= lagFrames {
+        self.names = names
+        mix(until: end - lagFrames)
+    }
+
+    /// Mixes every span still waiting (at the stop, once the set's thread is joined).
+    func flush() { mix(until: .max) }
+
+    /// Mixes the waiting spans that end by `sample`, oldest first.
+    private func mix(until sample: Int64) {
+        while let oldest = waiting.first, oldest.firstSample + Int64(oldest.frameCount) <= sample {
             waiting.removeFirst()
             var inputs: [String: [Float]] = [:]
             for (slot, name) in names where slot >= 0 && slot < oldest.blocks.count { inputs[name] = oldest.blocks[slot].samples }
