@@ -80,7 +80,7 @@ let package = Package(
         // Wiring and the executable.
         .target(name: "StudioServer", dependencies: [
             "StudioCore", "StudioSystem", "Capture", "Switcher", "Encoding", "Output",
-            "EventStore", "Control", "StudioConfig", "MediaSupport", "LivePictures", "HTTPConsole",
+            "EventStore", "Control", "StudioConfig", "MediaSupport", "LivePictures", "HTTPConsole", "Mixer",
         ], plugins: ["EmbedWebConsole"]),
         // Build time: compiles web/ (the operator's console page, package root) into StudioServer as a generated Swift file.
         .executableTarget(name: "embed-web"),

@@ -237,6 +237,51 @@ function renderLevels(levels) {
   $('[data-field="peak"]', meter).textContent = `${levels.peak_dbfs.map(shown).join(' / ')} dBFS`;
 }
 
+// A meter per mixer input (beside the program's), from the audio route 4 times a second: name, peak bar,
+// mute button and gain (dB, applied on change). Each carries data-meter="NAME" and data-peak-dbfs="L,R"
+// like the program meter; rows are kept by name, so a gain being typed is not replaced.
+function renderAudioInputs(audio) {
+  const section = $('#audio-inputs');
+  const names = new Set();
+  for (const input of audio.inputs || []) {
+    names.add(input.name);
+    let row = section.querySelector(`[data-meter="${CSS.escape(input.name)}"]`);
+    if (!row) {
+      row = document.createElement('div');
+      row.className = 'input-meter';
+      row.dataset.meter = input.name;
+      row.innerHTML = '<span class="meter-label" data-field="name"></span>'
+        + '<div class="meter-channels"><div class="meter-bar"><span class="meter-cover"></span></div></div>'
+        + '<button data-action="mute" aria-pressed="false">mute</button>'
+        + '<label>gain <input type="number" step="1" min="-60" max="24" data-field="gain"></label>';
+      const path = `/api/v1/audio/${encodeURIComponent(input.name)}`;
+      $('[data-action="mute"]', row).onclick = (event) =>
+        act(api('POST', path, { mute: event.currentTarget.getAttribute('aria-pressed') !== 'true' }).then(renderAudioInputs));
+      $('[data-field="gain"]', row).onchange = (event) => {
+        const value = event.currentTarget.value.trim();
+        act(api('POST', path, { gain: value === '' ? '-inf' : Number(value) }).then(renderAudioInputs));
+      };
+      section.append(row);
+    }
+    const peaks = input.levels.peak_dbfs, floor = input.levels.floor_dbfs;
+    row.dataset.peakDbfs = peaks.join(',');
+    row.dataset.state = input.state;
+    const peak = Math.max(floor, ...peaks);
+    $('.meter-cover', row).style.width = `calc(100% - ${meterPosition(peak)})`;
+    $('[data-field="name"]', row).textContent = input.name;
+    row.title = `${input.source} (${input.state})${input.camera ? `, camera ${input.camera}` : ''}${input.follow ? `, follows ${input.follow}` : ''}`;
+    $('[data-action="mute"]', row).setAttribute('aria-pressed', String(input.muted));
+    const gain = $('[data-field="gain"]', row);
+    if (document.activeElement !== gain) gain.value = input.gain_db === null ? '' : String(input.gain_db);
+  }
+  for (const row of section.querySelectorAll('[data-meter]')) if (!names.has(row.dataset.meter)) row.remove();
+}
+
+async function pollAudio() {
+  try { renderAudioInputs(await api('GET', '/api/v1/audio')); } catch { /* the status poll reports trouble */ }
+  setTimeout(pollAudio, 250);
+}
+
 async function pollLevels() {
   try { renderLevels(await api('GET', '/api/v1/levels')); } catch { /* the status poll reports trouble */ }
   setTimeout(pollLevels, 100);
@@ -448,6 +493,7 @@ actions();
 refresh();
 act(loadHistory());
 pollLevels();
+pollAudio();
 startEvents();
 setInterval(refresh, 1000);
 setInterval(tickClock, 250);

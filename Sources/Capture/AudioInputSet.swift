@@ -13,7 +13,8 @@ import StudioSystem
 /// Discarding (a jump) and inserting silence (the buffer ran dry) are the last resort, counted apart.
 /// An input whose node vanishes gives silence in its own block only and is picked up again when it
 /// returns; a daemon that goes away: silence, retried every `retryInterval`. The test tone and
-/// silence are inputs too (computed from the sample index: no drift).
+/// silence are inputs too (computed from the sample index: no drift). `add` takes one more input while
+/// the set runs (a microphone plugged in mid-show): its block joins the spans from the next one on.
 public final class AudioInputSet: Sendable {
     public enum Source: Sendable, Hashable, CustomStringConvertible {
         /// The PipeWire Audio/Source with this node.name (nil: the daemon's default, as `PipeWireMicrophone`).
@@ -34,10 +35,11 @@ public final class AudioInputSet: Sendable {
     /// "playing", with no node, no buffer and no drift).
     public typealias Status = PipeWireMicrophone.Status
 
-    public let sources: [Source]
     public let format: AudioFormat
     private let audioClock: AudioClock
-    private let inputs: [Input]
+    /// The inputs in `sources` order; `add` appends while the clock thread reads them once per wake-up.
+    private let inputs: Mutex<[(source: Source, input: Input)]>
+    private let makeInput: @Sendable (Int, Source) -> Input
     private let worker = WorkerThread()
     private let threadName: String
     private let deliver: @Sendable (AudioInputBlocks) -> Void
@@ -49,13 +51,12 @@ public final class AudioInputSet: Sendable {
     public init(sources: [Source], format: AudioFormat = .program, remote: String? = nil, chunkDuration: Double = 0.01,
                 retryInterval: Double = 2, threadName: String = "cap.audio", clock: any Clock = .monotonic,
                 report: @escaping @Sendable (String) -> Void = { _ in }, deliver: @escaping @Sendable (AudioInputBlocks) -> Void) {
-        self.sources = sources
         self.format = format
         self.threadName = threadName
         self.deliver = deliver
         let duration = min(max(chunkDuration, 0.002), 0.1)
         audioClock = AudioClock(format: format, interval: UInt64(duration * 1e9), clock: clock)
-        inputs = sources.enumerated().map { index, source in
+        let makeInput: @Sendable (Int, Source) -> Input = { index, source in
             switch source {
             case .pipewire(let node):
                 .capture(PipeWireMicrophone.Core(
@@ -66,6 +67,8 @@ public final class AudioInputSet: Sendable {
             case .silence: .tone(.silence)
             }
         }
+        self.makeInput = makeInput
+        inputs = Mutex(sources.enumerated().map { ($0.element, makeInput($0.offset, $0.element)) })
         toneStatus = Mutex([:])
     }
 
@@ -80,10 +83,23 @@ public final class AudioInputSet: Sendable {
     /// Stops the clock and every capture (joins the thread).
     public func stop() { worker.stop() }
 
+    /// Every input's source, in the order of the spans' blocks.
+    public var sources: [Source] { inputs.withLock { $0.map(\.source) } }
+
+    /// Adds an input while the set runs (or before it starts); answers its index in `sources` and in
+    /// each span's blocks, from the next span on (silence until it captures).
+    @discardableResult
+    public func add(_ source: Source) -> Int {
+        inputs.withLock { inputs in
+            inputs.append((source, makeInput(inputs.count, source)))
+            return inputs.count - 1
+        }
+    }
+
     /// Each input's status, in `sources` order.
     public var status: [Status] {
         let tones = toneStatus.withLock { $0 }
-        return inputs.enumerated().map { index, input in
+        return inputs.withLock { $0.map(\.input) }.enumerated().map { index, input in
             switch input {
             case .capture(let core): core.status.withLock { $0 }
             case .tone: tones[index] ?? Status()
@@ -99,6 +115,19 @@ public final class AudioInputSet: Sendable {
     private func run(origin: UInt64) {
         let rate = format.sampleRate, channels = max(1, format.channels)
         var blocks: [AudioChunk] = []
+        // The inputs as this thread runs them: `add`'s new ones join at the next wake-up, begun there.
+        var inputs = self.inputs.withLock { $0.map(\.input) }
+        func takeAdded(first: Int64) {
+            let all = self.inputs.withLock { $0.count > inputs.count ? $0.map(\.input) : nil }
+            guard let all else { return }
+            for index in inputs.count..<all.count {
+                switch all[index] {
+                case .capture(let core): core.begin(first: first)
+                case .tone: toneStatus.withLock { $0[index] = Status(nextSample: first, state: "playing") }
+                }
+            }
+            inputs = all
+        }
         audioClock.run(origin: origin, stop: { worker.isStopRequested }, begin: { first in
             for input in inputs { if case .capture(let core) = input { core.begin(first: first) } }
             toneStatus.withLock { status in
@@ -107,6 +136,7 @@ public final class AudioInputSet: Sendable {
                 }
             }
         }, fill: { span in
+            takeAdded(first: span.firstSample)
             // The clock's chunk is the span; every input fills its own copy of it.
             blocks = inputs.map { input in
                 var block = span
@@ -128,6 +158,7 @@ public final class AudioInputSet: Sendable {
             }
             countTones(span, captured: true)
         }, stalled: { silence in
+            takeAdded(first: silence.firstSample)
             for input in inputs { if case .capture(let core) = input { core.stalled(silence) } }
             blocks = inputs.map { _ in silence }
             countTones(silence, captured: false)
@@ -136,7 +167,8 @@ public final class AudioInputSet: Sendable {
         }, idle: {
             for input in inputs { if case .capture(let core) = input { core.housekeeping() } }
         })
-        for input in inputs { if case .capture(let core) = input { core.shutdown() } }
+        // Every capture, those added since the last wake-up too.
+        for input in self.inputs.withLock({ $0.map(\.input) }) { if case .capture(let core) = input { core.shutdown() } }
     }
 
     private func countTones(_ span: AudioChunk, captured: Bool) {

@@ -41,6 +41,8 @@ public protocol ControlCommand<Context>: Sendable {
     /// Where the HTTP API serves the command (docs/http-api.md); nil: the control socket only. Its
     /// path's `{name}` segments become arguments, beside the query's (GET) or the JSON body's (POST).
     static var httpRoute: ControlHTTPRoute? { get }
+    /// More routes to the same command (`audio`: GET lists, POST on `{input}` sets); none by default.
+    static var otherHTTPRoutes: [ControlHTTPRoute] { get }
 
     /// Answers an `immediate` or `worker` command.
     static func run(_ arguments: Arguments, in context: Context) throws -> Reply
@@ -52,6 +54,7 @@ public protocol ControlCommand<Context>: Sendable {
 extension ControlCommand {
     public static var execution: ControlExecution { .immediate }
     public static var httpRoute: ControlHTTPRoute? { nil }
+    public static var otherHTTPRoutes: [ControlHTTPRoute] { [] }
 
     public static func run(_ arguments: Arguments, in context: Context) throws -> Reply {
         throw ControlError(.internal, "\(name) answers through start(_:in:reply:), not run(_:in:)")

@@ -168,6 +168,23 @@ public final class EventStore: Sendable {
         }
     }
 
+    /// The stable name of an audio input (a PipeWire Audio/Source), as `cameraName` for cameras: the same
+    /// identity keeps its name across restarts, a new one gets the lowest free `micN`, and `pinnedName`
+    /// (from the config) wins, the input that had it moving to the lowest free `micN`.
+    public func audioInputName(forIdentity identity: String, displayName: String, pinnedName: String?) throws -> String {
+        try perform("audioInputName") { try $0.audioInputName(identity: identity, displayName: displayName, pinnedName: pinnedName) }
+    }
+
+    /// Every audio input ever seen, by name.
+    public func audioInputs() throws -> [AudioInputRecord] {
+        try perform("audioInputs") { try $0.audioInputs() }
+    }
+
+    /// Keeps the current session's program loudness in its row (call before `endSession`).
+    public func recordLoudness(integratedLUFS: Double?, peakDBFS: Double?) throws {
+        try perform("recordLoudness") { try $0.recordLoudness(integratedLUFS: integratedLUFS, peakDBFS: peakDBFS) }
+    }
+
     /// Registers a recording file in the current session (`cameraID` nil for the program feed).
     public func addRecording(cameraID: CameraID?, path: String) throws -> Int64 {
         try perform("addRecording") { try $0.addRecording(camera: cameraID, path: path) }

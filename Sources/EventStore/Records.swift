@@ -19,11 +19,17 @@ public struct SessionRecord: Sendable, Hashable {
     public var configSnapshot: String
     public var hostname: String
     public var pid: Int32
+    /// The program's integrated loudness (EBU R128, LUFS) and highest sample (dBFS), from the mixer's
+    /// meters when the session stopped; nil while open, after a crash, or for a silent program.
+    public var integratedLUFS: Double?
+    public var peakDBFS: Double?
 
     public var isOpen: Bool { endedAt == nil }
 
     public init(id: Int64, startedAt: Date, endedAt: Date?, endReason: String?, switchCount: Int, eventCount: Int,
-                configSnapshot: String, hostname: String, pid: Int32) {
+                configSnapshot: String, hostname: String, pid: Int32, integratedLUFS: Double? = nil, peakDBFS: Double? = nil) {
+        self.integratedLUFS = integratedLUFS
+        self.peakDBFS = peakDBFS
         self.id = id
         self.startedAt = startedAt
         self.endedAt = endedAt

@@ -43,10 +43,12 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
 /// A value bound to a statement parameter.
 enum SQLiteValue {
     case integer(Int64)
+    case real(Double)
     case text(String)
     case null
 
     static func optional(_ value: Int64?) -> SQLiteValue { value.map { .integer($0) } ?? .null }
+    static func optional(_ value: Double?) -> SQLiteValue { value.map { .real($0) } ?? .null }
     static func optional(_ value: String?) -> SQLiteValue { value.map { .text($0) } ?? .null }
 }
 
@@ -247,6 +249,8 @@ final class SQLiteStatement {
             switch value {
             case .integer(let number):
                 result = sqlite3_bind_int64(statement, index, number)
+            case .real(let number):
+                result = sqlite3_bind_double(statement, index, number)
             case .text(let text):
                 // withCString never hands out nil, so an empty string binds '' rather than NULL.
                 result = text.withCString { csqlite_bind_text(statement, index, $0, Int32(text.utf8.count)) }
@@ -313,6 +317,11 @@ struct SQLiteRow {
     func optionalInt64(_ column: String) throws(SQLiteError) -> Int64? {
         let index = try index(column)
         return statement.isNull(index) ? nil : statement.int64(index)
+    }
+
+    func optionalDouble(_ column: String) throws(SQLiteError) -> Double? {
+        let index = try index(column)
+        return statement.isNull(index) ? nil : statement.double(index)
     }
 
     /// The column as text; an empty string for NULL.

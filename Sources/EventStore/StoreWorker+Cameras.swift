@@ -52,12 +52,16 @@ extension StoreWorker {
     }
 
     /// `camN` with the smallest N >= 1 no camera has.
-    private func lowestFreeCameraName() throws -> String {
-        let used = Set(try connection.query("SELECT name FROM cameras WHERE name GLOB 'cam[1-9]*'") { Int(try $0.text("name").dropFirst(3)) }
-            .compactMap { $0 })
+    private func lowestFreeCameraName() throws -> String { try lowestFreeName(in: "cameras", prefix: "cam") }
+
+    /// `PREFIXN` with the smallest N >= 1 no row of `table` (`cameras`, `audio_inputs`) has as its name.
+    func lowestFreeName(in table: String, prefix: String) throws -> String {
+        let used = Set(try connection.query("SELECT name FROM \(table) WHERE name GLOB '\(prefix)[1-9]*'") {
+            Int(try $0.text("name").dropFirst(prefix.count))
+        }.compactMap { $0 })
         var number = 1
         while used.contains(number) { number += 1 }
-        return "cam\(number)"
+        return "\(prefix)\(number)"
     }
 
     func cameras() throws -> [CameraRecord] {

@@ -374,6 +374,7 @@ final class StoreWorker {
     static let sessionSelect = """
         SELECT s.id AS id, s.started_at AS started_at, s.ended_at AS ended_at, s.end_reason AS end_reason,
                s.config_snapshot AS config_snapshot, s.hostname AS hostname, s.pid AS pid,
+               s.integrated_lufs AS integrated_lufs, s.peak_dbfs AS peak_dbfs,
                (SELECT count(*) FROM events e WHERE e.session_id = s.id AND e.kind = 'switch') AS switch_count,
                (SELECT count(*) FROM events e WHERE e.session_id = s.id) AS event_count
         FROM sessions s
@@ -384,7 +385,8 @@ final class StoreWorker {
                       endedAt: try row.optionalInt64("ended_at").map(Date.init(unixMilliseconds:)), endReason: try row.optionalText("end_reason"),
                       switchCount: Int(try row.int64("switch_count")), eventCount: Int(try row.int64("event_count")),
                       configSnapshot: try row.text("config_snapshot"), hostname: try row.text("hostname"),
-                      pid: Int32(truncatingIfNeeded: try row.int64("pid")))
+                      pid: Int32(truncatingIfNeeded: try row.int64("pid")),
+                      integratedLUFS: try row.optionalDouble("integrated_lufs"), peakDBFS: try row.optionalDouble("peak_dbfs"))
     }
 
     func sessions(limit: Int?) throws -> [SessionRecord] {

@@ -153,8 +153,8 @@ public enum ServeFlags {
                help: "program encoder: auto (VAAPI if the GPU has H.264 encode, else x264;\nthe default), vaapi (fail if unavailable) or x264") {
             $0.configuration.video.encoder = $1
         },
-        .value("audio", "tone|silence|pipewire|pipewire:NODE", .audioSource, config: "audio.source",
-               help: "program audio: tone (default), silence, or a PipeWire microphone:\npipewire (the default Audio/Source) or pipewire:NODE (by node.name)") {
+        .value("audio", "tone|silence|pipewire|pipewire:all|pipewire:NODE", .audioSource, config: "audio.source",
+               help: "program audio: tone (default), silence, or PipeWire microphones:\npipewire (the default Audio/Source), pipewire:NODE (by node.name)\nor pipewire:all (every Audio/Source, each an input of the mixer)") {
             $0.configuration.audio.source = $1
         },
         .value("inject-encoder-fault", "N", .positive("a frame count"),

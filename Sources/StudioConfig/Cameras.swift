@@ -113,21 +113,12 @@ private struct PinList: Decodable {
 
     init(from decoder: any Decoder) throws {
         var items = try decoder.unkeyedContainer()
-        var matchLines: [String: Int] = [:]
-        var nameLines: [String: Int] = [:]
+        var matches = FirstGiven(), names = FirstGiven()
         while !items.isAtEnd {
             let item = try items.superDecoder()
             let pin = try CameraPin(from: item)
-            let matchLine = item.line(at: item.codingPath + [CameraPin.CodingKeys.match])
-            let nameLine = item.line(at: item.codingPath + [CameraPin.CodingKeys.name])
-            if let first = matchLines[pin.match] {
-                throw item.failure("\"\(pin.match)\" is already pinned on line \(first)", at: CameraPin.CodingKeys.match)
-            }
-            if let first = nameLines[pin.name.name] {
-                throw item.failure("the name \"\(pin.name.name)\" is already given on line \(first)", at: CameraPin.CodingKeys.name)
-            }
-            matchLines[pin.match] = matchLine
-            nameLines[pin.name.name] = nameLine
+            try matches.note(pin.match, at: CameraPin.CodingKeys.match, of: item) { "\"\(pin.match)\" is already pinned on line \($0)" }
+            try names.note(pin.name.name, at: CameraPin.CodingKeys.name, of: item) { "the name \"\(pin.name.name)\" is already given on line \($0)" }
             pins.append(pin)
         }
     }

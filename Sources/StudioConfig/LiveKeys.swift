@@ -24,7 +24,11 @@ extension StudioConfiguration {
     public static let reloadKeys: [ConfigKey] = [
         .fixed("program.format") { $0.program },
         .fixed("video") { $0.video },
-        .fixed("audio") { $0.audio },
+        .fixed("audio.source") { $0.audio.source },
+        .fixed("audio.bitrate") { $0.audio.bitRate },
+        .fixed("audio.inputs") { $0.audio.inputs.map { [$0.match ?? "", $0.name] } },
+        .live("audio.inputs[].settings") { $0.audio.inputs.map(\.settings) },
+        .live("audio.master") { $0.audio.master },
         .fixed("outputs") { $0.outputs },
         .fixed("record") { $0.recordDirectory },
         .fixed("database") { $0.databasePath },

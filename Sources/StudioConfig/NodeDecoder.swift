@@ -336,3 +336,15 @@ func editDistance(_ a: String, _ b: String) -> Int {
     }
     return previous[b.count]
 }
+
+/// Where each value of one key of a list's items was first given (camera pins' `match` and `name`, the
+/// audio inputs'), to refuse a second one pointing at the first's line.
+struct FirstGiven {
+    private var lines: [String: Int] = [:]
+
+    /// Notes `value` at `key` of `item`; an error `message(line of the first)` about it when an earlier item gave it.
+    mutating func note(_ value: String, at key: any CodingKey, of item: any Decoder, _ message: (Int) -> String) throws {
+        if let first = lines[value] { throw item.failure(message(first), at: key) }
+        lines[value] = item.line(at: item.codingPath + [key])
+    }
+}

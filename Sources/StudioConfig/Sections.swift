@@ -96,12 +96,16 @@ public enum AudioSource: Sendable, Equatable, CustomStringConvertible, Encodable
     /// A PipeWire node, written `pipewire:<node name>` in the file; `pipewire` alone (node "") is the
     /// default microphone.
     case pipewire(node: String)
+    /// Every PipeWire Audio/Source found (present, lost, back), each an input of the mixer
+    /// (`mic1`, `mic2`...), written `pipewire:all`.
+    case pipewireAll
 
     public var description: String {
         switch self {
         case .tone: return "tone"
         case .silence: return "silence"
         case .pipewire(let node): return node.isEmpty ? "pipewire" : "pipewire:\(node)"
+        case .pipewireAll: return "pipewire:all"
         }
     }
 
@@ -115,16 +119,30 @@ public struct AudioSettings: Sendable, Equatable, Codable {
     public var source: AudioSource = .tone
     /// AAC bit rate in bits per second.
     public var bitRate = 128_000
+    /// The mixer's master (`audio.master`: gain, limiter ceiling).
+    public var master = MixerMasterSettings.standard
+    /// The mixer's inputs (`audio.inputs`): a stable name per identity, and settings per name.
+    public var inputs: [AudioInputPin] = []
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case source, bitRate = "bitrate"
+        case source, bitRate = "bitrate", master, inputs
     }
 
     public init(from decoder: any Decoder) throws {
         let keys = try decoder.container(keyedBy: CodingKeys.self)
         try keys.update(&source, .source, .audioSource)
         try keys.update(&bitRate, .bitRate, .audioBitRate)
+        try keys.update(&master, .master)
+        if let list = try keys.decodeIfPresent(AudioInputList.self, forKey: .inputs) { inputs = list.pins }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var keys = encoder.container(keyedBy: CodingKeys.self)
+        try keys.encode(source, forKey: .source)
+        try keys.encode(bitRate, forKey: .bitRate)
+        try keys.encode(master, forKey: .master)
+        try keys.encode(inputs, forKey: .inputs)
     }
 }
 

@@ -44,6 +44,15 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// A camera's picture settings changed (`studio picture`, or its pin when it appeared); its program
     /// time is the first frame with the new settings (details: each changed setting, `old -> new`).
     public static let pictureChanged = EventKind(rawValue: "picture_changed")
+    /// An input's mixer settings or the master changed (`studio audio`, a reload); its program time is the
+    /// first sample mixed with them (details: input, and each changed setting `old -> new`).
+    public static let audioChanged = EventKind(rawValue: "audio_changed")
+    /// A PipeWire Audio/Source became an input of the mixer (details: input, identity, node, display_name, usb_device).
+    public static let audioInputFound = EventKind(rawValue: "audio_input_found")
+    /// An input's source went away: silence in its strip only (details: input, identity, node).
+    public static let audioInputLost = EventKind(rawValue: "audio_input_lost")
+    /// A lost input's source came back under its name (details as `audio_input_found`).
+    public static let audioInputBack = EventKind(rawValue: "audio_input_back")
     public static let outputConnected = EventKind(rawValue: "output_connected")
     public static let outputDisconnected = EventKind(rawValue: "output_disconnected")
     public static let outputReconnectAttempt = EventKind(rawValue: "output_reconnect_attempt")
@@ -72,7 +81,7 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let all: [EventKind] = [
         .sessionStarted, .databaseReplaced, .sessionEnded, .cameraAdded, .cameraLost, .cameraReturned, .cameraModeChanged,
         .cameraControlChanged, .cameraFocus, .switchProgram, .backupTaken, .preview, .transitionStarted, .transitionEnded,
-        .pictureChanged, .overlayOn, .overlayOff, .tally, .configReloaded, .configReloadFailed, .outputConnected,
+        .pictureChanged, .overlayOn, .overlayOff, .tally, .configReloaded, .configReloadFailed, .audioChanged, .audioInputFound, .audioInputLost, .audioInputBack, .outputConnected,
         .outputDisconnected, .outputReconnectAttempt, .outputReconnected, .recordingStarted, .recordingStopped, .encoderChosen,
         .encoderFallback, .framesDropped, .encoderOverloaded, .serverStalled, .eventsLost, .error,
     ]

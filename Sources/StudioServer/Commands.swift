@@ -15,7 +15,7 @@ enum ServerCommands {
         [Ping.self, Cameras.self, SwitcherCommands.Switch.self, SwitcherCommands.Preview.self, SwitcherCommands.Cut.self,
          SwitcherCommands.Auto.self, SwitcherCommands.Transition.self, SwitcherCommands.Scene.self, SwitcherCommands.Scenes.self,
          SwitcherCommands.Overlay.self,
-         Status.self, Levels.self, Metrics.self, Reload.self, Sessions.self, Log.self, OnAir.self, Report.self, Recordings.self, Prune.self,
+         Status.self, Levels.self, AudioCommands.Audio.self, Metrics.self, Reload.self, Sessions.self, Log.self, OnAir.self, Report.self, Recordings.self, Prune.self,
          CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self, CameraCommands.Focus.self,
          PictureCommands.Picture.self]
     }
@@ -208,13 +208,14 @@ extension StudioServer {
                 state: iso.output.statistics.state.rawValue, bytesWritten: Int(iso.output.statistics.bytesSent))
         }
 
-        // Where the program audio comes from; a microphone says which node it has and how it is doing.
+        // Where the program audio comes from; a single microphone (`pipewire`, `pipewire:NODE`) says
+        // which node it has and how it is doing.
         var audioInput = StatusReply.AudioInputView(source: configuration.audio.source.description)
-        if let microphone = audioSource as? PipeWireMicrophone {
-            let mic = microphone.status, rate = Double(microphone.format.sampleRate)
+        if case .pipewire = configuration.audio.source, let name = self.audio.inputs.first?.name, let mic = self.audio.status[name] {
+            let rate = Double(self.audio.format.sampleRate)
             audioInput.node = Nullable(wrappedValue: mic.node)
             // The default microphone: what the daemon's default.audio.source metadata names (it follows it).
-            if microphone.nodeName == nil { audioInput.defaultNode = Nullable(wrappedValue: mic.defaultNode) }
+            if configuration.audio.source == .pipewire(node: "") { audioInput.defaultNode = Nullable(wrappedValue: mic.defaultNode) }
             audioInput.state = mic.streamState
             audioInput.connections = mic.connections
             audioInput.capturedSeconds = tenths(Double(mic.framesCaptured) / rate)
@@ -227,7 +228,7 @@ extension StudioServer {
             session: store.currentSessionID ?? sessionID, startedAt: startedAt, uptimeSeconds: tenths(uptimeSeconds), program: programView,
             encoder: encoderView, outputs: outputViews, iso: isoViews, cameras: all.count,
             camerasLost: all.filter { cameras.isLost($0.id) }.count, audioInput: audioInput,
-            audio: StatusReply.AudioView(levels: LevelsReply(audioStage.levels)), database: options.databasePath,
+            audio: StatusReply.AudioView(levels: LevelsReply(audioStage.levels), mixer: audioView()), database: options.databasePath,
             store: StatusReply.StoreView(store.statistics),
             disk: options.configuration.recordDirectory.map { StatusReply.DiskView(path: $0, freeBytes: FreeSpace.bytes(atPath: $0)) })
     }

@@ -49,6 +49,24 @@ extension StudioServer {
         switcher.setBackups(configuration.backups)
     }
 
+    /// The mixer settings a reload changed (a pin's, the master's), from the program's audio now on,
+    /// each an `audio_changed` event with `by: reload`; settings the file did not change keep what
+    /// `studio audio` set live.
+    private func applyAudio(from old: AudioSettings, to new: AudioSettings) {
+        let before = old.inputSettings
+        let names = Set(audio.inputs.map(\.name))
+        for (name, settings) in new.inputSettings.sorted(by: { $0.key < $1.key }) where before[name] != settings && names.contains(name) {
+            let current = audio.settings[name] ?? .unity
+            if let sample = audio.set(name, to: settings) {
+                _ = announce(input: name, changes: AudioChanges.input(current, settings), sample: sample, by: "reload")
+            }
+        }
+        if old.master != new.master {
+            let current = audio.master
+            _ = announce(input: "master", changes: AudioChanges.master(current, new.master), sample: audio.setMaster(new.master), by: "reload")
+        }
+    }
+
     /// Re-reads the config file and applies it, or changes nothing and says why (`by`: `reload`, `SIGHUP`).
     func reloadConfiguration(by trigger: String) throws(ControlError) -> ReloadReply {
         guard let path = options.configPath, let reread = options.rereadConfiguration else {
@@ -86,6 +104,7 @@ extension StudioServer {
                 && old.cameras.pins.first(where: { $0.name == pin.name })?.picture != pin.picture {
                 try? switcher.setPicture(pin.picture, for: pin.name)
             }
+            applyAudio(from: old.audio, to: new.audio)
             reloader.replace(with: new)
             events.emit(StudioEvent(kind: .configReloaded, details: [
                 "file": path, "by": trigger, "changed": changes.live.isEmpty ? "nothing" : changes.live.joined(separator: ","),
@@ -99,7 +118,7 @@ extension ServerCommands {
     enum Reload: ControlCommand {
         static let name = "reload"
         static let httpRoute: ControlHTTPRoute? = .post("/api/v1/reload")
-        static let summary = "re-reads the config file: scenes, overlays, transition, backups and pictures change live; anything else is refused"
+        static let summary = "re-reads the config file: scenes, overlays, transition, backups, pictures and mixer settings change live; anything else is refused"
         static let execution = ControlExecution.worker
         static func run(_ arguments: NoArguments, in server: StudioServer) throws -> ReloadReply {
             try server.reloadConfiguration(by: "reload")

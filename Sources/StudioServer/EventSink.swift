@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import StudioCore
 import EventStore
 import Control
@@ -13,6 +14,8 @@ final class ServerEventSink: EventSink {
     private let http: HTTPEventStream
     /// The `recordings` rows, kept from the recording outputs' events.
     let recordings: RecordingRows
+    /// Sees each `switch` event as it is emitted, on the program thread (audio-follow-video); must not block.
+    private let switchWatch = Mutex<(@Sendable (StudioEvent) -> Void)?>(nil)
 
     init(store: EventStore, control: ControlServer, http: HTTPEventStream, log: ServerLog) {
         self.store = store
@@ -23,6 +26,7 @@ final class ServerEventSink: EventSink {
     }
 
     func emit(_ event: StudioEvent) {
+        if event.kind == .switchProgram, let watch = switchWatch.withLock({ $0 }) { watch(event) }
         // Tally changes follow from the switch and preview events, which are stored: watchers only.
         guard event.kind != .tally else { return watchers(event) }
         store.record(event)
@@ -30,6 +34,8 @@ final class ServerEventSink: EventSink {
         watchers(event)
         log.info(Views.describe(event))
     }
+
+    func watchSwitches(_ watch: @escaping @Sendable (StudioEvent) -> Void) { switchWatch.withLock { $0 = watch } }
 
     /// To `watch` and the log only: for what the store reports about itself (already stored, or not storable).
     func broadcast(_ event: StudioEvent) {

@@ -10,12 +10,13 @@ import HTTPConsole
 enum HTTPBridge {
     /// Every command that declares a route, in `ServerCommands.all` order.
     static func routes(_ commands: [any ControlCommand<StudioServer>.Type]) -> [HTTPRoute] {
-        commands.compactMap { command in
-            guard let route = command.httpRoute else { return nil }
-            guard let method = HTTPMethod(rawValue: route.method) else {
-                preconditionFailure("\(command.name): HTTP method \(route.method) is neither GET nor POST")
+        commands.flatMap { command in
+            ((command.httpRoute.map { [$0] } ?? []) + command.otherHTTPRoutes).map { route in
+                guard let method = HTTPMethod(rawValue: route.method) else {
+                    preconditionFailure("\(command.name): HTTP method \(route.method) is neither GET nor POST")
+                }
+                return HTTPRoute(method, route.path, name: command.name)
             }
-            return HTTPRoute(method, route.path, name: command.name)
         }
     }
 

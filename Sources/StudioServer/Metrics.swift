@@ -10,7 +10,7 @@ import LivePictures
 /// Naming follows Prometheus: everything is `studio_...`, counters end in `_total`, units are in the
 /// name (`_bytes`, `_seconds`), and a state is a state set (one sample per possible state, 1 for the
 /// current one). Program audio levels are gauges in dBFS by channel (`left`, `right`), at the floor
-/// (-96) in silence; per-input levels come with the audio mixer.
+/// (-96) in silence; the mixer's inputs likewise, by `input` and `channel`, with the program's loudness (LUFS).
 public enum Metrics {
     /// The text format's content type, for an HTTP response.
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
@@ -121,6 +121,30 @@ public enum Metrics {
             text.counter("studio_audio_input_discarded_samples_total", "Microphone samples discarded (they came faster than the program takes them).",
                          discarded)
         }
+
+        // The mixer: per input (after its fader) and the program's loudness (EBU R128), where measured.
+        let mixer = status.audio.mixer
+        func perInput(_ values: (LevelsReply) -> [Double]) -> [([String: String], Double)] {
+            mixer.inputs.flatMap { input in
+                values(input.levels).enumerated().map {
+                    (["input": input.name, "channel": Self.channelName($0.offset, of: input.levels.peakDBFS.count)], $0.element)
+                }
+            }
+        }
+        text.gauge("studio_audio_input_peak_dbfs", "An input's peak over the last 100 ms after its fader, pan, mute and follow, in dBFS.",
+                   perInput(\.peakDBFS))
+        text.gauge("studio_audio_input_rms_dbfs", "An input's RMS over the last 100 ms after its fader, pan, mute and follow, in dBFS.",
+                   perInput(\.rmsDBFS))
+        text.gauge("studio_audio_input_muted", "1 while an input is muted, else 0.", mixer.inputs.map { (["input": $0.name], $0.muted ? 1 : 0) })
+        text.gauge("studio_audio_input_up", "1 while an input's source is present, else 0 (lost).",
+                   mixer.inputs.map { (["input": $0.name], $0.state == "lost" ? 0 : 1) })
+        let loudness: [(String, String, Double?)] = [
+            ("studio_audio_momentary_lufs", "Program loudness over the last 400 ms (EBU R128 M), in LUFS.", mixer.program.momentaryLUFS),
+            ("studio_audio_short_term_lufs", "Program loudness over the last 3 s (EBU R128 S), in LUFS.", mixer.program.shortTermLUFS),
+            ("studio_audio_integrated_lufs", "Program loudness since the start, gated (EBU R128 I), in LUFS.", mixer.program.integratedLUFS),
+            ("studio_audio_sample_peak_dbfs", "The program's highest sample since the start, in dBFS.", mixer.program.samplePeakDBFS),
+        ]
+        for (name, help, value) in loudness { if let value { text.gauge(name, help, value) } }
 
         // The event store.
         let store = status.store

@@ -298,7 +298,10 @@ public struct StatusReply: Codable, Sendable {
     }
 
     public struct AudioView: Codable, Sendable {
+        /// The encoder's input (the program after the mixer).
         public var levels: LevelsReply
+        /// The mixer: inputs, master, program loudness (`audio`'s reply).
+        public var mixer: AudioReply
     }
 
     /// The event store's writer: what waits for the database, what reached it, what never will.
@@ -382,6 +385,10 @@ public struct SessionView: Codable, Sendable {
     @Nullable public var endReason: String?
     public var switchCount: Int
     public var eventCount: Int
+    /// The program's integrated loudness (EBU R128, LUFS) and highest sample (dBFS), kept when the
+    /// session stopped; left out while open, after a crash, or for a silent program.
+    public var integratedLUFS: Double?
+    public var peakDBFS: Double?
 
     enum CodingKeys: String, CodingKey {
         case id
@@ -390,6 +397,8 @@ public struct SessionView: Codable, Sendable {
         case endReason = "end_reason"
         case switchCount = "switch_count"
         case eventCount = "event_count"
+        case integratedLUFS = "integrated_lufs"
+        case peakDBFS = "peak_dbfs"
     }
 }
 

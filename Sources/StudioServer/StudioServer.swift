@@ -29,7 +29,8 @@ public final class StudioServer: Sendable {
     let outputs: [MediaOutput]
     /// Every camera of the session, present and lost, with its ISO recorder (when recording, ISO on).
     let cameras: CameraHub
-    let audioSource: any AudioInput
+    /// The program audio: its inputs, the mixer and its meters.
+    let audio: ProgramAudio
     /// The console's live tiles (small JPEGs of the cameras, program and preview), made only while watched.
     public let tiles: TilePictures
     /// Requests to the tiles' routes, by route (`/metrics`: the console makes few, not one per picture).
@@ -247,9 +248,22 @@ public final class StudioServer: Sendable {
             startedAt = Date(timeIntervalSinceNow: Self.originLead)
             startedMonotonic = MonotonicClock.now() + UInt64(Self.originLead * 1e9)
             let origin = startedMonotonic
-            let audioSource = Self.makeAudioSource(configuration.audio.source, origin: origin, log: log,
-                                                   deliver: { chunk in _ = audioStage.submit(chunk) })
-            self.audioSource = audioSource
+            let audio = ProgramAudio(source: configuration.audio.source, settings: configuration.audio.inputSettings,
+                                     master: configuration.audio.master, events: events, log: log,
+                                     naming: Self.audioNaming(configuration.audio, store: store, log: log),
+                                     deliver: { chunk in _ = audioStage.submit(chunk) })
+            self.audio = audio
+            // Audio-follow-video: what is on air from the sample of each cut's pts (and from the start).
+            let onAir: @Sendable (ProgramSource?) -> Set<String> = { [reloader] program in
+                guard let program else { return [] }
+                let scene = reloader.configuration.scenes.first { $0.name == program.name && program.camera == nil }
+                return Set([program.name] + (scene?.cameraNames ?? []))
+            }
+            audio.onAir(onAir(switcher.status.program), at: MediaTime(microseconds: 0))
+            events.watchSwitches { [switcher] event in
+                guard let time = event.programTime else { return }
+                audio.onAir(onAir(event.camera.map { .camera($0) } ?? event.details["scene"].map { .scene($0) } ?? switcher.status.program), at: time)
+            }
             services.start("switcher", { [switcher] in switcher.start(origin: origin) }, stop: { [switcher] in switcher.stop() })
             services.start("tiles", { [switcher] in
                 tiles.start(sources: TileSources(
@@ -258,7 +272,14 @@ public final class StudioServer: Sendable {
                     scenes: TileScenes(names: { sceneThumbnails.sceneNames }, onPreview: { sceneThumbnails.sceneOnPreview },
                                        compose: { sceneThumbnails.compose($0, unless: $1) })))
             }, stop: { tiles.stop() })
-            services.start("audio", { audioSource.start(origin: origin) }, stop: { audioSource.stop() })
+            // The session's program loudness goes into its row once the audio has stopped (before the session ends).
+            services.add("loudness", stop: {
+                let loudness = audio.meters.loudness
+                do { try store.recordLoudness(integratedLUFS: loudness.integratedLUFS, peakDBFS: loudness.samplePeakDBFS) } catch {
+                    log.info("could not keep the session's loudness: \(error)")
+                }
+            })
+            services.start("audio", { audio.start(origin: origin) }, stop: { audio.stop() })
             // Each ISO thread ticks on its camera's rate from the program's origin (one timeline); the
             // hub's silence watch starts with them. Both stop with the cameras.
             cameras.start(origin: origin)
@@ -357,16 +378,20 @@ public final class StudioServer: Sendable {
         return console
     }
 
-    /// Program audio: a PipeWire microphone (an empty name: the default Audio/Source; silence on the
-    /// clock while it or the daemon is missing, picked up again when it returns), or the test tone.
-    private static func makeAudioSource(_ source: AudioSource, origin: UInt64, log: ServerLog,
-                                        deliver: @escaping @Sendable (AudioChunk) -> Void) -> any AudioInput {
-        switch source {
-        case .pipewire(let node):
-            let node = node.trimmingCharacters(in: .whitespaces)
-            return PipeWireMicrophone(nodeName: node.isEmpty ? nil : node, report: { log.info($0) }, deliver: deliver)
-        case .tone, .silence:
-            return TestToneSource(signal: source == .tone ? .standard : .silence, origin: origin, deliver: deliver)
+    /// An audio source's stable name: kept in the database per identity (`micN`, as cameras' `camN`),
+    /// its pin's (`audio.inputs`) when it has one; a name another input of this session holds, or a
+    /// database that cannot answer, gives the first `micN` neither taken nor pinned.
+    static func audioNaming(_ settings: AudioSettings, store: EventStore, log: ServerLog) -> @Sendable (String, String, Set<String>) -> String {
+        { identity, displayName, taken in
+            let pinned = settings.pin(forIdentity: identity, displayName: displayName)?.name
+            do {
+                let name = try store.audioInputName(forIdentity: identity, displayName: displayName, pinnedName: pinned)
+                if !taken.contains(name) { return name }
+            } catch {
+                log.info("audio input \(identity): no stable name from the database (\(error))")
+            }
+            if let pinned, !taken.contains(pinned) { return pinned }
+            return ProgramAudio.nextName(identity: identity, displayName: displayName, taken: taken.union(settings.inputs.map(\.name)))
         }
     }
 

@@ -10,7 +10,8 @@ import Control
 extension SessionView {
     public init(_ record: SessionRecord) {
         self.init(id: record.id, startedAt: record.startedAt, endedAt: record.endedAt, endReason: record.endReason,
-                  switchCount: record.switchCount, eventCount: record.eventCount)
+                  switchCount: record.switchCount, eventCount: record.eventCount,
+                  integratedLUFS: record.integratedLUFS.map { ($0 * 10).rounded() / 10 }, peakDBFS: record.peakDBFS.map { ($0 * 10).rounded() / 10 })
     }
 }
 

@@ -192,9 +192,11 @@ enum Format {
     static func sessions(_ result: JSONValue) -> String {
         decoded(result, as: SessionsReply.self) { reply in
             if reply.sessions.isEmpty { return "no sessions" }
-            return table(["ID", "STARTED", "ENDED", "HOW", "SWITCHES", "EVENTS"], reply.sessions.map { s in
+            // The program's loudness (integrated, LUFS) and peak (dBFS), kept when the session stopped.
+            func loudness(_ value: Double?) -> String { value.map { String(format: "%.1f", $0) } ?? "-" }
+            return table(["ID", "STARTED", "ENDED", "HOW", "SWITCHES", "EVENTS", "LUFS", "PEAK"], reply.sessions.map { s in
                 [String(s.id), time(s.startedAt), s.endedAt.map(time) ?? "running", s.endReason ?? "-",
-                 String(s.switchCount), String(s.eventCount)]
+                 String(s.switchCount), String(s.eventCount), loudness(s.integratedLUFS), loudness(s.peakDBFS)]
             })
         }
     }

@@ -107,6 +107,35 @@ extension PipeWireDaemonTests {
         #expect(toneLevel(log.left(1, from: backFrom), 1000) > 0.2)
         #expect(messages.withLock { $0 }.contains { $0.contains("audio input 2") && $0.contains("went away") }, "\(messages.withLock { $0 })")
     }
+
+    /// Inputs added while the set runs (a microphone plugged in mid-show): each has a block in every span
+    /// from the next one on, holding its own signal, and the inputs already there go on unchanged.
+    @Test func inputsAddedWhileRunningJoinTheNextSpan() throws {
+        try rig.startMicrophone(node: "late-mic", tone: 1000)
+        let log = SpanLog()
+        let inputs = AudioInputSet(sources: [.tone(.tone(frequency: 440, level: -20))], remote: rig.remote, retryInterval: 0.2, deliver: log.deliver)
+        inputs.start()
+        defer { inputs.stop() }
+        #expect(waitUntil(seconds: 5) { log.count > 20 })
+        #expect(inputs.add(.tone(.tone(frequency: 3000, level: -20))) == 1)
+        #expect(inputs.add(.pipewire(node: "late-mic")) == 2)
+        #expect(inputs.sources.count == 3)
+        #expect(waitUntil(seconds: 10) { inputs.status.count == 3 && inputs.status[2].state == "playing" && inputs.status[2].framesCaptured > 24_000 },
+                "\(inputs.status)")
+        let from = log.count
+        #expect(waitUntil(seconds: 10) { log.count > from + 50 })
+        #expect(toneLevel(log.left(0, from: from), 440) > 0.09 && toneLevel(log.left(1, from: from), 3000) > 0.09)
+        #expect(toneLevel(log.left(2, from: from), 1000) > 0.2 && toneLevel(log.left(2, from: from), 440) < 0.01)
+        // The spans follow one another without a gap; each has one block per input it had then (1, then 3).
+        log.spans.withLock { spans in
+            var next = spans.first?.firstSample ?? 0
+            for span in spans {
+                #expect(span.firstSample == next && (span.blocks.count == 1 || span.blocks.count == 3))
+                next += Int64(span.frameCount)
+            }
+            #expect(spans.first?.blocks.count == 1 && spans.last?.blocks.count == 3)
+        }
+    }
 }
 }
 

@@ -45,7 +45,7 @@ import Testing
     @Test(arguments: [
         ("program:\n  sise: 640x360\n", "program.sise", "size", "size, format, fps"),
         ("video:\n  encodr: x264\n", "video.encodr", "encoder", "encoder, preset, bitrate, keyframe_interval"),
-        ("audio:\n  sourse: tone\n", "audio.sourse", "source", "source, bitrate"),
+        ("audio:\n  sourse: tone\n", "audio.sourse", "source", "source, bitrate, master, inputs"),
         ("outputs:\n  - {url: rtmp://h/a/k, nme: x}\n", "outputs[0].nme", "name", "url, name"),
         ("cameras:\n  dmeo: 2\n", "cameras.dmeo", "demo", "backends, demo, pins, iso, iso_preset, iso_encoder"),
         ("cameras:\n  pins:\n    - {match: a, name: b, fpss: 30}\n", "cameras.pins[0].fpss", "fps", "match, name, iso, encoder, size, fps, controls, picture, backup, back"),

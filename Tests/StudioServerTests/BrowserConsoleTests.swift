@@ -118,7 +118,12 @@ import TestSupport
         if case .tone(_, let level) = TestToneSource.Signal.standard {
             let peaks = report["meter_peak_dbfs"]?.arrayValue?.compactMap(\.doubleValue) ?? []
             #expect(peaks.count == 2 && peaks.allSatisfy { abs($0 - level) < 1 }, "the meter reads \(peaks), the tone peaks at \(level)")
+            // The mixer's input meter for the tone reads the same (unity gain); its mute button muted it.
+            let input = report["input_peak_dbfs"]?.arrayValue?.compactMap(\.doubleValue) ?? []
+            #expect(input.count == 2 && input.allSatisfy { abs($0 - level) < 1 }, "the tone input's meter reads \(input)")
         }
+        #expect(report["input_muted"] == .bool(true), "\(report)")
+        #expect(try studio.json(["audio"])["inputs"]?[0]?["muted"] == .bool(true))
         #expect(FileManager.default.fileExists(atPath: screenshot))
         #expect(try studio.status()["program"]?["source"] == "cam2")
         #expect(studio.waitForProgramFrames(30))

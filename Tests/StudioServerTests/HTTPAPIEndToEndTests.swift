@@ -217,4 +217,29 @@ import Glibc
         #expect(refused.status != 0)
         #expect(refused.error.contains("cannot serve the HTTP API") && refused.error.contains("--no-http"), "\(refused.error)")
     }
+
+    /// The mixer over HTTP: `GET /api/v1/audio` lists it as `studio audio --json` does; `POST
+    /// /api/v1/audio/{input}` sets an input (or `master`), with the same errors as the socket's.
+    @Test func theAudioMixerIsOnHTTP() throws {
+        let studio = try StudioHarness()
+        let port = try Self.serve(studio)
+        let listed = try Self.json(HTTPTestClient.fetch(port: port, "GET", "/api/v1/audio"))
+        #expect(listed["inputs"]?[0]?["name"] == "tone" && listed["master"]?["ceiling_dbfs"]?.doubleValue == -1, "\(listed)")
+        #expect(Self.shape(listed) == Self.shape(try studio.json(["audio"])))
+        let set = try HTTPTestClient.fetch(port: port, "POST", "/api/v1/audio/tone", body: Array(#"{"gain": -6, "mute": true, "pan": "mono"}"#.utf8))
+        let changed = try Self.json(set)
+        #expect(set.status == 200 && changed["changed"]?["changed"]?["gain"] == "0 -> -6" && changed["changed"]?["changed"]?["mute"] == "off -> on"
+                && changed["inputs"]?[0]?["pan"] == "mono", "\(set)")
+        let master = try Self.json(HTTPTestClient.fetch(port: port, "POST", "/api/v1/audio/master", body: Array(#"{"gain": "-inf"}"#.utf8)))
+        #expect(master["master"]?["gain_db"] == .null && master["changed"]?["input"] == "master", "\(master)")
+        let muteMaster = try HTTPTestClient.fetch(port: port, "POST", "/api/v1/audio/master", body: Array(#"{"mute": true}"#.utf8))
+        #expect(muteMaster.status == 400 && muteMaster.text.contains("master takes gain and ceiling only"), "\(muteMaster)")
+        let typo = try HTTPTestClient.fetch(port: port, "POST", "/api/v1/audio/tone", body: Array(#"{"follow": "cam9"}"#.utf8))
+        #expect(typo.status == 400 && typo.text.contains("no camera or scene \\\"cam9\\\" to follow; they are cam1, cam2, cam3"), "\(typo)")
+        let unknown = try HTTPTestClient.fetch(port: port, "POST", "/api/v1/audio/mic7", body: Array(#"{"gain": 0}"#.utf8))
+        #expect(unknown.status == 404 && unknown.text.contains("the inputs are tone"), "\(unknown)")
+        let loud = try HTTPTestClient.fetch(port: port, "POST", "/api/v1/audio/tone", body: Array(#"{"delay": -1}"#.utf8))
+        #expect(loud.status == 400 && loud.text.contains("delay -1 ms is outside 0..1000 ms"), "\(loud)")
+        #expect(studio.stopServer() == .exited(0))
+    }
 }

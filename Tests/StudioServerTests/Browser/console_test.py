@@ -33,6 +33,8 @@ Otherwise:
   focus_method                  what the camera could do, as the panel shows it
   cut_clicked_ms                wall time of the Cut click (ms since the epoch)
   meter_peak_dbfs: [l, r]       the program audio meter's data-peak-dbfs once it reads above the floor
+  input_peak_dbfs: [l, r]       the `tone` input's meter (data-meter="tone") once it reads above the floor
+  input_muted                   that input's mute button's aria-pressed after clicking it
 Exits 2 with a message when a step does not happen in time.
 """
 import json
@@ -190,6 +192,18 @@ try:
         peaks = [float(v) for v in driver.find_element(By.CSS_SELECTOR, '[data-meter="program"]').get_attribute("data-peak-dbfs").split(",")]
         return peaks if len(peaks) == 2 and all(p > -96 for p in peaks) else None
     result["meter_peak_dbfs"] = wait("the audio meter", meter_peaks)
+
+    # The mixer's inputs: a meter per input (the demo's `tone`) with its mute button.
+    def input_peaks():
+        rows = driver.find_elements(By.CSS_SELECTOR, '#audio-inputs [data-meter="tone"]')
+        if not rows or not rows[0].get_attribute("data-peak-dbfs"):
+            return None
+        peaks = [float(v) for v in rows[0].get_attribute("data-peak-dbfs").split(",")]
+        return peaks if len(peaks) == 2 and all(p > -96 for p in peaks) else None
+    result["input_peak_dbfs"] = wait("the tone input's meter", input_peaks)
+    driver.find_element(By.CSS_SELECTOR, '#audio-inputs [data-meter="tone"] [data-action="mute"]').click()
+    result["input_muted"] = wait("the mute button to say muted", lambda: driver.find_element(
+        By.CSS_SELECTOR, '#audio-inputs [data-meter="tone"] [data-action="mute"]').get_attribute("aria-pressed") == "true" or None)
 
     driver.execute_script("window.scrollTo(0, 0)")
     time.sleep(0.3)  # let the tiles show their newest pictures for the screenshot

@@ -1,0 +1,333 @@
+import Foundation
+import Synchronization
+import StudioCore
+import StudioSystem
+import Capture
+import Mixer
+import StudioConfig
+
+/// The program's audio: every input on one clock (`AudioInputSet`, thread `cap.audio`), mixed there
+/// (`AudioMixer`: gain, mute, pan, delay, audio-follow-video, master, limiter, meters) and handed to the
+/// AAC encoder. Nothing here waits on disk, network or the database: the audio thread takes each span,
+/// mixes the span `lag` older than the newest and submits it.
+///
+/// The inputs: `tone` (named `tone`), `silence` (none: the program is silence), `pipewire` or
+/// `pipewire:NODE` (one microphone, `mic1`), `pipewire:all` (every PipeWire Audio/Source discovery finds,
+/// present, lost and back, each under a stable name: `mic1`, `mic2`...).
+///
+/// Timing: a change (`studio audio`, a cut for audio-follow-video) is posted to the mixer for a sample of
+/// the program's audio timeline. The mixer runs `lag` behind the clock, so a change for "now" (the
+/// newest sample the clock delivered) or for a cut's pts (posted by the program thread as it sends the
+/// frame out) is never late: it applies at its sample exactly.
+final class ProgramAudio: Sendable {
+    /// How far the mixer runs behind the audio clock (seconds): room for a change to arrive before its
+    /// sample is mixed, a cut's included (the program thread posts it once its frame is out, later than
+    /// its pts by the frame's work and, on a loaded machine, by the wait for a core).
+    static let lag = 0.1
+
+    struct Input: Sendable {
+        var name: String
+        var source: AudioInputSet.Source
+        /// Its block in each span of the set.
+        var slot: Int
+        var identity: String?
+        var displayName: String?
+        var usbDevice: String?
+        var present: Bool
+        /// `audio_input_found` was said (then `lost` and `back`).
+        var announced = false
+    }
+
+    struct State: Sendable {
+        var inputs: [Input]
+        var settings: [String: MixerInputSettings]
+        var master: MixerMasterSettings
+    }
+
+    let format: AudioFormat
+    /// `tone`, `silence`, `pipewire`, `pipewire:NODE` or `pipewire:all`.
+    let source: AudioSource
+    private let set: AudioInputSet
+    private let controls: MixerControls
+    private let stage: MixerStage
+    private let discovery: PipeWireAudioDiscovery?
+    private let relay: DiscoveryRelay
+    private let shared: Shared
+    private let events: any EventSink
+    private let log: ServerLog
+    /// The input names are `namePrefix` + a number (`mic1`).
+    static let namePrefix = "mic"
+
+    /// - Parameters:
+    ///   - settings: each input's settings by name (the config's pins), applied from the start.
+    ///   - naming: the stable name of a source (identity, display name), given the names taken.
+    ///   - deliver: called on the audio thread with each mixed chunk; must not block.
+    init(source: AudioSource, format: AudioFormat = .program, settings: [String: MixerInputSettings] = [:],
+         master: MixerMasterSettings = .standard, events: any EventSink, log: ServerLog,
+         naming: @escaping @Sendable (_ identity: String, _ displayName: String, _ taken: Set<String>) -> String = ProgramAudio.nextName,
+         deliver: @escaping @Sendable (AudioChunk) -> Void) {
+        self.format = format
+        self.source = source
+        self.events = events
+        self.log = log
+        // Slot 0 is silence that belongs to no input: it gives every span its length, inputs or none.
+        var sources: [AudioInputSet.Source] = [.silence]
+        var inputs: [Input] = []
+        func add(_ name: String, _ input: AudioInputSet.Source, _ found: PipeWireAudioSource? = nil) {
+            inputs.append(Input(name: name, source: input, slot: sources.count, identity: found?.identity,
+                                displayName: found?.displayName, usbDevice: found?.usbDevice, present: found == nil))
+            sources.append(input)
+        }
+        let relay = DiscoveryRelay()
+        self.relay = relay
+        var discovery: PipeWireAudioDiscovery?
+        switch source {
+        case .tone: add("tone", .tone(.standard))
+        case .silence: break
+        case .pipewire(let node):
+            let node = node.trimmingCharacters(in: .whitespaces)
+            add(node.isEmpty ? Self.namePrefix + "1" : naming("pipewire:" + node, node, []), .pipewire(node: node.isEmpty ? nil : node))
+        case .pipewireAll:
+            // The sources present now become the set's first inputs; `relay` holds their `added` reports
+            // (and any later ones) until this object exists.
+            let watch = PipeWireAudioDiscovery(report: { log.info($0) })
+            watch.start(onAdded: { relay.added($0) }, onRemoved: { relay.removed($0) })
+            var taken = Set<String>()
+            for found in watch.sources {
+                let name = naming(found.identity, found.displayName, taken)
+                taken.insert(name)
+                add(name, .pipewire(node: found.nodeName), found)
+            }
+            discovery = watch
+        }
+        self.discovery = discovery
+        nameSource = naming
+        let mixer = AudioMixer(format: format)
+        controls = mixer.controls
+        shared = Shared(State(inputs: inputs, settings: settings, master: master))
+        for (input, value) in settings.sorted(by: { $0.key < $1.key }) where value != .unity { controls.post(.input(input, value), at: 0) }
+        if master != .standard { controls.post(.master(master), at: 0) }
+        let stage = MixerStage(mixer: mixer, lagFrames: Int64(Self.lag * Double(format.sampleRate)), deliver: deliver)
+        self.stage = stage
+        let shared = self.shared
+        set = AudioInputSet(sources: sources, format: format, report: { log.info($0) }, deliver: { blocks in
+            stage.take(blocks, names: shared.state.withLock { $0.inputs.map { ($0.slot, $0.name) } })
+        })
+        relay.attach(self)
+    }
+
+    private let nameSource: @Sendable (String, String, Set<String>) -> String
+
+    /// `mic1`, `mic2`...: the first number not taken.
+    static func nextName(identity: String, displayName: String, taken: Set<String>) -> String {
+        var number = 1
+        while taken.contains(namePrefix + String(number)) { number += 1 }
+        return namePrefix + String(number)
+    }
+
+    func start(origin: UInt64) { set.start(origin: origin) }
+
+    /// Stops the inputs, then mixes the spans still waiting for the mixer (the last `lag` of audio) and
+    /// hands them on: the program's audio ends with its video.
+    func stop() {
+        discovery?.stop()
+        set.stop()
+        // The set's thread is joined: this thread is now the only one touching the mixer.
+        stage.flush()
+    }
+
+    // MARK: What the operator sees
+
+    var inputs: [Input] { shared.state.withLock { $0.inputs } }
+    var settings: [String: MixerInputSettings] { shared.state.withLock { $0.settings } }
+    var master: MixerMasterSettings { shared.state.withLock { $0.master } }
+    var meters: MixerMeters { controls.meters }
+    var lateChanges: Int { controls.lateChanges }
+    /// Each input's capture status, by name.
+    var status: [String: AudioInputSet.Status] {
+        let all = set.status
+        return Dictionary(uniqueKeysWithValues: inputs.compactMap { input in input.slot < all.count ? (input.name, all[input.slot]) : nil })
+    }
+
+    /// The newest sample the clock delivered (the program's audio "now").
+    var now: Int64 { stage.heard.load(ordering: .relaxed) }
+
+    /// The audio sample of a program time.
+    func sample(at time: MediaTime) -> Int64 {
+        let scaled = time.microseconds * Int64(format.sampleRate)
+        return scaled >= 0 ? (scaled + 500_000) / 1_000_000 : -((-scaled + 500_000) / 1_000_000)
+    }
+
+    func programTime(ofSample sample: Int64) -> MediaTime { MediaTime(count: sample, rate: Rational(Int32(format.sampleRate))) }
+
+    /// The camera an input belongs to (a webcam's own microphone), from what the devices say: the same
+    /// USB device (a V4L2 camera's bus info, when its identity carries it), or the same USB name (ALSA's
+    /// `alsa_input.usb-VENDOR_MODEL_SERIAL-NN.profile` and udev's `/dev/v4l/by-id/usb-VENDOR_MODEL_SERIAL-video-index0`).
+    static func camera(of input: Input, among cameras: [(name: String, identity: String)]) -> String? {
+        if let usb = input.usbDevice, let camera = cameras.first(where: { $0.identity.hasPrefix("v4l2:\(usb):") }) { return camera.name }
+        guard case .pipewire(let node?) = input.source, node.hasPrefix("alsa_input.usb-") else { return nil }
+        var device = node.dropFirst("alsa_input.".count)
+        // The profile (`.analog-stereo`), then the interface number (`-02`).
+        if let dot = device.lastIndex(of: ".") { device = device[..<dot] }
+        if let dash = device.lastIndex(of: "-"), device[device.index(after: dash)...].first?.isNumber == true { device = device[..<dash] }
+        return cameras.first { $0.identity.hasPrefix("v4l2:by-id:\(device)-video") }?.name
+    }
+
+    // MARK: Changes
+
+    /// Sets input `name`'s settings from the program's audio now on; answers the sample they apply at
+    /// (nil for an unknown input name).
+    func set(_ name: String, to settings: MixerInputSettings) -> Int64? {
+        shared.state.withLock { state -> Int64? in
+            guard state.inputs.contains(where: { $0.name == name }) else { return nil }
+            let sample = now
+            state.settings[name] = settings
+            controls.post(.input(name, settings), at: sample)
+            return sample
+        }
+    }
+
+    /// Sets the master from now on; answers the sample it applies at.
+    func setMaster(_ master: MixerMasterSettings) -> Int64 {
+        shared.state.withLock { state in
+            let sample = now
+            state.master = master
+            controls.post(.master(master), at: sample)
+            return sample
+        }
+    }
+
+    /// What is on air from program time `time` on (a camera, or a scene's name and its cameras).
+    func onAir(_ names: Set<String>, at time: MediaTime) {
+        controls.post(.onAir(names), at: sample(at: time))
+    }
+
+    // MARK: Discovery (pipewire:all)
+
+    fileprivate func found(_ source: PipeWireAudioSource) {
+        enum Said { case found, back, nothing }
+        let (name, said, addedSlot) = shared.state.withLock { state -> (String, Said, Bool) in
+            if let index = state.inputs.firstIndex(where: { $0.identity == source.identity }) {
+                var input = state.inputs[index]
+                let said: Said = !input.announced ? .found : input.present ? .nothing : .back
+                input.present = true
+                input.announced = true
+                input.displayName = source.displayName
+                input.usbDevice = source.usbDevice
+                state.inputs[index] = input
+                return (input.name, said, false)
+            }
+            let name = nameSource(source.identity, source.displayName, Set(state.inputs.map(\.name)))
+            state.inputs.append(Input(name: name, source: .pipewire(node: source.nodeName), slot: -1, identity: source.identity,
+                                      displayName: source.displayName, usbDevice: source.usbDevice, present: true, announced: true))
+            return (name, .found, true)
+        }
+        if addedSlot { attachLate(name, source) }
+        var details = ["input": name, "identity": source.identity, "node": source.nodeName, "display_name": source.displayName]
+        if let usb = source.usbDevice { details["usb_device"] = usb }
+        switch said {
+        case .found: events.emit(StudioEvent(kind: .audioInputFound, programTime: programTime(ofSample: now), details: details))
+        case .back: events.emit(StudioEvent(kind: .audioInputBack, programTime: programTime(ofSample: now), details: details))
+        case .nothing: break
+        }
+    }
+
+    fileprivate func lost(_ source: PipeWireAudioSource) {
+        let name = shared.state.withLock { state -> String? in
+            guard let index = state.inputs.firstIndex(where: { $0.identity == source.identity && $0.present }) else { return nil }
+            state.inputs[index].present = false
+            return state.inputs[index].name
+        }
+        guard let name else { return }
+        events.emit(StudioEvent(kind: .audioInputLost, programTime: programTime(ofSample: now),
+                                details: ["input": name, "identity": source.identity, "node": source.nodeName]))
+    }
+
+    /// A source found after the start: one more input of the set, captured from the next span on.
+    private func attachLate(_ name: String, _ source: PipeWireAudioSource) {
+        let slot = set.add(.pipewire(node: source.nodeName))
+        shared.state.withLock { state in
+            if let index = state.inputs.firstIndex(where: { $0.name == name }) { state.inputs[index].slot = slot }
+        }
+    }
+}
+
+/// The inputs and settings, shared by control threads and the audio thread (a short lock).
+private final class Shared: Sendable {
+    let state: Mutex<ProgramAudio.State>
+    init(_ state: ProgramAudio.State) { self.state = Mutex(state) }
+}
+
+/// The mixer and the spans waiting for it, on the input set's thread only (its `deliver`): that one
+/// thread is the invariant that makes the unsynchronised state safe, hence `@unchecked Sendable`.
+private final class MixerStage: @unchecked Sendable {
+    let mixer: AudioMixer
+    let lagFrames: Int64
+    let deliver: @Sendable (AudioChunk) -> Void
+    /// The sample after the newest span delivered by the clock (read by control threads).
+    let heard = Atomic<Int64>(0)
+    private var waiting: [AudioInputBlocks] = []
+    /// The input names by slot, as of the newest span.
+    private var names: [(slot: Int, name: String)] = []
+
+    init(mixer: AudioMixer, lagFrames: Int64, deliver: @escaping @Sendable (AudioChunk) -> Void) {
+        self.mixer = mixer
+        self.lagFrames = lagFrames
+        self.deliver = deliver
+    }
+
+    func take(_ blocks: AudioInputBlocks, names: [(slot: Int, name: String)]) {
+        let end = blocks.firstSample + Int64(blocks.frameCount)
+        heard.store(end, ordering: .relaxed)
+        waiting.append(blocks)
+        self.names = names
+        mix(until: end - lagFrames)
+    }
+
+    /// Mixes every span still waiting (at the stop, once the set's thread is joined).
+    func flush() { mix(until: .max) }
+
+    /// Mixes the waiting spans that end by `sample`, oldest first.
+    private func mix(until sample: Int64) {
+        while let oldest = waiting.first, oldest.firstSample + Int64(oldest.frameCount) <= sample {
+            waiting.removeFirst()
+            var inputs: [String: [Float]] = [:]
+            for (slot, name) in names where slot >= 0 && slot < oldest.blocks.count { inputs[name] = oldest.blocks[slot].samples }
+            let chunk = mixer.mix(inputs, from: oldest.firstSample, frames: oldest.frameCount)
+            if chunk.frameCount > 0 { deliver(chunk) }
+        }
+    }
+}
+
+/// Holds discovery's reports until the `ProgramAudio` they are for exists, then forwards them (in order).
+private final class DiscoveryRelay: Sendable {
+    private enum Report { case added(PipeWireAudioSource), removed(PipeWireAudioSource) }
+    private let box = Mutex<(target: ProgramAudio?, early: [Report])>((nil, []))
+
+    func added(_ source: PipeWireAudioSource) { forward(.added(source)) }
+    func removed(_ source: PipeWireAudioSource) { forward(.removed(source)) }
+
+    func attach(_ target: ProgramAudio) {
+        let early = box.withLock { box in
+            box.target = target
+            defer { box.early = [] }
+            return box.early
+        }
+        for report in early { deliver(report, to: target) }
+    }
+
+    private func forward(_ report: Report) {
+        guard let target = box.withLock({ box -> ProgramAudio? in
+            if box.target == nil { box.early.append(report) }
+            return box.target
+        }) else { return }
+        deliver(report, to: target)
+    }
+
+    private func deliver(_ report: Report, to target: ProgramAudio) {
+        switch report {
+        case .added(let source): target.found(source)
+        case .removed(let source): target.lost(source)
+        }
+    }
+}
