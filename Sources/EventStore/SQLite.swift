@@ -329,11 +329,6 @@ struct SQLiteRow {
 
     func optionalText(_ column: String) throws(SQLiteError) -> String? { statement.optionalText(try index(column)) }
 
-    func optionalDouble(_ column: String) throws(SQLiteError) -> Double? {
-        let index = try index(column)
-        return statement.isNull(index) ? nil : statement.double(index)
-    }
-
     /// The names of the columns the statement returns (for `SELECT *` of a table whose columns depend on
     /// the schema version).
     var columnNames: [String] { statement.columns.sorted { $0.value < $1.value }.map(\.key) }
