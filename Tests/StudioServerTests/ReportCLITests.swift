@@ -72,17 +72,16 @@ import Glibc
         // The open session reads as running.
         #expect(try Self.report(studio, [String(history.open)])["ended"] == "running")
 
-        // A later schema's loudness columns are read by name when they are there.
-        _ = try Self.sqlite3(database, "ALTER TABLE sessions ADD COLUMN integrated_lufs REAL; ALTER TABLE sessions ADD COLUMN true_peak_dbtp REAL; "
-            + "UPDATE sessions SET integrated_lufs = -23.5, true_peak_dbtp = -1.25 WHERE id = \(history.stopped)")
+        // The session row's loudness (migration 0005's columns, written when a session stops) is read by name.
+        _ = try Self.sqlite3(database, "UPDATE sessions SET integrated_lufs = -23.5, peak_dbfs = -1.25 WHERE id = \(history.stopped)")
         let loud = try Self.report(studio, [String(history.stopped)])["loudness"]
-        #expect(loud?["integrated_lufs"]?.doubleValue == -23.5 && loud?["true_peak_dbtp"]?.doubleValue == -1.25, "\(String(describing: loud))")
+        #expect(loud?["integrated_lufs"]?.doubleValue == -23.5 && loud?["peak_dbfs"]?.doubleValue == -1.25, "\(String(describing: loud))")
 
         let text = try studio.run(["report", String(history.stopped), "--db", database])
         #expect(text.status == 0, "\(text)")
         for line in ["session \(history.stopped) · started", "ended: stopped", "PROGRAM  00:00:00.000 to 00:01:00.000 (00:01:00.000) · 5 switches: 2 cuts, 1 transitions",
                      "cam1    00:00:25.000  41.7 %  3", "cam1    2       2        00:00:10.000", "video  3        1",
-                     "h264_vaapi", "LOUDNESS  integrated_lufs -23.5 · true_peak_dbtp -1.2", "RECORDINGS  1 files, 1.2 kB", "OUTPUTS  none"] {
+                     "h264_vaapi", "LOUDNESS  integrated_lufs -23.5 · peak_dbfs -1.2", "RECORDINGS  1 files, 1.2 kB", "OUTPUTS  none"] {
             #expect(text.output.contains(line), "\(line) in\n\(text.output)")
         }
     }
