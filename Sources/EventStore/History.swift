@@ -115,6 +115,17 @@ extension EventStore {
         try perform("events") { try $0.events(matching: query) }
     }
 
+    /// Events matching `query`, oldest first, handed to `body` one by one on the store thread as they are
+    /// read (nothing else runs on it meanwhile; keep `body` quick: print, never wait on the store).
+    public func forEachEvent(matching query: EventQuery, _ body: @escaping @Sendable (EventRecord) throws -> Void) throws {
+        try perform("events") { try $0.forEachEvent(matching: query, body) }
+    }
+
+    /// Whether the history knows this camera (`cameraNamesInHistory` contains it), without reading every event.
+    public func knowsCamera(_ camera: CameraID) throws -> Bool {
+        try perform("knowsCamera") { try $0.knowsCamera(camera) }
+    }
+
     /// Sessions matching `query`, newest first, with their switch and event counts.
     public func sessions(matching query: SessionQuery) throws -> [SessionRecord] {
         try perform("sessions") { try $0.sessions(matching: query) }

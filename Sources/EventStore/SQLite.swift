@@ -181,12 +181,18 @@ final class SQLiteConnection {
 
     /// Runs a query and maps each row, whose values are read by column name (`row.int64("id")`).
     func query<T>(_ sql: String, _ values: [SQLiteValue] = [], _ row: (SQLiteRow) throws -> T) throws -> [T] {
+        var rows: [T] = []
+        try forEachRow(sql, values) { rows.append(try row($0)) }
+        return rows
+    }
+
+    /// Runs a query and hands each row to `body` as it is stepped, holding no more than that row
+    /// (for results too large to hold: a huge session's log).
+    func forEachRow(_ sql: String, _ values: [SQLiteValue] = [], _ body: (SQLiteRow) throws -> Void) throws {
         let statement = try self.statement(sql)
         defer { statement.reset() }
         try statement.bind(values)
-        var rows: [T] = []
-        while try statement.step() { rows.append(try row(SQLiteRow(statement: statement))) }
-        return rows
+        while try statement.step() { try body(SQLiteRow(statement: statement)) }
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE` ... `COMMIT` (rolled back if it throws). IMMEDIATE takes the write

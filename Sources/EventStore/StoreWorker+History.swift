@@ -4,17 +4,32 @@ import StudioCore
 /// The history's queries (see History.swift), on the store thread.
 extension StoreWorker {
     func events(matching query: EventQuery) throws -> [EventRecord] {
+        var events: [EventRecord] = []
+        try forEachEvent(matching: query) { events.append($0) }
+        return events
+    }
+
+    /// The events matching `query`, oldest first, one at a time: without a limit the rows come straight
+    /// from the `id` order (no sort, nothing held); with one, SQLite keeps only the latest `limit`.
+    func forEachEvent(matching query: EventQuery, _ body: (EventRecord) throws -> Void) throws {
         var filter = Filter()
         filter.add("session_id = ?", query.sessionID.map { .integer($0) })
-        filter.add("kind", in: query.kinds.map(\.rawValue))
+        // The kinds asked for are the rare ones as a rule (losses, reconnects); the statistics only know the
+        // average kind (switches and drop reports dominate), by which SQLite would rather scan every event in
+        // id order than read the index events(kind, wall_time) and sort: say that a kind matches few rows.
+        filter.add("kind", in: query.kinds.map(\.rawValue), likelihood: 0.01)
         filter.add("camera = ?", query.camera.map { .text($0.name) })
         filter.add("wall_time >= ?", query.since.map { .integer($0.unixMilliseconds) })
         filter.add("wall_time < ?", query.until.map { .integer($0.unixMilliseconds) })
         filter.add("program_ms >= ?", query.fromProgramMilliseconds.map { .integer($0) })
         filter.add("program_ms < ?", query.toProgramMilliseconds.map { .integer($0) })
+        guard let limit = query.limit else {
+            try connection.forEachRow(Self.eventSelect + filter.whereClause + " ORDER BY id", filter.values) { try body(try Self.eventRecord($0)) }
+            return
+        }
         // The latest `limit` matches, printed oldest first.
         let sql = "SELECT * FROM (" + Self.eventSelect + filter.whereClause + " ORDER BY id DESC LIMIT ?) ORDER BY id"
-        return try connection.query(sql, filter.values + [.integer(Int64(query.limit ?? -1))], Self.eventRecord)
+        try connection.forEachRow(sql, filter.values + [.integer(Int64(limit))]) { try body(try Self.eventRecord($0)) }
     }
 
     func sessions(matching query: SessionQuery) throws -> [SessionRecord] {
@@ -38,10 +53,12 @@ extension StoreWorker {
             values.append(value)
         }
 
-        /// `column IN (?, ...)` when `texts` is not empty.
-        mutating func add(_ column: String, in texts: [String]) {
+        /// `column IN (?, ...)` when `texts` is not empty; with `likelihood`, that hint to the planner of the
+        /// share of rows it matches (SQLite's `likelihood(X, P)`).
+        mutating func add(_ column: String, in texts: [String], likelihood: Double? = nil) {
             guard !texts.isEmpty else { return }
-            conditions.append(column + " IN (" + texts.map { _ in "?" }.joined(separator: ", ") + ")")
+            let condition = column + " IN (" + texts.map { _ in "?" }.joined(separator: ", ") + ")"
+            conditions.append(likelihood.map { "likelihood(\(condition), \($0))" } ?? condition)
             values += texts.map { .text($0) }
         }
 
@@ -73,6 +90,14 @@ extension StoreWorker {
         try connection.query("SELECT name FROM cameras UNION SELECT DISTINCT camera AS name FROM events WHERE camera IS NOT NULL") {
             CameraID(try $0.text("name"))
         }.sorted()
+    }
+
+    /// Whether the history knows this camera: a row of `cameras`, or any event recorded with its name
+    /// (stops at the first; `cameraNamesInHistory` reads every event's camera, for the error message only).
+    func knowsCamera(_ camera: CameraID) throws -> Bool {
+        try !connection.query("""
+            SELECT 1 FROM cameras WHERE name = ?1 UNION ALL SELECT 1 FROM (SELECT 1 FROM events WHERE camera = ?1 LIMIT 1) LIMIT 1
+            """, [.text(camera.name)]) { _ in true }.isEmpty
     }
 
     func hasEvents(ofKind kind: EventKind) throws -> Bool {

@@ -94,12 +94,27 @@ public enum History {
     /// `log`: the session's events (`defaultSession`, else the open or latest one, when none is named and no
     /// filter is given), or, with filters and no session, the matching events of every session.
     public static func log(_ arguments: LogArguments, store: EventStore, defaultSession: Int64?) throws -> LogReply {
+        let (session, query) = try logQuery(arguments, store: store, defaultSession: defaultSession)
+        return LogReply(session: session.map(SessionView.init), events: try store.events(matching: query).map(EventView.init))
+    }
+
+    /// `log` read row by row: `session` once (nil when every session is searched), then `event` for each match
+    /// in order, on the store's thread, as SQLite steps: a huge session is never held in memory.
+    public static func streamLog(_ arguments: LogArguments, store: EventStore, defaultSession: Int64?,
+                                 session: (SessionView?) throws -> Void, event: @escaping @Sendable (EventView) throws -> Void) throws {
+        let (record, query) = try logQuery(arguments, store: store, defaultSession: defaultSession)
+        try session(record.map(SessionView.init))
+        try store.forEachEvent(matching: query) { try event(EventView($0)) }
+    }
+
+    /// The session `log` is about (nil: every session) and its query, the arguments checked.
+    static func logQuery(_ arguments: LogArguments, store: EventStore, defaultSession: Int64?) throws -> (SessionRecord?, EventQuery) {
         try requirePositive(arguments.limit, "limit", "events")
         var query = EventQuery(limit: arguments.limit)
         if let kinds = arguments.kind { query.kinds = try knownKinds(kinds, store: store) }
         if let camera = arguments.camera {
-            let known = try store.cameraNamesInHistory()
-            guard known.contains(CameraID(camera)) else {
+            guard try store.knowsCamera(CameraID(camera)) else {
+                let known = try store.cameraNamesInHistory()
                 throw ControlError(.unknownCamera, "no camera \(camera) in the history; "
                     + (known.isEmpty ? "it has no cameras yet" : "it knows \(known.map(\.name).joined(separator: ", "))"))
             }
@@ -111,12 +126,10 @@ public enum History {
         query.fromProgramMilliseconds = arguments.fromMilliseconds
         query.toProgramMilliseconds = arguments.toMilliseconds
         try requireOrder(arguments.fromMilliseconds, arguments.toMilliseconds, "from", "to", text: HistoryTime.programText)
-        if arguments.session == nil && arguments.filters {
-            return LogReply(session: nil, events: try store.events(matching: query).map(EventView.init))
-        }
+        if arguments.session == nil && arguments.filters { return (nil, query) }
         let session = try session(arguments.session, store: store, defaultSession: defaultSession)
         query.sessionID = session.id
-        return LogReply(session: SessionView(session), events: try store.events(matching: query).map(EventView.init))
+        return (session, query)
     }
 
     /// `sessions`, newest first.

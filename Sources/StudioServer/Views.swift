@@ -64,11 +64,6 @@ public enum Views {
         json(LogReply(session: session, events: events))
     }
 
-    /// `log` with its filters (History.log) as JSON.
-    public static func log(_ arguments: LogArguments, store: EventStore) throws -> JSONValue {
-        json(try History.log(arguments, store: store, defaultSession: nil))
-    }
-
     public static func sessions(_ arguments: SessionsArguments, store: EventStore) throws -> JSONValue {
         json(try History.sessions(arguments, store: store))
     }

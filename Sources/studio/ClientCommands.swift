@@ -226,9 +226,14 @@ enum LogCommand: ClientCommand {
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
         let query = try HistoryFlags.log(arguments, session: try sessionPositional(arguments, "log"), now: Date(), timeZone: .current)
+        // Without a server, printed as the database is read (LogStream): nothing to print afterwards.
+        var streamed = false
         let result = try requestOrReadDatabase(socket, arguments, environment, "log", try requestArguments(query)) { store in
-            try Views.log(query, store: store)
+            try LogStream.print(query, store: store, json: json)
+            streamed = true
+            return .null
         }
+        guard !streamed else { return 0 }
         if json { print(result.jsonText) } else { print(Format.log(result)) }
         return 0
     }

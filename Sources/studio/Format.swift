@@ -206,13 +206,20 @@ enum Format {
             guard let session = reply.session else {
                 // Every session searched: each line says its session.
                 if reply.events.isEmpty { return "no events match" }
-                return table(["SESSION", "WALL TIME", "PROGRAM", "EVENT", "CAMERA", "DETAILS"],
+                return table(["SESSION"] + logColumns,
                              reply.events.map { [$0.session.map(String.init) ?? "-"] + eventRow($0) })
             }
-            let header = "session \(session.id) · started \(time(session.startedAt)) · " +
-                (session.endedAt.map { "ended \(time($0)) (\(text(session.endReason)))" } ?? "running")
-            return header + "\n" + table(["WALL TIME", "PROGRAM", "EVENT", "CAMERA", "DETAILS"], reply.events.map(eventRow))
+            return logHeader(session) + "\n" + table(logColumns, reply.events.map(eventRow))
         }
+    }
+
+    /// `studio log`'s columns; with every session searched, `SESSION` comes first.
+    static let logColumns = ["WALL TIME", "PROGRAM", "EVENT", "CAMERA", "DETAILS"]
+
+    /// `studio log`'s first line about its session.
+    static func logHeader(_ session: SessionView) -> String {
+        "session \(session.id) · started \(time(session.startedAt)) · " +
+            (session.endedAt.map { "ended \(time($0)) (\(text(session.endReason)))" } ?? "running")
     }
 
     /// `studio onair`: the intervals and the totals, or with --at the one moment.

@@ -1,0 +1,93 @@
+import Foundation
+import StudioCore
+import StudioServer
+import EventStore
+import Control
+
+/// `studio log` without a server: prints the events as SQLite reads them, so a session of millions of
+/// events takes the memory of one row and one output buffer, not of the whole log (docs/benchmarks.md).
+/// The same text and JSON as the server's reply: JSON `{"session": ..., "events": [...]}` written element
+/// by element; the table's columns as wide as the widest cell so far (a later, wider cell pushes the
+/// columns after it along from its row on: the rows are not held to measure them first).
+///
+/// `@unchecked Sendable`: the printer is used by one thread at a time — the caller's until the query
+/// starts, the store thread while it steps (the caller waits on it), the caller's again after.
+final class LogStream: @unchecked Sendable {
+    private let json: Bool
+    private var buffer = ""
+    private var widths: [Int] = []
+    private var everySession = false
+    private var events = 0
+    /// stdout was closed by its reader (`studio log | head`): stop writing, quietly.
+    private var readerGone = false
+
+    init(json: Bool) {
+        self.json = json
+        buffer.reserveCapacity(Self.flushBytes + 4096)
+    }
+
+    /// Prints `arguments`' log from `store`; the same checks and errors as the server's `log`.
+    static func print(_ arguments: LogArguments, store: EventStore, json: Bool) throws {
+        let stream = LogStream(json: json)
+        try History.streamLog(arguments, store: store, defaultSession: nil, session: stream.begin, event: stream.add)
+        stream.end()
+    }
+
+    func begin(_ session: SessionView?) throws {
+        everySession = session == nil
+        if json {
+            var text = "{\"session\":"
+            try (session.map { try JSONValue(encoding: $0) } ?? .null).write(to: &text)
+            append(text + ",\"events\":[")
+            return
+        }
+        let columns = (everySession ? ["SESSION"] : []) + Format.logColumns
+        // As wide as their usual cells from the start (a wall time, a program time, the longest kind
+        // this binary knows), so the header lines up with the rows.
+        let usual = [Format.time(Date()), Format.programTime(0), EventKind.all.map(\.rawValue).max { $0.count < $1.count } ?? "", "", ""]
+        widths = zip(columns, (everySession ? [""] : []) + usual).map { max($0.count, $1.count) }
+        if let session { append(Format.logHeader(session) + "\n") }
+        // With every session searched and nothing found, the table is replaced by "no events match".
+        if !everySession { row(columns) }
+    }
+
+    func add(_ event: EventView) throws {
+        if json {
+            var text = events == 0 ? "" : ","
+            try JSONValue(encoding: event).write(to: &text)
+            append(text)
+        } else {
+            if everySession && events == 0 { row(["SESSION"] + Format.logColumns) }
+            row((everySession ? [event.session.map(String.init) ?? "-"] : []) + Format.eventRow(event))
+        }
+        events += 1
+    }
+
+    func end() {
+        if json { append("]}\n") } else if everySession && events == 0 { append("no events match\n") }
+        flush()
+    }
+
+    private func row(_ cells: [String]) {
+        var line = ""
+        for (i, cell) in cells.enumerated() {
+            if i == cells.count - 1 { line += cell; break }
+            widths[i] = max(widths[i], cell.count)
+            line += cell.padding(toLength: widths[i], withPad: " ", startingAt: 0) + "  "
+        }
+        append(line + "\n")
+    }
+
+    private static let flushBytes = 64 * 1024
+
+    private func append(_ text: String) {
+        buffer += text
+        if buffer.utf8.count >= Self.flushBytes { flush() }
+    }
+
+    private func flush() {
+        defer { buffer.removeAll(keepingCapacity: true) }
+        guard !readerGone, !buffer.isEmpty else { return }
+        readerGone = !writeAll(1, buffer)
+    }
+}
