@@ -60,6 +60,14 @@ import TestSupport
 
     static func decibels(_ amplitude: Double) -> Double { 20 * log10(max(amplitude, 1e-9)) }
 
+    /// The tone's level in dB in 100 ms windows from 0.5 s before `at` to 0.5 s after, for a failure's message.
+    static func around(_ samples: [Float], start: Double, at: Double, frequency: Double) -> String {
+        stride(from: -0.5, to: 0.5, by: 0.1).map { offset in
+            let dB = decibels(level(samples, start: start, from: at + offset, to: at + offset + 0.1, frequency: frequency))
+            return String(format: "%+.1fs %.1f dB", offset, dB)
+        }.joined(separator: ", ")
+    }
+
     @Test func twoMicrophonesAreMixedAtTheirGainsAndChangesLandWhereTheEventsSay() throws {
         let rig = try PipeWireRig()
         try rig.start()
@@ -158,12 +166,13 @@ import TestSupport
         #expect(abs(Self.decibels(levelB) - Self.decibels(fullB)) < 1, "1 kHz at \(Self.decibels(levelB)) dB, set for \(Self.decibels(fullB))")
         // The mute's edge within one AAC frame (1024 samples) of its event's program time.
         let frame = 1024 / Self.rate
-        let muteEdge = try #require(Self.edge(samples, start: start, at: muteMS / 1000,
-                                              frequency: 1000, from: fullB, to: 0))
+        // (The edges are found first and required after, so a failure names the levels, not every sample.)
+        let foundMute = Self.edge(samples, start: start, at: muteMS / 1000, frequency: 1000, from: fullB, to: 0)
+        let muteEdge = try #require(foundMute, "no 1 kHz fall near the mute: \(Self.around(samples, start: start, at: muteMS / 1000, frequency: 1000))")
         #expect(abs(muteEdge - muteMS / 1000) <= frame, "1 kHz fell at \(muteEdge) s, the event says \(muteMS / 1000) s")
         // Follow-video: A comes up at the cut's pts.
-        let cutEdge = try #require(Self.edge(samples, start: start, at: cutMS / 1000,
-                                             frequency: 440, from: 0, to: fullA))
+        let foundCut = Self.edge(samples, start: start, at: cutMS / 1000, frequency: 440, from: 0, to: fullA)
+        let cutEdge = try #require(foundCut, "no 440 Hz rise near the cut: \(Self.around(samples, start: start, at: cutMS / 1000, frequency: 440))")
         #expect(abs(cutEdge - cutMS / 1000) <= frame, "440 Hz rose at \(cutEdge) s, the cut is at \(cutMS / 1000) s")
         // While B was lost: silence in its strip only; A stays at its level.
         let whileLost = Self.level(samples, start: start, from: lostMS / 1000 + 0.2, to: backMS / 1000 - 0.1, frequency: 440)
