@@ -334,8 +334,4 @@ struct SQLiteRow {
     func text(_ column: String) throws(SQLiteError) -> String { statement.optionalText(try index(column)) ?? "" }
 
     func optionalText(_ column: String) throws(SQLiteError) -> String? { statement.optionalText(try index(column)) }
-
-    /// The names of the columns the statement returns (for `SELECT *` of a table whose columns depend on
-    /// the schema version).
-    var columnNames: [String] { statement.columns.sorted { $0.value < $1.value }.map(\.key) }
 }

@@ -56,12 +56,6 @@ extension EventStore {
     public func dropTotals(sessionID: Int64) throws -> [DropTotal] {
         try perform("dropTotals") { try $0.dropTotals(sessionID: sessionID) }
     }
-
-    /// The session row's loudness columns (any whose name says loudness, LUFS, LRA or peak), by name, when
-    /// this database's schema has them and they are set; empty otherwise.
-    public func loudness(sessionID: Int64) throws -> [String: Double] {
-        try perform("loudness") { try $0.loudness(sessionID: sessionID) }
-    }
 }
 
 extension StoreWorker {
@@ -100,21 +94,5 @@ extension StoreWorker {
             """, [.integer(sessionID)]) { row in
             DropTotal(stage: try row.text("stage"), dropped: try row.int64("dropped"), reports: Int(try row.int64("reports")))
         }
-    }
-
-    /// Columns are matched by name so this reads the loudness a later migration adds, and nothing before it.
-    func loudness(sessionID: Int64) throws -> [String: Double] {
-        try connection.query("SELECT * FROM sessions WHERE id = ?", [.integer(sessionID)]) { row in
-            var values: [String: Double] = [:]
-            for name in row.columnNames where Self.isLoudnessColumn(name) {
-                if let value = try row.optionalDouble(name) { values[name] = value }
-            }
-            return values
-        }.first ?? [:]
-    }
-
-    static func isLoudnessColumn(_ name: String) -> Bool {
-        let lower = name.lowercased()
-        return ["loudness", "lufs", "lra", "peak"].contains { lower.contains($0) }
     }
 }

@@ -25,9 +25,17 @@ public struct ReportReply: Codable, Sendable {
     public var outputs: [Output]
     public var encoderFallbacks: [Fallback]
     public var drops: [Drops]
-    /// The session row's loudness columns by name (empty when this database has none or they are unset).
+    /// The session row's loudness, by its column's name (`integrated_lufs`, `peak_dbfs`); empty while unset.
     public var loudness: [String: Double]
     public var recordings: [RecordingView]
+
+    /// The loudness the session's row keeps (written when it stops), keyed as its columns are named.
+    static func loudness(of session: SessionRecord) -> [String: Double] {
+        var values: [String: Double] = [:]
+        values["integrated_lufs"] = session.integratedLUFS
+        values["peak_dbfs"] = session.peakDBFS
+        return values
+    }
 
     public struct Program: Codable, Sendable {
         @Nullable public var fromMilliseconds: Int64?
@@ -175,7 +183,7 @@ extension History {
             cameras: cameras.values.sorted { $0.camera < $1.camera }, outputs: outputs.values.sorted { $0.output < $1.output },
             encoderFallbacks: fallbacks,
             drops: try store.dropTotals(sessionID: session.id).map { ReportReply.Drops(stage: $0.stage, dropped: $0.dropped, reports: $0.reports) },
-            loudness: try store.loudness(sessionID: session.id),
+            loudness: ReportReply.loudness(of: session),
             recordings: RecordingsReply(session: session, recordings: try store.recordings(sessionID: session.id)).recordings)
     }
 }
