@@ -17,7 +17,9 @@ import Glibc
 /// newest buffer into `frames`. An MJPEG-only node (no raw offer fits) is asked for MJPEG: the callback
 /// then only copies the newest buffer's compressed bytes and wakes the camera thread, which decodes them
 /// (`MJPEGDecoder`, to I420) and publishes; a frame that does not decode is dropped and counted in
-/// `framesCorrupt`.
+/// `framesCorrupt`. The callback also offers every JPEG it takes, as it came and stamped with the same
+/// capture time, to `compressedFrames` (a passthrough ISO's bounded queue; a flagged or empty buffer
+/// aside, whether it decodes or not: a recording keeps what the camera sent).
 public final class PipeWireCamera: Camera {
     public let id: CameraID
     public var backend: CameraBackend { .pipewire }
@@ -35,6 +37,10 @@ public final class PipeWireCamera: Camera {
     public let requestedFormat: CameraFormat?
     /// What the camera asks the node for on the wire (`NV12`, `MJPG`...), nil when nothing fits.
     public let requestedWireFormat: String?
+    /// MJPEG when the camera asks its node for JPEG images; every one is also offered, as it came, to
+    /// `compressedFrames` (see `CompressedFrameSource`).
+    public let compressedCodec: CompressedCodec?
+    public let compressedFrames = CompressedFrameTap()
     private let core: Core
 
     /// - Parameters:
@@ -52,7 +58,9 @@ public final class PipeWireCamera: Camera {
         let selection = PipeWireVideoFormats.select(from: offers, wanted: wanted)
         requestedFormat = selection?.format
         requestedWireFormat = selection?.wireName
-        core = Core(id: id, nodeID: nodeID, nodeSerial: nodeSerial, selection: selection, remote: remote, frames: frames)
+        compressedCodec = selection?.isMJPEG == true ? .mjpeg : nil
+        core = Core(id: id, nodeID: nodeID, nodeSerial: nodeSerial, selection: selection, remote: remote, frames: frames,
+                    compressedFrames: compressedFrames)
     }
 
     deinit { core.requestStop() }
@@ -89,6 +97,7 @@ extension PipeWireCamera {
         let selection: PipeWireVideoChoice?
         let remote: String?
         let frames: LatestValue<VideoFrame>
+        let compressedFrames: CompressedFrameTap
         private let shared = Mutex(Snapshot())
         private let worker = WorkerThread()
 
@@ -108,8 +117,9 @@ extension PipeWireCamera {
         private let compressed = Mutex(CompressedFrame())
 
         init(id: CameraID, nodeID: UInt32, nodeSerial: String?, selection: PipeWireVideoChoice?, remote: String?,
-             frames: LatestValue<VideoFrame>) {
+             frames: LatestValue<VideoFrame>, compressedFrames: CompressedFrameTap) {
             self.id = id
+            self.compressedFrames = compressedFrames
             self.nodeID = nodeID
             self.nodeSerial = nodeSerial
             self.selection = selection
@@ -376,9 +386,14 @@ extension PipeWireCamera.Core {
             return replaced
         }
         if replaced { shared.withLock { $0.statistics.framesDropped += 1 } }
+        // Every JPEG as it came, for a passthrough ISO (copied only while one is attached; never blocks).
+        compressedFrames.offer(codec: .mjpeg, bytes: UnsafeRawBufferPointer(start: UnsafeRawPointer(base) + offset, count: size),
+                               captureTime: now, width: negotiated?.width ?? 0, height: negotiated?.height ?? 0)
         if let loop = session?.loop { pw_thread_loop_signal(loop, false) }
     }
 }
+
+extension PipeWireCamera: CompressedFrameSource {}
 
 /// The newest JPEG image of an MJPEG camera, between the process callback and the camera thread.
 struct CompressedFrame {

@@ -122,7 +122,7 @@ final class Muxer {
         switch description.kind {
         case .video:
             parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
-            parameters.pointee.codec_id = AV_CODEC_ID_H264
+            parameters.pointee.codec_id = description.codec == .mjpeg ? AV_CODEC_ID_MJPEG : AV_CODEC_ID_H264
             parameters.pointee.width = Int32(description.width)
             parameters.pointee.height = Int32(description.height)
             stream.pointee.avg_frame_rate = AVRational(num: description.frameRate.numerator, den: description.frameRate.denominator)

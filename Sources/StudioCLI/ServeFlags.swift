@@ -117,8 +117,8 @@ public enum ServeFlags {
             $0.configuration.recordDirectory = $1
         },
         .toggle("no-iso", config: "cameras.iso", help: "record only the program (config: cameras: iso: false)") { settings in
-            settings.configuration.cameras.iso = false
-            for index in settings.configuration.cameras.pins.indices { settings.configuration.cameras.pins[index].iso = false }
+            settings.configuration.cameras.iso = .off
+            for index in settings.configuration.cameras.pins.indices { settings.configuration.cameras.pins[index].iso = .off }
         },
         .value("iso-preset", "NAME", .x264Preset, config: "cameras.iso_preset",
                help: "x264 preset of the ISO encoders (default ultrafast)") { $0.configuration.cameras.isoPreset = $1 },

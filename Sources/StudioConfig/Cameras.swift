@@ -5,8 +5,9 @@ public struct CameraPin: Sendable, Equatable, Codable {
     /// Matched against the device's identity: equal to it, or else contained in it or in the device's name.
     public var match: String
     public var name: CameraID
-    /// This camera's ISO recording (`iso:` in the pin); nil follows `CameraSettings.iso`.
-    public var iso: Bool?
+    /// This camera's ISO recording (`iso:` in the pin: true, false, passthrough or encode); nil follows
+    /// `CameraSettings.iso`.
+    public var iso: IsoRecording?
     /// This camera's ISO encoder (`encoder:` in the pin); nil follows `CameraSettings.isoEncoder`.
     public var encoder: EncoderChoice?
     /// Device cameras (V4L2): the size (`size: 1280x720`) and frame rate (`fps: 30`) to ask for instead
@@ -22,7 +23,7 @@ public struct CameraPin: Sendable, Equatable, Codable {
     /// changes them live without writing the file.
     public var picture = PictureSettings()
 
-    public init(match: String, name: CameraID, iso: Bool? = nil, encoder: EncoderChoice? = nil,
+    public init(match: String, name: CameraID, iso: IsoRecording? = nil, encoder: EncoderChoice? = nil,
                 size: (width: Int, height: Int)? = nil, fps: Rational? = nil, controls: [(name: String, value: String)] = [],
                 picture: PictureSettings = PictureSettings()) {
         self.match = match
@@ -66,7 +67,7 @@ public struct CameraPin: Sendable, Equatable, Codable {
         }
         _ = try decoder.check(at: CodingKeys.name) { () throws(ValueError) in try ValueSyntax.name.parse(name) }
         self.init(match: match, name: CameraID(name))
-        iso = try keys.parse(.iso, .boolean)
+        iso = try keys.parse(.iso, .isoRecording)
         encoder = try keys.parse(.encoder, .encoder)
         size = try keys.parse(.size, .deviceSize).map { ($0.width, $0.height) }
         fps = try keys.parse(.fps, .deviceRate)
@@ -169,9 +170,10 @@ public struct CameraSettings: Sendable, Equatable, Codable {
     /// How many test-pattern cameras the demo mode (`--demo`) starts.
     public var demoCount = 3
     public var pins: [CameraPin] = []
-    /// ISO recordings: when recording (`record:`), each camera is also encoded and recorded on its own
-    /// (`cameras.iso`, default true; a pin's `iso:` overrides it for that camera).
-    public var iso = true
+    /// ISO recordings: when recording (`record:`), each camera is also recorded on its own (`cameras.iso`,
+    /// default true: passthrough for a camera that sends compressed frames, encoded for a raw one; a
+    /// pin's `iso:` overrides it for that camera). See `IsoRecording`.
+    public var iso = IsoRecording.auto
     /// x264 preset of the ISO encoders (`cameras.iso_preset`), default ultrafast: one software encoder
     /// per camera runs beside the program's.
     public var isoPreset = "ultrafast"
@@ -189,7 +191,7 @@ public struct CameraSettings: Sendable, Equatable, Codable {
         if let list = try keys.decodeIfPresent(BackendList.self, forKey: .backends) { backends = list.backends }
         try keys.update(&demoCount, .demoCount, .cameraCount)
         if let list = try keys.decodeIfPresent(PinList.self, forKey: .pins) { pins = list.pins }
-        try keys.update(&iso, .iso, .boolean)
+        try keys.update(&iso, .iso, .isoRecording)
         try keys.update(&isoPreset, .isoPreset, .x264Preset)
         isoEncoder = try keys.parse(.isoEncoder, .encoder)
     }
@@ -216,8 +218,55 @@ public struct CameraSettings: Sendable, Equatable, Codable {
             ?? pins.last { identity.contains($0.match) || (!displayName.isEmpty && displayName.contains($0.match)) }
     }
 
-    /// Whether the camera with this identity gets an ISO recording: its pin's `iso:` if given, else `iso`.
-    public func isoEnabled(forIdentity identity: String, displayName: String = "") -> Bool {
+    /// The ISO recording of the camera with this identity: its pin's `iso:` if given, else `iso`.
+    public func isoRecording(forIdentity identity: String, displayName: String = "") -> IsoRecording {
         pin(forIdentity: identity, displayName: displayName)?.iso ?? iso
+    }
+
+    /// Whether the camera with this identity gets an ISO recording at all.
+    public func isoEnabled(forIdentity identity: String, displayName: String = "") -> Bool {
+        isoRecording(forIdentity: identity, displayName: displayName) != .off
+    }
+}
+
+/// A camera's ISO recording (`iso:` in `cameras` and in a pin), declared here once: the value syntax,
+/// the snapshot's JSON and the docs all come from it.
+///
+/// - `true` (`auto`): record it; the camera's own frames copied as they came (passthrough) when it sends
+///   them compressed (an MJPEG webcam), else encoded (x264/VAAPI, `iso_encoder`).
+/// - `passthrough`: record the frames as the camera sent them. A camera that sends raw frames cannot:
+///   the server logs a warning naming the camera and encodes its ISO instead (not a config error: what
+///   a camera sends is known only once it is found, and the show goes on).
+/// - `encode`: always encode (decoded frames through the ISO encoder), even an MJPEG camera's.
+/// - `false`: no ISO for it.
+public enum IsoRecording: String, Sendable, Equatable, CaseIterable, Encodable {
+    case off, auto, passthrough, encode
+
+    /// The words the syntax takes for each value.
+    static let spellings: [(words: [String], value: IsoRecording)] = [
+        (["true", "yes", "on", "auto"], .auto), (["false", "no", "off"], .off),
+        (["passthrough"], .passthrough), (["encode"], .encode),
+    ]
+
+    /// `true` and `false` stay booleans in the snapshot (as they were before the modes came).
+    public func encode(to encoder: any Encoder) throws {
+        var value = encoder.singleValueContainer()
+        switch self {
+        case .off: try value.encode(false)
+        case .auto: try value.encode(true)
+        case .passthrough, .encode: try value.encode(rawValue)
+        }
+    }
+}
+
+extension ValueSyntax where Value == IsoRecording {
+    /// true/false (yes/no, on/off), passthrough or encode.
+    public static var isoRecording: Self {
+        Self("true or false, passthrough or encode") { (text: String) throws(ValueError) -> IsoRecording in
+            guard let value = IsoRecording.spellings.first(where: { $0.words.contains(text.lowercased()) })?.value else {
+                throw ValueError("expected true or false, passthrough (the camera's own frames, for cameras that send MJPEG) or encode, got \(quoted(text))")
+            }
+            return value
+        }
     }
 }

@@ -7,6 +7,8 @@ public enum MediaKind: String, Sendable, Codable {
 public enum CodecKind: String, Sendable, Codable {
     case h264
     case aac
+    /// Motion JPEG: a camera's own JPEG images, copied into an ISO file as they came (every one a keyframe).
+    case mjpeg
 }
 
 /// What a muxer needs to set up one stream. An encoder announces one before its first packet, and
@@ -21,7 +23,8 @@ public struct StreamDescription: Hashable, Sendable {
     public var sampleRate: Int
     public var channels: Int
     public var bitRate: Int
-    /// avcC (H.264) or AudioSpecificConfig (AAC), as libavcodec produced it with a global header.
+    /// avcC (H.264) or AudioSpecificConfig (AAC), as libavcodec produced it with a global header; empty
+    /// for MJPEG.
     public var extradata: [UInt8]
     /// Name of the encoder that produced the stream (`libx264`, `h264_vaapi`, `aac`).
     public var encoderName: String

@@ -201,7 +201,7 @@ extension StudioServer {
         let isoViews = cameras.isoRecorders.map { iso in
             let s = iso.statistics
             return StatusReply.IsoView(
-                camera: s.camera.name, path: s.path, encoder: s.encoderName, fallbackReason: s.fallbackReason,
+                camera: s.camera.name, path: s.path, mode: s.mode.rawValue, codec: s.codec, encoder: s.encoderName, fallbackReason: s.fallbackReason,
                 generation: s.generation, preset: configuration.cameras.isoPreset,
                 size: s.width > 0 ? "\(s.width)x\(s.height)" : nil, framesEncoded: s.framesEncoded,
                 framesSkipped: s.framesSkipped, framesUnusable: s.framesUnusable, encodeErrors: s.encodeErrors,

@@ -247,6 +247,10 @@ public struct StatusReply: Codable, Sendable {
     public struct IsoView: Codable, Sendable {
         public var camera: String
         public var path: String
+        /// `passthrough` (the camera's own compressed frames, copied) or `encode`.
+        public var mode: String
+        /// What the file's video is: `h264`, or passthrough the camera's codec (`mjpeg`).
+        public var codec: String
         public var encoder: String
         /// Why not the encoder asked for (auto without a GPU, or a mid-show fallback).
         @Nullable public var fallbackReason: String?
@@ -262,7 +266,7 @@ public struct StatusReply: Codable, Sendable {
         public var bytesWritten: Int
 
         enum CodingKeys: String, CodingKey {
-            case camera, path, encoder, generation, preset, size, state
+            case camera, path, mode, codec, encoder, generation, preset, size, state
             case fallbackReason = "fallback_reason"
             case framesEncoded = "frames_encoded"
             case framesSkipped = "frames_skipped"

@@ -322,8 +322,12 @@ public final class StudioServer: Sendable {
         let cameraSettings = configuration.cameras
         let programEncoder = configuration.video.encoder, fault = options.injectEncoderFaultAfterFrames
         return { camera in
-            guard cameraSettings.isoEnabled(forIdentity: camera.identity, displayName: camera.displayName) else { return nil }
+            let asked = cameraSettings.isoRecording(forIdentity: camera.identity, displayName: camera.displayName)
+            guard asked != .off else { return nil }
             var settings = settings
+            let mode = IsoMode.resolve(asked: asked, camera: camera)
+            if let warning = mode.warning { log.info("warning: \(warning)") }
+            settings.mode = mode.mode
             settings.encoder = VideoEncoderChoice(cameraSettings.isoEncoder(forIdentity: camera.identity, displayName: camera.displayName,
                                                                             program: programEncoder))
             settings.faultInjectionAfterFrames = fault
@@ -334,7 +338,10 @@ public final class StudioServer: Sendable {
             // The program audio goes into every ISO file; a recorder made mid-show first gets
             // the audio stream's description, then packets from the next one on.
             iso.deliverAudio(.format(audioFormat))
-            log.info("ISO \(camera.id.name): \(path) (encoder \(settings.encoder.rawValue), x264 preset \(settings.preset))")
+            let how = settings.mode == .passthrough
+                ? "passthrough: the camera's own \((camera as? any CompressedFrameSource)?.compressedCodec?.rawValue ?? "compressed") frames, not re-encoded"
+                : "encoder \(settings.encoder.rawValue), x264 preset \(settings.preset)"
+            log.info("ISO \(camera.id.name): \(path) (\(how))")
             return iso
         }
     }

@@ -30,6 +30,14 @@ public struct FrameGrid: Sendable, Hashable {
         return Int64(UInt128(now - origin) * UInt128(rate.numerator) / (UInt128(rate.denominator) * 1_000_000_000))
     }
 
+    /// The first tick due at or after `time` (tick 0 before the origin): the tick that first sees a frame
+    /// captured at `time`, and so the timestamp it gets (an ISO's frame clock takes it on that tick; a
+    /// passthrough ISO stamps the camera's own frame with it).
+    public func firstFrame(atOrAfter time: UInt64) -> Int64 {
+        let newest = frame(at: time)
+        return time <= origin || self.time(ofFrame: newest) == time ? newest : newest + 1
+    }
+
     /// The first tick due strictly after `now` (tick 0 before the origin).
     public func nextFrame(after now: UInt64) -> Int64 { now < origin ? 0 : frame(at: now) + 1 }
 

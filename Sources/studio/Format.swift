@@ -165,7 +165,8 @@ enum Format {
                 lines.append("picture   \(camera): \(pictureSettings(settings))")
             }
             for iso in reply.iso {
-                lines.append("iso       \(iso.camera) \(text(iso.size)) \(iso.preset): \(iso.framesEncoded) frames, \(iso.framesSkipped) skipped · \(iso.state) · \(iso.path)")
+                let how = iso.mode == "passthrough" ? "passthrough \(iso.codec)" : iso.preset
+                lines.append("iso       \(iso.camera) \(text(iso.size)) \(how): \(iso.framesEncoded) frames, \(iso.framesSkipped) skipped · \(iso.state) · \(iso.path)")
             }
             return lines.joined(separator: "\n")
         }

@@ -128,7 +128,7 @@ import StudioCore
                                          "--no-iso", "--demo", "--socket", "/tmp/x.sock", "--db", "/tmp/x.db"])
         #expect(flagged.configuration.video.bitRate == 6_000_000 && flagged.configuration.video.preset == "fast")
         #expect(flagged.configuration.outputs == [OutputTarget(name: "rtmp1", url: "rtmp://h/a/k1"), OutputTarget(name: "rtmp2", url: "rtmp://h/a/k2")])
-        #expect(!flagged.configuration.cameras.iso && flagged.configuration.cameras.pins.map(\.iso) == [false])
+        #expect(flagged.configuration.cameras.iso == .off && flagged.configuration.cameras.pins.map(\.iso) == [.off])
         let demo = try flagged.serverOptions(environment: ["STUDIO_SOCKET": "/tmp/env.sock", "STUDIO_DB": "/tmp/env.db"])
         #expect(demo.testCameraCount == 2, "--demo runs the config's cameras.demo test cameras")
         #expect(demo.configuration.cameras.backends.isEmpty, "test cameras stand in for the real ones")

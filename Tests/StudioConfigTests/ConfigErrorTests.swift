@@ -32,6 +32,7 @@ struct BadConfig: Sendable, CustomTestStringConvertible {
                   fragment: "expected a camera backend (v4l2, pipewire), got \"usb\""),
         BadConfig(yaml: "cameras:\n  backends: all\n", line: 2, keyPath: "cameras.backends", fragment: "or none, got \"all\""),
         BadConfig(yaml: "cameras:\n  iso: maybe\n", line: 2, keyPath: "cameras.iso", fragment: "expected true or false"),
+        BadConfig(yaml: "cameras:\n  pins:\n    - {match: x, name: cam1, iso: copy}\n", line: 3, keyPath: "cameras.pins[0].iso", fragment: "passthrough (the camera's own frames"),
         BadConfig(yaml: "cameras:\n  iso_preset: quick\n", line: 2, keyPath: "cameras.iso_preset", fragment: "expected an x264 preset"),
         BadConfig(yaml: "cameras:\n  pins:\n    - match: x\n      name: cam1\n      iso: [a]\n", line: 5, keyPath: "cameras.pins[0].iso", fragment: "expected true or false"),
         BadConfig(yaml: "video:\n  bitrate: 4500kb\n", line: 2, keyPath: "video.bitrate", fragment: "expected a bit rate"),

@@ -18,7 +18,7 @@ import Testing
         #expect(config.outputs.isEmpty)
         #expect(config.recordDirectory == nil && config.databasePath == nil && config.socketPath == nil)
         #expect(config.cameras.demoCount == 3 && config.cameras.pins.isEmpty)
-        #expect(config.cameras.iso && config.cameras.isoPreset == "ultrafast")
+        #expect(config.cameras.iso == .auto && config.cameras.isoPreset == "ultrafast")
     }
 
     @Test func isoRecordingsCanBeTurnedOffGloballyAndPerPin() throws {
@@ -34,8 +34,8 @@ import Testing
               name: cam2
         """
         let config = try StudioConfiguration.parse(yaml: yaml, source: "s.yaml")
-        #expect(!config.cameras.iso && config.cameras.isoPreset == "superfast")
-        #expect(config.cameras.pins.map(\.iso) == [true, nil])
+        #expect(config.cameras.iso == .off && config.cameras.isoPreset == "superfast")
+        #expect(config.cameras.pins.map(\.iso) == [.auto, nil])
         #expect(config.cameras.isoEnabled(forIdentity: "test-pattern:1"))
         #expect(!config.cameras.isoEnabled(forIdentity: "test-pattern:2"))
         #expect(!config.cameras.isoEnabled(forIdentity: "usb-unpinned"))
@@ -47,6 +47,30 @@ import Testing
         let cameras = try #require(snapshot["cameras"] as? [String: Any])
         #expect(cameras["iso"] as? Bool == false && cameras["iso_preset"] as? String == "superfast")
         #expect((cameras["pins"] as? [[String: Any]])?.first?["iso"] as? Bool == true)
+    }
+
+    /// `iso: passthrough|encode`: how each camera's ISO is made (true leaves it to the camera).
+    @Test func isoModesArePerCameraAndTrueLeavesItToTheCamera() throws {
+        let yaml = """
+        cameras:
+          iso: encode
+          pins:
+            - {match: webcam-a, name: cam1, iso: passthrough}
+            - {match: webcam-b, name: cam2, iso: yes}
+            - {match: webcam-c, name: cam3, iso: Encode}
+        """
+        let config = try StudioConfiguration.parse(yaml: yaml, source: "s.yaml")
+        #expect(config.cameras.iso == .encode)
+        #expect(config.cameras.pins.map(\.iso) == [.passthrough, .auto, .encode])
+        #expect(["webcam-a", "webcam-b", "webcam-c", "other"].map { config.cameras.isoRecording(forIdentity: $0) }
+                == [.passthrough, .auto, .encode, .encode])
+        #expect(["webcam-a", "other"].allSatisfy { config.cameras.isoEnabled(forIdentity: $0) })
+        let snapshot = try #require(try JSONSerialization.jsonObject(with: Data(config.jsonSnapshot().utf8)) as? [String: Any])
+        let cameras = try #require(snapshot["cameras"] as? [String: Any])
+        #expect(cameras["iso"] as? String == "encode")
+        #expect((cameras["pins"] as? [[String: Any]])?.map { $0["iso"] as? String ?? ($0["iso"] as? Bool).map(String.init) ?? "-" }
+                == ["passthrough", "true", "encode"])
+        #expect(throws: ConfigError.self) { try StudioConfiguration.parse(yaml: "cameras:\n  iso: copy\n", source: "s.yaml") }
     }
 
     @Test func pinsCarryADeviceCamerasModeAndControls() throws {

@@ -33,6 +33,19 @@ import StudioSystem
         }
     }
 
+    /// A passthrough ISO's stamp for a camera frame: the tick that first sees it, as the frame clock would.
+    @Test func aFrameCapturedAtATimeBelongsToTheFirstTickAtOrAfterIt() {
+        let grid = FrameGrid(origin: 2_000_000_000, rate: Rational(30000, 1001))
+        #expect(grid.firstFrame(atOrAfter: 1_000_000_000) == 0, "before the origin: tick 0")
+        #expect(grid.firstFrame(atOrAfter: grid.origin) == 0)
+        for n: Int64 in [1, 7, 29_999, 1_234_567] {
+            let due = grid.time(ofFrame: n)
+            #expect(grid.firstFrame(atOrAfter: due) == n, "exactly due: that tick")
+            #expect(grid.firstFrame(atOrAfter: due - 1) == n, "just before: that tick")
+            #expect(grid.firstFrame(atOrAfter: due + 1) == n + 1, "just after: the next")
+        }
+    }
+
     @Test func nextTickIsStrictlyAfterNow() {
         let grid = FrameGrid(origin: 1_000, rate: Rational(25))
         let period: UInt64 = 40_000_000

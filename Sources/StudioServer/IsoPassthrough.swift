@@ -1,0 +1,150 @@
+import Synchronization
+import StudioCore
+import StudioSystem
+import Capture
+import Output
+import StudioConfig
+
+/// How a camera's ISO file is made.
+enum IsoMode: String, Sendable {
+    /// The camera's own compressed frames (its JPEG images), copied into the file as they came.
+    case passthrough
+    /// The camera's decoded frames through an ISO encoder (x264 or VAAPI).
+    case encode
+
+    /// The mode for a camera whose config says `asked` (`cameras.iso`, a pin's `iso:`): passthrough for
+    /// a camera that sends compressed frames unless `encode` is asked, encode otherwise. A camera that
+    /// sends raw frames cannot pass them through: asked to, it is encoded and `warning` says why.
+    static func resolve(asked: IsoRecording, camera: any Camera) -> (mode: IsoMode, warning: String?) {
+        let codec = (camera as? any CompressedFrameSource)?.compressedCodec
+        switch asked {
+        case .encode, .off:
+            return (.encode, nil)
+        case .auto:
+            return (codec == nil ? .encode : .passthrough, nil)
+        case .passthrough:
+            guard codec == nil else { return (.passthrough, nil) }
+            let sends = camera.currentFormat.map { " (it sends raw \($0.pixelFormat.rawValue))" } ?? ""
+            return (.encode, "\(camera.id.name) is set to iso: passthrough, but it does not send compressed frames\(sends): its ISO is encoded instead")
+        }
+    }
+}
+
+/// A passthrough ISO feed: every compressed frame the camera receives (`CompressedFrameSource`) comes
+/// through a bounded queue (`CompressedFrameQueue`, `queueCapacity`: a full queue refuses the newest
+/// and counts it; the camera never waits) to this feed's thread (`iso.camN`), which stamps it on the
+/// program's timeline by the same grid as an encoded ISO (`FrameGrid.firstFrame(atOrAfter:)` of its
+/// capture time: the tick that would have taken it) and hands it, bytes untouched, to the ISO's file
+/// output as a keyframe packet (codec MJPEG, the stream's size from the frames; a new size is a new
+/// stream description, generation + 1, `-gN.mkv`). No decoding, no encoding: a camera's ISO costs a copy.
+final class IsoPassthrough: Sendable {
+    struct Statistics: Sendable {
+        var codec: CompressedCodec?
+        var width = 0
+        var height = 0
+        var generation = 0
+        /// Frames handed to the file.
+        var framesWritten = 0
+        /// Frames captured before the program's origin (not part of the recording).
+        var framesBeforeOrigin = 0
+    }
+
+    /// About a second of frames: a disk hiccup is absorbed, a longer stall drops (and counts).
+    static let queueCapacity = 32
+
+    private let name: String
+    private let deliver: @Sendable (MediaItem) -> Void
+    private let queue = CompressedFrameQueue(capacity: queueCapacity)
+    private let worker = WorkerThread()
+    private let counters = Mutex(Statistics())
+    /// The tap the queue is attached to (the camera recorded now), nil before `start` and after `finish`.
+    private let attached = Mutex<CompressedFrameTap?>(nil)
+    private let started = Atomic<Bool>(false)
+
+    /// - Parameters:
+    ///   - name: the thread's name (`iso.camN`).
+    ///   - deliver: takes the stream's items (format, packets, end of stream); must not block.
+    init(name: String, deliver: @escaping @Sendable (MediaItem) -> Void) {
+        self.name = name
+        self.deliver = deliver
+    }
+
+    var statistics: Statistics { counters.withLock { $0 } }
+    /// Frames the queue refused (the feed's thread was behind).
+    var framesDropped: Int { queue.dropped }
+
+    /// Attaches to `camera`'s frames and starts stamping them on `grid`. Only the first call does anything.
+    func start(grid: FrameGrid, camera: any Camera) {
+        guard !started.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        attach(camera)
+        worker.start(name: name) { [self] in run(grid: grid) }
+    }
+
+    /// Records `camera` from now on (the same device came back as a new object).
+    func rebind(to camera: any Camera) {
+        guard started.load(ordering: .sequentiallyConsistent) else { return }
+        attach(camera)
+    }
+
+    private func attach(_ camera: any Camera) {
+        let tap = (camera as? any CompressedFrameSource)?.compressedFrames
+        attached.withLock { attached in
+            guard !queue.isClosed else { return }  // finished
+            attached?.detach(queue)
+            tap?.attach(queue)
+            attached = tap
+        }
+    }
+
+    /// Detaches from the camera and ends the stream: what is queued is written, then end of stream.
+    func finish() {
+        attached.withLock { tap in
+            tap?.detach(queue)
+            tap = nil
+            queue.close()
+        }
+        worker.stop()
+    }
+
+    private func run(grid: FrameGrid) {
+        var last: Int64?
+        var description: StreamDescription?
+        let tick = grid.pts(ofFrame: 1)
+        while true {
+            let frame: CompressedVideoFrame
+            switch queue.pop(timeoutSeconds: 0.2) {
+            case .timedOut: continue
+            case .endOfStream:
+                deliver(.endOfStream)
+                return
+            case .item(let item): frame = item
+            }
+            guard frame.captureTime >= grid.origin else {
+                counters.withLock { $0.framesBeforeOrigin += 1 }
+                continue
+            }
+            // The tick that would have taken it; a frame that came on the heels of the previous one gets the next.
+            var n = grid.firstFrame(atOrAfter: frame.captureTime)
+            if let last, n <= last { n = last + 1 }
+            last = n
+            if description?.width != frame.width || description?.height != frame.height || description?.codec != frame.codec.codecKind {
+                let generation = description.map { $0.generation + 1 } ?? 0
+                let next = StreamDescription(kind: .video, codec: frame.codec.codecKind, width: frame.width, height: frame.height,
+                                             frameRate: grid.rate, bitRate: 0, extradata: [], encoderName: "passthrough",
+                                             generation: generation)
+                description = next
+                counters.withLock {
+                    $0.codec = frame.codec
+                    $0.width = frame.width
+                    $0.height = frame.height
+                    $0.generation = generation
+                }
+                deliver(.format(next))
+            }
+            let pts = grid.pts(ofFrame: n)
+            deliver(.packet(EncodedPacket(kind: .video, data: frame.bytes, pts: pts, dts: pts, duration: tick,
+                                          isKeyframe: frame.isKeyframe, generation: description?.generation ?? 0)))
+            counters.withLock { $0.framesWritten += 1 }
+        }
+    }
+}
