@@ -15,7 +15,8 @@ public final class JPEGEncoder {
     private let chromaTable: [UInt8] = (0..<256).map { UInt8(clamping: (($0 - 128) * 255 + (($0 >= 128) ? 112 : -112)) / 224 + 128) }
 
     /// Nil (with the failing call in `problem`) when libavcodec has no MJPEG encoder or refuses the size.
-    public init?(width: Int, height: Int, rate: Rational, problem: inout String) {
+    /// `quality` is libavcodec's qscale, 1 (best) to 31: webcams send about 2-5 (JPEG quality 80-90).
+    public init?(width: Int, height: Int, rate: Rational, quality: Int = 3, problem: inout String) {
         do {
             let session = try CodecSession(AV_CODEC_ID_MJPEG, decoder: false)
             let context = session.context, frame = session.frame
@@ -24,7 +25,7 @@ public final class JPEGEncoder {
             context.pointee.pix_fmt = AV_PIX_FMT_YUVJ420P
             context.pointee.time_base = AVRational(num: rate.denominator, den: rate.numerator)
             context.pointee.flags |= AV_CODEC_FLAG_QSCALE
-            context.pointee.global_quality = 3 * FF_QP2LAMBDA
+            context.pointee.global_quality = Int32(max(1, min(31, quality))) * FF_QP2LAMBDA
             frame.pointee.width = Int32(width)
             frame.pointee.height = Int32(height)
             frame.pointee.format = AV_PIX_FMT_YUVJ420P.rawValue

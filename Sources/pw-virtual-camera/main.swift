@@ -3,7 +3,7 @@
 // after scaling and H.264) and a running timecode (the frame counter), at a fixed size and rate.
 //
 //   pw-virtual-camera --node NODE_NAME --camera cam2 [--size 640x480] [--rate 30] [--format i420|nv12|yuy2|mjpeg]
-//                     [--description TEXT] [--flash 1] [--corrupt-every N]
+//                     [--description TEXT] [--flash 1] [--corrupt-every N] [--noise N] [--quality Q] [--log-frames PATH]
 //   pw-virtual-camera --node NODE_NAME --beep 1
 //   pw-virtual-camera --mic NODE_NAME [--tone 440] [--ppm 300]
 //   pw-virtual-camera --mic-stream NODE_NAME [--tone 440]
@@ -17,6 +17,11 @@
 // --format mjpeg: the node offers only MJPEG (like many USB webcams at 720p and above); each picture is
 // encoded with libavcodec's MJPEG encoder. --corrupt-every N (mjpeg): every Nth frame (frames N-1,
 // 2N-1...) is sent cut to a third of its bytes, as a USB transfer that lost its tail.
+// --noise N: camera-like sensor noise of amplitude N (0-255, about 6-12 is a webcam in a lit room) on
+// every sample, new in every frame (`SensorNoise`), over the pattern's moving box and running timecode:
+// JPEG sizes and encoder load as from a real camera. --quality Q (mjpeg): the JPEG encoder's qscale,
+// 1-31 (default 3; webcams send about 2-5, JPEG quality 80-90). --log-frames PATH (mjpeg): one line
+// per JPEG made, `SEQUENCE BYTES FNV1A64` (`SentFrameLog`), to check a recording holds these bytes.
 //
 // It connects to PIPEWIRE_REMOTE (or pipewire-0 in XDG_RUNTIME_DIR), prints `ready` once its node is
 // streaming-capable, and runs until it is killed. The stream is its own driver: a thread renders frame
@@ -86,9 +91,15 @@ enum WireFormat: String {
 guard let wire = WireFormat(rawValue: options["--format"]!.lowercased()) else { fail("bad --format") }
 let corruptEvery = options["--corrupt-every"].map { Int($0) ?? -1 } ?? 0
 guard corruptEvery >= 0 else { fail("bad --corrupt-every") }
+guard let noiseAmplitude = Int(options["--noise"] ?? "0"), (0...255).contains(noiseAmplitude) else { fail("bad --noise (0-255)") }
+guard let quality = Int(options["--quality"] ?? "3"), (1...31).contains(quality) else { fail("bad --quality (qscale 1-31)") }
 var encoderProblem = ""
-let encoder = wire == .mjpeg ? JPEGEncoder(width: width, height: height, rate: rate, problem: &encoderProblem) : nil
+let encoder = wire == .mjpeg ? JPEGEncoder(width: width, height: height, rate: rate, quality: quality, problem: &encoderProblem) : nil
 if wire == .mjpeg && encoder == nil { fail(encoderProblem) }
+let frameLog = options["--log-frames"].map { path -> SentFrameLog in
+    guard let log = SentFrameLog(path: path) else { fail("cannot write --log-frames \(path)") }
+    return log
+}
 
 
 cpw_init()
@@ -257,13 +268,17 @@ let origin = flash ? (MonotonicClock.now() / 1_000_000_000 + 1) * 1_000_000_000 
 let grid = FrameGrid(origin: origin, rate: rate)
 let framesPerSecond = UInt64(rate.numerator) / UInt64(max(rate.denominator, 1))
 let renderFormat = CameraFormat(pixelFormat: wire == .nv12 ? .nv12 : .i420, width: width, height: height, frameRate: rate)
-TestPatternCamera.renderFrames(of: CameraID(cameraName), format: renderFormat, count: Int.max) { frame in
+var noise = SensorNoise(amplitude: noiseAmplitude, seed: UInt64(truncatingIfNeeded: origin) | 1)
+let noisyPool = FramePool(capacity: VideoFrame.byteCount(format: renderFormat.pixelFormat, width: width, height: height), limit: 4)
+TestPatternCamera.renderFrames(of: CameraID(cameraName), format: renderFormat, count: Int.max) { pattern in
+    let frame = noiseAmplitude > 0 ? noise.noisy(pattern, pool: noisyPool) : pattern
     let tick = Int64(frame.sequence)
     MonotonicClock.sleep(until: grid.time(ofFrame: tick))
     let isFlash = flash && framesPerSecond > 0 && UInt64(tick) % framesPerSecond == 0
     if let encoder {
         guard var jpeg = encoder.encode(frame, white: isFlash) else { fail("the MJPEG encoder failed") }
         if corruptEvery > 0 && (tick + 1) % Int64(corruptEvery) == 0 { jpeg = Array(jpeg.prefix(jpeg.count / 3)) }
+        frameLog?.append(sequence: tick, bytes: jpeg, time: MonotonicClock.now())
         producer.latestJPEG.withLock { $0 = jpeg }
     } else {
         producer.latest.withLock { $0 = (frame, isFlash) }
