@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Control
 import StudioCore
+import StudioSystem
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -21,10 +22,22 @@ extension PipeWireEndToEndTests {
                             extraArguments: ["--noise", "8", "--quality", "3", "--log-frames", sentLog])
         try rig.startCamera(node: "vcam2", camera: "cam2", size: "640x360", rate: 30, format: "nv12")
         let directory = studio.directory.appendingPathComponent("recordings")
-        try studio.serve(["--backends", "pipewire", "--record", directory.path] + Self.program, environment: rig.environment)
+        // cam2 sends raw frames: asked to pass them through, it warns and is encoded.
+        let config = studio.directory.appendingPathComponent("studio.yaml")
+        try "cameras:\n  pins:\n    - {match: vcam2, name: cam2, iso: passthrough}\n".write(to: config, atomically: true, encoding: .utf8)
+        let server = try studio.serve(["--config", config.path, "--backends", "pipewire", "--record", directory.path] + Self.program,
+                                      environment: rig.environment)
         let feedsRecorded = waitFor(seconds: 60) {
             let feeds = (try? studio.json(["status"]))?["iso"]?.arrayValue ?? []
             return feeds.count == 2 && feeds.allSatisfy { ($0["frames_encoded"]?.intValue ?? 0) > 120 }
+        }
+        // Where the program's origin is on CLOCK_MONOTONIC (shared with the camera process): at most the
+        // time a status reply arrived less the program time it reports (which is the last tick's, so
+        // never ahead); the smallest of a few is the tightest bound.
+        var originBound = UInt64.max
+        for _ in 0..<5 {
+            let programMs = try studio.status()["program"]?["program_ms"]?.intValue ?? 0
+            originBound = min(originBound, MonotonicClock.now() - UInt64(programMs) * 1_000_000)
         }
         let status = try studio.json(["status"])
         #expect(feedsRecorded, "\(status["iso"] ?? .null)")
@@ -38,6 +51,9 @@ extension PipeWireEndToEndTests {
         // Killed, as by a power cut: the files must play up to their last flush.
         #expect(studio.stopServer(signal: SIGKILL) == .signalled(SIGKILL))
         rig.stopCamera(node: "vcam1")
+        let log = server.errorText()
+        #expect(log.contains("ISO cam1: ") && log.contains("(passthrough: the camera's own mjpeg frames, not re-encoded)"), "\(log)")
+        #expect(log.contains("warning: cam2 is set to iso: passthrough, but it does not send compressed frames"), "\(log)")
 
         let sent = SentFrameLog.entries(atPath: sentLog)
         let iso = try DemuxedPackets(path: directory.appendingPathComponent("session-1-cam1.mkv").path)
@@ -53,7 +69,11 @@ extension PipeWireEndToEndTests {
         let matched = packets.map { indexOf[SentFrameLog.digest($0.bytes)] }
         #expect(matched.allSatisfy { $0 != nil }, "\(matched.filter { $0 == nil }.count) of \(packets.count) packets are not JPEGs the camera sent")
         let order = matched.compactMap { $0 }
-        #expect(zip(order, order.dropFirst()).allSatisfy { $0 < $1 }, "the camera's frames in the order sent")
+        // (The producer's stream may hand the daemon its newest JPEG twice when its process runs without
+        // a new picture: a repeat is what it sent, a few are allowed.)
+        let repeats = zip(order, order.dropFirst()).filter { $0 == $1 }.count
+        #expect(zip(order, order.dropFirst()).allSatisfy { $0 <= $1 } && repeats * 20 <= order.count,
+                "the camera's frames in the order sent (\(repeats) repeated): \(order)")
         if let first = order.first, let last = order.last {
             let span = last - first + 1
             // What the daemon delivered (a loaded machine's producer loses a few on the way) all went into
@@ -80,15 +100,20 @@ extension PipeWireEndToEndTests {
             #expect(Double(close) >= Double(offsets.count) * 0.8 && abs(drift) <= 50,
                     "pts follow the times the camera sent its frames: \(close) of \(offsets.count) within 100 ms, drift \(Int(drift)) ms, offsets \(offsets.map { Int($0) })")
         }
-        // The program shows cam1 (the first camera goes on program) from its first frame on: that frame's
-        // pts and the ISO's first are one instant of the one timeline (a frame or so apart: the program
-        // takes the decoded frame on its next tick).
-        let programFile = directory.appendingPathComponent("session-1-program.mkv")
-        let shown = try MediaProbe.tinyFrames(programFile).map { EndToEndTests.camera(in: $0, among: ["cam1", "cam2"]) }
-        let programPts = try MediaProbe.videoFrames(programFile).map(\.ptsMilliseconds)
-        let firstCam1 = zip(programPts, shown).first { $1 == "cam1" }?.0 ?? nil
-        #expect(abs((pts.first ?? 0) - (firstCam1 ?? -1000)) <= 100,
-                "cam1's ISO starts at \(pts.first ?? -1) ms, cam1 is first on program at \(firstCam1 ?? -1) ms")
+        // And on the program's clock itself: a frame sent at CLOCK_MONOTONIC t has pts t - origin plus
+        // its way to the server and up to a tick of the grid. With the origin's upper bound, never less
+        // than that (a few ms for rounding: what a stamp from the wrong origin, or counting from the first
+        // frame, would break); and not much more, though on this loaded 2-core machine (parallel builds,
+        // debug builds) the way to the server and the bound's slack measured 150-250 ms.
+        if order.count >= 8 {
+            let absolute = zip(order, pts).map { $1 - (Double(sent[$0].time) - Double(originBound)) / 1e6 }.sorted()
+            let median = absolute[absolute.count / 2]
+            #expect(absolute[absolute.count / 10] >= -5 && median <= 400,
+                    "pts against the times sent, less the program's origin: median \(median) ms, \(absolute.map { Int($0) })")
+        }
+        let program = try DemuxedPackets(path: directory.appendingPathComponent("session-1-program.mkv").path)
+        let programFirst = program.videoPackets.compactMap(\.ptsMilliseconds).min() ?? 1e9
+        #expect((pts.first ?? -1) >= programFirst, "cam1's ISO starts at \(pts.first ?? -1) ms, within the program (from \(programFirst) ms)")
         let decoded = try MediaProbe.decodeCheck(directory.appendingPathComponent("session-1-cam1.mkv"))
         #expect(decoded.videoFrames >= 90, "every JPEG decodes: \(decoded)")
 
