@@ -17,6 +17,13 @@ import Glibc
             .first { $0.lastPathComponent.hasSuffix("-program.mkv") })
     }
 
+    /// A tone's level in dB in every half second of the recording, for a failure's message.
+    static func trace(_ samples: [Float], start: Double, end: Double, frequency: Double) -> String {
+        stride(from: start, to: end, by: 0.5).map { time in
+            String(format: "%.1fs %.0f", time, Mixer.decibels(Mixer.level(samples, start: start, from: time, to: time + 0.5, frequency: frequency)))
+        }.joined(separator: ", ")
+    }
+
     /// The daemon is killed mid-show (by its PID, as a crash): the program's audio goes on (its track
     /// has no hole), both microphones are `audio_input_lost`, the server keeps running; the daemon and
     /// the microphones come back: `audio_input_back`, and both tones are in the program again.
@@ -86,10 +93,12 @@ import Glibc
         let duration = Double(samples.count) / Mixer.rate
         let last = try #require(packets.last) / 1000
         #expect(abs(start + duration - last) < 0.1, "decoded \(duration) s of audio from \(start) s, last packet at \(last) s")
-        // Both tones before (±1 dB of their level: the microphones at unity, 0.25 peak), silence
-        // while the daemon was gone, both again from when they are heard again to the end
-        // (`audio_input_back` comes with the node; the capture links it on its next attempt, up to its
-        // 2 s retry later, and its jitter buffer fills).
+        // Both tones before, silence while the daemon was gone, both again from when they are heard again
+        // to the end (`audio_input_back` comes with the node; the capture links it on its next attempt,
+        // up to its 2 s retry later, and its jitter buffer fills). Heard at their level (the microphones
+        // at unity, 0.25 peak: -12 dBFS), never above it, and at most 6 dB below: on a loaded machine a
+        // capture's underruns leave short holes in a tone, before the daemon went as after (the mixer
+        // test measures levels to ±1 dB, the drift test the underruns).
         let full = Mixer.decibels(0.25), end = start + duration - 0.2
         for frequency in [440.0, 1000] {
             let before = Mixer.level(samples, start: start, from: lost - 1.2, to: lost - 0.2, frequency: frequency)
@@ -100,8 +109,11 @@ import Glibc
             let heardAgain = try #require(heard, "\(frequency) Hz never heard again after \(back) s: \(Mixer.around(samples, start: start, at: end - 0.5, frequency: frequency))")
             #expect(heardAgain - back < 6, "\(frequency) Hz heard again \(heardAgain - back) s after its input was back")
             let again = Mixer.level(samples, start: start, from: heardAgain + 0.3, to: end, frequency: frequency)
-            #expect(abs(Mixer.decibels(before) - full) < 1 && abs(Mixer.decibels(again) - full) < 1 && gone < 0.25 / 10,
-                    "\(frequency) Hz: \(Mixer.decibels(before)) dB before, \(Mixer.decibels(gone)) dB while gone, \(Mixer.decibels(again)) dB back")
+            let when = "heard again at \(heardAgain) s; lost at \(lost) s, back at \(back) s, the end at \(end) s"
+            let trace = Self.trace(samples, start: start, end: end, frequency: frequency)
+            func heardAtItsLevel(_ level: Double) -> Bool { Mixer.decibels(level) > full - 6 && Mixer.decibels(level) < full + 1 }
+            #expect(heardAtItsLevel(before) && heardAtItsLevel(again) && gone < 0.25 / 40,
+                    "\(frequency) Hz: \(Mixer.decibels(before)) dB before, \(Mixer.decibels(gone)) dB while gone, \(Mixer.decibels(again)) dB back (\(when); by half seconds: \(trace))")
         }
     }
 
