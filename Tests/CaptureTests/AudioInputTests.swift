@@ -146,7 +146,9 @@ extension PipeWireDaemonTests {
         #expect(waitUntil(seconds: 15) { inputs.status[1].state == "playing" && inputs.status[1].framesCaptured > 24_000 }, "\(inputs.status[1])")
         let from = log.count
         #expect(waitUntil(seconds: 10) { log.count > from + 50 })
-        #expect(toneLevel(log.left(1, from: from), 440) > 0.2)
+        // Its own tone in its block (the level to the dB is the other tests' subject: here a machine
+        // busy enough may still be refilling the new jitter buffer).
+        #expect(toneLevel(log.left(1, from: from), 440) > 0.1 && toneLevel(log.left(1, from: from), 3000) < 0.01)
     }
 
     /// The daemon dies (SIGKILL, by its PID) and comes back with its microphones: every span keeps
