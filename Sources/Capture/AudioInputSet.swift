@@ -6,8 +6,11 @@ import StudioSystem
 /// timeline (`chunkDuration`, 10 ms) gives one block per input, all for the same samples, handed over
 /// together (`AudioInputBlocks`), so a mixer takes one block per input per span.
 ///
-/// One thread (`cap.audio`) runs the program's `AudioClock`. A PipeWire input is a capture like
-/// `PipeWireMicrophone`'s (its own connection, stream and links, its jitter buffer), read through an
+/// One thread (`cap.audio`) runs the program's `AudioClock` and only ever reads jitter buffers,
+/// resamples and fills blocks: it never waits on PipeWire. A PipeWire input is a capture like
+/// `PipeWireMicrophone`'s (its own connection, stream and links, its jitter buffer, and its own connect
+/// thread `cap.audio.conn` that connects, reconnects and tears down, however long the daemon takes:
+/// a lost input's retries cannot delay the others' blocks), read through an
 /// `AdaptiveResampler` whose step a `ClockRatioEstimator` sets from the buffer's fill: an input whose
 /// clock runs 100-300 ppm fast or slow is resampled to the program clock and never accumulates delay.
 /// Discarding (a jump) and inserting silence (the buffer ran dry) are the last resort, counted apart.
@@ -164,8 +167,6 @@ public final class AudioInputSet: Sendable {
             countTones(silence, captured: false)
         }, deliver: { span in
             deliver(AudioInputBlocks(firstSample: span.firstSample, pts: span.pts, blocks: blocks))
-        }, idle: {
-            for input in inputs { if case .capture(let core) = input { core.housekeeping() } }
         })
         // Every capture, those added since the last wake-up too.
         for input in self.inputs.withLock({ $0.map(\.input) }) { if case .capture(let core) = input { core.shutdown() } }

@@ -6,9 +6,11 @@ import StudioSystem
 /// `AudioClock` (`PipeWireMicrophone`'s own, or an `AudioInputSet`'s), reading the jitter buffer that
 /// the stream's process callback fills.
 extension PipeWireMicrophone.Core {
-        /// The clock's first sample (see `AudioClock.run`): the counters start over.
+        /// The clock's first sample (see `AudioClock.run`): the counters start over, and the connect
+        /// thread starts (after the reset, so what it reports is kept).
         func begin(first: Int64) {
             status.withLock { $0 = PipeWireMicrophone.Status(nextSample: first) }
+            startConnecting()
         }
 
         /// The clock's thread only: fills `chunk` from the jitter buffer through the resampler.
@@ -18,6 +20,12 @@ extension PipeWireMicrophone.Core {
             var aligned: Int64 = 0
             let (captured, target, discarded) = buffer.withLock { buffer -> (Int, Int, Int64) in
                 defer { aligned = buffer.aligned }
+                // The connect thread created a stream since: the clock estimate starts over.
+                if buffer.streamGeneration != streamSeen {
+                    streamSeen = buffer.streamGeneration
+                    estimator = ClockRatioEstimator()
+                    arrivalRatio = nil
+                }
                 // The target grows by a quantum after each underrun (a machine too busy for the
                 // smallest buffer), up to the most the jitter buffer may hold.
                 let target = min(AudioCapture.target(largestQuantum: buffer.largestQuantum, rate: format.sampleRate) + buffer.extraTarget,
@@ -77,7 +85,7 @@ extension PipeWireMicrophone.Core {
             }
             if underrun { silentSinceUnderrun = true }
             if captured > 0 { silentSinceUnderrun = false }
-            let next = chunk.firstSample + Int64(count), linkedNow = linked, estimate = estimator
+            let next = chunk.firstSample + Int64(count), linkedNow = linked.load(ordering: .sequentiallyConsistent), estimate = estimator
             status.withLock {
                 $0.framesDelivered += Int64(count)
                 $0.framesCaptured += Int64(captured)

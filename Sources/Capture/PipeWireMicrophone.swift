@@ -9,7 +9,8 @@ import StudioSystem
 /// it delivers the samples due since the origin, so the timeline never has holes.
 /// The samples come from a small jitter buffer that the stream's process callback fills (copy only);
 /// whatever the microphone has not supplied (no daemon, no such node, the node went away, a late
-/// quantum, the whole process stalled: see `AudioClock`) is silence. The same thread finds the node (by `nodeName`; without one, the daemon's
+/// quantum, the whole process stalled: see `AudioClock`) is silence. A second thread (`cap.mic.conn`, see
+/// `Core`) does all that waits on the daemon, so the clock never does: it finds the node (by `nodeName`; without one, the daemon's
 /// default: the node named by `default.audio.source` in the "default" metadata a session manager keeps,
 /// else the Audio/Source with the highest `priority.session`, then the lowest id), creates the capture
 /// stream and links it itself, one link per channel matched by `audio.channel`, so no session manager is
@@ -44,6 +45,9 @@ public final class PipeWireMicrophone: AudioInput {
         public var framesDiscarded: Int64 = 0
         /// Times the microphone was found and linked.
         public var connections: Int = 0
+        /// Times a connection to the daemon was tried (by the connect thread, every `retryInterval`
+        /// while there is none), successful or not.
+        public var connectAttempts: Int = 0
         /// Index of the next sample on the program's audio timeline.
         public var nextSample: Int64 = 0
         /// The capture stream's state (PipeWire's name for it), "none" without a stream.
@@ -139,16 +143,31 @@ extension PipeWireMicrophone {
         var aligned: Int64 = 0
         /// Buffers the stream delivered (with and without samples).
         var quanta: Int64 = 0
+        /// Bumps each time the connect thread creates a stream: the clock thread then starts its clock
+        /// estimate over (a new stream, maybe a new source).
+        var streamGeneration: UInt64 = 0
     }
 
-    /// `@unchecked Sendable`: `session`, `stream`, `links`, hooks and `current` are touched only by the
-    /// microphone thread (holding the loop lock for every PipeWire call) and by the stream's callbacks
-    /// on the loop thread (which hold that lock), except `process`, which runs on PipeWire's data thread
+    /// Two threads of ours touch a capture, and never the same mutable state:
+    /// - the connect thread (`connector`, named after the clock's thread plus `.conn`, started by `begin`
+    ///   and joined by `shutdown`) does everything that waits on the daemon: it connects, finds the node,
+    ///   creates and links the stream, notices loss and tears a dead session down (`housekeeping`).
+    ///   Those calls block (round trips of up to 2 s, a daemon that does not answer, a loaded machine),
+    ///   so they never run on the clock's thread, which an `AudioInputSet` shares among all its inputs.
+    /// - the clock's thread (`fill`, `stalled`, `begin`) only reads the jitter buffer: it never waits
+    ///   on PipeWire.
+    ///
+    /// `@unchecked Sendable`: `session`, `stream`, `links`, hooks, `current`, `metadata*`, `nextAttempt`,
+    /// `saidMissing`, `configuredPorts` and `streamCreatedAt` are touched only by the connect thread
+    /// (holding the loop lock for every PipeWire call) and by the stream's callbacks on the loop thread
+    /// (which hold that lock), except `process`, which runs on PipeWire's data thread
     /// (`PW_STREAM_FLAG_RT_PROCESS`) and reaches the stream only through `processGate`, which teardown
-    /// empties before it disconnects the stream (so no `process` runs past that point); the samples
-    /// cross in `buffer`, the counters in `status`. `playing`, `resampler`, `estimator`, `scratch` and
-    /// `silentSinceUnderrun` belong to the thread that runs the clock (`fill`, `stalled`), which also
-    /// runs `housekeeping`: one thread.
+    /// empties before it disconnects the stream (so no `process` runs past that point). What the two
+    /// threads share crosses in `buffer` (the samples, and `streamGeneration`: a new stream), `linked`
+    /// (atomic) and `status` (the counters). `playing`, `resampler`, `estimator`, `streamSeen`,
+    /// `arrivalRatio`, `sinceArrivalCheck`, `scratch` and `silentSinceUnderrun` belong to the clock's
+    /// thread alone. After `shutdown` has joined the connect thread, the clock's thread (its loop over)
+    /// tears the rest down.
     final class Core: @unchecked Sendable {
         let nodeName: String?
         let format: AudioFormat
@@ -160,6 +179,8 @@ extension PipeWireMicrophone {
         let report: @Sendable (String) -> Void
         let deliver: @Sendable (AudioChunk) -> Void
         let worker = WorkerThread()
+        /// The connect thread (see the type's doc).
+        let connector = WorkerThread()
         let status = Mutex(Status())
         let buffer: Mutex<Buffer>
         let lastChunk = Mutex((0, 0, 0, 0))
@@ -172,7 +193,8 @@ extension PipeWireMicrophone {
         private var links: [OpaquePointer] = []
         /// The node captured (id and serial), once linked or while linking.
         private var current: (id: UInt32, serial: String?, name: String)?
-        private(set) var linked = false
+        /// Whether the stream is linked to the source (written by the connect thread, read by the clock's).
+        let linked = Atomic<Bool>(false)
         private var streamCreatedAt: UInt64 = 0
         private let hook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
         private let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
@@ -183,6 +205,8 @@ extension PipeWireMicrophone {
         var playing = false
         var resampler: AdaptiveResampler
         var estimator = ClockRatioEstimator()
+        /// The `Buffer.streamGeneration` the estimator was started for.
+        var streamSeen: UInt64 = 0
         var scratch: [Float] = []
         var sinceArrivalCheck = 0
         /// The source's clock ratio from its arrivals (`ArrivalClock`), a diagnostic.
@@ -233,22 +257,56 @@ extension PipeWireMicrophone {
 
         private func run(origin: UInt64) {
             audioClock.run(origin: origin, stop: { worker.isStopRequested }, begin: begin, fill: fill, stalled: stalled,
-                           deliver: deliver, idle: housekeeping)
+                           deliver: deliver)
             shutdown()
         }
 
-        /// Ends the capture (the clock stopped): the stream, links and connection go.
-        func shutdown() { teardown(closeSession: true) }
+        /// How often the connect thread looks at the session (real time: the registry's news, a node
+        /// gone or back, ports to link). Retries of a connection wait `retryInterval` on `clock`.
+        static let connectPollInterval: UInt64 = 20_000_000
 
-        /// Connects, finds the node, creates and links the stream, notices loss. Runs between deliveries.
-        func housekeeping() {
+        /// Starts the connect thread (from `begin`, on the clock's thread: once per start, it only
+        /// creates the thread; a start while it runs does nothing).
+        func startConnecting() {
+            connector.start(name: threadName + ".conn") { [self] in
+                while !connector.isStopRequested {
+                    housekeeping()
+                    let next = MonotonicClock.now() + Self.connectPollInterval
+                    MonotonicClock().sleep(until: next, unless: { connector.isStopRequested })
+                }
+            }
+        }
+
+        /// Ends the capture (the clock stopped): the connect thread is joined, then the stream, links
+        /// and connection go.
+        func shutdown() {
+            connector.stop()
+            teardown(closeSession: true)
+        }
+
+        /// Connects, finds the node, creates and links the stream, notices loss. The connect thread's
+        /// (it blocks on the daemon: never on the clock's thread).
+        private func housekeeping() {
             if session == nil {
                 let now = clock.now()
                 guard now >= nextAttempt else { return }
                 nextAttempt = now + UInt64(retryInterval * 1e9)
+                status.withLock { $0.connectAttempts += 1 }
                 do {
-                    session = try PipeWireSession(name: "pw.mic", remote: remote)
-                    if let session { session.withLock { _ = session.roundTrip() } }
+                    let session = try PipeWireSession(name: "pw.mic", remote: remote)
+                    // A daemon that accepts the connection but does not answer is no daemon yet: let go
+                    // of it and try again after `retryInterval`.
+                    guard session.withLock({ session.roundTrip() }) else {
+                        let why = session.withLock { session.lastError }
+                        session.close()
+                        if !saidMissing {
+                            report("PipeWire microphone: the PipeWire daemon at \(PipeWireLibrary.remoteDescription(remote)) does not answer"
+                                   + "\(why.map { " (\($0))" } ?? ""); the program audio is silence until it does")
+                        }
+                        saidMissing = true
+                        return
+                    }
+                    self.session = session
                 } catch {
                     if !saidMissing { report("PipeWire microphone: \(error.message); the program audio is silence until it appears") }
                     saidMissing = true
@@ -274,7 +332,7 @@ extension PipeWireMicrophone {
                         movedTo = wanted
                         return
                     }
-                    if !linked { link(session: session, source: current.id) }
+                    if !linked.load(ordering: .sequentiallyConsistent) { link(session: session, source: current.id) }
                     return
                 }
                 guard let node = PipeWireMicrophone.choose(Array(session.globals.values), nodeName: nodeName, defaultName: defaultSource) else {
@@ -370,11 +428,10 @@ extension PipeWireMicrophone {
             guard let stream = pw_stream_new(core, "studio microphone", properties) else { return }
             self.stream = stream
             processGate.withLock { $0 = Int(bitPattern: stream) }
-            linked = false
+            linked.store(false, ordering: .sequentiallyConsistent)
             streamCreatedAt = clock.now()
-            estimator = ClockRatioEstimator()
-            arrivalRatio = nil
             buffer.withLock {
+                $0.streamGeneration &+= 1
                 $0.ring.removeAll()
                 $0.largestQuantum = 0
                 $0.extraTarget = 0
@@ -433,7 +490,7 @@ extension PipeWireMicrophone {
                     links.append(proxy)
                 }
             }
-            linked = true
+            linked.store(true, ordering: .sequentiallyConsistent)
             saidMissing = false
             let name = current?.name
             status.withLock {
@@ -457,7 +514,7 @@ extension PipeWireMicrophone {
                 }
                 stream = nil
                 current = nil
-                linked = false
+                linked.store(false, ordering: .sequentiallyConsistent)
                 configuredPorts = false
             }
             status.withLock {

@@ -125,10 +125,11 @@ public final class PipeWireRig: @unchecked Sendable {
     }
 
     /// Starts a virtual microphone (`pw-virtual-camera --beep`): an Audio/Source named `node`, silent but
-    /// for a 1 kHz beep in the first 100 ms of every whole second of CLOCK_MONOTONIC.
+    /// for a 1 kHz beep in the first 100 ms of every whole second of CLOCK_MONOTONIC, moved by
+    /// `offsetMilliseconds` (negative: early).
     @discardableResult
-    public func startBeeper(node: String) throws -> ChildProcess {
-        try startProducer(node: node, arguments: ["--node", node, "--beep", "1"])
+    public func startBeeper(node: String, offsetMilliseconds: Int = 0) throws -> ChildProcess {
+        try startProducer(node: node, arguments: ["--node", node, "--beep", "1", "--beep-offset-ms", String(offsetMilliseconds)])
     }
 
     /// Starts a virtual microphone (`pw-virtual-camera --mic`): an Audio/Source named `node` playing a

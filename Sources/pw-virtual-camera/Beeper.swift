@@ -7,8 +7,9 @@ import Glibc
 
 /// The tool's Audio/Sources (48 kHz stereo float):
 ///
-/// - `--node NAME --beep 1`: silent except for a 1 kHz beep during the first 100 ms of every whole
-///   second of CLOCK_MONOTONIC; its own driver, one DSP port per channel. Like a microphone, a buffer
+/// - `--node NAME --beep 1 [--beep-offset-ms MS]`: silent except for a 1 kHz beep during the first 100 ms
+///   of every whole second of CLOCK_MONOTONIC, shifted by MS (negative: early, as a microphone whose
+///   path is shorter than its camera's); its own driver, one DSP port per channel. Like a microphone, a buffer
 ///   handed over at time T holds the sound of the quantum just before T, so sample j of n is stamped
 ///   T - (n - j) / rate.
 /// - `--mic NAME [--tone HZ] [--ppm P]`: a continuous sine at HZ (default 440, peak 0.25), its own
@@ -24,7 +25,8 @@ import Glibc
 /// thread under the loop lock.
 final class Beeper: @unchecked Sendable {
     enum Signal {
-        case beeps
+        /// Beeps starting `offset` nanoseconds after each whole second (negative: before it).
+        case beeps(offset: Int64)
         case tone(frequency: Double)
     }
     static let rate = 48_000
@@ -46,7 +48,7 @@ final class Beeper: @unchecked Sendable {
         pw_properties_set(properties, "media.type", "Audio")
         pw_properties_set(properties, "node.name", nodeName)
         switch signal {
-        case .beeps: pw_properties_set(properties, "node.description", "Beeper (1 kHz, 100 ms on every whole second)")
+        case .beeps(let offset): pw_properties_set(properties, "node.description", "Beeper (1 kHz, 100 ms on every whole second + \(offset / 1_000_000) ms)")
         case .tone(let frequency): pw_properties_set(properties, "node.description", "Virtual microphone (\(Int(frequency)) Hz, \(ppm) ppm)")
         }
         if !plainStream {
@@ -101,11 +103,12 @@ final class Beeper: @unchecked Sendable {
             let frames = min(capacity, buffer.pointee.requested > 0 ? Int(buffer.pointee.requested) : 1024)
             let samples = base.assumingMemoryBound(to: Float.self)
             switch beeper.signal {
-            case .beeps:
+            case .beeps(let offset):
                 let now = MonotonicClock.now()
                 for j in 0..<frames {
-                    let time = now - UInt64(frames - j) * 1_000_000_000 / UInt64(Beeper.rate)
-                    let withinSecond = time % 1_000_000_000
+                    // The instant this sample stands for, less the offset: a beep starts where it is a whole second.
+                    let time = Int64(now - UInt64(frames - j) * 1_000_000_000 / UInt64(Beeper.rate)) - offset
+                    let withinSecond = UInt64(((time % 1_000_000_000) + 1_000_000_000) % 1_000_000_000)
                     var value: Float = 0
                     if withinSecond < 100_000_000 {
                         value = Float(0.3 * sin(2 * Double.pi * 1000 * Double(withinSecond) / 1e9))

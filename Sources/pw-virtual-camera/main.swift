@@ -4,7 +4,7 @@
 //
 //   pw-virtual-camera --node NODE_NAME --camera cam2 [--size 640x480] [--rate 30] [--format i420|nv12|yuy2|mjpeg]
 //                     [--description TEXT] [--flash 1] [--corrupt-every N] [--noise N] [--quality Q] [--log-frames PATH]
-//   pw-virtual-camera --node NODE_NAME --beep 1
+//   pw-virtual-camera --node NODE_NAME --beep 1 [--beep-offset-ms -40]
 //   pw-virtual-camera --mic NODE_NAME [--tone 440] [--ppm 300]
 //   pw-virtual-camera --mic-stream NODE_NAME [--tone 440]
 //
@@ -14,6 +14,7 @@
 // is all white (a known video event). --beep 1: an Audio/Source instead (48 kHz stereo float) that is
 // silent except for a 1 kHz beep during the first 100 ms of each whole second of CLOCK_MONOTONIC (a
 // known audio event at the same instants). Together they measure A/V sync through the whole pipeline.
+// --beep-offset-ms MS moves every beep by MS (negative: early), as a microphone nearer than its camera.
 // --format mjpeg: the node offers only MJPEG (like many USB webcams at 720p and above); each picture is
 // encoded with libavcodec's MJPEG encoder. --corrupt-every N (mjpeg): every Nth frame (frames N-1,
 // 2N-1...) is sent cut to a third of its bytes, as a USB transfer that lost its tail.
@@ -54,7 +55,10 @@ while !argumentList.isEmpty {
     guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2|mjpeg] [--corrupt-every N] [--object-path PATH]") }
     options[key] = argumentList.removeFirst()
 }
-if let nodeName = options["--node"], options["--beep"] != nil { Beeper.run(nodeName: nodeName, signal: .beeps) }
+if let nodeName = options["--node"], options["--beep"] != nil {
+    guard let offset = Int64(options["--beep-offset-ms"] ?? "0"), abs(offset) < 1000 else { fail("bad --beep-offset-ms (whole ms, -999..999)") }
+    Beeper.run(nodeName: nodeName, signal: .beeps(offset: offset * 1_000_000))
+}
 if let nodeName = options["--mic"] ?? options["--mic-stream"] {
     guard let frequency = Double(options["--tone"] ?? "440"), frequency > 0, frequency < 20_000 else { fail("bad --tone") }
     guard let ppm = Double(options["--ppm"] ?? "0"), abs(ppm) <= 10_000 else { fail("bad --ppm") }

@@ -30,6 +30,41 @@ import Glibc
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
 
+    /// The known events of an A/V sync run in a decoded file (program time, ms): the flash frames (all
+    /// white) and the beep onsets (a sample above 0.05 after half a second of quiet).
+    static func flashesAndBeeps(in file: URL) throws -> (flashes: [Double], beeps: [Double]) {
+        let probe = try MediaProbe.probe(file)
+        let frames = try MediaProbe.videoFrames(file)
+        let thumbnails = try MediaProbe.tinyFrames(file)
+        try #require(frames.count == thumbnails.count)
+        let flashes = zip(frames, thumbnails).compactMap { frame, thumbnail -> Double? in
+            let colour = MediaProbe.averageColour(thumbnail)
+            return colour.red > 200 && colour.green > 200 && colour.blue > 200 ? frame.ptsMilliseconds : nil
+        }
+        let audioStart = try #require(probe.audioPackets.first?.ptsMilliseconds)
+        let samples = try audioSamples(file)
+        var onsets: [Double] = []
+        var quiet = 0
+        for (index, sample) in samples.enumerated() {
+            if abs(sample) > 0.05 {
+                if quiet >= 24_000 { onsets.append(audioStart + Double(index) / 48) }
+                quiet = 0
+            } else {
+                quiet += 1
+            }
+        }
+        return (flashes, onsets)
+    }
+
+    /// Each flash paired with the nearest beep; audio later than video is a positive offset (ms). The
+    /// events are a second apart: a flash with no beep within half a second (the first one, before the
+    /// microphone was linked, is silence) has no pair.
+    static func pairs(_ events: (flashes: [Double], beeps: [Double])) -> [(flash: Double, offset: Double)] {
+        events.flashes.compactMap { flash in
+            events.beeps.min { abs($0 - flash) < abs($1 - flash) }.map { $0 - flash }.flatMap { abs($0) < 500 ? (flash, $0) : nil }
+        }
+    }
+
     /// vcam3 (cam3's picture) is pinned in the config by its node name (a part of its identity,
     /// `pipewire:vcam3`): it is `wide`, listed and switched to under that name.
     @Test func camerasAndMicrophoneGoOnAirWithCutsWhereTheEventsSay() throws {
@@ -219,35 +254,11 @@ import Glibc
         #expect(studio.stopServer() == .exited(0))
 
         let file = try #require(nginx.recordings().first)
-        let probe = try MediaProbe.probe(file)
-        let frames = try MediaProbe.videoFrames(file)
-        let thumbnails = try MediaProbe.tinyFrames(file)
-        try #require(frames.count == thumbnails.count)
-        let flashes = zip(frames, thumbnails).compactMap { frame, thumbnail -> Double? in
-            let colour = MediaProbe.averageColour(thumbnail)
-            return colour.red > 200 && colour.green > 200 && colour.blue > 200 ? frame.ptsMilliseconds : nil
-        }
-        let audioStart = try #require(probe.audioPackets.first?.ptsMilliseconds)
-        let samples = try Self.audioSamples(file)
-        var onsets: [Double] = []
-        var quiet = 0
-        for (index, sample) in samples.enumerated() {
-            if abs(sample) > 0.05 {
-                if quiet >= 24_000 { onsets.append(audioStart + Double(index) / 48) }
-                quiet = 0
-            } else {
-                quiet += 1
-            }
-        }
-        try #require(flashes.count >= 4, "flash frames at \(flashes)")
-        try #require(onsets.count >= 4, "beep onsets at \(onsets)")
-        // Pair each flash with the nearest beep; audio later than video is a positive offset. The events
-        // are a second apart: a flash with no beep within half a second (the first one, before the
-        // microphone was linked, is silence) has no pair.
-        let offsets = flashes.compactMap { flash in
-            onsets.min { abs($0 - flash) < abs($1 - flash) }.map { $0 - flash }.flatMap { abs($0) < 500 ? $0 : nil }
-        }
-        try #require(offsets.count >= 3, "pairs: \(offsets); flashes \(flashes); onsets \(onsets)")
+        let events = try Self.flashesAndBeeps(in: file)
+        try #require(events.flashes.count >= 4, "flash frames at \(events.flashes)")
+        try #require(events.beeps.count >= 4, "beep onsets at \(events.beeps)")
+        let offsets = Self.pairs(events).map(\.offset)
+        try #require(offsets.count >= 3, "pairs: \(offsets); flashes \(events.flashes); onsets \(events.beeps)")
         let median = offsets.sorted()[offsets.count / 2]
         // Steady within a jitter buffer: every pair within 90 ms of the median (a frame interval is 33 ms,
         // a quantum 21 ms; when the microphone's buffer runs dry on a loaded machine it refills, and the
