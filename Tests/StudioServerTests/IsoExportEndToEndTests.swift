@@ -86,12 +86,12 @@ extension EndToEndTests {
             guard let camera = paths.first(where: { $0.value == path })?.key else { continue }
             #expect(FileManager.default.fileExists(atPath: path))
             let start = asset.attribute(forName: "start")?.stringValue ?? ""
-            assetStart[camera] = try Self.fcpxmlFrames(start, rate: rate)
+            assetStart[camera] = try FCPXMLSpine.frames(start, rate: rate)
         }
         let clips = try root.nodes(forXPath: "library/event/project/sequence/spine/asset-clip").compactMap { $0 as? XMLElement }
         for camera in ["cam1", "cam2"] {
             let starts = try clips.filter { $0.attribute(forName: "name")?.stringValue == camera }
-                .map { try Self.fcpxmlFrames($0.attribute(forName: "start")?.stringValue ?? "", rate: rate) }
+                .map { try FCPXMLSpine.frames($0.attribute(forName: "start")?.stringValue ?? "", rate: rate) }
             let expected = min(try #require(firstFrame[camera]), starts.min() ?? .max)
             #expect(assetStart[camera] == expected, "\(camera): the asset starts at \(assetStart[camera] ?? -1), its file's first frame is \(firstFrame[camera] ?? -1)")
         }
@@ -115,15 +115,5 @@ extension EndToEndTests {
             }
             #expect(clips.dropFirst().compactMap { $0["start"]?.intValue } == cuts.map { frame(Double($0.ms)) })
         }
-    }
-
-    /// An FCPXML time (`1001/30000s`, `3s`) in frames at `rate`, refused unless whole.
-    static func fcpxmlFrames(_ time: String, rate: Int) throws -> Int {
-        guard time.hasSuffix("s") else { throw HarnessError("\(time) is no FCPXML time") }
-        let parts = time.dropLast().split(separator: "/").map { Int($0) }
-        guard let numerator = parts.first ?? nil else { throw HarnessError("\(time) is no FCPXML time") }
-        let denominator = parts.count == 2 ? (parts[1] ?? 0) : 1
-        try #require(denominator > 0 && (numerator * rate) % denominator == 0, "\(time) is not a whole frame at \(rate) fps")
-        return numerator * rate / denominator
     }
 }
