@@ -47,12 +47,8 @@ struct JSONTextReader {
                 index += 1
                 guard let member = value() else { return nil }
                 members[key] = member
-                skipSpace()
-                guard index < bytes.count else { return nil }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                guard bytes[index] == UInt8(ascii: "}") else { return nil }
-                index += 1
-                return .object(members)
+                guard let more = next(closing: UInt8(ascii: "}")) else { return nil }
+                if !more { return .object(members) }
             }
         case UInt8(ascii: "["):
             index += 1
@@ -62,12 +58,8 @@ struct JSONTextReader {
             while true {
                 guard let element = value() else { return nil }
                 elements.append(element)
-                skipSpace()
-                guard index < bytes.count else { return nil }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                guard bytes[index] == UInt8(ascii: "]") else { return nil }
-                index += 1
-                return .array(elements)
+                guard let more = next(closing: UInt8(ascii: "]")) else { return nil }
+                if !more { return .array(elements) }
             }
         case UInt8(ascii: "\""): return string().map(JSONValue.string)
         case UInt8(ascii: "t"): return literal("true", .bool(true))
@@ -75,6 +67,15 @@ struct JSONTextReader {
         case UInt8(ascii: "n"): return literal("null", .null)
         default: return number()
         }
+    }
+
+    /// After a member or an element: true past a `,` (another follows), false past `close` (the end), nil at
+    /// anything else.
+    private mutating func next(closing close: UInt8) -> Bool? {
+        skipSpace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ",") || bytes[index] == close else { return nil }
+        index += 1
+        return bytes[index - 1] == UInt8(ascii: ",")
     }
 
     private mutating func number() -> JSONValue? {
