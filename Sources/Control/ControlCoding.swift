@@ -41,7 +41,8 @@ extension JSONValue {
     /// Converts an `Encodable` value (a reply, an event) through `ControlCoding.encoder`.
     public init(encoding value: some Encodable) throws {
         let data = try ControlCoding.encoder.encode(value)
-        self = try JSONDecoder().decode(JSONValue.self, from: data)
+        // Read by the encoder's own reader (JSONTextReader: fast); the decoder only for text it does not expect.
+        self = try JSONTextReader.read(data) ?? JSONDecoder().decode(JSONValue.self, from: data)
     }
 
     /// Decodes the value as `type` through `ControlCoding.decoder` (the CLI reads replies this way).

@@ -22,9 +22,13 @@ public struct EventQuery: Sendable, Hashable {
     public var toProgramMilliseconds: Int64?
     /// The latest `limit` matches (still returned oldest first).
     public var limit: Int?
+    /// A page of the matches: those with an id above `afterID`, the first `pageSize` of them.
+    public var afterID: Int64?
+    public var pageSize: Int?
 
     public init(sessionID: Int64? = nil, kinds: [EventKind] = [], camera: CameraID? = nil, since: Date? = nil, until: Date? = nil,
-                fromProgramMilliseconds: Int64? = nil, toProgramMilliseconds: Int64? = nil, limit: Int? = nil) {
+                fromProgramMilliseconds: Int64? = nil, toProgramMilliseconds: Int64? = nil, limit: Int? = nil,
+                afterID: Int64? = nil, pageSize: Int? = nil) {
         self.sessionID = sessionID
         self.kinds = kinds
         self.camera = camera
@@ -33,6 +37,8 @@ public struct EventQuery: Sendable, Hashable {
         self.fromProgramMilliseconds = fromProgramMilliseconds
         self.toProgramMilliseconds = toProgramMilliseconds
         self.limit = limit
+        self.afterID = afterID
+        self.pageSize = pageSize
     }
 }
 

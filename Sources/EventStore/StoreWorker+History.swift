@@ -23,13 +23,22 @@ extension StoreWorker {
         filter.add("wall_time < ?", query.until.map { .integer($0.unixMilliseconds) })
         filter.add("program_ms >= ?", query.fromProgramMilliseconds.map { .integer($0) })
         filter.add("program_ms < ?", query.toProgramMilliseconds.map { .integer($0) })
+        // A page: the ids above `afterID` (the primary key's range, whatever else filters), the first `pageSize`.
+        let page = (after: query.afterID.map { SQLiteValue.integer($0) }, size: query.pageSize.map { SQLiteValue.integer(Int64($0)) })
         guard let limit = query.limit else {
-            try connection.forEachRow(Self.eventSelect + filter.whereClause + " ORDER BY id", filter.values) { try body(try Self.eventRecord($0)) }
+            filter.add("id > ?", page.after)
+            let sql = Self.eventSelect + filter.whereClause + " ORDER BY id" + (page.size == nil ? "" : " LIMIT ?")
+            try connection.forEachRow(sql, filter.values + (page.size.map { [$0] } ?? [])) { try body(try Self.eventRecord($0)) }
             return
         }
-        // The latest `limit` matches, printed oldest first.
-        let sql = "SELECT * FROM (" + Self.eventSelect + filter.whereClause + " ORDER BY id DESC LIMIT ?) ORDER BY id"
-        try connection.forEachRow(sql, filter.values + [.integer(Int64(limit))]) { try body(try Self.eventRecord($0)) }
+        // The latest `limit` matches, printed oldest first (a page of them: those after `afterID`).
+        var outer = Filter()
+        outer.add("id > ?", page.after)
+        let sql = "SELECT * FROM (" + Self.eventSelect + filter.whereClause + " ORDER BY id DESC LIMIT ?)" + outer.whereClause
+            + " ORDER BY id" + (page.size == nil ? "" : " LIMIT ?")
+        try connection.forEachRow(sql, filter.values + [.integer(Int64(limit))] + outer.values + (page.size.map { [$0] } ?? [])) {
+            try body(try Self.eventRecord($0))
+        }
     }
 
     func sessions(matching query: SessionQuery) throws -> [SessionRecord] {

@@ -14,6 +14,7 @@ public enum HistoryFlags {
     public static let from = OptionSpec("from", "HH:MM:SS", help: "program time from (HH:MM:SS or HH:MM:SS.mmm)")
     public static let to = OptionSpec("to", "HH:MM:SS", help: "program time before, in the same form as --from")
     public static let logLimit = OptionSpec("limit", "N", help: "only the latest N matching events")
+    public static let afterID = OptionSpec("after-id", "ID", help: "only events after this event id (an `id` of --json):\nto go on from where an earlier look stopped")
     public static let sessionsLimit = OptionSpec("limit", "N", help: "only the latest N sessions")
     public static let ended = OptionSpec("ended", "HOW", help: "only sessions that ended so: \(SessionsArguments.endReasons.joined(separator: ", "))\n(comma-separated)")
     public static let at = OptionSpec("at", "HH:MM:SS", help: "what was on air at this program time (HH:MM:SS[.mmm])")
@@ -37,7 +38,8 @@ public enum HistoryFlags {
         return LogArguments(session: session, kind: arguments.value(kind.name), camera: arguments.value(camera.name),
                             sinceMilliseconds: try arguments.parse(since.name, wall), untilMilliseconds: try arguments.parse(until.name, wall),
                             fromMilliseconds: try arguments.parse(from.name, programTime), toMilliseconds: try arguments.parse(to.name, programTime),
-                            limit: try arguments.parse(logLimit.name, .positive("a positive number")))
+                            limit: try arguments.parse(logLimit.name, .positive("a positive number")),
+                            afterID: try arguments.parse(afterID.name, .positive("an event id (a positive number)")).map(Int64.init))
     }
 
     public static func sessions(_ arguments: ParsedArguments, now: Date, timeZone: TimeZone) throws(UsageError) -> SessionsArguments {

@@ -11,6 +11,9 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let cameraAdded = EventKind(rawValue: "camera_added")
     public static let cameraLost = EventKind(rawValue: "camera_lost")
     public static let cameraReturned = EventKind(rawValue: "camera_returned")
+    /// A camera lost and back too often to write each time (details: lost, returned, over_ms, state, ended, scope):
+    /// one per episode, and per minute of a long one (`FlapFilter`).
+    public static let cameraFlapping = EventKind(rawValue: "camera_flapping")
     /// A camera's size or frame rate changed on the operator's request (details: requested, granted).
     public static let cameraModeChanged = EventKind(rawValue: "camera_mode_changed")
     /// A camera control was set (details: control, value, previous).
@@ -53,6 +56,8 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let audioInputLost = EventKind(rawValue: "audio_input_lost")
     /// A lost input's source came back under its name (details as `audio_input_found`).
     public static let audioInputBack = EventKind(rawValue: "audio_input_back")
+    /// An input's source lost and back too often to write each time (details: input, lost, returned, over_ms, state, ended).
+    public static let audioInputFlapping = EventKind(rawValue: "audio_input_flapping")
     public static let outputConnected = EventKind(rawValue: "output_connected")
     public static let outputDisconnected = EventKind(rawValue: "output_disconnected")
     public static let outputReconnectAttempt = EventKind(rawValue: "output_reconnect_attempt")
@@ -79,9 +84,9 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// Every kind this binary emits, in the order of docs/schema.md's table (a test holds the two
     /// together); `studio log --kind` checks its words against it.
     public static let all: [EventKind] = [
-        .sessionStarted, .databaseReplaced, .sessionEnded, .cameraAdded, .cameraLost, .cameraReturned, .cameraModeChanged,
+        .sessionStarted, .databaseReplaced, .sessionEnded, .cameraAdded, .cameraLost, .cameraReturned, .cameraFlapping, .cameraModeChanged,
         .cameraControlChanged, .cameraFocus, .switchProgram, .backupTaken, .preview, .transitionStarted, .transitionEnded,
-        .pictureChanged, .overlayOn, .overlayOff, .tally, .configReloaded, .configReloadFailed, .audioChanged, .audioInputFound, .audioInputLost, .audioInputBack, .outputConnected,
+        .pictureChanged, .overlayOn, .overlayOff, .tally, .configReloaded, .configReloadFailed, .audioChanged, .audioInputFound, .audioInputLost, .audioInputBack, .audioInputFlapping, .outputConnected,
         .outputDisconnected, .outputReconnectAttempt, .outputReconnected, .recordingStarted, .recordingStopped, .encoderChosen,
         .encoderFallback, .framesDropped, .encoderOverloaded, .serverStalled, .eventsLost, .error,
     ]

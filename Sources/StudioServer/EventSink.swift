@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import StudioCore
+import StudioSystem
 import EventStore
 import Control
 import HTTPConsole
@@ -16,12 +17,19 @@ final class ServerEventSink: EventSink {
     let recordings: RecordingRows
     /// Sees each `switch` event as it is emitted, on the program thread (audio-follow-video); must not block.
     private let switchWatch = Mutex<(@Sendable (StudioEvent) -> Void)?>(nil)
+    /// Holds back the transitions of a flapping camera or audio input (`FlapFilter`); its thread writes what
+    /// becomes due while nothing else happens.
+    private let flaps: FlapFilter
+    private let flapTicks = WorkerThread()
+    private let clock: any Clock
 
-    init(store: EventStore, control: ControlServer, http: HTTPEventStream, log: ServerLog) {
+    init(store: EventStore, control: ControlServer, http: HTTPEventStream, log: ServerLog, clock: any Clock = .monotonic) {
         self.store = store
         self.control = control
         self.http = http
         self.log = log
+        self.clock = clock
+        flaps = FlapFilter(clock: clock)
         recordings = RecordingRows(store: store)
     }
 
@@ -29,10 +37,30 @@ final class ServerEventSink: EventSink {
         if event.kind == .switchProgram, let watch = switchWatch.withLock({ $0 }) { watch(event) }
         // Tally changes follow from the switch and preview events, which are stored: watchers only.
         guard event.kind != .tally else { return watchers(event) }
+        for passed in flaps.pass(event) { write(passed) }
+    }
+
+    private func write(_ event: StudioEvent) {
         store.record(event)
         recordings.note(event)
         watchers(event)
         log.info(Views.describe(event))
+    }
+
+    /// Starts the thread that writes what the flap filter has due (once a second).
+    func startFlapTicks() {
+        flapTicks.start(name: "studio.flaps") { [self] in
+            while !flapTicks.isStopRequested {
+                guard clock.sleep(until: clock.now() + 1_000_000_000, unless: { flapTicks.isStopRequested }) else { break }
+                for event in flaps.due() { write(event) }
+            }
+        }
+    }
+
+    /// Stops that thread and writes whatever the filter holds: the session ends in its cameras' real states.
+    func stopFlapTicks() {
+        flapTicks.stop()
+        for event in flaps.flush() { write(event) }
     }
 
     func watchSwitches(_ watch: @escaping @Sendable (StudioEvent) -> Void) { switchWatch.withLock { $0 = watch } }

@@ -20,9 +20,19 @@ public struct LogArguments: Codable, Sendable, Equatable {
     public var fromMilliseconds: Int64?
     public var toMilliseconds: Int64?
     public var limit: Int?
+    /// Paging: the events with an id above this one (`next_after_id` of the page before; 0 or absent: from the first).
+    public var afterID: Int64?
+    /// Paging: at most this many events in the reply (`defaultPageSize` when absent, at most `maxPageSize`).
+    public var pageSize: Int?
+
+    /// A reply's events when `page_size` is not given, and the most one may ask for: a reply, and the server's
+    /// memory for it, stays bounded whatever the session's size.
+    public static let defaultPageSize = 1000
+    public static let maxPageSize = 10_000
 
     public init(session: Int64? = nil, kind: String? = nil, camera: String? = nil, sinceMilliseconds: Int64? = nil,
-                untilMilliseconds: Int64? = nil, fromMilliseconds: Int64? = nil, toMilliseconds: Int64? = nil, limit: Int? = nil) {
+                untilMilliseconds: Int64? = nil, fromMilliseconds: Int64? = nil, toMilliseconds: Int64? = nil, limit: Int? = nil,
+                afterID: Int64? = nil, pageSize: Int? = nil) {
         self.session = session
         self.kind = kind
         self.camera = camera
@@ -31,17 +41,22 @@ public struct LogArguments: Codable, Sendable, Equatable {
         self.fromMilliseconds = fromMilliseconds
         self.toMilliseconds = toMilliseconds
         self.limit = limit
+        self.afterID = afterID
+        self.pageSize = pageSize
     }
 
     enum CodingKeys: String, CodingKey {
         case session, kind, camera, limit
+        case afterID = "after_id"
+        case pageSize = "page_size"
         case sinceMilliseconds = "since_ms"
         case untilMilliseconds = "until_ms"
         case fromMilliseconds = "from_ms"
         case toMilliseconds = "to_ms"
     }
 
-    /// Any filter given: then, without a session, every session is searched.
+    /// Any filter given: then, without a session, every session is searched. (`after_id` and `page_size` choose a
+    /// page of the answer, not the answer: a client paging on asks about the same events as for the first page.)
     public var filters: Bool {
         kind != nil || camera != nil || sinceMilliseconds != nil || untilMilliseconds != nil || fromMilliseconds != nil
             || toMilliseconds != nil || limit != nil
@@ -93,9 +108,21 @@ public struct OnAirArguments: Codable, Sendable, Equatable {
 public enum History {
     /// `log`: the session's events (`defaultSession`, else the open or latest one, when none is named and no
     /// filter is given), or, with filters and no session, the matching events of every session.
+    /// One page of them: the first `page_size` after `after_id`, and `next_after_id` to ask for the next (nil when
+    /// this page ends the log).
     public static func log(_ arguments: LogArguments, store: EventStore, defaultSession: Int64?) throws -> LogReply {
-        let (session, query) = try logQuery(arguments, store: store, defaultSession: defaultSession)
-        return LogReply(session: session.map(SessionView.init), events: try store.events(matching: query).map(EventView.init))
+        var (session, query) = try logQuery(arguments, store: store, defaultSession: defaultSession)
+        let pageSize = arguments.pageSize ?? LogArguments.defaultPageSize
+        guard (1...LogArguments.maxPageSize).contains(pageSize) else {
+            throw ControlError(.invalidArgument, "\"page_size\" must be 1 to \(LogArguments.maxPageSize) events a reply, got \(pageSize)")
+        }
+        // One more than the page: whether another page follows, without a second query.
+        query.pageSize = pageSize + 1
+        var events = try store.events(matching: query)
+        let more = events.count > pageSize
+        if more { events.removeLast() }
+        return LogReply(session: session.map(SessionView.init), events: events.map(EventView.init),
+                        nextAfterID: more ? events.last?.id : nil)
     }
 
     /// `log` read row by row: `session` once (nil when every session is searched), then `event` for each match
@@ -110,7 +137,10 @@ public enum History {
     /// The session `log` is about (nil: every session) and its query, the arguments checked.
     static func logQuery(_ arguments: LogArguments, store: EventStore, defaultSession: Int64?) throws -> (SessionRecord?, EventQuery) {
         try requirePositive(arguments.limit, "limit", "events")
-        var query = EventQuery(limit: arguments.limit)
+        if let after = arguments.afterID, after < 0 {
+            throw ControlError(.invalidArgument, "\"after_id\" must be an event id (0 or more: the `next_after_id` of the page before), got \(after)")
+        }
+        var query = EventQuery(limit: arguments.limit, afterID: arguments.afterID)
         if let kinds = arguments.kind { query.kinds = try knownKinds(kinds, store: store) }
         if let camera = arguments.camera {
             guard try store.knowsCamera(CameraID(camera)) else {

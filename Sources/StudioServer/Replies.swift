@@ -416,6 +416,13 @@ public struct SessionsReply: Codable, Sendable {
 public struct LogReply: Codable, Sendable {
     @Nullable public var session: SessionView?
     public var events: [EventView]
+    /// The `after_id` that asks for the next page; null when this page ends the log.
+    @Nullable public var nextAfterID: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case session, events
+        case nextAfterID = "next_after_id"
+    }
 }
 
 /// `recordings`: a session's files, the program's first, then the ISO feeds by camera.

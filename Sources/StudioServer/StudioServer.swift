@@ -142,6 +142,9 @@ public final class StudioServer: Sendable {
             })
             let events = ServerEventSink(store: store, control: control, http: httpEvents, log: log)
             self.events = events
+            // Stopped before the session ends: what a flapping camera's filter holds is written into it.
+            events.startFlapTicks()
+            services.add("flaps", stop: { events.stopFlapTicks() })
             storeHealth.attach(events)
             if let speed, !speed.keepsUp {
                 log.info("warning: \(speed.summary): \(speed.consequence); try \(slowEncoderFix)")

@@ -30,7 +30,7 @@ extension EventView {
 
 extension LogReply {
     public init(session: SessionRecord, events: [EventRecord]) {
-        self.init(session: SessionView(session), events: events.map(EventView.init))
+        self.init(session: SessionView(session), events: events.map(EventView.init), nextAfterID: nil)
     }
 }
 

@@ -209,7 +209,7 @@ enum LogCommand: ClientCommand {
         summary: "events of a session (default: the current or latest one);\nwith filters and no SESSION, of every session",
         positionals: [PositionalSpec("SESSION", optional: true)],
         options: [.json, HistoryFlags.kind, HistoryFlags.camera, HistoryFlags.since, HistoryFlags.until, HistoryFlags.from, HistoryFlags.to,
-                  HistoryFlags.logLimit, .socket, .database],
+                  HistoryFlags.logLimit, HistoryFlags.afterID, .socket, .database],
         positionalsError: "expected at most one session id",
         discussion: """
         SESSION defaults to the current session, or the latest one; with a filter and no SESSION,
@@ -226,15 +226,15 @@ enum LogCommand: ClientCommand {
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
         let query = try HistoryFlags.log(arguments, session: try sessionPositional(arguments, "log"), now: Date(), timeZone: .current)
-        // Without a server, printed as the database is read (LogStream): nothing to print afterwards.
-        var streamed = false
-        let result = try requestOrReadDatabase(socket, arguments, environment, "log", try requestArguments(query)) { store in
+        // Printed as it comes, either way: from the server page by page, or as the database is read (LogStream).
+        if let client = try runningServer(socket, arguments) {
+            do { try LogStream.print(query, client: client, json: json) } catch let error as ControlError { throw refusal(error, "log") }
+            return 0
+        }
+        _ = try readDatabase(socket, arguments, environment, "log") { store in
             try LogStream.print(query, store: store, json: json)
-            streamed = true
             return .null
         }
-        guard !streamed else { return 0 }
-        if json { print(result.jsonText) } else { print(Format.log(result)) }
         return 0
     }
 }
@@ -368,17 +368,25 @@ extension ClientCommand {
     static func requestOrReadDatabase(_ socket: String, _ arguments: ParsedArguments, _ environment: [String: String],
                                       _ command: String, _ requestArguments: [String: JSONValue], writable: Bool = false,
                                       offline: (EventStore) throws -> JSONValue) throws -> JSONValue {
-        if arguments.value("db") == nil {
-            let client: ControlClient?
-            do { client = try ControlClient(socketPath: socket) } catch where error.code == .untrustedSocket {
-                throw ClientFailure(error.message)  // a planted socket is not "no server": say so
-            } catch { client = nil }
-            if let client {
-                do { return try client.request(command, arguments: requestArguments, timeoutSeconds: 10) } catch {
-                    throw refusal(error, command)
-                }
+        if let client = try runningServer(socket, arguments) {
+            do { return try client.request(command, arguments: requestArguments, timeoutSeconds: 10) } catch {
+                throw refusal(error, command)
             }
         }
+        return try readDatabase(socket, arguments, environment, command, writable: writable, offline)
+    }
+
+    /// The server listening on `socket`, connected; nil when none answers or `--db` asks for the database itself.
+    static func runningServer(_ socket: String, _ arguments: ParsedArguments) throws -> ControlClient? {
+        guard arguments.value("db") == nil else { return nil }
+        do { return try ControlClient(socketPath: socket) } catch where error.code == .untrustedSocket {
+            throw ClientFailure(error.message)  // a planted socket is not "no server": say so
+        } catch { return nil }
+    }
+
+    /// `offline` on the database (`--db`, `$STUDIO_DB`, the default), opened read-only unless `writable`.
+    static func readDatabase(_ socket: String, _ arguments: ParsedArguments, _ environment: [String: String], _ command: String,
+                             writable: Bool = false, _ offline: (EventStore) throws -> JSONValue) throws -> JSONValue {
         let path = DatabasePath.resolve(flag: arguments.value("db"), environment: environment)
         let store: EventStore
         if writable {

@@ -3,9 +3,11 @@ import StudioCore
 import StudioServer
 import EventStore
 import Control
+import StudioCLI
 
-/// `studio log` without a server: prints the events as SQLite reads them, so a session of millions of
-/// events takes the memory of one row and one output buffer, not of the whole log (docs/benchmarks.md).
+/// `studio log`, printed as it comes: without a server as SQLite reads the events, through a server page by
+/// page (`after_id`, `next_after_id`), so a session of millions of events takes the memory of one row (or one
+/// page) and one output buffer, not of the whole log (docs/benchmarks.md), in the client and in the server.
 /// The same text and JSON as the server's reply: JSON `{"session": ..., "events": [...]}` written element
 /// by element; the table's columns as wide as the widest cell so far (a later, wider cell pushes the
 /// columns after it along from its row on: the rows are not held to measure them first).
@@ -30,6 +32,28 @@ final class LogStream: @unchecked Sendable {
     static func print(_ arguments: LogArguments, store: EventStore, json: Bool) throws {
         let stream = LogStream(json: json)
         try History.streamLog(arguments, store: store, defaultSession: nil, session: stream.begin, event: stream.add)
+        stream.end()
+    }
+
+    /// Prints `arguments`' log as the server at `client` answers it, a page at a time until `next_after_id` is null.
+    static func print(_ arguments: LogArguments, client: ControlClient, json: Bool) throws {
+        let stream = LogStream(json: json)
+        var request = arguments
+        var first = true
+        while true {
+            let page = try client.request("log", arguments: try JSONValue(encoding: request).objectValue ?? [:]).decode(LogReply.self)
+            if first {
+                try stream.begin(page.session)
+                // The same session on every page, even if another one starts meanwhile.
+                request.session = page.session?.id ?? request.session
+                first = false
+            }
+            for event in page.events { try stream.add(event) }
+            guard let next = page.nextAfterID else { break }
+            // The server must move on: a page that does not would repeat itself forever.
+            guard next > (request.afterID ?? 0) else { throw ClientFailure("the server's next page of the log starts at event \(next), not after \(request.afterID ?? 0)") }
+            request.afterID = next
+        }
         stream.end()
     }
 

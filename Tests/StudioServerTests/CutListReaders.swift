@@ -129,6 +129,16 @@ struct FCPXMLSpine {
     var items: [Item] = []
     var markers: Int
 
+    /// An FCPXML time (`1001/30000s`, `3s`) in frames at `rate`, refused unless whole.
+    static func frames(_ time: String, rate: Int) throws -> Int {
+        guard time.hasSuffix("s") else { throw HarnessError("\(time) is no FCPXML time") }
+        let parts = time.dropLast().split(separator: "/").map { Int($0) }
+        guard let numerator = parts.first ?? nil else { throw HarnessError("\(time) is no FCPXML time") }
+        let denominator = parts.count == 2 ? (parts[1] ?? 0) : 1
+        try #require(denominator > 0 && (numerator * rate) % denominator == 0, "\(time) is not a whole frame at \(rate) fps")
+        return numerator * rate / denominator
+    }
+
     init(_ text: String) throws {
         #if canImport(FoundationXML)
         let document = try XMLDocument(data: Data(text.utf8), options: [])

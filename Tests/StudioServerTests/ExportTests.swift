@@ -129,14 +129,7 @@ import FoundationXML
         let text = try Self.export(studio, [String(history.stopped), "--format", "fcpxml", "--iso"])
         let spine = try FCPXMLSpine(text)
         #expect(spine.version == "1.10" && spine.frameDuration == "1/30s")
-        func frames(_ time: String) throws -> Int {
-            guard time.hasSuffix("s") else { throw HarnessError("\(time) is no FCPXML time") }
-            let parts = time.dropLast().split(separator: "/").map { Int($0) }
-            guard let numerator = parts.first ?? nil else { throw HarnessError("\(time) is no FCPXML time") }
-            let denominator = parts.count == 2 ? (parts[1] ?? 0) : 1
-            try #require(denominator > 0 && (numerator * Self.rate) % denominator == 0, "\(time) is not a whole frame at 30 fps")
-            return numerator * Self.rate / denominator
-        }
+        func frames(_ time: String) throws -> Int { try FCPXMLSpine.frames(time, rate: Self.rate) }
         let clips = try spine.items.filter { $0.element == "asset-clip" }.map { clip in
             (clip.name, try frames(clip.offset), try frames(clip.start), try frames(clip.duration), clip.asset)
         }
