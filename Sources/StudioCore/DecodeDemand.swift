@@ -35,7 +35,9 @@ public final class CameraDemand: Sendable {
     public static let defaultReducedWidth = 320
     public static let defaultReducedInterval: UInt64 = 100_000_000
 
-    private let reasons = Atomic<UInt8>(0)
+    /// `.seen` at first: a camera is needed at full size until whoever shows it says otherwise (a camera
+    /// used without a switcher decodes everything).
+    private let reasons = Atomic<UInt8>(Reasons.seen.rawValue)
     private let width = Atomic<Int>(CameraDemand.defaultReducedWidth)
     private let interval = Atomic<UInt64>(CameraDemand.defaultReducedInterval)
     private let wake: @Sendable () -> Void

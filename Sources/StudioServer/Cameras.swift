@@ -263,6 +263,8 @@ struct DecodePolicy: Sendable {
     func prepare(_ camera: any Camera, recorded: Bool) {
         guard let demand = camera.demand else { return }
         demand.setReducedTarget(width: reducedWidth, interval: reducedInterval)
+        // The switcher says which cameras it shows when the camera becomes its source, right after it starts.
+        demand.set(.seen, false)
         demand.set(.recorded, recorded)
         demand.set(.forced, forceFull)
     }

@@ -87,6 +87,10 @@ import TestSupport
         let jpeg = try Self.makeJPEG(width: 1280, height: 720)
         let wakes = Wakes()
         let demand = CameraDemand(wake: { wakes.count.add(1, ordering: .relaxed) })
+        // Needed at full size until whoever shows the camera says otherwise.
+        #expect(demand.demand == .full && demand.currentReasons == .seen)
+        demand.set(.seen, false)
+        #expect(demand.demand == .reduced && wakes.count.load(ordering: .relaxed) == 0)
         demand.setReducedTarget(width: 320, interval: 100_000_000)
         let decoding = DemandDecoding()
         let frameInterval: UInt64 = 33_333_333
