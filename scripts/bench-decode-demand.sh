@@ -98,7 +98,7 @@ for round in $(seq "$rounds"); do
   for mode in demand full; do
     rm -f "$work/bench.db"*
     results+=("$(measure "$mode" "$seconds" "$([ "$mode" = full ] && echo full || echo demand)" "$bin" serve --backends pipewire \
-        --rtmp "$url/$mode" --program 1280x720@30 --preset ultrafast --bitrate 3000k --no-iso \
+        --rtmp "$url/$mode" --program 1280x720@30 --preset ultrafast --bitrate 3000k --no-iso --no-http \
         --db "$work/bench.db" --socket "$work/studio.sock")")
   done
 done
