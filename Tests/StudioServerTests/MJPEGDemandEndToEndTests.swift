@@ -81,7 +81,8 @@ import TestSupport
         let take = try studio.run(["switch", "cam3", "--socket", studio.socket])
         #expect(take.status == 0, "\(take)")
         #expect(studio.waitForProgramFrames(45))
-        let reducedShown = try studio.status()["program"]?["reduced_frames"]?.intValue ?? -1
+        let programStatus = try studio.status()["program"]
+        let reducedShown = programStatus?["reduced_frames"]?.intValue ?? -1, slateFrames = programStatus?["slate_frames"]?.intValue ?? -1
         #expect((0...1).contains(reducedShown), "\(reducedShown) reduced pictures on program")
         #expect(studio.stopServer() == .exited(0))
 
@@ -96,7 +97,10 @@ import TestSupport
         let thumbnails = try MediaProbe.tinyFrames(file)
         try #require(frames.count == thumbnails.count && frames.count > 100)
         let shown = thumbnails.map { EndToEndTests.camera(in: $0, among: Self.ids) }
-        #expect(shown.allSatisfy { $0 != nil }, "every frame shows a camera (no slate)")
+        #expect(shown.allSatisfy { $0 != nil }, """
+            every frame shows a camera (no slate); unclassified of \(shown.count): \(shown.indices.filter { shown[$0] == nil }); \
+            slate frames \(slateFrames), reduced pictures \(reducedShown)
+            """)
         var runs: [CameraID] = []
         for camera in shown.compactMap({ $0 }) where runs.last != camera { runs.append(camera) }
         #expect(runs == Self.ids)
