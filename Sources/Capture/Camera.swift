@@ -28,6 +28,11 @@ public struct CaptureStatistics: Sendable, Codable, Hashable {
     public var framesCorrupt: UInt64
     /// CLOCK_MONOTONIC nanoseconds of the newest published frame, nil before the first.
     public var lastFrameTime: UInt64?
+    /// A compressed camera's decodes (see `CameraDemand`): frames decoded at full size, at a reduced size
+    /// (for the tiles only), and not decoded at all (nobody needed them). Zero for raw cameras.
+    public var framesDecodedFull: UInt64 = 0
+    public var framesDecodedReduced: UInt64 = 0
+    public var framesNotDecoded: UInt64 = 0
 
     public init(framesCaptured: UInt64 = 0, framesDropped: UInt64 = 0, framesCorrupt: UInt64 = 0, lastFrameTime: UInt64? = nil) {
         self.framesCaptured = framesCaptured
@@ -62,10 +67,14 @@ public protocol Camera: AnyObject, Sendable {
     /// What the device offers (formats, sizes, rates), for `studio cameras --json`. Empty when the
     /// backend cannot tell (the default).
     var offeredModes: [CameraMode] { get }
+    /// Who needs the picture at full size, for a camera that can decode less when nobody does (an MJPEG
+    /// one); nil for a camera that always delivers full frames (the default).
+    var demand: CameraDemand? { get }
 }
 
 extension Camera {
     public var offeredModes: [CameraMode] { [] }
+    public var demand: CameraDemand? { nil }
 }
 
 /// One pixel format and size a device offers, with the frame rates it offers at that size.

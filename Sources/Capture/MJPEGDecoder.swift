@@ -1,6 +1,8 @@
 import CFFmpeg
 import MediaSupport
 import StudioCore
+import StudioSystem
+import Synchronization
 
 /// Decodes camera MJPEG frames with libavcodec's MJPEG decoder into I420 `VideoFrame`s (converted by
 /// libswscale from whatever the JPEG holds, usually 4:2:2). Owns a `CodecSession` and a
@@ -8,6 +10,13 @@ import StudioCore
 ///
 /// A damaged frame (not a JPEG, truncated, or one the decoder flags as corrupt) throws `Failure` and
 /// leaves the decoder ready for the next frame: the capture thread drops and counts it.
+///
+/// A decoder made with a `reduction` of 2, 4 or 8 decodes at that fraction of the JPEG's size, for a
+/// fraction of the cost: libavcodec's `lowres` (1, 2, 3), which FFmpeg 5.1's MJPEG decoder supports
+/// (its `max_lowres` is 3): the IDCT makes only the low-frequency 4x4, 2x2 or 1x1 of each 8x8 block,
+/// and the picture is ceil(width / reduction) x ceil(height / reduction) (1280x720: 640x360, 320x180,
+/// 160x90). An odd side is cut to even for I420 (1920x1080 at 1/8: 240x134). The frames say their
+/// `reduction`. One decoder per reduction (the codec takes `lowres` when it opens).
 public final class MJPEGDecoder {
     public struct Failure: Error, CustomStringConvertible {
         public var message: String
@@ -17,10 +26,33 @@ public final class MJPEGDecoder {
     private let session: CodecSession
     private let converter = FrameConverter()
     private var pool: FramePool?
+    /// 1 (full size), 2, 4 or 8.
+    public let reduction: Int
 
-    public init() throws(CaptureError) {
+    /// The reductions libavcodec's MJPEG decoder offers (lowres 0...3).
+    public static let reductions = [1, 2, 4, 8]
+
+    /// The largest reduction whose picture of a `width` wide JPEG is still at least `atLeast` wide (1
+    /// when even half the width is too narrow).
+    public static func reduction(width: Int, atLeast: Int) -> Int {
+        reductions.last { reducedSide(width, by: $0) >= atLeast } ?? 1
+    }
+
+    /// One side of the picture decoded at `reduction` (even, as I420 wants, unless the reduction is 1).
+    public static func reducedSide(_ side: Int, by reduction: Int) -> Int {
+        guard reduction > 1 else { return side }
+        let decoded = (side + reduction - 1) / reduction
+        return max(2, decoded & ~1)
+    }
+
+    public init(reduction: Int = 1) throws(CaptureError) {
+        guard let lowres = Self.reductions.firstIndex(of: reduction) else {
+            throw CaptureError(camera: nil, message: "an MJPEG reduction of \(reduction) (1, 2, 4 or 8 are possible)")
+        }
+        self.reduction = reduction
         do {
             session = try CodecSession(AV_CODEC_ID_MJPEG, decoder: true)
+            session.context.pointee.lowres = Int32(lowres)
             // Report damage as errors instead of concealing it, so a broken frame is dropped, not shown.
             session.context.pointee.err_recognition = AV_EF_EXPLODE | AV_EF_BITSTREAM | AV_EF_BUFFER
             session.context.pointee.thread_count = 1
@@ -42,15 +74,104 @@ public final class MJPEGDecoder {
         if frame.pointee.decode_error_flags != 0 || frame.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 {
             throw Failure(message: "the decoder flagged the picture as damaged")
         }
-        let width = Int(frame.pointee.width), height = Int(frame.pointee.height)
+        var width = Int(frame.pointee.width), height = Int(frame.pointee.height)
         guard width > 0, height > 0 else { throw Failure(message: "no picture size") }
+        if reduction > 1 {
+            // An odd side (1080 / 8 = 135) loses its last row or column: I420 wants even sides.
+            width = max(2, width & ~1)
+            height = max(2, height & ~1)
+        }
         // JPEG is full range (yuvj*), the program limited-range I420: libswscale converts the range
         // (`FrameConverter` gives it the plain format with the range set before it initialises; with
         // sws_setColorspaceDetails afterwards its same-format fast path skipped the range conversion).
         let byteCount = VideoFrame.byteCount(format: .i420, width: width, height: height)
         if pool?.capacity != byteCount { pool = FramePool(capacity: byteCount, limit: 4) }
-        let output = VideoFrame.allocate(format: .i420, width: width, height: height, pool: pool, captureTime: captureTime, sequence: sequence)
+        var output = VideoFrame.allocate(format: .i420, width: width, height: height, pool: pool, captureTime: captureTime, sequence: sequence)
+        output.reduction = reduction
         do { try converter.convert(frame, into: output) } catch { throw Failure(message: error.description) }
         return output
+    }
+}
+
+/// An MJPEG camera's decoding by demand, on its capture thread: at full size every frame while the
+/// camera is needed (`DecodeDemand.full`), else at the smallest reduction still as wide as the tiles,
+/// at most one frame per tile interval (the rest are not decoded). The newest JPEG is always kept: when
+/// the demand turns full, `step` decodes it at full size at once, without waiting for the next frame.
+/// One decoder per reduction, made when first needed. Used by one thread only.
+final class DemandDecoding {
+    enum Outcome {
+        /// Nothing to do: no new frame, and the newest one is decoded as the demand wants.
+        case idle
+        /// A new frame not decoded (reduced demand, the tiles had a picture recently enough).
+        case skipped
+        case decoded(VideoFrame)
+        /// The JPEG did not decode (counted as corrupt; the next frame is tried).
+        case corrupt
+        /// No decoder could be made (the camera cannot work).
+        case failed(String)
+    }
+
+    private var decoders: [Int: MJPEGDecoder] = [:]
+    /// When a reduced picture was last decoded (monotonic nanoseconds).
+    private var lastReduced: UInt64?
+    /// True once the newest kept JPEG was decoded at full size (or found corrupt).
+    private var newestFull = false
+
+    /// - Parameters:
+    ///   - fresh: `newest` arrived since the previous step.
+    ///   - newest: the newest JPEG (kept by the caller between steps).
+    ///   - width: the JPEG's width (the negotiated format's), to pick the reduction.
+    func step(fresh: Bool, newest: [UInt8], captureTime: UInt64, sequence: UInt64, demand: CameraDemand, width: Int,
+              now: UInt64) -> Outcome {
+        if fresh { newestFull = false }
+        guard !newest.isEmpty else { return .idle }
+        let reduction: Int
+        switch demand.demand {
+        case .full:
+            guard !newestFull else { return .idle }
+            newestFull = true
+            reduction = 1
+        case .reduced:
+            guard fresh else { return .idle }
+            // A quarter interval of slack: a 30 fps camera's frames 100 ms apart give 10 pictures a second.
+            let interval = demand.reducedInterval
+            if let last = lastReduced, now &- last + interval / 4 < interval { return .skipped }
+            lastReduced = now
+            reduction = MJPEGDecoder.reduction(width: width, atLeast: demand.reducedWidth)
+        }
+        let decoder: MJPEGDecoder
+        if let made = decoders[reduction] {
+            decoder = made
+        } else {
+            do { decoder = try MJPEGDecoder(reduction: reduction) } catch { return .failed(error.message) }
+            decoders[reduction] = decoder
+        }
+        let frame = newest.withUnsafeBytes { try? decoder.decode($0, captureTime: captureTime, sequence: sequence) }
+        return frame.map { .decoded($0) } ?? .corrupt
+    }
+}
+
+/// Wakes an MJPEG camera's thread: a new JPEG came, or the demand turned full. A signal given while the
+/// thread is busy is kept for its next wait (never lost).
+final class DecodeWakeup: Sendable {
+    private let condition = ConditionLock()
+    /// Set and cleared under `condition`'s lock (an atomic only to be Sendable).
+    private let pending = Atomic<Bool>(false)
+
+    func signal() {
+        condition.withLock {
+            pending.store(true, ordering: .relaxed)
+            condition.signal()
+        }
+    }
+
+    /// Returns at once if signalled since the last wait, else at the next signal or after `seconds`.
+    func wait(seconds: Double) {
+        condition.withLock {
+            if !pending.load(ordering: .relaxed) {
+                _ = condition.wait(untilMonotonic: MonotonicClock.now() + UInt64(seconds * 1e9))
+            }
+            pending.store(false, ordering: .relaxed)
+        }
     }
 }

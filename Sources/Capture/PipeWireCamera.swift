@@ -19,7 +19,9 @@ import Glibc
 /// (`MJPEGDecoder`, to I420) and publishes; a frame that does not decode is dropped and counted in
 /// `framesCorrupt`. The callback also offers every JPEG it takes, as it came and stamped with the same
 /// capture time, to `compressedFrames` (a passthrough ISO's bounded queue; a flagged or empty buffer
-/// aside, whether it decodes or not: a recording keeps what the camera sent).
+/// aside, whether it decodes or not: a recording keeps what the camera sent). The camera thread decodes by
+/// `demand` (`DemandDecoding`): every frame at full size while the camera is seen, else a reduced picture
+/// for the tiles; the newest JPEG is kept, and decoded at full size the moment the demand turns full.
 public final class PipeWireCamera: Camera {
     public let id: CameraID
     public var backend: CameraBackend { .pipewire }
@@ -41,6 +43,8 @@ public final class PipeWireCamera: Camera {
     /// `compressedFrames` (see `CompressedFrameSource`).
     public let compressedCodec: CompressedCodec?
     public let compressedFrames = CompressedFrameTap()
+    /// Who needs the picture at full size (MJPEG nodes decode less while nobody does).
+    public let demand: CameraDemand?
     private let core: Core
 
     /// - Parameters:
@@ -59,8 +63,11 @@ public final class PipeWireCamera: Camera {
         requestedFormat = selection?.format
         requestedWireFormat = selection?.wireName
         compressedCodec = selection?.isMJPEG == true ? .mjpeg : nil
+        let wakeup = DecodeWakeup()
+        let demand = selection?.isMJPEG == true ? CameraDemand(wake: { wakeup.signal() }) : nil
+        self.demand = demand
         core = Core(id: id, nodeID: nodeID, nodeSerial: nodeSerial, selection: selection, remote: remote, frames: frames,
-                    compressedFrames: compressedFrames)
+                    compressedFrames: compressedFrames, demand: demand ?? CameraDemand(), wakeup: wakeup)
     }
 
     deinit { core.requestStop() }
@@ -98,6 +105,9 @@ extension PipeWireCamera {
         let remote: String?
         let frames: LatestValue<VideoFrame>
         let compressedFrames: CompressedFrameTap
+        let demand: CameraDemand
+        /// Wakes the camera thread of an MJPEG node (a new JPEG, or the demand turned full).
+        let wakeup: DecodeWakeup
         private let shared = Mutex(Snapshot())
         private let worker = WorkerThread()
 
@@ -117,7 +127,7 @@ extension PipeWireCamera {
         private let compressed = Mutex(CompressedFrame())
 
         init(id: CameraID, nodeID: UInt32, nodeSerial: String?, selection: PipeWireVideoChoice?, remote: String?,
-             frames: LatestValue<VideoFrame>, compressedFrames: CompressedFrameTap) {
+             frames: LatestValue<VideoFrame>, compressedFrames: CompressedFrameTap, demand: CameraDemand, wakeup: DecodeWakeup) {
             self.id = id
             self.compressedFrames = compressedFrames
             self.nodeID = nodeID
@@ -125,6 +135,8 @@ extension PipeWireCamera {
             self.selection = selection
             self.remote = remote
             self.frames = frames
+            self.demand = demand
+            self.wakeup = wakeup
             hook.initialize(to: spa_hook())
             events.initialize(to: pw_stream_events())
         }
@@ -180,14 +192,17 @@ extension PipeWireCamera {
                 session.roundTrip()
             }
             var linked = false
-            var decoder: MJPEGDecoder?
-            var work: [UInt8] = []
+            let decoding = DemandDecoding()
+            var newest = CompressedFrame()
             while !worker.isStopRequested {
-                // Outside the loop lock: decoding takes milliseconds and must not hold up the loop.
-                if selection.isMJPEG { decodeNewest(decoder: &decoder, work: &work) }
+                if selection.isMJPEG {
+                    // Outside the loop lock: decoding takes milliseconds and must not hold up the loop.
+                    if !decodeNewest(decoding, newest: &newest) { break }
+                    // A JPEG or a demand that came in while decoding left its signal: no wait then.
+                    wakeup.wait(seconds: 0.05)
+                }
                 session.withLock {
-                    // A JPEG that came in while decoding (its signal then found nobody waiting) goes first.
-                    if !selection.isMJPEG || !compressed.withLock({ $0.isFresh }) { session.wait(seconds: 0.05) }
+                    if !selection.isMJPEG { session.wait(seconds: 0.05) }
                     if session.isDisconnected {
                         markLost("PipeWire daemon gone: \(session.lastError ?? "disconnected")")
                         return
@@ -225,29 +240,33 @@ extension PipeWireCamera {
             self.session = nil
         }
 
-        /// Decodes the newest compressed frame, if one came since the last call, and publishes it. Camera
-        /// thread only.
-        private func decodeNewest(decoder: inout MJPEGDecoder?, work: inout [UInt8]) {
-            guard let captureTime = compressed.withLock({ slot -> UInt64? in
-                guard slot.isFresh else { return nil }
-                swap(&slot.bytes, &work)
+        /// Takes the newest compressed frame, if one came since the last call, into `newest` (kept between
+        /// calls), and decodes it as the demand wants (`DemandDecoding`), publishing what it decoded. False
+        /// when no decoder can be made (the camera is lost). Camera thread only.
+        private func decodeNewest(_ decoding: DemandDecoding, newest: inout CompressedFrame) -> Bool {
+            let fresh = compressed.withLock { slot -> Bool in
+                guard slot.isFresh else { return false }
+                swap(&slot.bytes, &newest.bytes)
                 slot.isFresh = false
-                return slot.captureTime
-            }) else { return }
-            if decoder == nil {
-                do {
-                    decoder = try MJPEGDecoder()
-                } catch {
-                    markLost(error.message)
-                    return
+                newest.captureTime = slot.captureTime
+                return true
+            }
+            let width = shared.withLock { $0.currentFormat?.width } ?? selection?.format.width ?? 0
+            switch decoding.step(fresh: fresh, newest: newest.bytes, captureTime: newest.captureTime, sequence: sequence, demand: demand,
+                                 width: width, now: MonotonicClock.now()) {
+            case .idle: break
+            case .skipped: shared.withLock { $0.statistics.framesNotDecoded += 1 }
+            case .corrupt: shared.withLock { $0.statistics.framesCorrupt += 1 }
+            case .failed(let why):
+                markLost(why)
+                return false
+            case .decoded(let frame):
+                shared.withLock {
+                    if frame.reduction > 1 { $0.statistics.framesDecodedReduced += 1 } else { $0.statistics.framesDecodedFull += 1 }
                 }
+                publish(frame)
             }
-            let frame = work.withUnsafeBytes { try? decoder?.decode($0, captureTime: captureTime, sequence: sequence) }
-            guard let frame else {
-                shared.withLock { $0.statistics.framesCorrupt += 1 }
-                return
-            }
-            publish(frame)
+            return true
         }
 
         /// Counts a good frame, marks the camera live on its first, and makes it the newest. Called by
@@ -389,7 +408,7 @@ extension PipeWireCamera.Core {
         // Every JPEG as it came, for a passthrough ISO (copied only while one is attached; never blocks).
         compressedFrames.offer(codec: .mjpeg, bytes: UnsafeRawBufferPointer(start: UnsafeRawPointer(base) + offset, count: size),
                                captureTime: now, width: negotiated?.width ?? 0, height: negotiated?.height ?? 0)
-        if let loop = session?.loop { pw_thread_loop_signal(loop, false) }
+        wakeup.signal()
     }
 }
 

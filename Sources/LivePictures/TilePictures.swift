@@ -113,6 +113,8 @@ public final class TilePictures: Sendable {
     private let quality: Int
     private let clock: any Clock
     private let pacerSettings: TilePacer
+    /// Nanoseconds between two rounds of pictures (what a camera's reduced decode need not beat).
+    public var period: UInt64 { pacerSettings.period }
 
     private let programFrames = LatestValue<VideoFrame>()
     /// Whether anyone watches the program tile: `offerProgram` keeps the frame only then.

@@ -79,6 +79,9 @@ public struct VideoFrame: Sendable {
     public var captureTime: UInt64
     /// Counts frames from one producer; gaps mean the producer dropped some.
     public var sequence: UInt64
+    /// The source's full size divided by this gives the picture's size: 1 for a full-size picture, 2, 4
+    /// or 8 for an MJPEG camera's reduced decode (`DecodeDemand.reduced`), which only the multiview takes.
+    public var reduction = 1
 
     public init(format: PixelFormat, width: Int, height: Int, planes: [PlaneLayout], storage: FrameStorage,
                 captureTime: UInt64, sequence: UInt64) {
@@ -125,7 +128,9 @@ public struct VideoFrame: Sendable {
             PlaneLayout(offset: plane.offset + rect.y / shape.rowStep * plane.stride + rect.x / shape.groupWidth * shape.bytesPerGroup,
                         stride: plane.stride, rows: shape.rows(height: rect.height))
         }
-        return VideoFrame(format: format, width: rect.width, height: rect.height, planes: regionPlanes, storage: storage,
-                          captureTime: captureTime, sequence: sequence)
+        var part = VideoFrame(format: format, width: rect.width, height: rect.height, planes: regionPlanes, storage: storage,
+                              captureTime: captureTime, sequence: sequence)
+        part.reduction = reduction
+        return part
     }
 }

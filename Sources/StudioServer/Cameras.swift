@@ -46,6 +46,7 @@ final class CameraHub: Sendable {
     private let lossTimeout: UInt64
     private let makeIso: IsoFactory?
     private let pinnedPicture: PictureLookup?
+    private let decoding: DecodePolicy
     private let entries = Mutex<[CameraID: Entry]>([:])
     private let discoveries = Mutex<[any CameraDiscovery]>([])
     /// The program's origin once the program clock runs: ISO recorders made before it wait for it.
@@ -55,7 +56,8 @@ final class CameraHub: Sendable {
     private let silenceFrom = Mutex<UInt64>(0)
 
     init(switcher: ProgramSwitcher, events: any EventSink, log: ServerLog, lossTimeoutSeconds: Double, makeIso: IsoFactory?,
-         pinnedPicture: PictureLookup? = nil) {
+         pinnedPicture: PictureLookup? = nil, decoding: DecodePolicy = DecodePolicy()) {
+        self.decoding = decoding
         self.switcher = switcher
         self.events = events
         self.log = log
@@ -105,21 +107,25 @@ final class CameraHub: Sendable {
         }
         switch change {
         case .added:
+            let iso = makeIso?(camera)
+            decoding.prepare(camera, recorded: iso != nil)
             camera.start()
-            switcher.addSource(camera.id, frames: camera.frames)
+            switcher.addSource(camera.id, frames: camera.frames, demand: camera.demand)
             applyPinnedPicture(camera)
             events.emit(StudioEvent(kind: .cameraAdded, camera: camera.id, details: [
                 "backend": camera.backend.rawValue, "identity": camera.identity, "display_name": camera.displayName,
             ]))
-            if let iso = makeIso?(camera) {
+            if let iso {
                 entries.withLock { $0[camera.id]?.iso = iso }
                 if let origin = origin.withLock({ $0 }) { iso.start(origin: origin) }
             }
         case .returned(let previous, let wasLost):
             if previous !== camera { previous.stop() }
+            let iso = entries.withLock { $0[camera.id]?.iso }
+            decoding.prepare(camera, recorded: iso != nil)
             camera.start()
-            switcher.addSource(camera.id, frames: camera.frames)
-            entries.withLock { $0[camera.id]?.iso }?.rebind(to: camera)
+            switcher.addSource(camera.id, frames: camera.frames, demand: camera.demand)
+            iso?.rebind(to: camera)
             if wasLost {
                 events.emit(StudioEvent(kind: .cameraReturned, camera: camera.id, details: [
                     "reason": "reappeared", "backend": camera.backend.rawValue, "identity": camera.identity,
@@ -238,5 +244,28 @@ struct StallWatch: Sendable {
         defer { lastWake = now }
         guard let lastWake, now > lastWake, now - lastWake > threshold else { return nil }
         return now - lastWake
+    }
+}
+
+/// How the server sets a compressed camera's decode demand (`CameraDemand`) beside what the switcher
+/// says: the reduced picture is what the tiles take (their width, one per tile period); an encoded ISO
+/// recording needs every frame at full size; `STUDIO_DECODE=full` in the server's environment forces
+/// full decoding of every camera (to compare the cost, scripts/bench-decode-demand.sh).
+struct DecodePolicy: Sendable {
+    var reducedWidth = CameraDemand.defaultReducedWidth
+    var reducedInterval = CameraDemand.defaultReducedInterval
+    var forceFull = false
+
+    /// The environment variable and the value that force full decoding.
+    static let environmentKey = "STUDIO_DECODE"
+    static let forcedValue = "full"
+
+    func prepare(_ camera: any Camera, recorded: Bool) {
+        guard let demand = camera.demand else { return }
+        demand.setReducedTarget(width: reducedWidth, interval: reducedInterval)
+        // The switcher says which cameras it shows when the camera becomes its source, right after it starts.
+        demand.set(.seen, false)
+        demand.set(.recorded, recorded)
+        demand.set(.forced, forceFull)
     }
 }

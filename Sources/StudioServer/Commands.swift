@@ -154,6 +154,10 @@ extension StudioServer {
                     CameraView.OfferedModeView(format: mode.format, width: mode.width, height: mode.height,
                                                fps: mode.frameRates.map(\.doubleValue),
                                                fpsRange: mode.rateRange.map { [$0.lowerBound, $0.upperBound] })
+                },
+                decode: camera.demand.map {
+                    CameraView.DecodeView(demand: $0.demand.rawValue, full: Int(statistics.framesDecodedFull),
+                                          reduced: Int(statistics.framesDecodedReduced), skipped: Int(statistics.framesNotDecoded))
                 })
         })
     }
@@ -181,7 +185,7 @@ extension StudioServer {
             format: options.program.description,
             fps: tenths(program.deliveredFPS), frames: Int(program.framesDelivered), slateFrames: Int(program.slateFrames),
             composedFrames: Int(program.composedFrames), transitionFrames: Int(program.transitionFrames),
-            lateTicks: Int(program.lateTicks), programMilliseconds: programTime.milliseconds, overlays: program.overlays.map { StatusReply.ProgramView.OverlayView(name: $0.name, on: $0.on) })
+            lateTicks: Int(program.lateTicks), reducedFrames: Int(program.reducedFrames), programMilliseconds: programTime.milliseconds, overlays: program.overlays.map { StatusReply.ProgramView.OverlayView(name: $0.name, on: $0.on) })
         programView.pictures = program.pictures
         let encoderView = StatusReply.EncoderView(
             video: video.encoderName, generation: video.generation, choice: configuration.video.encoder.rawValue,

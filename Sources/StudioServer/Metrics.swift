@@ -28,6 +28,8 @@ public enum Metrics {
         text.counter("studio_program_frames_total", "Program frames delivered to the encoder.", program.frames)
         text.counter("studio_program_late_ticks_total", "Program ticks that came late (the program thread was behind).", program.lateTicks)
         text.counter("studio_program_slate_frames_total", "Program frames that showed the slate (no source to show).", program.slateFrames)
+        text.counter("studio_program_reduced_frames_total", "Camera pictures shown on program at reduced size (a full decode not ready in time).",
+                     program.reducedFrames)
         text.counter("studio_program_composed_frames_total", "Program frames composed from a scene's layers.", program.composedFrames)
         text.counter("studio_program_transition_frames_total", "Program frames that were part of a transition.", program.transitionFrames)
         text.gauge("studio_program_time_seconds", "Program time of the latest frame (the clock of the stream's timestamps).",
@@ -78,6 +80,14 @@ public enum Metrics {
         text.counter("studio_camera_frames_total", "Frames a camera captured.", perCamera(\.frames))
         text.counter("studio_camera_dropped_frames_total", "Frames a camera dropped (its queue was full).", perCamera(\.framesDropped))
         text.counter("studio_camera_corrupt_frames_total", "Damaged frames a camera discarded.", perCamera(\.framesCorrupt))
+        let compressed = all.compactMap { camera in camera.decode.map { (camera.name, $0) } }
+        text.counter("studio_camera_decoded_frames_total", "Frames a compressed camera decoded, by size (full, or reduced for the tiles only).",
+                     compressed.flatMap { name, decode in [(["camera": name, "size": "full"], Double(decode.full)),
+                                                           (["camera": name, "size": "reduced"], Double(decode.reduced))] })
+        text.counter("studio_camera_undecoded_frames_total", "Frames a compressed camera did not decode (nobody needed them).",
+                     compressed.map { (["camera": $0.0], Double($0.1.skipped)) })
+        text.gauge("studio_camera_full_decode", "1 while a compressed camera is decoded at full size (seen, recorded or forced), else 0.",
+                   compressed.map { (["camera": $0.0], $0.1.demand == DecodeDemand.full.rawValue ? 1 : 0) })
         text.gauge("studio_camera_up", "1 while a camera is live, else 0.",
                    all.map { (["camera": $0.name], $0.state == CameraState.live.rawValue ? 1 : 0) })
         text.gauge("studio_camera_state", "A camera's state: 1 for the current one.",

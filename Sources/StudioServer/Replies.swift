@@ -37,6 +37,17 @@ public struct CameraView: Codable, Sendable {
     public var framesDropped: Int
     public var framesCorrupt: Int
     public var offeredModes: [OfferedModeView]
+    /// A compressed (MJPEG) camera's decoding by demand; null for a camera that delivers raw frames.
+    @Nullable public var decode: DecodeView?
+
+    public struct DecodeView: Codable, Sendable {
+        /// `full` (seen, recorded or forced) or `reduced` (only the tiles need it).
+        public var demand: String
+        /// Frames decoded at full size, at reduced size, and not decoded.
+        public var full: Int
+        public var reduced: Int
+        public var skipped: Int
+    }
 
     public struct FormatView: Codable, Sendable {
         public var pixelFormat: String
@@ -73,6 +84,7 @@ public struct CameraView: Codable, Sendable {
         case framesDropped = "frames_dropped"
         case framesCorrupt = "frames_corrupt"
         case offeredModes = "offered_modes"
+        case decode
     }
 }
 
@@ -128,6 +140,8 @@ public struct StatusReply: Codable, Sendable {
         public var composedFrames: Int
         public var transitionFrames: Int
         public var lateTicks: Int
+        /// Camera pictures shown at reduced size (scaled up): a full-size decode not ready in time. 0 normally.
+        public var reducedFrames: Int
         public var programMilliseconds: Int64
         /// The picture settings in force, by camera: only cameras whose settings change their picture.
         public var pictures: [String: PictureSettings] = [:]
@@ -177,6 +191,7 @@ public struct StatusReply: Codable, Sendable {
             case transitionFrames = "transition_frames"
             case slateFrames = "slate_frames"
             case lateTicks = "late_ticks"
+            case reducedFrames = "reduced_frames"
             case programMilliseconds = "program_ms"
         }
     }

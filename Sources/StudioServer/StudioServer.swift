@@ -180,7 +180,10 @@ public final class StudioServer: Sendable {
                                     pinnedPicture: { [reloader] camera in
                                         reloader.configuration.cameras.pin(forIdentity: camera.identity, displayName: camera.displayName)?
                                             .picture ?? PictureSettings()
-                                    })
+                                    },
+                                    decoding: DecodePolicy(reducedWidth: tiles.width, reducedInterval: tiles.period,
+                                                           forceFull: ProcessInfo.processInfo.environment[DecodePolicy.environmentKey]
+                                                               == DecodePolicy.forcedValue))
             self.cameras = cameras
             // The program audio also goes into every ISO file (so each angle plays with the show's sound).
             let audioStage = AudioEncodingStage(encoder: audioEncoder, events: events, deliver: { item in

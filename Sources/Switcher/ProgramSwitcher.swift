@@ -55,7 +55,11 @@ public final class ProgramSwitcher: Sendable {
     /// Makes a camera available for cuts. The first source added becomes the program source if none is
     /// selected (with a switch event on the frame it first shows). Adding an existing id replaces its
     /// frame slot (a replugged camera).
-    public func addSource(_ id: CameraID, frames: LatestValue<VideoFrame>) { core.addSource(id, frames: frames) }
+    ///
+    /// A camera with a `demand` is told whether the switcher needs it at full size (`DecodeDemands`).
+    public func addSource(_ id: CameraID, frames: LatestValue<VideoFrame>, demand: CameraDemand? = nil) {
+        core.addSource(id, frames: frames, demand: demand)
+    }
 
     /// Removes a camera. If it is on program it stays selected and shows "CAMERA LOST" until it is added
     /// again or the operator cuts elsewhere.
@@ -217,6 +221,11 @@ extension ProgramSwitcher {
         var pendingOverlays: [OverlayChange] = []
         var status = SwitcherStatus()
         var origin: UInt64 = 0
+        /// The sources' decode demands (`DecodeDemands`), what they were last told, and whether a source
+        /// changed since (then all are told again).
+        var demands: [CameraID: CameraDemand] = [:]
+        var demandsSeen = Set<CameraID>()
+        var demandsStale = false
         var sortedSources: [CameraID] { sources.keys.sorted() }
 
         func exists(_ source: ProgramSource) -> Bool {
@@ -260,21 +269,25 @@ extension ProgramSwitcher {
             self.deliver = deliver
         }
 
-        func addSource(_ id: CameraID, frames: LatestValue<VideoFrame>) {
+        func addSource(_ id: CameraID, frames: LatestValue<VideoFrame>, demand: CameraDemand?) {
             shared.withLock { s in
                 s.sources[id] = frames
+                s.demands[id] = demand
+                s.demandsStale = true
                 s.known.insert(id)
                 s.lost.remove(id)
                 s.status.sources = s.sortedSources
                 if s.status.program == nil, s.pending.isEmpty {
                     s.pending.append(.take(Take(target: .camera(id), transition: .cut, completion: nil, reason: "first source")))
                 }
+                s.publishDemands()
             }
         }
 
         func removeSource(_ id: CameraID) {
             shared.withLock { s in
                 s.sources[id] = nil
+                s.demands[id] = nil
                 s.lost.remove(id)
                 s.status.sources = s.sortedSources
             }
@@ -300,6 +313,7 @@ extension ProgramSwitcher {
                 s.scenes = Dictionary(uniqueKeysWithValues: prepared.map { ($0.name, $0) })
                 s.scenesGeneration &+= 1
                 s.status.scenes = scenes.map(\.name)
+                s.publishDemands()
                 return (s.scenes, s.scenesGeneration)
             }
             for observer in sceneObservers.withLock({ $0 }) { observer(table, generation) }
@@ -325,6 +339,7 @@ extension ProgramSwitcher {
                 for index in prepared.indices { prepared[index].on = current[prepared[index].name] ?? prepared[index].on }
                 s.overlays = prepared
                 s.status.overlays = prepared.map { OverlayStatus(name: $0.name, on: $0.on) }
+                s.publishDemands()
             }
         }
 
@@ -334,6 +349,7 @@ extension ProgramSwitcher {
                     return .unknownOverlay(change.name, overlays: s.overlays.map(\.name))
                 }
                 s.pendingOverlays.append(change)
+                s.publishDemands()
                 return nil
             }
             if let refused { change.completion(.failure(refused)) }
@@ -366,6 +382,8 @@ extension ProgramSwitcher {
                     if !s.exists(source) { return s.unknown(source) }
                 }
                 s.pending.append(command)
+                // The target is decoded at full size from now, before the tick that shows it.
+                s.publishDemands()
                 return nil
             }
             if let refused { command.fail(refused) }

@@ -30,6 +30,8 @@ extension ProgramSwitcher.Core {
         let lossTimeout = configuration.lossTimeoutNanoseconds(for: format)
         var meter = RateMeter(window: 2_000_000_000)
         var mix = Mix()
+        /// Cameras shown this tick with a reduced picture (`VideoFrame.reduction` > 1): scaled up.
+        var reducedShown = 0
         var tick: Int64 = 0
 
         while !stopping {
@@ -65,7 +67,12 @@ extension ProgramSwitcher.Core {
             func picture(_ camera: CameraID) -> CameraPicture {
                 if let cached = pictures[camera] { return cached }
                 var found = CameraPicture.newest(camera, sources: sources, lost: lost, known: known, now: now, lossTimeout: lossTimeout)
-                if case .frame(let frame) = found { found = pictureStage.picture(frame, of: camera, settings: pictureTick.settings[camera]) }
+                if case .frame(let frame) = found {
+                    // Only the multiview should get a reduced picture; one here was decoded before the
+                    // camera's demand turned full: it is shown scaled up, and counted.
+                    if frame.reduction > 1 { reducedShown += 1 }
+                    found = pictureStage.picture(frame, of: camera, settings: pictureTick.settings[camera])
+                }
                 pictures[camera] = found
                 return found
             }
@@ -138,6 +145,7 @@ extension ProgramSwitcher.Core {
                 s.status.framesDelivered += 1
                 s.status.frameNumber = tick
                 s.status.lateTicks += late
+                s.status.reducedFrames += Int64(reducedShown)
                 s.status.deliveredFPS = meter.rate
                 s.status.tally = mix.tally
                 s.status.backup = mix.backup.active
@@ -150,6 +158,7 @@ extension ProgramSwitcher.Core {
                 case .scaled: s.status.scaledFrames += 1
                 case .composed: if transitionIndex != nil { s.status.transitionFrames += 1 } else { s.status.composedFrames += 1 }
                 }
+                s.publishDemands()
             }
             for event in after.events { events.emit(event) }
             if let tallyEvent { events.emit(tallyEvent) }
@@ -166,6 +175,7 @@ extension ProgramSwitcher.Core {
                 }
                 mix.lostOnProgram = lostNow
             }
+            reducedShown = 0
             tick += 1
         }
         shared.withLock { $0.status.isRunning = false }

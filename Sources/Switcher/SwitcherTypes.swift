@@ -180,6 +180,9 @@ public struct SwitcherStatus: Sendable, Codable, Hashable {
     public var transitionFrames: Int64 = 0
     /// Program ticks skipped because the clock thread woke up too late (their frame numbers are skipped).
     public var lateTicks: Int64 = 0
+    /// Camera pictures shown on program at reduced size (scaled up), one per camera per frame: a camera
+    /// whose full-size decode was not ready when it went on air (see `CameraDemand`). 0 normally.
+    public var reducedFrames: Int64 = 0
     /// Number of the last delivered frame (-1 before the first); its pts is `MediaTime(count:rate:)`.
     public var frameNumber: Int64 = -1
 
