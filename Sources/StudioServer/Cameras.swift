@@ -108,7 +108,7 @@ final class CameraHub: Sendable {
         switch change {
         case .added:
             let iso = makeIso?(camera)
-            decoding.prepare(camera, recorded: iso != nil)
+            decoding.prepare(camera, recorded: iso?.needsDecodedFrames == true)
             camera.start()
             switcher.addSource(camera.id, frames: camera.frames, demand: camera.demand)
             applyPinnedPicture(camera)
@@ -122,7 +122,7 @@ final class CameraHub: Sendable {
         case .returned(let previous, let wasLost):
             if previous !== camera { previous.stop() }
             let iso = entries.withLock { $0[camera.id]?.iso }
-            decoding.prepare(camera, recorded: iso != nil)
+            decoding.prepare(camera, recorded: iso?.needsDecodedFrames == true)
             camera.start()
             switcher.addSource(camera.id, frames: camera.frames, demand: camera.demand)
             iso?.rebind(to: camera)
@@ -249,7 +249,7 @@ struct StallWatch: Sendable {
 
 /// How the server sets a compressed camera's decode demand (`CameraDemand`) beside what the switcher
 /// says: the reduced picture is what the tiles take (their width, one per tile period); an encoded ISO
-/// recording needs every frame at full size; `STUDIO_DECODE=full` in the server's environment forces
+/// recording needs every frame at full size (a passthrough ISO copies the JPEGs and needs none); `STUDIO_DECODE=full` in the server's environment forces
 /// full decoding of every camera (to compare the cost, scripts/bench-decode-demand.sh).
 struct DecodePolicy: Sendable {
     var reducedWidth = CameraDemand.defaultReducedWidth

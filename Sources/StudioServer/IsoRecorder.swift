@@ -102,6 +102,10 @@ final class IsoRecorder: Sendable {
 
     var camera: any Camera { source.camera }
 
+    /// True when this ISO encodes the camera's decoded frames (it then needs every frame at full size);
+    /// a passthrough ISO copies the compressed frames and leaves decoding to what the switcher shows.
+    var needsDecodedFrames: Bool { passthrough == nil }
+
     /// Records `camera` from now on (the same device came back as a new camera object): same file,
     /// same timeline; the encoder is reopened if its size changed.
     func rebind(to camera: any Camera) {

@@ -29,9 +29,19 @@ import TestSupport
         try nginx.start()
         defer { nginx.stop() }
         let studio = try StudioHarness()
-        try studio.serve(["--backends", "pipewire", "--rtmp", nginx.url(stream: "mjpeg")] + Self.program, environment: rig.environment)
-        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        // Recording: every camera's ISO passes its JPEGs through, which needs no decoded picture, so
+        // it must not hold an unseen camera at full size.
+        let directory = studio.directory.appendingPathComponent("recordings")
+        try studio.serve(["--backends", "pipewire", "--rtmp", nginx.url(stream: "mjpeg"), "--record", directory.path] + Self.program,
+                         environment: rig.environment)
+        #expect(waitFor(seconds: 10) {
+            let outputs = (try? studio.status())?["outputs"]?.arrayValue ?? []
+            return outputs.count == 2 && outputs.allSatisfy { $0["state"]?.stringValue == "connected" }
+        })
+        #expect(waitFor(seconds: 10) { ((try? studio.status())?["iso"]?.arrayValue ?? []).count == 3 })
         let cameras = try studio.json(["cameras"])["cameras"]?.arrayValue ?? []
+        let isoModes = (try studio.status()["iso"]?.arrayValue ?? []).compactMap { $0["mode"]?.stringValue }
+        #expect(isoModes == ["passthrough", "passthrough", "passthrough"], "\(isoModes)")
         #expect(cameras.compactMap { $0["name"]?.stringValue } == ["cam1", "cam2", "cam3"])
         for camera in cameras {
             #expect(camera["offered_modes"]?[0]?["format"]?.stringValue == "MJPG")
