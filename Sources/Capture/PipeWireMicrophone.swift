@@ -71,9 +71,13 @@ public final class PipeWireMicrophone: AudioInput {
         /// Times the buffer ran dry while playing (each one a run of `framesInserted`); each raises
         /// `bufferTarget` by a quantum (up to 125 ms).
         public var underruns: Int = 0
-        /// The buffer's smoothed fill in samples per channel (input frames queued for the clock): the
-        /// delay this input adds, held at `bufferTarget` by the resampling.
+        /// The buffer's level in samples per channel: input frames queued once a block is taken, as an
+        /// on-time source gives them, smoothed (see `ClockRatioEstimator`), held at `bufferTarget` by the
+        /// resampling.
         public var bufferFill: Double = 0
+        /// Seconds a sample waits now between its arrival and the clock taking it: the level plus the
+        /// resampler's half filter (0 while not playing).
+        public var bufferSeconds: Double = 0
         /// "playing" (captured audio in the blocks), "buffering" (linked, filling the jitter buffer),
         /// "lost" (no node or no daemon: silence).
         public var state: String = "lost"
@@ -146,7 +150,7 @@ extension PipeWireMicrophone {
     /// on the loop thread (which hold that lock), except `process`, which runs on PipeWire's data thread
     /// (`PW_STREAM_FLAG_RT_PROCESS`) and reaches the stream only through `processGate`, which teardown
     /// empties before it disconnects the stream (so no `process` runs past that point); the samples
-    /// cross in `buffer`, the counters in `status`. `playing`, `resampler`, `estimator`, `scratch` and
+    /// cross in `buffer`, the counters in `status`. `loop`, `resampler`, `scratch`, `origin` and
     /// `silentSinceUnderrun` belong to the thread that runs the clock (`fill`, `stalled`), which also
     /// runs `housekeeping`: one thread.
     final class Core: @unchecked Sendable {
@@ -177,14 +181,15 @@ extension PipeWireMicrophone {
         private let hook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
         private let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
         private var nextAttempt: UInt64 = 0
-        /// The clock thread's: whether captured audio plays (the jitter buffer was full enough), the
-        /// resampler and its clock estimate, a buffer to move samples in, and whether the silence now
-        /// follows an underrun.
-        var playing = false
+        /// The clock thread's: what it decides per block (whether captured audio plays, the last
+        /// resort, the clock estimate), the resampler, a buffer to move samples in, and whether the
+        /// silence now follows an underrun.
+        var loop = JitterBufferLoop()
         var resampler: AdaptiveResampler
-        var estimator = ClockRatioEstimator()
         var scratch: [Float] = []
         var sinceArrivalCheck = 0
+        /// When the clock's sample 0 is due (on `clock`), from `begin`.
+        var origin: UInt64 = 0
         /// The source's clock ratio from its arrivals (`ArrivalClock`), a diagnostic.
         var arrivalRatio: Double?
         var silentSinceUnderrun = false
@@ -232,7 +237,7 @@ extension PipeWireMicrophone {
         func stop() { worker.stop() }
 
         private func run(origin: UInt64) {
-            audioClock.run(origin: origin, stop: { worker.isStopRequested }, begin: begin, fill: fill, stalled: stalled,
+            audioClock.run(origin: origin, stop: { worker.isStopRequested }, begin: { begin(first: $0, origin: origin) }, fill: fill, stalled: stalled,
                            deliver: deliver, idle: housekeeping)
             shutdown()
         }
@@ -372,7 +377,7 @@ extension PipeWireMicrophone {
             processGate.withLock { $0 = Int(bitPattern: stream) }
             linked = false
             streamCreatedAt = clock.now()
-            estimator = ClockRatioEstimator()
+            loop.reset()
             arrivalRatio = nil
             buffer.withLock {
                 $0.ring.removeAll()
@@ -472,6 +477,17 @@ extension PipeWireMicrophone {
             }
         }
 
+        /// When the graph cycle that delivered the current buffer started (`pw_time.now`, the driver's
+        /// CLOCK_MONOTONIC time for the cycle: before the graph, the daemon or this callback were
+        /// scheduled), or `arrival` when the stream has no such time or it is not plausibly on the same
+        /// clock (later than `arrival`, or more than a second before: a test's manual clock).
+        static func stamp(stream: OpaquePointer, arrival: UInt64) -> UInt64 {
+            var time = pw_time()
+            guard pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0, time.now > 0 else { return arrival }
+            let graph = UInt64(time.now)
+            return graph <= arrival && arrival - graph < 1_000_000_000 ? graph : arrival
+        }
+
         // Callback (PipeWire's data thread, see `Core`): copy only.
         private func process() {
             processGate.withLock { address in
@@ -492,7 +508,8 @@ extension PipeWireMicrophone {
             lastChunk.withLock { $0 = (Int(chunk.size), Int(datas[0].maxsize), Int(chunk.offset), Int(spaBuffer.pointee.n_datas)) }
             guard count > 0 else { return }
             let samples = UnsafeBufferPointer(start: (base + offset).assumingMemoryBound(to: Float.self), count: count)
-            let arrival = Double(clock.now()) / 1e9, frames = count / max(1, format.channels), rate = Double(format.sampleRate)
+            let frames = count / max(1, format.channels), rate = Double(format.sampleRate)
+            let arrival = Double(Self.stamp(stream: stream, arrival: clock.now())) / 1e9
             buffer.withLock {
                 $0.arrivals.arrived(frames: frames, at: arrival, rate: rate)
                 let dropped = $0.ring.write(samples)
