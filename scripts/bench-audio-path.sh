@@ -21,6 +21,7 @@
 # (generation is no part of the job).
 #
 # Usage: scripts/bench-audio-path.sh [SECONDS per run, default 60] [ROUNDS, default 2]
+#   (SWIFT_SCRATCH_PATH=DIR: build the release binaries there, e.g. beside a debug build in use)
 # Results: printed, and appended to bench-results/latest.md (copy into docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,9 +29,10 @@ export PATH="/opt/swift/usr/bin:$PATH"
 seconds=${1:-60}
 rounds=${2:-2}
 settle=20
-swift build -c release --product studio 2>&1 | tail -n 1
-swift build -c release --product pw-virtual-camera 2>&1 | tail -n 1
-binpath=$(swift build -c release --show-bin-path)
+build=(swift build -c release ${SWIFT_SCRATCH_PATH:+--scratch-path "$SWIFT_SCRATCH_PATH"})
+"${build[@]}" --product studio 2>&1 | tail -n 1
+"${build[@]}" --product pw-virtual-camera 2>&1 | tail -n 1
+binpath=$("${build[@]}" --show-bin-path)
 bin=$binpath/studio
 
 work=$(mktemp -d /tmp/studio-bench-audio.XXXXXX)

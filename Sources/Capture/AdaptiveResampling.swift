@@ -105,29 +105,30 @@ struct AdaptiveResampler: Sendable {
 }
 
 /// Keeps an input's jitter buffer at its target while its clock runs fast or slow, and gives the
-/// resampling step for each block: `1 + correction` input frames per program frame, where
+/// resampling step for each block: `1 + correction` input frames per program frame, a PI loop on the
+/// buffer's level:
 ///
-///     correction = sourceRatio + proportional * (level - target) / rate
+///     correction = estimatedRatio + proportional * (level - target) / rate
+///     estimatedRatio += integral * (level - target) / rate, once a second
 ///
-/// - `sourceRatio` is the input's clock against the program's measured from the source side (its samples
-///   against the graph's timestamps over a long window: `ArrivalClock`), a feed-forward: not from the
-///   buffer's fill, whose moments a busy machine moves by milliseconds where 300 ppm moves it by 0.3 ms a
-///   second. (The loop before this one integrated the fill itself: on a loaded machine a few ms of
-///   scheduling shifted the mean fill, the integral took it for drift, and the estimate wandered by
-///   hundreds of ppm.) Until it is known (15 s), the proportional part alone holds the buffer.
-/// - `level` is the buffer's fill once a block is taken (what the next block reads from), measured so
-///   that neither side's lateness moves it: each block's
-///   observation is the fill after the block was taken, less what the source delivered since the block
-///   was due (the clock thread woke `lateness` late: a late consumer no longer reads as a fuller buffer);
-///   per second of program time only the highest such observation counts (a quantum that came late
-///   lowers the fill, never raises it: the envelope is the fill as an on-time source gives it), less half
-///   a quantum (the envelope is the sawtooth's top: the mean is half a quantum below); low-pass filtered
-///   (`smoothing`). A whole second starved moves one point, which the low-pass and the slow
-///   proportional gain (time constant 10 s) make a fraction of a millisecond.
+/// The integral converges to the input's clock ratio (`estimatedPPM`); the proportional part pulls the
+/// level back to its target, so the delay stays fixed (critically damped: natural frequency 0.1 rad/s).
 ///
-/// The correction is bounded (`maximumPPM`): beyond it the input is broken rather than drifting, and the
-/// last resort (discard, insert) takes over. With a biased `sourceRatio` the delay settles off its
-/// target by bias / proportional (50 ppm: 0.5 ms) and stays there: fixed, not growing.
+/// What makes it hold on a busy machine is the level it is fed, measured so that neither side's
+/// lateness moves it (300 ppm moves the fill by 0.3 ms a second; a busy machine moves its moments by
+/// tens of ms). Each block's observation is the fill once the block is taken, less what the source
+/// delivered since the block was due: the clock thread woke `lateness` late, and a late consumer is no
+/// fuller buffer. Taken back to when the last quantum came in (the top of the sawtooth), per second of
+/// program time only the highest counts: a quantum that came late lowers the fill, never raises it, so
+/// the envelope is the fill an on-time source gives; less half a quantum (the envelope is the sawtooth's top, the mean half a quantum below); low-pass filtered
+/// (`smoothing`). The loop before this one integrated the raw fill seen at each wake-up: a late wake-up
+/// read as a fuller buffer, a late quantum as an emptier one, and a few ms of that, integrated, was
+/// hundreds of ppm.
+///
+/// The integral runs only in the loop's linear range (level within `linearRange` of the target,
+/// correction inside its bound: no wind-up) and rests `settleTime` after a (re)start or a cut. The
+/// correction is bounded (`maximumPPM`): beyond it the input is broken rather than drifting, and the
+/// last resort (discard, insert) takes over.
 ///
 /// After a (re)start the buffer holds between one and two quanta more than the target, depending on
 /// where the quanta fell: the first `alignmentTime` only measures the mean fill, then `update` asks
@@ -135,57 +136,70 @@ struct AdaptiveResampler: Sendable {
 struct ClockRatioEstimator: Sendable {
     /// Parts per million; an input further off than this is not followed.
     static let maximumPPM = 1000.0
-    /// Per second: a fill error of 1 ms is corrected at 100 ppm (time constant 10 s).
-    static let proportional = 0.1
+    /// Per second, and per second squared: natural frequency 0.1 rad/s, critically damped.
+    static let proportional = 0.2
+    static let integral = 0.01
     /// Seconds: the low-pass on the per-second level.
-    static let smoothing = 3.0
+    static let smoothing = 2.0
     static let alignmentTime = 0.5  // seconds
+    /// Level error (seconds) within which the integral runs.
+    static let linearRange = 0.004
+    /// Seconds after a (re)start or a cut during which the integral rests (the proportional part
+    /// brings the level back without the transient winding it up).
+    static let settleTime = 10.0
 
-    /// The clock ratio followed (the source's, once measured).
     private(set) var estimatedRatio = 0.0
     private(set) var correction = 0.0
     private var smoothedLevel: Double?
     private var measured = (time: 0.0, sum: 0.0, count: 0)
     /// The current second of program time: its frames so far and its highest observation.
     private var second = (frames: 0, top: -Double.infinity)
+    private var sinceDisturbance = 0.0
 
-    /// The buffer's level in frames (the fill an on-time source gives, smoothed), nil while measuring
-    /// after a start.
+    /// The buffer's level in frames (the fill an on-time source gives once a block is taken,
+    /// smoothed), nil while measuring after a start.
     var fill: Double? { smoothedLevel }
     var estimatedPPM: Double { estimatedRatio * 1e6 }
     var correctionPPM: Double { correction * 1e6 }
 
     /// Feeds one block, before it is read: `fill` input frames buffered now, `frames` program frames to
-    /// produce, whose last was due `lateness` seconds ago (0 when on time); `quantum` is the source's
-    /// largest quantum; `sourceRatio` the source clock's ratio when measured. Returns the step (input
-    /// frames per output frame) for this block, and the frames to drop from the buffer now (once, at the
-    /// end of the alignment; else 0).
-    mutating func update(fill: Double, frames: Int, lateness: Double = 0, target: Double, quantum: Int, sourceRatio: Double?,
+    /// produce, whose last was due `lateness` seconds ago (0 when on time), the source's last quantum in
+    /// `sinceArrival` seconds ago; `quantum` is the source's largest quantum. Returns the step (input frames per output frame) for this block, and the frames
+    /// to drop from the buffer now (once, at the end of the alignment; else 0).
+    mutating func update(fill: Double, frames: Int, lateness: Double = 0, sinceArrival: Double = 0, target: Double, quantum: Int,
                          rate: Double) -> (step: Double, excess: Int) {
         let limit = Self.maximumPPM / 1e6, elapsed = Double(frames) / rate
-        if let sourceRatio { estimatedRatio = min(max(sourceRatio, -limit), limit) }
         // The fill once this block is taken, as it was when its last frame was due.
         let observed = fill - Double(frames) * (1 + correction) - max(0, lateness) * rate
+        // The same when the last quantum came in (the sawtooth's top: the clock has taken
+        // `sinceArrival` seconds of it since).
+        let peak = observed + max(0, sinceArrival) * rate
         guard let previous = smoothedLevel else {
             // Aligning: the mean over the sawtooth, then what is beyond the target goes once.
             measured = (measured.time + elapsed, measured.sum + observed, measured.count + 1)
-            correction = min(max(estimatedRatio, -limit), limit)
+            correction = estimatedRatio
             guard measured.time >= Self.alignmentTime else { return (1 + correction, 0) }
             let mean = measured.sum / Double(measured.count), excess = max(0, Int((mean - target).rounded()))
             smoothedLevel = mean - Double(excess)
             second = (0, -.infinity)
             return (1 + correction, excess)
         }
-        second = (second.frames + frames, max(second.top, observed))
+        sinceDisturbance += elapsed
+        second = (second.frames + frames, max(second.top, peak))
+        var level = previous
         if Double(second.frames) >= rate {
             // The level: the envelope, less half the sawtooth.
-            let level = second.top - Double(quantum) / 2
-            let weight = 1 - exp(-Double(second.frames) / rate / Self.smoothing)
-            smoothedLevel = previous + weight * (level - previous)
+            let length = Double(second.frames) / rate
+            level = previous + (1 - exp(-length / Self.smoothing)) * (second.top - Double(quantum) / 2 - previous)
+            smoothedLevel = level
             second = (0, -.infinity)
+            let error = (level - target) / rate
+            let wanted = estimatedRatio + Self.proportional * error
+            if abs(wanted) < limit, abs(error) < Self.linearRange, sinceDisturbance >= Self.settleTime {
+                estimatedRatio = min(max(estimatedRatio + Self.integral * error * length, -limit), limit)
+            }
         }
-        let error = ((smoothedLevel ?? previous) - target) / rate  // seconds of excess delay
-        correction = min(max(estimatedRatio + Self.proportional * error, -limit), limit)
+        correction = min(max(estimatedRatio + Self.proportional * (level - target) / rate, -limit), limit)
         return (1 + correction, 0)
     }
 
@@ -197,25 +211,28 @@ struct ClockRatioEstimator: Sendable {
         let cut = Int(smoothed - target)
         smoothedLevel = smoothed - Double(cut)
         second = (0, -.infinity)
+        sinceDisturbance = 0
         return cut
     }
 
-    /// After a gap the buffer starts over: the fill is measured afresh, the clock ratio is kept.
+    /// After a gap the buffer starts over: the level is measured afresh, the clock ratio is kept.
     mutating func restart() {
         smoothedLevel = nil
         measured = (0, 0, 0)
         second = (0, -.infinity)
+        sinceDisturbance = 0
     }
 }
 
-/// Measures a source's clock from its samples' timestamps: sample n stamped t (the graph's time for the
-/// cycle that delivered it, `pw_time.now`: when the driver started the cycle, before any thread of ours
-/// ran; else when the callback got it) gives the offset x = t - n / rate, which grows by -ratio every
-/// second for a source `ratio` fast. Stamps are only ever late (a busy machine delays the source or the
-/// callback, never hurries them), so each second keeps its earliest (the lower envelope, as NTP keeps its
-/// minimum-delay samples) and the ratio is the robust slope (Theil-Sen) of the last `window` seconds of
-/// those: a second starved all through is an outlier the median ignores. It is the `sourceRatio` the
-/// resampling follows (`ClockRatioEstimator`), reported as `PipeWireMicrophone.Status.arrivalPPM`.
+/// Measures a source's clock from when its samples arrive: sample n arriving at monotonic time t gives
+/// the offset x = t - n / rate, which grows by -ratio every second for a source `ratio` fast. Arrivals
+/// are only ever late (a busy machine delays the source or the callback, never hurries them), so each
+/// second keeps its earliest arrival (the lower envelope, as NTP keeps its minimum-delay samples) and
+/// the ratio is the robust slope (Theil-Sen) of the last `window` seconds of those. Reported beside the
+/// loop's estimate as a diagnostic (`PipeWireMicrophone.Status.arrivalPPM`), not fed to the resampling:
+/// on this rig under a load of 10-25 on 2 cores it read +1000 ppm for both a +300 and a -300 ppm source,
+/// and with the graph's cycle times (`pw_time.now`) in place of the arrivals +18000 and -4700: a source
+/// starved that much delivers on the scheduler's clock, not its own (docs/audio.md).
 struct ArrivalClock: Sendable {
     /// Seconds (one earliest arrival each) in the fit, and the fewest that give an estimate.
     static let window = 60

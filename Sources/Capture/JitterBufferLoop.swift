@@ -6,7 +6,8 @@
 /// A block's fill is read with the buffer's lock held: `ring` frames not yet read, `held` more in the
 /// resampler. `lateness` is how long after the block's last frame was due the clock thread fills it
 /// (a wake-up late by more than a block fills several): what the source delivered meanwhile is in the
-/// ring but is no excess, so neither the last resort nor the estimator counts it.
+/// ring but is no excess, so neither the last resort nor the estimator counts it. `sinceArrival`: how
+/// long ago the source's last quantum came in.
 struct JitterBufferLoop: Sendable {
     /// Whether captured audio plays (the buffer reached its target since the last gap).
     private(set) var playing = false
@@ -24,7 +25,7 @@ struct JitterBufferLoop: Sendable {
     }
 
     /// Plans a block of `frames` program frames; nil while the buffer is filling (silence).
-    mutating func plan(ring: Int, held: Double, frames: Int, lateness: Double, target: Int, quantum: Int, sourceRatio: Double?,
+    mutating func plan(ring: Int, held: Double, frames: Int, lateness: Double, sinceArrival: Double = 0, target: Int, quantum: Int,
                        rate: Double) -> Plan? {
         var plan = Plan()
         var ring = ring, held = held
@@ -50,8 +51,8 @@ struct JitterBufferLoop: Sendable {
         // Last resort, a burst (the source caught up after a stall): back to the target at once.
         plan.burst = min(estimator.burst(target: Double(target), rate: rate), ring)
         ring -= plan.burst
-        let (step, aligned) = estimator.update(fill: Double(ring) + held, frames: frames, lateness: lateness, target: Double(target),
-                                               quantum: quantum, sourceRatio: sourceRatio, rate: rate)
+        let (step, aligned) = estimator.update(fill: Double(ring) + held, frames: frames, lateness: lateness, sinceArrival: sinceArrival, target: Double(target),
+                                               quantum: quantum, rate: rate)
         plan.aligned = min(aligned, ring)
         plan.step = step
         return plan

@@ -36,8 +36,9 @@ extension PipeWireMicrophone.Core {
                     buffer.arrivals.closeSecond()
                     arrivalRatio = buffer.arrivals.ratio
                 }
-                guard let plan = loop.plan(ring: buffer.ring.frames, held: resampler.bufferedFrames, frames: count, lateness: lateness,
-                                           target: target, quantum: buffer.largestQuantum, sourceRatio: arrivalRatio, rate: rate) else {
+                let sinceArrival = buffer.lastArrival > 0 && now > buffer.lastArrival ? Double(now - buffer.lastArrival) / 1e9 : 0
+                guard let plan = loop.plan(ring: buffer.ring.frames, held: resampler.bufferedFrames, frames: count, lateness: lateness, sinceArrival: sinceArrival,
+                                           target: target, quantum: buffer.largestQuantum, rate: rate) else {
                     return (0, target, buffer.discarded)
                 }
                 if plan.started { resampler.reset() }

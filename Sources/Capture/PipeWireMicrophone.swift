@@ -143,6 +143,8 @@ extension PipeWireMicrophone {
         var aligned: Int64 = 0
         /// Buffers the stream delivered (with and without samples).
         var quanta: Int64 = 0
+        /// When the last samples came in (on the microphone's clock; 0 before any).
+        var lastArrival: UInt64 = 0
     }
 
     /// `@unchecked Sendable`: `session`, `stream`, `links`, hooks and `current` are touched only by the
@@ -477,17 +479,6 @@ extension PipeWireMicrophone {
             }
         }
 
-        /// When the graph cycle that delivered the current buffer started (`pw_time.now`, the driver's
-        /// CLOCK_MONOTONIC time for the cycle: before the graph, the daemon or this callback were
-        /// scheduled), or `arrival` when the stream has no such time or it is not plausibly on the same
-        /// clock (later than `arrival`, or more than a second before: a test's manual clock).
-        static func stamp(stream: OpaquePointer, arrival: UInt64) -> UInt64 {
-            var time = pw_time()
-            guard pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0, time.now > 0 else { return arrival }
-            let graph = UInt64(time.now)
-            return graph <= arrival && arrival - graph < 1_000_000_000 ? graph : arrival
-        }
-
         // Callback (PipeWire's data thread, see `Core`): copy only.
         private func process() {
             processGate.withLock { address in
@@ -508,9 +499,9 @@ extension PipeWireMicrophone {
             lastChunk.withLock { $0 = (Int(chunk.size), Int(datas[0].maxsize), Int(chunk.offset), Int(spaBuffer.pointee.n_datas)) }
             guard count > 0 else { return }
             let samples = UnsafeBufferPointer(start: (base + offset).assumingMemoryBound(to: Float.self), count: count)
-            let frames = count / max(1, format.channels), rate = Double(format.sampleRate)
-            let arrival = Double(Self.stamp(stream: stream, arrival: clock.now())) / 1e9
+            let now = clock.now(), arrival = Double(now) / 1e9, frames = count / max(1, format.channels), rate = Double(format.sampleRate)
             buffer.withLock {
+                $0.lastArrival = now
                 $0.arrivals.arrived(frames: frames, at: arrival, rate: rate)
                 let dropped = $0.ring.write(samples)
                 $0.discarded += Int64(dropped)

@@ -58,25 +58,19 @@ import TestSupport
     /// the buffer stays at its target (no growth, no underrun).
     @Test(arguments: [300.0, -300.0, 120.0, 0.0])
     func theEstimateConvergesAndTheBufferHoldsItsTarget(ppm: Double) {
-        var estimator = ClockRatioEstimator(), source = ArrivalClock(), sourceRatio: Double?
+        var estimator = ClockRatioEstimator()
         let rate = 48_000.0, target = 2048.0, quantum = 1024.0
         // Playing starts with the target reached, a quantum's worth in excess at most (as in the capture).
         var buffered = target + 700, nextQuantum = 0.0, time = 0.0
         var fills: [Double] = [], underruns = 0
         for block in 0..<12_000 {  // 120 s
             time = Double(block + 1) * 0.01
-            // Quanta due by now on the input's clock (stamped when due).
+            // Quanta due by now on the input's clock.
             while nextQuantum * quantum / (rate * (1 + ppm / 1e6)) <= time {
                 buffered += quantum
-                source.arrived(frames: Int(quantum), at: nextQuantum * quantum / (rate * (1 + ppm / 1e6)), rate: rate)
                 nextQuantum += 1
             }
-            if block % 100 == 99 {
-                source.closeSecond()
-                sourceRatio = source.ratio
-            }
-            let (step, excess) = estimator.update(fill: buffered, frames: 480, target: target, quantum: Int(quantum),
-                                                  sourceRatio: sourceRatio, rate: rate)
+            let (step, excess) = estimator.update(fill: buffered, frames: 480, target: target, quantum: Int(quantum), rate: rate)
             buffered -= 480 * step + Double(excess)
             if buffered < 0 { underruns += 1 }
             fills.append(estimator.fill ?? 0)
@@ -116,25 +110,19 @@ import TestSupport
     /// up with a burst of 15 ms (cut once the mean fill shows it, the rest left to the proportional
     /// part while the integral rests). The estimate stays within 50 ppm of the clock.
     @Test func restartsFollowedByBurstsDoNotPullTheEstimateOffTheClock() {
-        var estimator = ClockRatioEstimator(), source = ArrivalClock(), sourceRatio: Double?
+        var estimator = ClockRatioEstimator()
         let rate = 48_000.0, target = 2048.0, quantum = 1024.0, ppm = 300.0
         var buffered = target + 300, nextQuantum = 0.0
         for block in 0..<18_000 {  // 180 s
             let time = Double(block + 1) * 0.01
             while nextQuantum * quantum / (rate * (1 + ppm / 1e6)) <= time {
                 buffered += quantum
-                source.arrived(frames: Int(quantum), at: time, rate: rate)
                 nextQuantum += 1
-            }
-            if block % 100 == 99 {
-                source.closeSecond()
-                sourceRatio = source.ratio
             }
             if block % 1500 == 1000 { estimator.restart() }    // an underrun: the capture starts over
             if block % 1500 == 1060 { buffered += 0.015 * rate } // the catch-up burst after the alignment
             buffered -= Double(estimator.burst(target: target, rate: rate))
-            let (step, excess) = estimator.update(fill: buffered, frames: 480, target: target, quantum: Int(quantum),
-                                                  sourceRatio: sourceRatio, rate: rate)
+            let (step, excess) = estimator.update(fill: buffered, frames: 480, target: target, quantum: Int(quantum), rate: rate)
             buffered -= 480 * step + Double(excess)
         }
         #expect(abs(estimator.estimatedPPM - ppm) < 50, "estimated \(estimator.estimatedPPM) ppm for \(ppm)")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Capture
 
-/// The drift loop as the capture runs it (`JitterBufferLoop`, `ClockRatioEstimator`, `ArrivalClock`)
+/// The drift loop as the capture runs it (`JitterBufferLoop`, `ClockRatioEstimator`)
 /// against a simulated busy machine, on simulated time: a source whose clock runs `ppm` fast or slow
 /// delivers 1024-frame quanta, each late by a random 0-30 ms, and now and then holds two back and sends
 /// three at once (a burst); the clock thread wakes every 10 ms, late by a random 0-20 ms a tenth of the
@@ -31,7 +31,7 @@ struct DriftSimulation {
     }
 
     func run() -> Result {
-        var loop = JitterBufferLoop(), source = ArrivalClock()
+        var loop = JitterBufferLoop()
         var random: UInt64 = 0x2545_F491_4F6C_DD1D
         func uniform() -> Double {
             random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -52,7 +52,7 @@ struct DriftSimulation {
             arrivals.append(last)
         }
         var result = Result(estimatedPPM: 0)
-        var ring = 0.0, nextArrival = 0, next: Int64 = 0, extraTarget = 0, sinceSecond = 0, sourceRatio: Double?
+        var ring = 0.0, nextArrival = 0, next: Int64 = 0, extraTarget = 0, sinceSecond = 0
         var wake = 0, second = (time: 0.0, sum: 0.0, count: 0), now = 0.0
         while now < seconds {
             wake += 1
@@ -62,7 +62,6 @@ struct DriftSimulation {
             // What arrived by now (the arrival clock stamps each quantum when it arrives).
             while nextArrival < arrivals.count, arrivals[nextArrival] <= now {
                 ring += Double(quantum)
-                source.arrived(frames: quantum, at: arrivals[nextArrival], rate: rate)
                 nextArrival += 1
             }
             let due = Int64(now * rate)
@@ -74,14 +73,13 @@ struct DriftSimulation {
                 sinceSecond += count
                 if sinceSecond >= Int(rate) {
                     sinceSecond = 0
-                    source.closeSecond()
-                    sourceRatio = source.ratio
                     if now >= settled, let level = loop.estimator.fill { result.levelErrors.append(level - Double(target)) }
                 }
                 next += Int64(count)
                 let whole = ring.rounded(.down)
-                guard let plan = loop.plan(ring: Int(whole), held: ring - whole, frames: count, lateness: lateness, target: target,
-                                           quantum: quantum, sourceRatio: sourceRatio, rate: rate) else { continue }
+                let sinceArrival = nextArrival > 0 ? now - arrivals[nextArrival - 1] : 0
+                guard let plan = loop.plan(ring: Int(whole), held: ring - whole, frames: count, lateness: lateness, sinceArrival: sinceArrival, target: target,
+                                           quantum: quantum, rate: rate) else { continue }
                 ring -= Double(plan.jump + plan.burst + plan.aligned)
                 if now >= settled { result.cut += plan.jump + plan.burst }
                 let needed = Double(count) * plan.step
@@ -138,7 +136,7 @@ struct DriftSimulation {
         // 2048 - 480 - 512, held there (no correction: the simulated buffer ignores the step).
         let rate = 48_000.0, target = 1056
         func plan(_ loop: inout JitterBufferLoop, ring: Double, frames: Int, lateness: Double) -> JitterBufferLoop.Plan? {
-            loop.plan(ring: Int(ring), held: 0, frames: frames, lateness: lateness, target: target, quantum: 1024, sourceRatio: 0, rate: rate)
+            loop.plan(ring: Int(ring), held: 0, frames: frames, lateness: lateness, target: target, quantum: 1024, rate: rate)
         }
         // 1.3 s on time: 480 frames arrive for each block.
         for _ in 0..<130 { _ = plan(&late, ring: 2048, frames: 480, lateness: 0) }
