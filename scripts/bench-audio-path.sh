@@ -85,7 +85,7 @@ thread_ticks() {
 # studio_run ROUND: "latency-at-start latency-at-end cpu-breakdown" of one studio run.
 studio_run() {
   local round=$1
-  "$bin" serve --audio pipewire:all --cameras 1 --camera-size 320x180 --program 320x180@30 --no-iso \
+  "$bin" serve --audio pipewire:all --backends none --cameras 1 --camera-size 320x180 --program 320x180@30 --no-iso \
     --record "$work/rec$round" --db "$work/db$round.sqlite" --socket "$work/s$round.sock" >"$work/studio$round.log" 2>&1 &
   studio_pid=$!
   local playing=0
