@@ -140,7 +140,7 @@ for n in 0 1 2 3 4 5 6 7; do
   base+="[$n:a]aformat=sample_fmts=flt:channel_layouts=stereo"
   [ "$n" = 0 ] && base+="[out];" || base+=",anullsink;"
 done
-job+="[a0][a1][a2][a3][a4][a5][a6][a7]amix=inputs=8:normalize=0,alimiter=limit=0.9,ebur128=peak=true:framelog=quiet[out]"
+job+="[a0][a1][a2][a3][a4][a5][a6][a7]amix=inputs=8:normalize=0,alimiter=limit=0.9,ebur128=peak=true:framelog=verbose[out]"
 base=${base%;}
 
 rows=()

@@ -164,8 +164,10 @@ struct ClockRatioEstimator: Sendable {
 
     /// Feeds one block, before it is read: `fill` input frames buffered now, `frames` program frames to
     /// produce, whose last was due `lateness` seconds ago (0 when on time), the source's last quantum in
-    /// `sinceArrival` seconds ago; `quantum` is the source's largest quantum. Returns the step (input frames per output frame) for this block, and the frames
-    /// to drop from the buffer now (once, at the end of the alignment; else 0).
+    /// `sinceArrival` seconds ago; `quantum` is the source's quantum (its last: the sawtooth's height;
+    /// not the largest, which a start or a catch-up can make several times the usual). Returns the step
+    /// (input frames per output frame) for this block, and the frames to drop from the buffer now (once,
+    /// at the end of the alignment; else 0).
     mutating func update(fill: Double, frames: Int, lateness: Double = 0, sinceArrival: Double = 0, target: Double, quantum: Int,
                          rate: Double) -> (step: Double, excess: Int) {
         let limit = Self.maximumPPM / 1e6, elapsed = Double(frames) / rate

@@ -38,7 +38,7 @@ extension PipeWireMicrophone.Core {
                 }
                 let sinceArrival = buffer.lastArrival > 0 && now > buffer.lastArrival ? Double(now - buffer.lastArrival) / 1e9 : 0
                 guard let plan = loop.plan(ring: buffer.ring.frames, held: resampler.bufferedFrames, frames: count, lateness: lateness, sinceArrival: sinceArrival,
-                                           target: target, quantum: buffer.largestQuantum, rate: rate) else {
+                                           target: target, quantum: buffer.lastQuantum, rate: rate) else {
                     return (0, target, buffer.discarded)
                 }
                 if plan.started { resampler.reset() }

@@ -143,8 +143,9 @@ extension PipeWireMicrophone {
         var aligned: Int64 = 0
         /// Buffers the stream delivered (with and without samples).
         var quanta: Int64 = 0
-        /// When the last samples came in (on the microphone's clock; 0 before any).
+        /// When the last samples came in (on the microphone's clock; 0 before any), and how many frames.
         var lastArrival: UInt64 = 0
+        var lastQuantum = 0
     }
 
     /// `@unchecked Sendable`: `session`, `stream`, `links`, hooks and `current` are touched only by the
@@ -502,6 +503,7 @@ extension PipeWireMicrophone {
             let now = clock.now(), arrival = Double(now) / 1e9, frames = count / max(1, format.channels), rate = Double(format.sampleRate)
             buffer.withLock {
                 $0.lastArrival = now
+                $0.lastQuantum = frames
                 $0.arrivals.arrived(frames: frames, at: arrival, rate: rate)
                 let dropped = $0.ring.write(samples)
                 $0.discarded += Int64(dropped)
