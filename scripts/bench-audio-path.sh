@@ -118,11 +118,11 @@ a, b = parse(t0), parse(t1)
 wall = float(w1) - float(w0)
 def share(match): return sum(b[k] - a[k] for k in a if match(k)) / int(hz) / wall
 groups = {"cap.audio": share(lambda k: k == "cap.audio"), "encode.audio": share(lambda k: k == "encode.audio"),
-          "pipewire": share(lambda k: k.startswith("pw.mic") or k.startswith("data-loop"))}
+          "pipewire": share(lambda k: k.startswith(("pw.mic", "data-loop", "pw-data")))}
+busy = {k: round(100 * (b[k] - a[k]) / int(hz) / wall, 2) for k in a if k in b and b[k] > a[k]}
 def latencies(text): return [i["latency_ms"] for i in json.loads(text)["inputs"]]
 ppm = [i["clock_ppm"] for i in json.loads(l1)["inputs"]]
-print(json.dumps({"start": latencies(l0), "end": latencies(l1), "ppm": ppm, "cpu": groups, "wall": wall,
-                  "threads": sorted(k for k in b if b[k] - a.get(k, 0) > 0)}))
+print(json.dumps({"start": latencies(l0), "end": latencies(l1), "ppm": ppm, "cpu": groups, "wall": wall, "threads": busy}))
 PY
 }
 
@@ -166,9 +166,16 @@ print("| round | studio audio path CPU, % of one core (cap.audio + encode.audio 
 print("|---|---|---|---|---|---|---|---|---|---|")
 for i, (s, f) in enumerate(zip(studio, peer), 1):
     c = s["cpu"]; total = sum(c.values())
-    growth = max(abs(e - b) for b, e in zip(s["start"], s["end"]))
+    pairs = [(b, e) for b, e in zip(s["start"], s["end"]) if b is not None and e is not None]
+    growth = max((abs(e - b) for b, e in pairs), default=float("nan"))
+    def span(values):
+        known = [v for v in values if v is not None]
+        missing = len(values) - len(known)
+        return (f"{min(known):.1f}..{max(known):.1f}" if known else "-") + (f" ({missing} not playing)" if missing else "")
     print(f"| {i} | {total * 100:.2f} | {c['cap.audio'] * 100:.2f} | {c['encode.audio'] * 100:.2f} | {c['pipewire'] * 100:.2f} | {f * 100:.2f} | "
-          f"{total / f:.2f} | {min(s['start']):.1f}..{max(s['start']):.1f} | {min(s['end']):.1f}..{max(s['end']):.1f} | {growth:.1f} |")
-print(f"\nThe inputs' clocks as studio measured them at the end of the last run: {', '.join(f'{p:+.0f}' for p in studio[-1]['ppm'])} ppm "
+          f"{total / f:.2f} | {span(s['start'])} | {span(s['end'])} | {growth:.1f} |")
+print(f"\nThe inputs' clocks as studio measured them at the end of the last run: {', '.join('-' if p is None else f'{p:+.0f}' for p in studio[-1]['ppm'])} ppm "
       "(set: +100, -100, +150, -150, +200, -200, +300, -300).")
+top = sorted(studio[-1]["threads"].items(), key=lambda kv: -kv[1])[:12]
+print("studio's busiest threads in the last run, % of one core: " + ", ".join(f"{k} {v:.2f}" for k, v in top) + ".")
 PY
