@@ -104,87 +104,124 @@ struct AdaptiveResampler: Sendable {
     }
 }
 
-/// Measures an input's clock against the program's from its jitter buffer and gives the resampling
-/// step that keeps the buffer at its target: a PI loop on the buffer's fill, low-pass filtered (about
-/// 1 s) to average out the quanta's arrival pattern. The integral converges to the input's clock ratio
-/// (`estimatedPPM`); the proportional part pulls the buffer back to its target, so the delay stays
-/// fixed. The correction is bounded (`maximumPPM`, and the integral stops while it is: no wind-up):
-/// beyond it the input is broken rather than drifting, and the last resort (discard, insert) takes over.
+/// Keeps an input's jitter buffer at its target while its clock runs fast or slow, and gives the
+/// resampling step for each block: `1 + correction` input frames per program frame, a PI loop on the
+/// buffer's level:
+///
+///     correction = estimatedRatio + proportional * (level - target) / rate
+///     estimatedRatio += integral * (level - target) / rate, once a second
+///
+/// The integral converges to the input's clock ratio (`estimatedPPM`); the proportional part pulls the
+/// level back to its target, so the delay stays fixed (critically damped: natural frequency 0.1 rad/s).
+///
+/// What makes it hold on a busy machine is the level it is fed, measured so that neither side's
+/// lateness moves it (300 ppm moves the fill by 0.3 ms a second; a busy machine moves its moments by
+/// tens of ms). Each block's observation is the fill once the block is taken, less what the source
+/// delivered since the block was due: the clock thread woke `lateness` late, and a late consumer is no
+/// fuller buffer. Taken back to when the last quantum came in (the top of the sawtooth), per second of
+/// program time only the highest counts: a quantum that came late lowers the fill, never raises it, so
+/// the envelope is the fill an on-time source gives; less half a quantum (the envelope is the sawtooth's top, the mean half a quantum below); low-pass filtered
+/// (`smoothing`). The loop before this one integrated the raw fill seen at each wake-up: a late wake-up
+/// read as a fuller buffer, a late quantum as an emptier one, and a few ms of that, integrated, was
+/// hundreds of ppm.
+///
+/// The integral runs only in the loop's linear range (level within `linearRange` of the target,
+/// correction inside its bound: no wind-up) and rests `settleTime` after a (re)start or a cut. The
+/// correction is bounded (`maximumPPM`): beyond it the input is broken rather than drifting, and the
+/// last resort (discard, insert) takes over.
 ///
 /// After a (re)start the buffer holds between one and two quanta more than the target, depending on
 /// where the quanta fell: the first `alignmentTime` only measures the mean fill, then `update` asks
-/// for the excess to be dropped once, so the loop starts at its target instead of spending seconds at
-/// its bound pulling it there.
+/// for the excess to be dropped once, so the loop starts at its target.
 struct ClockRatioEstimator: Sendable {
     /// Parts per million; an input further off than this is not followed.
     static let maximumPPM = 1000.0
-    /// Loop constants (per second): natural frequency 0.2 rad/s, critically damped; settles in ~25 s.
-    static let proportional = 0.4
-    static let integral = 0.04
-    static let smoothing = 1.0  // seconds
+    /// Per second, and per second squared: natural frequency 0.1 rad/s, critically damped.
+    static let proportional = 0.2
+    static let integral = 0.01
+    /// Seconds: the low-pass on the per-second level.
+    static let smoothing = 2.0
     static let alignmentTime = 0.5  // seconds
-    /// Fill error (seconds) within which the integral runs.
+    /// Level error (seconds) within which the integral runs.
     static let linearRange = 0.004
-    /// Seconds after a (re)start or a cut during which the integral rests: the proportional part
-    /// brings the fill back (time constant 2.5 s) without the transient winding the integral up. On a
-    /// starved machine every underrun is followed by the source's catch-up burst; integrated, each
-    /// pushed the estimate up by up to a few hundred ppm.
+    /// Seconds after a (re)start or a cut during which the integral rests (the proportional part
+    /// brings the level back without the transient winding it up).
     static let settleTime = 10.0
 
     private(set) var estimatedRatio = 0.0
     private(set) var correction = 0.0
-    private var smoothedFill: Double?
+    private var smoothedLevel: Double?
     private var measured = (time: 0.0, sum: 0.0, count: 0)
+    /// The current second of program time: its frames so far and its highest observation.
+    private var second = (frames: 0, top: -Double.infinity)
     private var sinceDisturbance = 0.0
 
-    /// The smoothed fill in frames (nil while measuring after a start).
-    var fill: Double? { smoothedFill }
+    /// The buffer's level in frames (the fill an on-time source gives once a block is taken,
+    /// smoothed), nil while measuring after a start.
+    var fill: Double? { smoothedLevel }
     var estimatedPPM: Double { estimatedRatio * 1e6 }
     var correctionPPM: Double { correction * 1e6 }
 
-    /// Feeds one observation: `fill` frames buffered now against `target`, `elapsed` seconds after the
-    /// last one. Returns the step (input frames per output frame) for the next block, and the frames to
-    /// drop from the buffer now (once, at the end of the alignment; else 0).
-    mutating func update(fill: Double, target: Double, elapsed: Double, rate: Double) -> (step: Double, excess: Int) {
-        let limit = Self.maximumPPM / 1e6
-        guard let previous = smoothedFill else {
-            measured = (measured.time + elapsed, measured.sum + fill, measured.count + 1)
+    /// Feeds one block, before it is read: `fill` input frames buffered now, `frames` program frames to
+    /// produce, whose last was due `lateness` seconds ago (0 when on time), the source's last quantum in
+    /// `sinceArrival` seconds ago; `quantum` is the source's quantum (its last: the sawtooth's height;
+    /// not the largest, which a start or a catch-up can make several times the usual). Returns the step
+    /// (input frames per output frame) for this block, and the frames to drop from the buffer now (once,
+    /// at the end of the alignment; else 0).
+    mutating func update(fill: Double, frames: Int, lateness: Double = 0, sinceArrival: Double = 0, target: Double, quantum: Int,
+                         rate: Double) -> (step: Double, excess: Int) {
+        let limit = Self.maximumPPM / 1e6, elapsed = Double(frames) / rate
+        // The fill once this block is taken, as it was when its last frame was due.
+        let observed = fill - Double(frames) * (1 + correction) - max(0, lateness) * rate
+        // The same when the last quantum came in (the sawtooth's top: the clock has taken
+        // `sinceArrival` seconds of it since).
+        let peak = observed + max(0, sinceArrival) * rate
+        guard let previous = smoothedLevel else {
+            // Aligning: the mean over the sawtooth, then what is beyond the target goes once.
+            measured = (measured.time + elapsed, measured.sum + observed, measured.count + 1)
             correction = estimatedRatio
             guard measured.time >= Self.alignmentTime else { return (1 + correction, 0) }
             let mean = measured.sum / Double(measured.count), excess = max(0, Int((mean - target).rounded()))
-            smoothedFill = mean - Double(excess)
+            smoothedLevel = mean - Double(excess)
+            second = (0, -.infinity)
             return (1 + correction, excess)
         }
-        let smoothed = previous + min(1, elapsed / Self.smoothing) * (fill - previous)
-        smoothedFill = smoothed
-        let error = (smoothed - target) / rate  // seconds of excess delay
-        let wanted = estimatedRatio + Self.proportional * error
-        // Integrate only in the loop's linear range: not while the correction is at its bound (no
-        // wind-up), nor while the fill is far from its target (a burst or a gap the machine caused,
-        // not the clock: it would pull the estimate away from the clock ratio).
         sinceDisturbance += elapsed
-        if abs(wanted) < limit, abs(error) < Self.linearRange, sinceDisturbance >= Self.settleTime {
-            estimatedRatio = min(max(estimatedRatio + Self.integral * error * elapsed, -limit), limit)
+        second = (second.frames + frames, max(second.top, peak))
+        var level = previous
+        if Double(second.frames) >= rate {
+            // The level: the envelope, less half the sawtooth.
+            let length = Double(second.frames) / rate
+            level = previous + (1 - exp(-length / Self.smoothing)) * (second.top - Double(quantum) / 2 - previous)
+            smoothedLevel = level
+            second = (0, -.infinity)
+            let error = (level - target) / rate
+            let wanted = estimatedRatio + Self.proportional * error
+            if abs(wanted) < limit, abs(error) < Self.linearRange, sinceDisturbance >= Self.settleTime {
+                estimatedRatio = min(max(estimatedRatio + Self.integral * error * length, -limit), limit)
+            }
         }
-        correction = min(max(estimatedRatio + Self.proportional * error, -limit), limit)
+        correction = min(max(estimatedRatio + Self.proportional * (level - target) / rate, -limit), limit)
         return (1 + correction, 0)
     }
 
-    /// The frames to cut from the buffer now because of a burst (0 when there is none): the mean fill
-    /// more than `AudioCapture.burstThreshold` beyond the target is no drift (the source caught up after
-    /// a stall); left to the loop, at its ±1000 ppm bound it would take many seconds to drain.
+    /// The frames to cut from the buffer now because of a burst (0 when there is none): a level more
+    /// than `AudioCapture.burstThreshold` beyond the target is no drift (the source caught up after a
+    /// stall); left to the loop, at its ±1000 ppm bound it would take many seconds to drain.
     mutating func burst(target: Double, rate: Double) -> Int {
-        guard let smoothed = smoothedFill, smoothed > target + rate * AudioCapture.burstThreshold else { return 0 }
+        guard let smoothed = smoothedLevel, smoothed > target + rate * AudioCapture.burstThreshold else { return 0 }
         let cut = Int(smoothed - target)
-        smoothedFill = smoothed - Double(cut)
+        smoothedLevel = smoothed - Double(cut)
+        second = (0, -.infinity)
         sinceDisturbance = 0
         return cut
     }
 
-    /// After a gap the buffer starts over: the fill is measured afresh, the clock ratio is kept.
+    /// After a gap the buffer starts over: the level is measured afresh, the clock ratio is kept.
     mutating func restart() {
-        smoothedFill = nil
+        smoothedLevel = nil
         measured = (0, 0, 0)
+        second = (0, -.infinity)
         sinceDisturbance = 0
     }
 }
@@ -194,8 +231,10 @@ struct ClockRatioEstimator: Sendable {
 /// are only ever late (a busy machine delays the source or the callback, never hurries them), so each
 /// second keeps its earliest arrival (the lower envelope, as NTP keeps its minimum-delay samples) and
 /// the ratio is the robust slope (Theil-Sen) of the last `window` seconds of those. Reported beside the
-/// loop's estimate as a diagnostic (`PipeWireMicrophone.Status.arrivalPPM`); not fed to the resampling
-/// (see docs/pipewire.md: biased on a starved machine, cause not found).
+/// loop's estimate as a diagnostic (`PipeWireMicrophone.Status.arrivalPPM`), not fed to the resampling:
+/// on this rig under a load of 10-25 on 2 cores it read +1000 ppm for both a +300 and a -300 ppm source,
+/// and with the graph's cycle times (`pw_time.now`) in place of the arrivals +18000 and -4700: a source
+/// starved that much delivers on the scheduler's clock, not its own (docs/audio.md).
 struct ArrivalClock: Sendable {
     /// Seconds (one earliest arrival each) in the fit, and the fewest that give an estimate.
     static let window = 60

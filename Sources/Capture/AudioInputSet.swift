@@ -39,6 +39,8 @@ public final class AudioInputSet: Sendable {
     public typealias Status = PipeWireMicrophone.Status
 
     public let format: AudioFormat
+    /// Seconds of program audio in each span (the clock's block).
+    public let chunkDuration: Double
     private let audioClock: AudioClock
     /// The inputs in `sources` order; `add` appends while the clock thread reads them once per wake-up.
     private let inputs: Mutex<[(source: Source, input: Input)]>
@@ -58,6 +60,7 @@ public final class AudioInputSet: Sendable {
         self.threadName = threadName
         self.deliver = deliver
         let duration = min(max(chunkDuration, 0.002), 0.1)
+        self.chunkDuration = duration
         audioClock = AudioClock(format: format, interval: UInt64(duration * 1e9), clock: clock)
         let makeInput: @Sendable (Int, Source) -> Input = { index, source in
             switch source {
@@ -125,14 +128,14 @@ public final class AudioInputSet: Sendable {
             guard let all else { return }
             for index in inputs.count..<all.count {
                 switch all[index] {
-                case .capture(let core): core.begin(first: first)
+                case .capture(let core): core.begin(first: first, origin: origin)
                 case .tone: toneStatus.withLock { $0[index] = Status(nextSample: first, state: "playing") }
                 }
             }
             inputs = all
         }
         audioClock.run(origin: origin, stop: { worker.isStopRequested }, begin: { first in
-            for input in inputs { if case .capture(let core) = input { core.begin(first: first) } }
+            for input in inputs { if case .capture(let core) = input { core.begin(first: first, origin: origin) } }
             toneStatus.withLock { status in
                 for (index, input) in inputs.enumerated() {
                     if case .tone = input { status[index] = Status(nextSample: first, state: "playing") }

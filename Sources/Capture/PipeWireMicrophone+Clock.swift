@@ -6,9 +6,11 @@ import StudioSystem
 /// `AudioClock` (`PipeWireMicrophone`'s own, or an `AudioInputSet`'s), reading the jitter buffer that
 /// the stream's process callback fills.
 extension PipeWireMicrophone.Core {
-        /// The clock's first sample (see `AudioClock.run`): the counters start over, and the connect
-        /// thread starts (after the reset, so what it reports is kept).
-        func begin(first: Int64) {
+        /// The clock's first sample (see `AudioClock.run`) and its origin (when sample 0 is due, on
+        /// `clock`): the counters start over, and the connect thread starts (after the reset, so what it
+        /// reports is kept).
+        func begin(first: Int64, origin: UInt64) {
+            self.origin = origin
             status.withLock { $0 = PipeWireMicrophone.Status(nextSample: first) }
             startConnecting()
         }
@@ -16,14 +18,19 @@ extension PipeWireMicrophone.Core {
         /// The clock's thread only: fills `chunk` from the jitter buffer through the resampler.
         func fill(_ chunk: inout AudioChunk) {
             let count = chunk.frameCount, rate = Double(format.sampleRate), channels = max(1, format.channels)
-            var underrun = false, discardedAtJump = 0
+            var underrun = false
             var aligned: Int64 = 0
+            // How late this block is filled: its last frame was due at origin + end / rate (a wake-up
+            // late by more than a block fills several; all but the last are late).
+            let end = chunk.firstSample + Int64(count), now = clock.now()
+            let due = origin &+ UInt64(max(0, Double(end) * 1e9 / rate))
+            let lateness = now > due ? Double(now - due) / 1e9 : 0
             let (captured, target, discarded) = buffer.withLock { buffer -> (Int, Int, Int64) in
                 defer { aligned = buffer.aligned }
                 // The connect thread created a stream since: the clock estimate starts over.
                 if buffer.streamGeneration != streamSeen {
                     streamSeen = buffer.streamGeneration
-                    estimator = ClockRatioEstimator()
+                    loop.reset()
                     arrivalRatio = nil
                 }
                 // The target grows by a quantum after each underrun (a machine too busy for the
@@ -37,42 +44,22 @@ extension PipeWireMicrophone.Core {
                     buffer.arrivals.closeSecond()
                     arrivalRatio = buffer.arrivals.ratio
                 }
-                // Play captured audio only with a quantum or two queued (a jitter buffer), so a quantum
-                // arriving a little late does not become a gap; start over after a gap.
-                if !playing {
-                    guard buffer.ring.frames >= target else { return (0, target, buffer.discarded) }
-                    playing = true
-                    resampler.reset()
-                    estimator.restart()
+                let sinceArrival = buffer.lastArrival > 0 && now > buffer.lastArrival ? Double(now - buffer.lastArrival) / 1e9 : 0
+                guard let plan = loop.plan(ring: buffer.ring.frames, held: resampler.bufferedFrames, frames: count, lateness: lateness, sinceArrival: sinceArrival,
+                                           target: target, quantum: buffer.lastQuantum, rate: rate) else {
+                    return (0, target, buffer.discarded)
                 }
-                // Last resort, a jump (the source delivered a burst, or came back with a backlog): back to
-                // the target at once; the resampling handles only drift.
-                var fillNow = Double(buffer.ring.frames) + resampler.bufferedFrames
-                if fillNow > Double(target) + rate * AudioCapture.jumpThreshold {
-                    discardedAtJump = buffer.ring.frames - target
-                    buffer.ring.discard(frames: discardedAtJump)
-                    buffer.discarded += Int64(discardedAtJump)
-                    estimator.restart()
-                    fillNow = Double(buffer.ring.frames) + resampler.bufferedFrames
-                }
-                // Last resort, a burst (the source caught up after a stall): back to the target at once.
-                let burst = min(estimator.burst(target: Double(target), rate: rate), buffer.ring.frames)
-                if burst > 0 {
-                    buffer.ring.discard(frames: burst)
-                    buffer.discarded += Int64(burst)
-                    fillNow -= Double(burst)
-                }
-                let (step, excess) = estimator.update(fill: fillNow, target: Double(target), elapsed: Double(count) / rate, rate: rate)
-                if excess > 0 {
-                    // Aligning the buffer with its target after a start (see `ClockRatioEstimator`).
-                    let dropped = min(excess, buffer.ring.frames)
-                    buffer.ring.discard(frames: dropped)
-                    buffer.aligned += Int64(dropped)
-                }
+                if plan.started { resampler.reset() }
+                // The last resort (a jump, a burst: counted), then the alignment after a start.
+                buffer.ring.discard(frames: plan.jump + plan.burst)
+                buffer.discarded += Int64(plan.jump + plan.burst)
+                buffer.ring.discard(frames: plan.aligned)
+                buffer.aligned += Int64(plan.aligned)
+                let step = plan.step
                 let needed = resampler.framesNeeded(toProduce: count, step: step)
                 guard buffer.ring.frames >= needed else {
                     // Last resort, the buffer ran dry (a stall, the source gone): silence, and fill again.
-                    playing = false
+                    loop.stop()
                     underrun = true
                     buffer.extraTarget += max(buffer.largestQuantum, format.sampleRate / 100)
                     return (0, target, buffer.discarded)
@@ -85,7 +72,7 @@ extension PipeWireMicrophone.Core {
             }
             if underrun { silentSinceUnderrun = true }
             if captured > 0 { silentSinceUnderrun = false }
-            let next = chunk.firstSample + Int64(count), linkedNow = linked.load(ordering: .sequentiallyConsistent), estimate = estimator
+            let next = chunk.firstSample + Int64(count), linkedNow = linked.load(ordering: .sequentiallyConsistent), estimate = loop.estimator
             status.withLock {
                 $0.framesDelivered += Int64(count)
                 $0.framesCaptured += Int64(captured)
@@ -98,6 +85,7 @@ extension PipeWireMicrophone.Core {
                 $0.arrivalPPM = arrivalRatio.map { $0 * 1e6 }
                 $0.compensationPPM = estimate.correctionPPM
                 $0.bufferFill = estimate.fill ?? 0
+                $0.bufferSeconds = estimate.fill.map { ($0 + Double(AdaptiveResampler.lookahead)) / rate } ?? 0
                 if underrun { $0.underruns += 1 }
                 // Silence while a linked source is not keeping up is inserted; silence while the source is gone is not.
                 if captured == 0, silentSinceUnderrun, linkedNow { $0.framesInserted += Int64(count) }
@@ -109,7 +97,7 @@ extension PipeWireMicrophone.Core {
         /// capture starts over (a fresh jitter buffer) from the sample due now.
         func stalled(_ silence: AudioChunk) {
             buffer.withLock { $0.ring.removeAll() }
-            playing = false
+            loop.stop()
             silentSinceUnderrun = false
             status.withLock {
                 $0.framesDelivered += Int64(silence.frameCount)

@@ -75,9 +75,13 @@ public final class PipeWireMicrophone: AudioInput {
         /// Times the buffer ran dry while playing (each one a run of `framesInserted`); each raises
         /// `bufferTarget` by a quantum (up to 125 ms).
         public var underruns: Int = 0
-        /// The buffer's smoothed fill in samples per channel (input frames queued for the clock): the
-        /// delay this input adds, held at `bufferTarget` by the resampling.
+        /// The buffer's level in samples per channel: input frames queued once a block is taken, as an
+        /// on-time source gives them, smoothed (see `ClockRatioEstimator`), held at `bufferTarget` by the
+        /// resampling.
         public var bufferFill: Double = 0
+        /// Seconds a sample waits now between its arrival and the clock taking it: the level plus the
+        /// resampler's half filter (0 while not playing).
+        public var bufferSeconds: Double = 0
         /// "playing" (captured audio in the blocks), "buffering" (linked, filling the jitter buffer),
         /// "lost" (no node or no daemon: silence).
         public var state: String = "lost"
@@ -146,6 +150,9 @@ extension PipeWireMicrophone {
         /// Bumps each time the connect thread creates a stream: the clock thread then starts its clock
         /// estimate over (a new stream, maybe a new source).
         var streamGeneration: UInt64 = 0
+        /// When the last samples came in (on the microphone's clock; 0 before any), and how many frames.
+        var lastArrival: UInt64 = 0
+        var lastQuantum = 0
     }
 
     /// Two threads of ours touch a capture, and never the same mutable state:
@@ -164,7 +171,7 @@ extension PipeWireMicrophone {
     /// (`PW_STREAM_FLAG_RT_PROCESS`) and reaches the stream only through `processGate`, which teardown
     /// empties before it disconnects the stream (so no `process` runs past that point). What the two
     /// threads share crosses in `buffer` (the samples, and `streamGeneration`: a new stream), `linked`
-    /// (atomic) and `status` (the counters). `playing`, `resampler`, `estimator`, `streamSeen`,
+    /// (atomic) and `status` (the counters). `loop`, `resampler`, `origin`, `streamSeen`,
     /// `arrivalRatio`, `sinceArrivalCheck`, `scratch` and `silentSinceUnderrun` belong to the clock's
     /// thread alone. After `shutdown` has joined the connect thread, the clock's thread (its loop over)
     /// tears the rest down.
@@ -199,16 +206,17 @@ extension PipeWireMicrophone {
         private let hook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
         private let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
         private var nextAttempt: UInt64 = 0
-        /// The clock thread's: whether captured audio plays (the jitter buffer was full enough), the
-        /// resampler and its clock estimate, a buffer to move samples in, and whether the silence now
-        /// follows an underrun.
-        var playing = false
+        /// The clock thread's: what it decides per block (whether captured audio plays, the last
+        /// resort, the clock estimate), the resampler, a buffer to move samples in, and whether the
+        /// silence now follows an underrun.
+        var loop = JitterBufferLoop()
         var resampler: AdaptiveResampler
-        var estimator = ClockRatioEstimator()
-        /// The `Buffer.streamGeneration` the estimator was started for.
+        /// The `Buffer.streamGeneration` the clock's loop was started for.
         var streamSeen: UInt64 = 0
         var scratch: [Float] = []
         var sinceArrivalCheck = 0
+        /// When the clock's sample 0 is due (on `clock`), from `begin`.
+        var origin: UInt64 = 0
         /// The source's clock ratio from its arrivals (`ArrivalClock`), a diagnostic.
         var arrivalRatio: Double?
         var silentSinceUnderrun = false
@@ -256,8 +264,8 @@ extension PipeWireMicrophone {
         func stop() { worker.stop() }
 
         private func run(origin: UInt64) {
-            audioClock.run(origin: origin, stop: { worker.isStopRequested }, begin: begin, fill: fill, stalled: stalled,
-                           deliver: deliver)
+            audioClock.run(origin: origin, stop: { worker.isStopRequested }, begin: { begin(first: $0, origin: origin) }, fill: fill,
+                           stalled: stalled, deliver: deliver)
             shutdown()
         }
 
@@ -549,8 +557,10 @@ extension PipeWireMicrophone {
             lastChunk.withLock { $0 = (Int(chunk.size), Int(datas[0].maxsize), Int(chunk.offset), Int(spaBuffer.pointee.n_datas)) }
             guard count > 0 else { return }
             let samples = UnsafeBufferPointer(start: (base + offset).assumingMemoryBound(to: Float.self), count: count)
-            let arrival = Double(clock.now()) / 1e9, frames = count / max(1, format.channels), rate = Double(format.sampleRate)
+            let now = clock.now(), arrival = Double(now) / 1e9, frames = count / max(1, format.channels), rate = Double(format.sampleRate)
             buffer.withLock {
+                $0.lastArrival = now
+                $0.lastQuantum = frames
                 $0.arrivals.arrived(frames: frames, at: arrival, rate: rate)
                 let dropped = $0.ring.write(samples)
                 $0.discarded += Int64(dropped)

@@ -158,7 +158,9 @@ extension StudioServer {
                 name: input.name, source: input.source.description, node: capture?.node, identity: input.identity,
                 displayName: input.displayName, state: input.present ? (capture?.streamState ?? "playing") : "lost", camera: camera,
                 gainDB: setting.gainDB == -.infinity ? nil : setting.gainDB, muted: setting.muted, pan: AudioReply.PanView(setting.pan),
-                delayMS: setting.delayMS, follow: setting.follow, fadeMS: setting.fadeMS, levels: LevelsReply(levels))
+                delayMS: setting.delayMS, follow: setting.follow, fadeMS: setting.fadeMS, levels: LevelsReply(levels),
+                latencyMS: audio.latency(of: capture).map { ($0 * 10_000).rounded() / 10 },
+                clockPPM: capture.flatMap { $0.node == nil ? nil : ($0.estimatedPPM * 10).rounded() / 10 })
         }
         let master = audio.master
         let loudness = meters.loudness
@@ -207,9 +209,17 @@ public struct AudioReply: Codable, Sendable {
         public var fadeMS: Double
         /// After its fader, pan, mute and follow.
         public var levels: LevelsReply
+        /// Milliseconds from capture to the encoder's input now: the input's jitter buffer (its level and
+        /// the resampler's half filter), the clock's block and the mixer's lag; null while it does not
+        /// play (a tone has no buffer: the block and the lag).
+        @Nullable public var latencyMS: Double?
+        /// The input's clock against the program's, as the resampling follows it (ppm; null for a tone).
+        @Nullable public var clockPPM: Double?
 
         enum CodingKeys: String, CodingKey {
             case name, source, node, identity, state, camera, muted, pan, follow, levels
+            case latencyMS = "latency_ms"
+            case clockPPM = "clock_ppm"
             case displayName = "display_name"
             case gainDB = "gain_db"
             case delayMS = "delay_ms"

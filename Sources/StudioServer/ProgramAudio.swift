@@ -149,6 +149,15 @@ final class ProgramAudio: Sendable {
         return Dictionary(uniqueKeysWithValues: inputs.compactMap { input in input.slot < all.count ? (input.name, all[input.slot]) : nil })
     }
 
+    /// Seconds from an input's capture to the encoder's input now (see `AudioReply.InputView.latencyMS`):
+    /// its buffer, the clock's block and the mixer's `lag`; nil while a captured input does not play.
+    func latency(of status: AudioInputSet.Status?) -> Double? {
+        let fixed = set.chunkDuration + Self.lag
+        guard let status else { return fixed }
+        guard status.state == "playing" else { return nil }
+        return (status.node == nil ? 0 : status.bufferSeconds) + fixed
+    }
+
     /// The newest sample the clock delivered (the program's audio "now").
     var now: Int64 { stage.heard.load(ordering: .relaxed) }
 

@@ -70,7 +70,7 @@ import TestSupport
                 buffered += quantum
                 nextQuantum += 1
             }
-            let (step, excess) = estimator.update(fill: buffered, target: target, elapsed: 0.01, rate: rate)
+            let (step, excess) = estimator.update(fill: buffered, frames: 480, target: target, quantum: Int(quantum), rate: rate)
             buffered -= 480 * step + Double(excess)
             if buffered < 0 { underruns += 1 }
             fills.append(estimator.fill ?? 0)
@@ -122,7 +122,7 @@ import TestSupport
             if block % 1500 == 1000 { estimator.restart() }    // an underrun: the capture starts over
             if block % 1500 == 1060 { buffered += 0.015 * rate } // the catch-up burst after the alignment
             buffered -= Double(estimator.burst(target: target, rate: rate))
-            let (step, excess) = estimator.update(fill: buffered, target: target, elapsed: 0.01, rate: rate)
+            let (step, excess) = estimator.update(fill: buffered, frames: 480, target: target, quantum: Int(quantum), rate: rate)
             buffered -= 480 * step + Double(excess)
         }
         #expect(abs(estimator.estimatedPPM - ppm) < 50, "estimated \(estimator.estimatedPPM) ppm for \(ppm)")

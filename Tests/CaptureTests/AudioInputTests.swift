@@ -276,10 +276,14 @@ extension PipeWireDaemonTests {
             print("AudioInputDriftTests: input \(index): estimated \(after.estimatedPPM) ppm (truth \(truth)), discarded "
                   + "\(after.framesDiscarded - before.framesDiscarded), inserted \(after.framesInserted - before.framesInserted) after settling; "
                   + "this thread overslept by up to \(latest / 1_000_000) ms, load average \(load)")
-            // What issue 13 asks and the loop does not yet do on every machine (under load the sources and
-            // the capture starve and the last resort runs: docs/benchmarks.md). The checks run every time
-            // and their failures are reported as a known issue, not hidden, until the loop is fixed.
-            withKnownIssue("issue 13: the drift loop does not yet hold a 300 ppm microphone without the last resort on a busy machine",
+            // What issue 13 asks. The loop now holds against a late clock thread and late quanta
+            // (JitterBufferLoopTests); what it cannot hold is a machine so loaded (a load of 15-19 on 2
+            // cores: the suite beside other builds) that the virtual microphones themselves, ordinary
+            // processes pacing their graph from a 2 ms timer, stall for 100 ms and more every few
+            // seconds: the buffer runs dry (the last resort), the target grows to its 125 ms bound and the
+            // integral, resting after each restart, never runs. The checks run every time and their
+            // failures are reported as a known issue, not hidden (docs/audio.md, docs/benchmarks.md).
+            withKnownIssue("issue 13: on a machine loaded enough to starve the virtual microphones, their underruns need the last resort",
                            isIntermittent: true) {
                 #expect(abs(after.estimatedPPM - truth) < 50, "input \(index): estimated \(after.estimatedPPM) ppm, truth \(truth)")
                 #expect(after.framesDiscarded == before.framesDiscarded && after.framesInserted == before.framesInserted
