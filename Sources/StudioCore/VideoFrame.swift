@@ -79,6 +79,9 @@ public struct VideoFrame: Sendable {
     public var captureTime: UInt64
     /// Counts frames from one producer; gaps mean the producer dropped some.
     public var sequence: UInt64
+    /// A program frame's way so far (set by the program thread on the frame it delivers; the encoder
+    /// carries it on to the frame's packet): nil for a camera's frames.
+    public var times: FrameTimes?
 
     public init(format: PixelFormat, width: Int, height: Int, planes: [PlaneLayout], storage: FrameStorage,
                 captureTime: UInt64, sequence: UInt64) {

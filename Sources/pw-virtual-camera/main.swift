@@ -3,7 +3,7 @@
 // after scaling and H.264) and a running timecode (the frame counter), at a fixed size and rate.
 //
 //   pw-virtual-camera --node NODE_NAME --camera cam2 [--size 640x480] [--rate 30] [--format i420|nv12|yuy2|mjpeg]
-//                     [--description TEXT] [--flash 1] [--corrupt-every N]
+//                     [--description TEXT] [--flash 1] [--corrupt-every N] [--stamp 1]
 //   pw-virtual-camera --node NODE_NAME --beep 1
 //   pw-virtual-camera --mic NODE_NAME [--tone 440] [--ppm 300]
 //   pw-virtual-camera --mic-stream NODE_NAME [--tone 440]
@@ -17,6 +17,8 @@
 // --format mjpeg: the node offers only MJPEG (like many USB webcams at 720p and above); each picture is
 // encoded with libavcodec's MJPEG encoder. --corrupt-every N (mjpeg): every Nth frame (frames N-1,
 // 2N-1...) is sent cut to a third of its bytes, as a USB transfer that lost its tail.
+// --stamp 1: each picture carries the CLOCK_MONOTONIC time it is sent at as a `CaptureStamp` bar code
+// (drawn when the frame is due, just before it is handed to the stream), for latency measurements.
 //
 // It connects to PIPEWIRE_REMOTE (or pipewire-0 in XDG_RUNTIME_DIR), prints `ready` once its node is
 // streaming-capable, and runs until it is killed. The stream is its own driver: a thread renders frame
@@ -46,7 +48,7 @@ var options: [String: String] = ["--size": "640x480", "--rate": "30", "--format"
 var argumentList = Array(CommandLine.arguments.dropFirst())
 while !argumentList.isEmpty {
     let key = argumentList.removeFirst()
-    guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2|mjpeg] [--corrupt-every N] [--object-path PATH]") }
+    guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2|mjpeg] [--corrupt-every N] [--stamp 1] [--object-path PATH]") }
     options[key] = argumentList.removeFirst()
 }
 if let nodeName = options["--node"], options["--beep"] != nil { Beeper.run(nodeName: nodeName, signal: .beeps) }
@@ -57,6 +59,7 @@ if let nodeName = options["--mic"] ?? options["--mic-stream"] {
 }
 guard let nodeName = options["--node"], let cameraName = options["--camera"] else { fail("--node and --camera are required") }
 let flash = options["--flash"] != nil
+let stamp = options["--stamp"] != nil
 let sizeParts = options["--size"]!.split(separator: "x").compactMap { Int($0) }
 guard sizeParts.count == 2, sizeParts[0] >= 16, sizeParts[1] >= 16, sizeParts[0] % 2 == 0, sizeParts[1] % 2 == 0 else { fail("bad --size") }
 guard let rateValue = Int32(options["--rate"]!), (1...120).contains(rateValue) else { fail("bad --rate") }
@@ -260,6 +263,7 @@ let renderFormat = CameraFormat(pixelFormat: wire == .nv12 ? .nv12 : .i420, widt
 TestPatternCamera.renderFrames(of: CameraID(cameraName), format: renderFormat, count: Int.max) { frame in
     let tick = Int64(frame.sequence)
     MonotonicClock.sleep(until: grid.time(ofFrame: tick))
+    if stamp { CaptureStamp.draw(MonotonicClock.now(), into: frame) }
     let isFlash = flash && framesPerSecond > 0 && UInt64(tick) % framesPerSecond == 0
     if let encoder {
         guard var jpeg = encoder.encode(frame, white: isFlash) else { fail("the MJPEG encoder failed") }
