@@ -57,11 +57,18 @@ measure() {
   shift 2
   "$@" >"$work/$name.out" 2>&1 &
   local pid=$!
-  sleep 3
+  sleep 2
+  # GStreamer's pipewiresrc waits for a session manager to link it (the private daemon has none):
+  # link the camera to it by hand, as WirePlumber would. studio links its own streams.
+  case $name in gstreamer)
+    for _ in $(seq 50); do pw-link -i | grep -q '^gst-launch' && break; sleep 0.1; done
+    pw-link "$(pw-link -o | grep '^vcam-latency:' | head -n 1)" "$(pw-link -i | grep '^gst-launch' | head -n 1)" ;;
+  esac
+  sleep 1
   local c0 w0 c1 w1 line
   c0=$(cpu_ticks "$pid"); w0=$(date +%s.%N)
   line=$("$binpath/latency-probe" "$url/$stream" --seconds "$seconds" --warmup 2 --label "$name" \
-           --samples "bench-results/latency-$name-samples.txt" 2>"$work/$name.probe.err" || true)
+           --samples "bench-results/latency-$name-$(date +%H%M%S)-samples.txt" 2>"$work/$name.probe.err" || true)
   c1=$(cpu_ticks "$pid"); w1=$(date +%s.%N)
   # studio's own budget by stage (status: outputs[].latency_ms), kept for the table.
   case $name in studio) "$binpath/studio" status --json --socket "$work/studio.sock" >"$work/status-$name-$(date +%s%N).json" 2>/dev/null || true ;; esac
@@ -96,11 +103,11 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 results=()
 for round in $(seq "$rounds"); do
   results+=("$(measure "studio" studio "$binpath/studio" serve --backends pipewire --audio tone --rtmp "$url/studio" \
-      --program 1280x720@30 --preset veryfast --bitrate 4500k --no-iso --db "$work/bench-$round.db" --socket "$work/studio.sock")")
+      --program 1280x720@30 --preset veryfast --bitrate 4500k --no-iso --no-http --db "$work/bench-$round.db" --socket "$work/studio.sock")")
   results+=("$(measure "gstreamer" gstreamer gst_job)")
   if [ -n "${STUDIO_BASELINE:-}" ]; then
     results+=("$(measure "studio-baseline" baseline "$STUDIO_BASELINE" serve --backends pipewire --audio tone --rtmp "$url/baseline" \
-        --program 1280x720@30 --preset veryfast --bitrate 4500k --no-iso --db "$work/baseline-$round.db" --socket "$work/studio.sock")")
+        --program 1280x720@30 --preset veryfast --bitrate 4500k --no-iso --no-http --db "$work/baseline-$round.db" --socket "$work/studio.sock")")
   fi
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -111,6 +118,9 @@ seconds, rounds, load_before, load_after, work, *rows = sys.argv[1:]
 by = {}
 for row in rows:
     name, *values = row.split()
+    if values[2] in ("0", "nan"):
+        print(f"{name}: a run measured nothing (see the messages above)")
+        continue
     by.setdefault(name, []).append([float(v) for v in values])
 cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 print(f"\n### Capture-to-wire latency, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC — {seconds} s per run, {rounds} round(s), "

@@ -7,8 +7,8 @@
 //
 //   latency-probe URL [--seconds 20] [--warmup 3] [--label NAME] [--samples FILE]
 //
-// Frames in the first --warmup seconds after the first stamped frame are not counted (the stream's
-// start: probing, the first GOP). --samples writes "stamp_ns wire_ms decoded_ms" per frame.
+// Frames captured before --warmup seconds after the stream was probed are not counted (those read while
+// probing arrive late by the probing). --samples writes "stamp_ns wire_ms decoded_ms" per frame.
 import CFFmpeg
 import Capture
 import Foundation
@@ -36,7 +36,7 @@ av_dict_set(&openOptions, "rw_timeout", "15000000", 0)
 if avformat_open_input(&context, url, nil, &openOptions) < 0 { fail("cannot open \(url)") }
 av_dict_free(&openOptions)
 guard let context else { fail("no context") }
-context.pointee.max_analyze_duration = 500_000
+context.pointee.max_analyze_duration = 5_000_000
 if avformat_find_stream_info(context, nil) < 0 { fail("no stream info in \(url)") }
 let videoIndex = av_find_best_stream(context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
 guard videoIndex >= 0, let stream = context.pointee.streams[Int(videoIndex)] else { fail("no video stream in \(url)") }
@@ -50,8 +50,9 @@ if avcodec_open2(decoder, codec, nil) < 0 { fail("cannot open the decoder") }
 guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else { fail("out of memory") }
 
 var wire: [Double] = [], decoded: [Double] = [], samples = ""
-var misread = 0, firstStamp: UInt64?
-let start = MonotonicClock.now(), end = start + UInt64(seconds * 1e9)
+var misread = 0
+// Frames captured before this were buffered while the stream was probed: their arrival is not theirs.
+let start = MonotonicClock.now(), end = start + UInt64(seconds * 1e9), measuringFrom = start + UInt64(warmup * 1e9)
 while MonotonicClock.now() < end {
     guard av_read_frame(context, packet) >= 0 else { break }
     let arrival = MonotonicClock.now()
@@ -67,8 +68,7 @@ while MonotonicClock.now() < end {
             misread += 1
             continue
         }
-        if firstStamp == nil { firstStamp = stamp }
-        guard stamp >= firstStamp! + UInt64(warmup * 1e9) else { continue }
+        guard stamp >= measuringFrom else { continue }
         let wireMs = Double(arrival - stamp) / 1e6, decodedMs = Double(done - stamp) / 1e6
         wire.append(wireMs)
         decoded.append(decodedMs)

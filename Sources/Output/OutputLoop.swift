@@ -54,6 +54,9 @@ struct OutputLoop {
     /// The program frames' stage durations over the last packets written (`FrameTimes`), summarised into
     /// the statistics with the bit rate, once a second.
     var budget = LatencyBudget()
+    /// The program clock's origin (CLOCK_MONOTONIC ns of program time 0), learnt from a video packet's
+    /// `FrameTimes` (due - pts): an audio packet's program time on the clock, for its `audio_to_wire`.
+    var programOrigin: UInt64?
 
     init(output: MediaOutput) {
         self.output = output
@@ -290,7 +293,12 @@ struct OutputLoop {
             }
             let bytes = destination.bytesWritten
             let written = MonotonicClock.now()
-            if let times = packet.times { budget.record(times, writeStart: writeStart, written: written) }
+            if let times = packet.times {
+                budget.record(times, writeStart: writeStart, written: written)
+                programOrigin = times.due &- UInt64(max(0, packet.pts.microseconds)) * 1000
+            } else if packet.kind == .audio, let origin = programOrigin {
+                budget.recordAudio(due: origin &+ UInt64(max(0, packet.pts.microseconds)) * 1000, written: written)
+            }
             let rate = measureRate(bytes: bytes, now: written)
             let latency = rate == nil ? nil : budget.summary()
             output.update {

@@ -46,6 +46,9 @@ public enum LatencyStage: String, CaseIterable, Sendable, Codable {
     case write
     /// From the tick's due time to the packet written: all of the above but `captureToTick`.
     case tickToWire = "tick_to_wire"
+    /// The program audio's way: from an audio packet's program time on the clock to written (the mixer's
+    /// lag, the AAC encoder, the queues and the write). A player in sync waits for the later of the two.
+    case audioToWire = "audio_to_wire"
 
     /// This stage's duration in a frame's record, ns; nil when a time it needs is unknown.
     func duration(_ t: FrameTimes, writeStart: UInt64, written: UInt64) -> UInt64? {
@@ -59,6 +62,7 @@ public enum LatencyStage: String, CaseIterable, Sendable, Codable {
         case .outputQueue: return span(t.encodeEnd, writeStart)
         case .write: return span(writeStart, written)
         case .tickToWire: return span(t.due, written)
+        case .audioToWire: return nil
         }
     }
 }
@@ -73,34 +77,48 @@ public struct LatencyQuantiles: Sendable, Equatable, Codable {
     }
 }
 
-/// The last `window` frames' stage durations, kept by the one thread that writes the packets (an
+/// The last `window` durations of each stage, kept by the one thread that writes the packets (an
 /// output's), summarised on demand. Fixed memory: a ring per stage.
 public struct LatencyBudget: Sendable {
     public let window: Int
-    private var rings: [[UInt64]]
-    private var next = 0
-    private var count = 0
+    private var rings: [Ring]
+
+    struct Ring: Sendable {
+        var values: [UInt64]
+        var next = 0
+        var count = 0
+        mutating func append(_ value: UInt64) {
+            values[next] = value
+            next = (next + 1) % values.count
+            count = min(count + 1, values.count)
+        }
+    }
 
     public init(window: Int = 300) {
         self.window = max(1, window)
-        rings = Array(repeating: Array(repeating: UInt64.max, count: max(1, window)), count: LatencyStage.allCases.count)
+        rings = Array(repeating: Ring(values: Array(repeating: 0, count: max(1, window))), count: LatencyStage.allCases.count)
     }
 
-    /// Records one frame whose packet was handed to the muxer at `writeStart` and written at `written`.
+    /// Records one program video frame whose packet was handed to the muxer at `writeStart` and written
+    /// at `written` (each stage its frame knew).
     public mutating func record(_ times: FrameTimes, writeStart: UInt64, written: UInt64) {
         for (index, stage) in LatencyStage.allCases.enumerated() {
-            rings[index][next] = stage.duration(times, writeStart: writeStart, written: written) ?? .max
+            if let duration = stage.duration(times, writeStart: writeStart, written: written) { rings[index].append(duration) }
         }
-        next = (next + 1) % window
-        count = min(count + 1, window)
     }
 
-    /// p50 and p95 of each stage over the recorded frames that knew it (a stage no frame knew is left out).
+    /// Records one audio packet written at `written` whose program time falls at `due` on the clock.
+    public mutating func recordAudio(due: UInt64, written: UInt64) {
+        rings[LatencyStage.allCases.firstIndex(of: .audioToWire)!].append(written > due ? written - due : 0)
+    }
+
+    /// p50 and p95 of each stage over its recorded values (a stage never recorded is left out).
     public func summary() -> [LatencyStage: LatencyQuantiles] {
         var result: [LatencyStage: LatencyQuantiles] = [:]
         for (index, stage) in LatencyStage.allCases.enumerated() {
-            let known = rings[index].prefix(count).filter { $0 != .max }.sorted()
-            guard !known.isEmpty else { continue }
+            let ring = rings[index]
+            guard ring.count > 0 else { continue }
+            let known = ring.values.prefix(ring.count).sorted()
             func at(_ p: Double) -> Double { Double(known[Int((Double(known.count - 1) * p).rounded())]) / 1e6 }
             result[stage] = LatencyQuantiles(p50: at(0.5), p95: at(0.95))
         }
