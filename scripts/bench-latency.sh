@@ -150,7 +150,7 @@ if budgets:
     print("\nstudio's budget by stage (`studio status`: outputs[].latency_ms over the last 300 frames at the end of each run; median over runs):\n")
     print("| stage | p50 ms | p95 ms |")
     print("|---|---|---|")
-    for stage in ["capture_to_tick", "tick_wake", "compose", "encode_queue", "encode", "output_queue", "write", "tick_to_wire"]:
+    for stage in ["capture_to_tick", "tick_wake", "compose", "encode_queue", "encode", "output_queue", "write", "tick_to_wire", "audio_to_wire"]:
         known = [b[stage] for b in budgets if stage in b]
         if known:
             print(f"| {stage} | {statistics.median(k['p50'] for k in known):.1f} | {statistics.median(k['p95'] for k in known):.1f} |")
