@@ -62,7 +62,7 @@ public enum Metrics {
         text.gauge("studio_output_sent_bits_per_second", "What an output wrote per second over the last second or two (0 while not connected).",
                    perOutput(\.bitsPerSecond))
         text.gauge("studio_output_latency_seconds",
-                   "The program video's latency by stage over the last frames written (quantile 0.5 and 0.95; see docs/latency.md).",
+                   "The program's latency by stage over the last packets written (quantile 0.5 and 0.95; see docs/latency.md).",
                    outputs.flatMap { output in
                        LatencyStage.allCases.flatMap { stage -> [([String: String], Double)] in
                            guard let q = output.latency[stage.rawValue] else { return [] }
