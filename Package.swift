@@ -103,6 +103,8 @@ let package = Package(
                           path: "Benchmarks/tile-bench"),
         // Benchmark tool: the mixer (8 inputs, meters, R128) per second of audio, and the same inputs as WAV for ffmpeg's amix + ebur128.
         .executableTarget(name: "mixer-bench", dependencies: ["BenchmarkSupport", "Mixer", "TestSupport", "StudioCore"], path: "Benchmarks/mixer-bench"),
+        // Benchmark tool: plays a live stream, reads each picture's `CaptureStamp` and reports capture-to-wire latency.
+        .executableTarget(name: "latency-probe", dependencies: ["Capture", "CFFmpeg", "StudioSystem"], path: "Benchmarks/latency-probe"),
         // What the benchmark tools share: writing frames as Y4M for the ffmpeg CLI, CPU time.
         .target(name: "BenchmarkSupport", dependencies: ["StudioCore"], path: "Benchmarks/BenchmarkSupport"),
 

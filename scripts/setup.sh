@@ -45,6 +45,10 @@ packages=(
   # test: the exported OpenTimelineIO files are loaded with the real `opentimelineio` (PyPI), installed
   # below into a venv of its own (Debian's python3 refuses pip installs into the system: PEP 668)
   python3-venv
+  # benchmark: the GStreamer peer of the program job (scripts/bench-latency.sh): gst-launch-1.0,
+  # x264enc (ugly), flvmux/rtmpsink/voaacenc (good/bad), avenc_aac (libav), pipewiresrc (pipewire)
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
+  gstreamer1.0-plugins-ugly gstreamer1.0-libav gstreamer1.0-pipewire
 )
 
 missing=()

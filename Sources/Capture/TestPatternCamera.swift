@@ -21,11 +21,14 @@ public final class TestPatternCamera: Camera {
     public let format: CameraFormat
     private let core: Core
 
-    /// - Parameter clock: paces the frames and stamps their capture time (tests pass a `ManualClock`).
+    /// - Parameters:
+    ///   - clock: paces the frames and stamps their capture time (tests pass a `ManualClock`).
+    ///   - stampsCaptureTime: draw each frame's capture time into it as a `CaptureStamp` bar code (for
+    ///     measuring latency at a receiver).
     /// - Throws: `CaptureError` unless the format is I420 or NV12 with an even size of at least 16x16 and
     ///   a frame rate between 1 and 240.
     public init(id: CameraID, format: CameraFormat = TestPatternCamera.defaultFormat, identity: String? = nil,
-                displayName: String? = nil, clock: any Clock = .monotonic) throws(CaptureError) {
+                displayName: String? = nil, clock: any Clock = .monotonic, stampsCaptureTime: Bool = false) throws(CaptureError) {
         guard format.pixelFormat == .i420 || format.pixelFormat == .nv12 else {
             throw CaptureError(camera: id, message: "test pattern renders i420 or nv12, not \(format.pixelFormat.rawValue)")
         }
@@ -41,7 +44,7 @@ public final class TestPatternCamera: Camera {
         self.format = format
         self.identity = identity ?? "test-pattern:\(id.name)"
         self.displayName = displayName ?? "Test pattern \(id.name)"
-        core = Core(id: id, format: format, frames: frames, clock: clock)
+        core = Core(id: id, format: format, frames: frames, clock: clock, stampsCaptureTime: stampsCaptureTime)
     }
 
     deinit { core.requestStop() }
@@ -75,11 +78,13 @@ extension TestPatternCamera {
         let format: CameraFormat
         let frames: LatestValue<VideoFrame>
         let clock: any Clock
+        let stampsCaptureTime: Bool
         private let shared = Mutex(Snapshot())
         private let worker = WorkerThread()
 
-        init(id: CameraID, format: CameraFormat, frames: LatestValue<VideoFrame>, clock: any Clock) {
+        init(id: CameraID, format: CameraFormat, frames: LatestValue<VideoFrame>, clock: any Clock, stampsCaptureTime: Bool) {
             self.id = id
+            self.stampsCaptureTime = stampsCaptureTime
             self.format = format
             self.frames = frames
             self.clock = clock
@@ -110,7 +115,7 @@ extension TestPatternCamera {
         private var stopping: Bool { worker.isStopRequested }
 
         private func run() {
-            let picture = TestPatternPicture(camera: id, format: format)
+            let picture = TestPatternPicture(camera: id, format: format, stampsCaptureTime: stampsCaptureTime)
             let grid = FrameGrid(origin: clock.now(), rate: format.frameRate)
             var tick: Int64 = 0
             while !stopping {

@@ -76,6 +76,8 @@ final class TestPatternPicture {
     private let timecodeOrigin: (x: Int, y: Int)
     private let timecodeScale: Int
     private let timecodeRows: Range<Int>
+    /// Draw the capture time as a `CaptureStamp` bar code (at the bottom of the colour bars).
+    private let stampsCaptureTime: Bool
 
     static let barColors: [YUVColor] = [
         YUVColor(red: 191, green: 191, blue: 191), YUVColor(red: 191, green: 191, blue: 0),
@@ -87,8 +89,9 @@ final class TestPatternPicture {
     static let boxColor = YUVColor.white
     static let textColor = YUVColor.white
 
-    init(camera: CameraID, format: CameraFormat) {
+    init(camera: CameraID, format: CameraFormat, stampsCaptureTime: Bool = false) {
         self.format = format
+        self.stampsCaptureTime = stampsCaptureTime
         let w = format.width, h = format.height
         pool = FramePool(capacity: VideoFrame.byteCount(format: format.pixelFormat, width: w, height: h), limit: 8)
         let background = VideoFrame.allocate(format: format.pixelFormat, width: w, height: h)
@@ -139,6 +142,7 @@ final class TestPatternPicture {
         frame.fill(PixelRect(x: x, y: sweep.y, width: boxWidth, height: sweep.height), with: Self.boxColor)
         frame.drawText(TestPatternCamera.timecode(frame: tick, framesPerSecond: framesPerSecond),
                        x: timecodeOrigin.x, y: timecodeOrigin.y, scale: timecodeScale, color: Self.textColor)
+        if stampsCaptureTime { CaptureStamp.draw(captureTime, into: frame) }
         return frame
     }
 }

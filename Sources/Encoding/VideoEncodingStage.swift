@@ -193,7 +193,7 @@ private final class VideoStageLoop {
         let force = core.keyframeRequested.exchange(false, ordering: .acquiringAndReleasing)
         let started = MonotonicClock.now()
         do {
-            send(try current.encode(frame, pts: input.pts, forceKeyframe: force), started: started)
+            send(try current.encode(frame, pts: input.pts, forceKeyframe: force), started: started, times: frame.times)
             failing = false
         } catch {
             // One error event per run of failures; every failure is counted.
@@ -251,10 +251,16 @@ private final class VideoStageLoop {
         deliver(.format(description))
     }
 
-    private func send(_ packets: [EncodedPacket], started: UInt64, frames: Int = 1) {
+    /// `times`: the program frame's way so far, completed with the encode and carried on its packet.
+    private func send(_ packets: [EncodedPacket], started: UInt64, frames: Int = 1, times: FrameTimes? = nil) {
         core.record(packets: packets.count, milliseconds: milliseconds(since: started), frames: frames)
+        var times = times
+        times?.encodeStart = started
+        times?.encodeEnd = MonotonicClock.now()
         for var packet in packets {
             packet.generation = generation
+            // zerolatency: one packet per frame, the frame's own (a delayed one's record would mislead).
+            if packets.count == 1 { packet.times = times }
             deliver(.packet(packet))
         }
     }

@@ -177,7 +177,17 @@ final class Muxer {
         }
         interrupt.startOperation(seconds: ioTimeout)
         defer { interrupt.endOperation() }
-        try check("av_interleaved_write_frame", av_interleaved_write_frame(context, packet))
+        if isNetwork {
+            // Straight to the wire: libavformat's interleaver would hold each video packet until an audio
+            // packet with a later dts came, and the program audio runs `ProgramAudio.lag` (0.1 s) plus
+            // the AAC encoder behind the clock, so every frame waited for that (docs/latency.md). FLV needs
+            // no interleaving: each tag carries its own timestamp,
+            // each stream's dts still only grows (checked above), and players sync by timestamp.
+            try check("av_write_frame", av_write_frame(context, packet))
+        } else {
+            // Files keep the interleaver: Matroska clusters want their blocks in time order.
+            try check("av_interleaved_write_frame", av_interleaved_write_frame(context, packet))
+        }
         lastDts[index] = dts
         return true
     }

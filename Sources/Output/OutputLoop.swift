@@ -51,6 +51,12 @@ struct OutputLoop {
     var congestionSeen = 0
     /// The bit rate's window: since when (CLOCK_MONOTONIC ns) and the byte count then.
     var rateWindow: (start: UInt64, bytes: Int64)?
+    /// The program frames' stage durations over the last packets written (`FrameTimes`), summarised into
+    /// the statistics with the bit rate, once a second.
+    var budget = LatencyBudget()
+    /// The program clock's origin (CLOCK_MONOTONIC ns of program time 0), learnt from a video packet's
+    /// `FrameTimes` (due - pts): an audio packet's program time on the clock, for its `audio_to_wire`.
+    var programOrigin: UInt64?
 
     init(output: MediaOutput) {
         self.output = output
@@ -280,17 +286,27 @@ struct OutputLoop {
     mutating func write(_ packet: EncodedPacket, extradata: [UInt8]?) -> Bool {
         guard isOpen else { return false }
         do {
+            let writeStart = MonotonicClock.now()
             guard try destination.write(packet, newExtradata: extradata) else {
                 queue.countDrop(video: packet.kind == .video ? 1 : 0, audio: packet.kind == .audio ? 1 : 0)
                 return false
             }
             let bytes = destination.bytesWritten
-            let rate = measureRate(bytes: bytes, now: MonotonicClock.now())
+            let written = MonotonicClock.now()
+            if let times = packet.times {
+                budget.record(times, writeStart: writeStart, written: written)
+                programOrigin = times.due &- UInt64(max(0, packet.pts.microseconds)) * 1000
+            } else if packet.kind == .audio, let origin = programOrigin {
+                budget.recordAudio(due: origin &+ UInt64(max(0, packet.pts.microseconds)) * 1000, written: written)
+            }
+            let rate = measureRate(bytes: bytes, now: written)
+            let latency = rate == nil ? nil : budget.summary()
             output.update {
                 $0.packetsSent += 1
                 $0.bytesSent = bytes
                 $0.lastProgramMilliseconds = packet.pts.milliseconds
                 if let rate { $0.bitsPerSecond = rate }
+                if let latency { $0.latency = latency }
             }
             return true
         } catch {

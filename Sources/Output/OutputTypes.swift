@@ -99,6 +99,9 @@ public struct OutputStatistics: Sendable, Equatable {
     public var nextAttemptAt: UInt64?
     /// Bits per second written over the last second or two (0 while not connected).
     public var bitsPerSecond: Int = 0
+    /// The program video's latency budget over the last frames written (ms, by stage), updated once a
+    /// second; empty until known (and for packets without `FrameTimes`).
+    public var latency: [LatencyStage: LatencyQuantiles] = [:]
 
     public init(name: String, maskedURL: String) {
         self.name = name

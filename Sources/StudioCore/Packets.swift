@@ -58,6 +58,8 @@ public struct EncodedPacket: Sendable {
     public var isKeyframe: Bool
     /// The `StreamDescription.generation` this packet belongs to.
     public var generation: Int
+    /// A program video packet's way from the camera (see `FrameTimes`); nil for others.
+    public var times: FrameTimes?
 
     public init(kind: MediaKind, data: [UInt8], pts: MediaTime, dts: MediaTime, duration: MediaTime,
                 isKeyframe: Bool, generation: Int = 0) {

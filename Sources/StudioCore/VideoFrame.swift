@@ -82,6 +82,9 @@ public struct VideoFrame: Sendable {
     /// The source's full size divided by this gives the picture's size: 1 for a full-size picture, 2, 4
     /// or 8 for an MJPEG camera's reduced decode (`DecodeDemand.reduced`), which only the multiview takes.
     public var reduction = 1
+    /// A program frame's way so far (set by the program thread on the frame it delivers; the encoder
+    /// carries it on to the frame's packet): nil for a camera's frames.
+    public var times: FrameTimes?
 
     public init(format: PixelFormat, width: Int, height: Int, planes: [PlaneLayout], storage: FrameStorage,
                 captureTime: UInt64, sequence: UInt64) {

@@ -200,7 +200,8 @@ extension StudioServer {
                 name: s.name, url: s.maskedURL, state: s.state.rawValue, bytesSent: Int(s.bytesSent), packetsSent: s.packetsSent,
                 droppedVideo: s.droppedVideo, droppedAudio: s.droppedAudio, reconnects: s.reconnectCount,
                 reconnectAttempts: s.reconnectAttempts, lastError: s.lastError, bitsPerSecond: s.bitsPerSecond,
-                nextAttemptInSeconds: s.nextAttemptAt.map { Double(($0 > now ? $0 - now : 0) / 1_000_000) / 1000 })
+                nextAttemptInSeconds: s.nextAttemptAt.map { Double(($0 > now ? $0 - now : 0) / 1_000_000) / 1000 },
+                latency: Dictionary(uniqueKeysWithValues: s.latency.map { ($0.key.rawValue, $0.value) }))
         }
         let isoViews = cameras.isoRecorders.map { iso in
             let s = iso.statistics

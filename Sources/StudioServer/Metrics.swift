@@ -63,6 +63,15 @@ public enum Metrics {
                      perOutput(\.reconnectAttempts))
         text.gauge("studio_output_sent_bits_per_second", "What an output wrote per second over the last second or two (0 while not connected).",
                    perOutput(\.bitsPerSecond))
+        text.gauge("studio_output_latency_seconds",
+                   "The program's latency by stage over the last packets written (quantile 0.5 and 0.95; see docs/latency.md).",
+                   outputs.flatMap { output in
+                       LatencyStage.allCases.flatMap { stage -> [([String: String], Double)] in
+                           guard let q = output.latency[stage.rawValue] else { return [] }
+                           return [(["output": output.name, "stage": stage.rawValue, "quantile": "0.5"], q.p50 / 1000),
+                                   (["output": output.name, "stage": stage.rawValue, "quantile": "0.95"], q.p95 / 1000)]
+                       }
+                   })
         text.gauge("studio_output_up", "1 while an output is connected (or its file open), else 0.",
                    outputs.map { (["output": $0.name], $0.state == OutputState.connected.rawValue ? 1 : 0) })
         text.gauge("studio_output_state", "An output's state: 1 for the current one.",

@@ -245,9 +245,13 @@ public struct StatusReply: Codable, Sendable {
         public var bitsPerSecond: Int
         /// While waiting to try again after a failure: seconds until the next attempt; else nil.
         @Nullable public var nextAttemptInSeconds: Double?
+        /// The program video's latency budget over the last frames written: p50 and p95 in ms by
+        /// `LatencyStage` (empty until known).
+        public var latency: [String: LatencyQuantiles] = [:]
 
         enum CodingKeys: String, CodingKey {
             case name, url, state, reconnects
+            case latency = "latency_ms"
             case reconnectAttempts = "reconnect_attempts"
             case bitsPerSecond = "bits_per_second"
             case nextAttemptInSeconds = "next_attempt_in_s"

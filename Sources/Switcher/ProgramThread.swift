@@ -131,7 +131,9 @@ extension ProgramSwitcher.Core {
                                                 details: ["stage": "switcher", "error": error]))
             }
 
-            deliver(shown.frame, pts)
+            var delivered = shown.frame
+            delivered.times = FrameTimes(capture: delivered.captureTime, due: grid.time(ofFrame: tick), taken: now, composed: clock.now())
+            deliver(delivered, pts)
 
             meter.record(clock.now())
             let transitionIndex = mix.transition.map { _ in Int(tick - mix.transitionStart) }

@@ -4,6 +4,7 @@
 //
 //   pw-virtual-camera --node NODE_NAME --camera cam2 [--size 640x480] [--rate 30] [--format i420|nv12|yuy2|mjpeg]
 //                     [--description TEXT] [--flash 1] [--corrupt-every N] [--noise N] [--quality Q] [--log-frames PATH]
+//                     [--stamp 1]
 //   pw-virtual-camera --node NODE_NAME --beep 1 [--beep-offset-ms -40]
 //   pw-virtual-camera --mic NODE_NAME [--tone 440] [--ppm 300]
 //   pw-virtual-camera --mic-stream NODE_NAME [--tone 440]
@@ -23,6 +24,8 @@
 // JPEG sizes and encoder load as from a real camera. --quality Q (mjpeg): the JPEG encoder's qscale,
 // 1-31 (default 3; webcams send about 2-5, JPEG quality 80-90). --log-frames PATH (mjpeg): one line
 // per JPEG made, `SEQUENCE BYTES FNV1A64` (`SentFrameLog`), to check a recording holds these bytes.
+// --stamp 1: each picture carries the CLOCK_MONOTONIC time it is sent at as a `CaptureStamp` bar code
+// (drawn when the frame is due, just before it is handed to the stream), for latency measurements.
 //
 // It connects to PIPEWIRE_REMOTE (or pipewire-0 in XDG_RUNTIME_DIR), prints `ready` once its node is
 // streaming-capable, and runs until it is killed. The stream is its own driver: a thread renders frame
@@ -52,7 +55,7 @@ var options: [String: String] = ["--size": "640x480", "--rate": "30", "--format"
 var argumentList = Array(CommandLine.arguments.dropFirst())
 while !argumentList.isEmpty {
     let key = argumentList.removeFirst()
-    guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2|mjpeg] [--corrupt-every N] [--object-path PATH]") }
+    guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2|mjpeg] [--corrupt-every N] [--noise N] [--quality Q] [--log-frames PATH] [--stamp 1] [--object-path PATH]") }
     options[key] = argumentList.removeFirst()
 }
 if let nodeName = options["--node"], options["--beep"] != nil {
@@ -66,6 +69,7 @@ if let nodeName = options["--mic"] ?? options["--mic-stream"] {
 }
 guard let nodeName = options["--node"], let cameraName = options["--camera"] else { fail("--node and --camera are required") }
 let flash = options["--flash"] != nil
+let stamp = options["--stamp"] != nil
 let sizeParts = options["--size"]!.split(separator: "x").compactMap { Int($0) }
 guard sizeParts.count == 2, sizeParts[0] >= 16, sizeParts[1] >= 16, sizeParts[0] % 2 == 0, sizeParts[1] % 2 == 0 else { fail("bad --size") }
 guard let rateValue = Int32(options["--rate"]!), (1...120).contains(rateValue) else { fail("bad --rate") }
@@ -278,6 +282,7 @@ TestPatternCamera.renderFrames(of: CameraID(cameraName), format: renderFormat, c
     let frame = noiseAmplitude > 0 ? noise.noisy(pattern, pool: noisyPool) : pattern
     let tick = Int64(frame.sequence)
     MonotonicClock.sleep(until: grid.time(ofFrame: tick))
+    if stamp { CaptureStamp.draw(MonotonicClock.now(), into: frame) }
     let isFlash = flash && framesPerSecond > 0 && UInt64(tick) % framesPerSecond == 0
     if let encoder {
         guard var jpeg = encoder.encode(frame, white: isFlash) else { fail("the MJPEG encoder failed") }

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Benchmark (issue 15): capture-to-wire latency of the program over RTMP on loopback, and the same job
+# done by a GStreamer pipeline (the engine of Voctomix and most Linux switchers), in the same run.
+#
+# One PipeWire virtual camera (pw-virtual-camera --stamp 1: 1280x720@30 I420, each picture carrying the
+# CLOCK_MONOTONIC time it is sent at as a `CaptureStamp` bar code) feeds, in turn:
+#   studio:    studio serve --backends pipewire (the camera on program, 1280x720@30, x264 veryfast
+#              zerolatency 4500k, keyframe every 2 s, AAC 128k 1 kHz tone) -> rtmp://nginx/live/studio
+#   gstreamer: pipewiresrc -> x264enc (veryfast, zerolatency, 4500k, keyframe every 60 frames, no
+#              B-frames, VBV 1 s) + audiotestsrc 1 kHz -> avenc_aac 128k -> flvmux -> rtmpsink, the same nginx
+# Each run is played back from nginx by latency-probe (Benchmarks/latency-probe), which reads the stamp
+# of every decoded picture: wire latency = when the picture's packet arrived - when it was captured.
+# CPU (user + system, all threads) and peak RSS of the studio or gst-launch process over the same window.
+# Runs alternate (studio, gstreamer, studio, ...): the machine is shared, so compare within a run.
+#
+# Usage: scripts/bench-latency.sh [SECONDS per run, default 20] [ROUNDS, default 2]
+#        STUDIO_BASELINE=/path/to/an/older/studio scripts/bench-latency.sh ...: also runs that binary
+#        ("studio-baseline") in each round, for a before/after table from the same run.
+# Results: printed, and appended to bench-results/latency-latest.md (copy into docs/benchmarks.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"
+seconds=${1:-20}
+rounds=${2:-2}
+scripts/setup.sh
+for product in studio pw-virtual-camera latency-probe; do swift build -c release --product "$product" 2>&1 | tail -n 1; done
+binpath=$(swift build -c release --show-bin-path)
+
+work=$(mktemp -d /tmp/studio-bench-latency.XXXXXX)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+nginx_pid=$(scripts/nginx-rtmp.sh "$work/nginx" "$port")
+mkdir -m 700 "$work/run"
+export XDG_RUNTIME_DIR="$work/run" PIPEWIRE_REMOTE="$work/run/pipewire-0"
+pipewire -c "$PWD/deploy/pipewire-test.conf" >"$work/pipewire.log" 2>&1 &
+daemon_pid=$!
+camera_pid=""
+cleanup() {
+  [ -n "$camera_pid" ] && kill "$camera_pid" 2>/dev/null || true
+  kill "$daemon_pid" "$nginx_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+for _ in $(seq 50); do [ -S "$PIPEWIRE_REMOTE" ] && break; sleep 0.1; done
+for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+url="rtmp://127.0.0.1:$port/live"
+ticks=$(getconf CLK_TCK)
+"$binpath/pw-virtual-camera" --node vcam-latency --camera cam1 --size 1280x720 --rate 30 --format i420 --stamp 1 >"$work/vcam.log" 2>&1 &
+camera_pid=$!
+for _ in $(seq 100); do grep -q ready "$work/vcam.log" 2>/dev/null && break; sleep 0.1; done
+
+cpu_ticks() { [ -r "/proc/$1/stat" ] && awk '{print $14 + $15}' "/proc/$1/stat" || echo 0; }
+
+# measure NAME STREAM CMD...: starts CMD, plays rtmp://.../STREAM with latency-probe for SECONDS (after
+# a 3 s start-up), and prints "NAME cpu rss frames misread wire_p50 wire_p95 wire_min wire_max decoded_p50".
+measure() {
+  local name=$1 stream=$2
+  shift 2
+  "$@" >"$work/$name.out" 2>&1 &
+  local pid=$!
+  sleep 2
+  # GStreamer's pipewiresrc waits for a session manager to link it (the private daemon has none):
+  # link the camera to it by hand, as WirePlumber would. studio links its own streams.
+  case $name in gstreamer)
+    for _ in $(seq 50); do pw-link -i | grep -q '^gst-launch' && break; sleep 0.1; done
+    pw-link "$(pw-link -o | grep '^vcam-latency:' | head -n 1)" "$(pw-link -i | grep '^gst-launch' | head -n 1)" ;;
+  esac
+  sleep 1
+  local c0 w0 c1 w1 line
+  c0=$(cpu_ticks "$pid"); w0=$(date +%s.%N)
+  line=$("$binpath/latency-probe" "$url/$stream" --seconds "$seconds" --warmup 2 --label "$name" \
+           --samples "bench-results/latency-$name-$(date +%H%M%S)-samples.txt" 2>"$work/$name.probe.err" || true)
+  c1=$(cpu_ticks "$pid"); w1=$(date +%s.%N)
+  # studio's own budget by stage (status: outputs[].latency_ms), kept for the table.
+  case $name in studio) "$binpath/studio" status --json --socket "$work/studio.sock" >"$work/status-$name-$(date +%s%N).json" 2>/dev/null || true ;; esac
+  local rss; rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+  kill -INT "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  [ -n "$line" ] || { echo "$name: no latency measured; $(tail -n 3 "$work/$name.probe.err" "$work/$name.out")" >&2; line="latency $name frames=0"; }
+  python3 - "$name" "$c0" "$c1" "$w0" "$w1" "$rss" "$ticks" "$line" <<'PY'
+import sys
+name, c0, c1, w0, w1, rss, ticks, line = sys.argv[1:]
+cpu = (int(c1) - int(c0)) / int(ticks) / (float(w1) - float(w0))
+fields = dict(f.split("=") for f in line.split()[2:])
+keys = ["frames", "misread", "wire_p50", "wire_p95", "wire_min", "wire_max", "decoded_p50"]
+print(name, f"{cpu:.3f}", f"{int(rss or 0) / 1024:.1f}", *(fields.get(k, "nan") for k in keys))
+PY
+}
+
+gst_job() {
+  exec gst-launch-1.0 -q \
+    pipewiresrc target-object=vcam-latency do-timestamp=true ! video/x-raw,format=I420,width=1280,height=720,framerate=30/1 \
+    ! queue max-size-buffers=2 leaky=downstream \
+    ! x264enc speed-preset=veryfast tune=zerolatency bitrate=4500 vbv-buf-capacity=1000 key-int-max=60 bframes=0 \
+      option-string="scenecut=0:keyint_min=60" \
+    ! video/x-h264,profile=high ! h264parse ! queue ! flvmux name=mux streamable=true \
+    ! rtmpsink location="$url/gstreamer live=1" \
+    audiotestsrc is-live=true wave=sine freq=1000 volume=0.1 ! audio/x-raw,rate=48000,channels=2 ! audioconvert \
+    ! avenc_aac bitrate=128000 ! aacparse ! queue ! mux.
+}
+
+mkdir -p bench-results
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+results=()
+for round in $(seq "$rounds"); do
+  results+=("$(measure "studio" studio "$binpath/studio" serve --backends pipewire --audio tone --rtmp "$url/studio" \
+      --program 1280x720@30 --preset veryfast --bitrate 4500k --no-iso --no-http --db "$work/bench-$round.db" --socket "$work/studio.sock")")
+  results+=("$(measure "gstreamer" gstreamer gst_job)")
+  if [ -n "${STUDIO_BASELINE:-}" ]; then
+    results+=("$(measure "studio-baseline" baseline "$STUDIO_BASELINE" serve --backends pipewire --audio tone --rtmp "$url/baseline" \
+        --program 1280x720@30 --preset veryfast --bitrate 4500k --no-iso --no-http --db "$work/baseline-$round.db" --socket "$work/studio.sock")")
+  fi
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+python3 - "$seconds" "$rounds" "$load_before" "$load_after" "$work" "${results[@]}" <<'PY' | tee -a bench-results/latency-latest.md
+import sys, statistics, subprocess, datetime, glob, json
+seconds, rounds, load_before, load_after, work, *rows = sys.argv[1:]
+by = {}
+for row in rows:
+    name, *values = row.split()
+    if values[2] in ("0", "nan"):
+        print(f"{name}: a run measured nothing (see the messages above)")
+        continue
+    by.setdefault(name, []).append([float(v) for v in values])
+cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+print(f"\n### Capture-to-wire latency, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC — {seconds} s per run, {rounds} round(s), "
+      f"{cpu_model}, {subprocess.getoutput('nproc')} cores, load average {load_before} before, {load_after} after\n")
+print("| run | CPU s/s (median) | peak RSS MiB (max) | frames read (sum) | misread (sum) | wire p50 ms (median) | wire p95 ms (median) | wire min-max ms | decoded p50 ms |")
+print("|---|---|---|---|---|---|---|---|---|")
+for name, values in by.items():
+    med = lambda i: statistics.median(v[i] for v in values)
+    print(f"| {name} | {med(0):.3f} | {max(v[1] for v in values):.1f} | {int(sum(v[2] for v in values))} | {int(sum(v[3] for v in values))} "
+          f"| {med(4):.1f} | {med(5):.1f} | {min(v[6] for v in values):.1f}-{max(v[7] for v in values):.1f} | {med(8):.1f} |")
+if "studio" in by and "gstreamer" in by:
+    cpu = statistics.median(v[0] for v in by["studio"]) / statistics.median(v[0] for v in by["gstreamer"])
+    lat = statistics.median(v[4] for v in by["studio"]) / statistics.median(v[4] for v in by["gstreamer"])
+    print(f"\nCPU ratio studio/GStreamer: **{cpu:.2f}**; wire latency p50 ratio studio/GStreamer: **{lat:.2f}**")
+if "studio" in by and "studio-baseline" in by:
+    lat = statistics.median(v[4] for v in by["studio"]) / statistics.median(v[4] for v in by["studio-baseline"])
+    print(f"Wire latency p50 ratio studio/studio-baseline: **{lat:.2f}**")
+budgets = []
+for path in sorted(glob.glob(f"{work}/status-studio-*.json")):
+    try:
+        outputs = json.load(open(path)).get("outputs", [])
+    except ValueError:
+        continue
+    if outputs and outputs[0].get("latency_ms"):
+        budgets.append(outputs[0]["latency_ms"])
+if budgets:
+    print("\nstudio's budget by stage (`studio status`: outputs[].latency_ms over the last 300 frames at the end of each run; median over runs):\n")
+    print("| stage | p50 ms | p95 ms |")
+    print("|---|---|---|")
+    for stage in ["capture_to_tick", "tick_wake", "compose", "encode_queue", "encode", "output_queue", "write", "tick_to_wire", "audio_to_wire"]:
+        known = [b[stage] for b in budgets if stage in b]
+        if known:
+            print(f"| {stage} | {statistics.median(k['p50'] for k in known):.1f} | {statistics.median(k['p95'] for k in known):.1f} |")
+PY
