@@ -22,30 +22,11 @@ cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 seconds=${1:-20}
 rounds=${2:-2}
-scripts/setup.sh
-for product in studio pw-virtual-camera latency-probe; do swift build -c release --product "$product" 2>&1 | tail -n 1; done
-binpath=$(swift build -c release --show-bin-path)
-
-work=$(mktemp -d /tmp/studio-bench-latency.XXXXXX)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-nginx_pid=$(scripts/nginx-rtmp.sh "$work/nginx" "$port")
-mkdir -m 700 "$work/run"
-export XDG_RUNTIME_DIR="$work/run" PIPEWIRE_REMOTE="$work/run/pipewire-0"
-pipewire -c "$PWD/deploy/pipewire-test.conf" >"$work/pipewire.log" 2>&1 &
-daemon_pid=$!
-camera_pid=""
-cleanup() {
-  [ -n "$camera_pid" ] && kill "$camera_pid" 2>/dev/null || true
-  kill "$daemon_pid" "$nginx_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-for _ in $(seq 50); do [ -S "$PIPEWIRE_REMOTE" ] && break; sleep 0.1; done
-for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
-url="rtmp://127.0.0.1:$port/live"
-ticks=$(getconf CLK_TCK)
+source scripts/bench-rig.sh
+bench_build studio pw-virtual-camera latency-probe
+bench_rig latency
 "$binpath/pw-virtual-camera" --node vcam-latency --camera cam1 --size 1280x720 --rate 30 --format i420 --stamp 1 >"$work/vcam.log" 2>&1 &
-camera_pid=$!
+producer_pids+=($!)
 for _ in $(seq 100); do grep -q ready "$work/vcam.log" 2>/dev/null && break; sleep 0.1; done
 
 cpu_ticks() { [ -r "/proc/$1/stat" ] && awk '{print $14 + $15}' "/proc/$1/stat" || echo 0; }

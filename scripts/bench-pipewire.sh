@@ -16,30 +16,10 @@ cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 seconds=${1:-20}
 rounds=${2:-2}
-scripts/setup.sh
-swift build -c release --product studio 2>&1 | tail -n 1
-swift build -c release --product pw-virtual-camera 2>&1 | tail -n 1
-binpath=$(swift build -c release --show-bin-path)
+source scripts/bench-rig.sh
+bench_build studio pw-virtual-camera
 bin=$binpath/studio
-
-work=$(mktemp -d /tmp/studio-bench-pw.XXXXXX)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-nginx_pid=$(scripts/nginx-rtmp.sh "$work/nginx" "$port")
-mkdir -m 700 "$work/run"
-export XDG_RUNTIME_DIR="$work/run" PIPEWIRE_REMOTE="$work/run/pipewire-0"
-pipewire -c "$PWD/deploy/pipewire-test.conf" >"$work/pipewire.log" 2>&1 &
-daemon_pid=$!
-producer_pids=()
-cleanup() {
-  for p in "${producer_pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  kill "$daemon_pid" "$nginx_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-for _ in $(seq 50); do [ -S "$PIPEWIRE_REMOTE" ] && break; sleep 0.1; done
-for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
-url="rtmp://127.0.0.1:$port/live"
-ticks=$(getconf CLK_TCK)
+bench_rig pw
 formats=(i420 nv12 yuy2)
 for n in 1 2 3; do
   "$binpath/pw-virtual-camera" --node "vcam$n" --camera "cam$n" --size 640x480 --rate 30 --format "${formats[$((n - 1))]}" \

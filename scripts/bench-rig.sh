@@ -1,0 +1,40 @@
+# Sourced (not run) by the benchmark scripts that feed studio from PipeWire and push to nginx-rtmp:
+# the set-up they share, written once.
+#
+#   bench_build PRODUCT...  scripts/setup.sh, then a release build of each product; sets `binpath`.
+#   bench_rig NAME          a work directory (`work`, /tmp/studio-bench-NAME.XXXXXX), nginx-rtmp on a
+#                           free loopback port (`port`, `url`) and a private PipeWire daemon
+#                           (`daemon_pid`; XDG_RUNTIME_DIR and PIPEWIRE_REMOTE exported), both ready;
+#                           on exit every PID in `producer_pids`, the daemon and nginx are ended (only
+#                           what the script started) and the work directory removed.
+# Also sets `ticks` (clock ticks a second, for /proc CPU times).
+
+bench_build() {
+  scripts/setup.sh
+  local product
+  for product in "$@"; do swift build -c release --product "$product" 2>&1 | tail -n 1; done
+  binpath=$(swift build -c release --show-bin-path)
+}
+
+producer_pids=()
+bench_cleanup() {
+  local p
+  for p in "${producer_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  kill "$daemon_pid" "$nginx_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+
+bench_rig() {
+  work=$(mktemp -d "/tmp/studio-bench-$1.XXXXXX")
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  nginx_pid=$(scripts/nginx-rtmp.sh "$work/nginx" "$port")
+  mkdir -m 700 "$work/run"
+  export XDG_RUNTIME_DIR="$work/run" PIPEWIRE_REMOTE="$work/run/pipewire-0"
+  pipewire -c "$PWD/deploy/pipewire-test.conf" >"$work/pipewire.log" 2>&1 &
+  daemon_pid=$!
+  trap bench_cleanup EXIT
+  for _ in $(seq 50); do [ -S "$PIPEWIRE_REMOTE" ] && break; sleep 0.1; done
+  for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+  url="rtmp://127.0.0.1:$port/live"
+  ticks=$(getconf CLK_TCK)
+}
