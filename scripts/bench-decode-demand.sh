@@ -28,15 +28,6 @@ for n in 1 2 3 4; do
 done
 sleep 1
 
-cpu_ticks() { for p in "$@"; do [ -r "/proc/$p/stat" ] && echo "$p:$(awk '{print $14 + $15}' "/proc/$p/stat")"; done; }
-# thread_ticks PID: "comm:ticks" per thread of PID (comm without spaces).
-thread_ticks() {
-  for t in /proc/"$1"/task/*; do
-    [ -r "$t/stat" ] || continue
-    sed -E 's/^[0-9]+ \((.*)\) /\1\t/' "$t/stat" | awk -F'\t' '{ split($2, f, " "); gsub(/ /, "_", $1); print $1 ":" f[12] + f[13] }'
-  done
-}
-
 # measure NAME SECONDS ENV CMD...: studio's CPU s/s, its cap.* threads' CPU s/s, peak RSS, the producers' CPU s/s,
 # and the decode counters of `studio cameras --json` at the end.
 measure() {

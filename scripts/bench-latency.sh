@@ -29,7 +29,7 @@ bench_rig latency
 producer_pids+=($!)
 for _ in $(seq 100); do grep -q ready "$work/vcam.log" 2>/dev/null && break; sleep 0.1; done
 
-cpu_ticks() { [ -r "/proc/$1/stat" ] && awk '{print $14 + $15}' "/proc/$1/stat" || echo 0; }
+process_ticks() { [ -r "/proc/$1/stat" ] && awk '{print $14 + $15}' "/proc/$1/stat" || echo 0; }
 
 # measure NAME STREAM CMD...: starts CMD, plays rtmp://.../STREAM with latency-probe for SECONDS (after
 # a 3 s start-up), and prints "NAME cpu rss frames misread wire_p50 wire_p95 wire_min wire_max decoded_p50".
@@ -47,10 +47,10 @@ measure() {
   esac
   sleep 1
   local c0 w0 c1 w1 line
-  c0=$(cpu_ticks "$pid"); w0=$(date +%s.%N)
+  c0=$(process_ticks "$pid"); w0=$(date +%s.%N)
   line=$("$binpath/latency-probe" "$url/$stream" --seconds "$seconds" --warmup 2 --label "$name" \
            --samples "bench-results/latency-$name-$(date +%H%M%S)-samples.txt" 2>"$work/$name.probe.err" || true)
-  c1=$(cpu_ticks "$pid"); w1=$(date +%s.%N)
+  c1=$(process_ticks "$pid"); w1=$(date +%s.%N)
   # studio's own budget by stage (status: outputs[].latency_ms), kept for the table.
   case $name in studio) "$binpath/studio" status --json --socket "$work/studio.sock" >"$work/status-$name-$(date +%s%N).json" 2>/dev/null || true ;; esac
   local rss; rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)

@@ -28,15 +28,6 @@ for n in 1 2 3; do
 done
 sleep 1
 
-cpu_ticks() { for p in "$@"; do [ -r "/proc/$p/stat" ] && echo "$p:$(awk '{print $14 + $15}' "/proc/$p/stat")"; done; }
-# thread_ticks PID: "comm:ticks" per thread of PID (comm without spaces), summed by name.
-thread_ticks() {
-  for t in /proc/"$1"/task/*; do
-    [ -r "$t/stat" ] || continue
-    # The name is in parentheses; the times are fields 14 and 15 counted after it.
-    sed -E 's/^[0-9]+ \((.*)\) /\1\t/' "$t/stat" | awk -F'\t' '{ split($2, f, " "); gsub(/ /, "_", $1); print $1 ":" f[12] + f[13] }'
-  done
-}
 
 # measure NAME SECONDS CMD...: CPU s per s and peak RSS of CMD, plus the producers' and daemon's CPU,
 # plus studio's CPU in capture threads (pw.*, cap.*) and in encoder threads (x264, enc.*).

@@ -7,7 +7,9 @@
 #                           (`daemon_pid`; XDG_RUNTIME_DIR and PIPEWIRE_REMOTE exported), both ready;
 #                           on exit every PID in `producer_pids`, the daemon and nginx are ended (only
 #                           what the script started) and the work directory removed.
-# Also sets `ticks` (clock ticks a second, for /proc CPU times).
+# Also sets `ticks` (clock ticks a second, for /proc CPU times) and defines:
+#   cpu_ticks PID...        "pid:ticks" (user + system) per PID
+#   thread_ticks PID        "comm:ticks" per thread of PID
 
 bench_build() {
   scripts/setup.sh
@@ -37,4 +39,14 @@ bench_rig() {
   for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
   url="rtmp://127.0.0.1:$port/live"
   ticks=$(getconf CLK_TCK)
+}
+
+cpu_ticks() { for p in "$@"; do [ -r "/proc/$p/stat" ] && echo "$p:$(awk '{print $14 + $15}' "/proc/$p/stat")"; done; }
+# thread_ticks PID: "comm:ticks" per thread of PID (comm without spaces).
+thread_ticks() {
+  for t in /proc/"$1"/task/*; do
+    [ -r "$t/stat" ] || continue
+    # The name is in parentheses; the times are fields 14 and 15 counted after it.
+    sed -E 's/^[0-9]+ \((.*)\) /\1\t/' "$t/stat" | awk -F'\t' '{ split($2, f, " "); gsub(/ /, "_", $1); print $1 ":" f[12] + f[13] }'
+  done
 }
