@@ -39,20 +39,3 @@ public struct ToneAnalysis: Sendable {
         level = voiced > 0 ? (energy / Float(voiced)).squareRoot() : 0
     }
 }
-
-extension ToneAnalysis {
-    /// The amplitude of the `frequency` component of `samples` (Goertzel): a sine of peak A at exactly
-    /// that frequency gives about A; other frequencies give about 0 (over a whole number of periods).
-    public static func goertzel(_ samples: [Float], frequency: Double, sampleRate: Int = 48_000) -> Double {
-        guard !samples.isEmpty else { return 0 }
-        let coefficient = 2 * cos(2 * Double.pi * frequency / Double(sampleRate))
-        var previous = 0.0, beforePrevious = 0.0
-        for sample in samples {
-            let current = Double(sample) + coefficient * previous - beforePrevious
-            beforePrevious = previous
-            previous = current
-        }
-        let power = previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
-        return 2 * power.squareRoot() / Double(samples.count)
-    }
-}

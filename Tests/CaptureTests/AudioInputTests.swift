@@ -26,7 +26,7 @@ final class SpanLog: Sendable {
 /// The level of `frequency` in `samples`: Goertzel over 0.1 s windows, averaged (a window that short
 /// is blind to the resampling's fraction of a hertz, which a longer one would count as a lower level).
 func toneLevel(_ samples: [Float], _ frequency: Double) -> Double {
-    let windows = stride(from: 0, to: samples.count - 4_799, by: 4_800).map { ToneAnalysis.goertzel(Array(samples[$0..<($0 + 4_800)]), frequency: frequency) }
+    let windows = stride(from: 0, to: samples.count - 4_799, by: 4_800).map { AudioSignals.goertzelAmplitude(samples[$0..<($0 + 4_800)], frequency: frequency) }
     return windows.isEmpty ? 0 : windows.reduce(0, +) / Double(windows.count)
 }
 
