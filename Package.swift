@@ -64,6 +64,10 @@ let package = Package(
         // a brickwall limiter; meters and EBU R128 loudness. Runs on the program's audio thread.
         .target(name: "Mixer", dependencies: ["StudioCore", "StudioSystem", "CEBUR128"]),
 
+        // After the show: a passthrough ISO (MJPEG in Matroska) into H.264 in MOV/MP4 for editors
+        // (`studio transcode`), in-process with the pipeline's own decoder, encoder and muxer types.
+        .target(name: "Transcoding", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "MediaSupport", "Encoding", "Output"]),
+
         // Beside the pipeline.
         .target(name: "EventStore", dependencies: ["StudioCore", "StudioSystem", "CSQLite"], plugins: ["EmbedMigrations"]),
         // Build time: compiles migrations/*.sql (package root) into EventStore as a generated Swift file.
@@ -88,7 +92,7 @@ let package = Package(
         // The command line: each command's options declared once (parsing, help, the overview), and the
         // `studio serve` flags with the config keys whose values they take.
         .target(name: "StudioCLI", dependencies: ["StudioServer", "StudioConfig", "Control", "StudioCore"]),
-        .executableTarget(name: "studio", dependencies: ["StudioCLI", "StudioServer", "Control", "EventStore", "StudioConfig", "StudioCore", "StudioSystem"]),
+        .executableTarget(name: "studio", dependencies: ["StudioCLI", "StudioServer", "Transcoding", "Control", "EventStore", "StudioConfig", "StudioCore", "StudioSystem"]),
 
         // Benchmark tool: writes a test camera's frames as Y4M so the ffmpeg CLI can encode the same pictures.
         .executableTarget(name: "pattern-y4m", dependencies: ["BenchmarkSupport", "Capture", "StudioCore"], path: "Benchmarks/pattern-y4m"),
@@ -124,6 +128,7 @@ let package = Package(
         .testTarget(name: "MixerTests", dependencies: ["TestSupport", "Mixer", "StudioCore", "StudioSystem"]),
         .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
+        .testTarget(name: "TranscodingTests", dependencies: ["TestSupport", "Transcoding", "Output", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "StudioCore", "StudioSystem", "TestSupport"]),
         .testTarget(name: "ControlTests", dependencies: ["Control", "StudioCore", "StudioSystem"]),
         .testTarget(name: "HTTPConsoleTests", dependencies: ["TestSupport", "HTTPConsole", "StudioCore", "StudioSystem"]),

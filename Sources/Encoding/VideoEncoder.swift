@@ -20,6 +20,11 @@ public struct VideoEncoderSettings: Sendable, Hashable {
     public var bitRate: Int
     /// x264 preset (`ultrafast` ... `veryslow`).
     public var preset: String
+    /// x264 only: constant quality (CRF, 0-51, lower is better) for a file made after the show
+    /// (`studio transcode`), instead of the live CBR-like `bitRate`: no `zerolatency` tune (lookahead and
+    /// frame threads, packets come out a few frames late and `flush` returns the rest), still no B-frames.
+    /// nil for everything live.
+    public var constantQuality: Int?
     /// Distance between keyframes (IDR), in seconds.
     public var keyframeIntervalSeconds: Double
     public var encoder: VideoEncoderChoice

@@ -34,14 +34,22 @@ public final class X264Encoder: VideoEncoder {
         context.pointee.gop_size = Int32(keyint)
         context.pointee.keyint_min = Int32(keyint)
         context.pointee.max_b_frames = 0
-        context.pointee.bit_rate = Int64(settings.bitRate)
-        context.pointee.rc_max_rate = Int64(settings.bitRate)
-        context.pointee.rc_buffer_size = Int32(clamping: settings.bitRate)
         context.pointee.thread_count = 0
         context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
-        try session.setOptions([
-            ("preset", settings.preset), ("tune", "zerolatency"), ("forced-idr", "1"), ("sc_threshold", "0"),
-        ])
+        var options = [("preset", settings.preset), ("forced-idr", "1"), ("sc_threshold", "0")]
+        if let quality = settings.constantQuality {
+            // A file for an editor, made after the show: quality, not rate (no VBV, no zerolatency).
+            guard (0...51).contains(quality) else {
+                throw FFmpegError(call: "X264Encoder", message: "constant quality (CRF) \(quality) must be 0 to 51")
+            }
+            options.append(("crf", String(quality)))
+        } else {
+            context.pointee.bit_rate = Int64(settings.bitRate)
+            context.pointee.rc_max_rate = Int64(settings.bitRate)
+            context.pointee.rc_buffer_size = Int32(clamping: settings.bitRate)
+            options.append(("tune", "zerolatency"))
+        }
+        try session.setOptions(options)
         try session.open("libx264, preset \(settings.preset)")
         self.settings = settings
         self.session = session

@@ -119,7 +119,9 @@ final class MuxerConnection {
 
     init(interrupt: InterruptState) { self.interrupt = interrupt }
 
-    var formats: (video: StreamDescription, audio: StreamDescription)? { muxer.map { ($0.video, $0.audio) } }
+    var formats: (video: StreamDescription, audio: StreamDescription)? {
+        muxer.flatMap { muxer in muxer.audio.map { (muxer.video, $0) } }
+    }
 
     /// Bytes handed to the protocol over every muxer so far (a closed one as counted when it closed).
     var bytesWritten: Int64 { bytesOfClosed + (muxer?.bytesWritten ?? 0) }

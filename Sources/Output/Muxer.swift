@@ -47,7 +47,8 @@ private let interruptCallback: @convention(c) (UnsafeMutableRawPointer?) -> Int3
 /// the AVIOContext, header, packets, trailer. Owned by the output thread; freed in `close`/deinit.
 final class Muxer {
     let video: StreamDescription
-    let audio: StreamDescription
+    /// nil: a file with video only (`MediaFileWriter`); the live outputs always carry audio.
+    let audio: StreamDescription?
     let isNetwork: Bool
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private let packet: UnsafeMutablePointer<AVPacket>
@@ -60,7 +61,7 @@ final class Muxer {
     /// Allocates the context and streams and opens the connection/file (blocking, bounded by
     /// `connectTimeout`), then writes the header. Each later write, flush and close is bounded by
     /// `ioTimeout`. A nil timeout sets no per-operation deadline (files: only `stop` aborts them).
-    init(format: String, url: String, isNetwork: Bool, video: StreamDescription, audio: StreamDescription,
+    init(format: String, url: String, isNetwork: Bool, video: StreamDescription, audio: StreamDescription?,
          interrupt: InterruptState, connectTimeout: Double?, ioTimeout: Double?) throws(FFmpegError) {
         self.video = video
         self.audio = audio
@@ -82,7 +83,7 @@ final class Muxer {
         if isNetwork { context.pointee.flush_packets = 1 }
 
         try addStream(video)
-        try addStream(audio)
+        if let audio { try addStream(audio) }
 
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
@@ -154,6 +155,9 @@ final class Muxer {
     func write(_ media: EncodedPacket, newExtradata: [UInt8]? = nil) throws(FFmpegError) -> Bool {
         guard let context else { throw FFmpegError(call: "av_interleaved_write_frame", message: "muxer closed") }
         let index = media.kind == .video ? 0 : 1
+        guard index < Int(context.pointee.nb_streams) else {
+            throw FFmpegError(call: "av_interleaved_write_frame", message: "this file has no \(media.kind.rawValue) stream")
+        }
         let stream = context.pointee.streams[index]!
         let timeBase = stream.pointee.time_base
         let microseconds = AVRational(num: 1, den: 1_000_000)
@@ -224,6 +228,21 @@ final class Muxer {
         return finalBytes
     }
     private var finalBytes: Int64 = 0
+
+    /// Ends a file for good: writes the trailer and pushes everything to the file, then closes it. Throws
+    /// when any of it did not reach the file (a full disk), unlike `close`, which is best effort.
+    func finish() throws(FFmpegError) {
+        guard let context else { throw FFmpegError(call: "av_write_trailer", message: "muxer closed") }
+        interrupt.startOperation(seconds: ioTimeout)
+        defer { interrupt.endOperation() }
+        if headerWritten { try check("av_write_trailer", av_write_trailer(context)) }
+        headerWritten = false
+        if let pb = context.pointee.pb {
+            avio_flush(pb)
+            try check("avio_flush", pb.pointee.error)
+        }
+        close(writeTrailer: false)
+    }
 
     /// Writes the trailer (if asked and the header went out), closes the connection/file and frees the
     /// context. Bounded by the I/O timeout (networks) and by stop's hard deadline. Safe to call twice.

@@ -35,11 +35,14 @@ public struct OptionSpec: Sendable {
 public struct PositionalSpec: Sendable {
     public var name: String
     public var optional: Bool
-    public init(_ name: String, optional: Bool = false) {
+    /// Takes any number of words (`FILE...`); only the last positional may.
+    public var repeating: Bool
+    public init(_ name: String, optional: Bool = false, repeating: Bool = false) {
         self.name = name
         self.optional = optional
+        self.repeating = repeating
     }
-    public var synopsis: String { optional ? "[\(name)]" : name }
+    public var synopsis: String { (optional ? "[\(name)]" : name) + (repeating ? "..." : "") }
 }
 
 /// One `studio` command, declared once: its name, what it does, its positionals and options. The

@@ -65,7 +65,8 @@ public struct ParsedArguments: Sendable {
             }
         }
         let required = spec.positionals.filter { !$0.optional }.count
-        if positionals.count < required || positionals.count > spec.positionals.count {
+        let most = spec.positionals.last?.repeating == true ? Int.max : spec.positionals.count
+        if positionals.count < required || positionals.count > most {
             if let message = spec.positionalsError { throw UsageError("studio \(command): \(message)") }
             if positionals.count > spec.positionals.count {
                 throw UsageError("studio \(command): unexpected argument \(positionals[spec.positionals.count]) (see `studio \(command) --help`)")

@@ -10,6 +10,7 @@ enum Help {
          ControlCommand.self, FocusCommand.self, PictureCommand.self, AudioCommand.self, StatusCommand.self, MetricsCommand.self, ReloadCommand.self, SessionsCommand.self, LogCommand.self,
          OnAirCommand.self, ReportCommand.self, ExportCommand.self, RecordingsCommand.self, PruneCommand.self, WatchCommand.self,
          DoctorCommand.self,
+         TranscodeCommand.self,
          HelpCommand.self, VersionCommand.self]
     }
 
