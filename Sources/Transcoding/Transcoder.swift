@@ -45,6 +45,13 @@ public final class Transcoder {
         self.clock = clock
     }
 
+    /// For a command line: libav*'s own log lines are dropped (a file that is not media makes the
+    /// Matroska demuxer log "EBML header parsing failed" before `TranscodeError` says it in the operator's
+    /// words; a JPEG that does not decode is counted in `TranscodeSummary.framesRepeated`).
+    public static func quietLibraryLogs() {
+        FFmpegLogging.configure(verbose: false, sink: { _, _ in })
+    }
+
     /// `DIR/NAME.mov` for `.../NAME.mkv` (DIR: `directory`, else the input's own directory).
     public static func outputPath(for input: String, directory: String?, container: TranscodeContainer) -> String {
         let url = URL(fileURLWithPath: input)

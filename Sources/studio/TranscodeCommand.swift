@@ -79,6 +79,7 @@ enum TranscodeCommand: Command {
             }
         }
 
+        Transcoder.quietLibraryLogs()
         signal(SIGINT, interruptHandler)
         signal(SIGTERM, interruptHandler)
         let terminal = isatty(1) == 1

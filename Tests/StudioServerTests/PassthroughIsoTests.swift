@@ -120,5 +120,20 @@ extension PipeWireEndToEndTests {
         // The raw camera's ISO: H.264, as before.
         let raw = try DemuxedPackets(path: directory.appendingPathComponent("session-1-cam2.mkv").path)
         #expect(raw.video?.codecName == "h264" && raw.videoPackets.count >= 90, "\(raw.streams), \(raw.videoPackets.count) packets")
+
+        // After the show, for an editor without MJPEG in Matroska: `studio transcode --session 1` (the ISO
+        // files from the database) makes cam1's ISO an H.264 .mov with the same frames at the same program
+        // times (within Matroska's whole milliseconds), and skips cam2's, which is H.264 already.
+        let edit = studio.directory.appendingPathComponent("edit")
+        try FileManager.default.createDirectory(at: edit, withIntermediateDirectories: true)
+        let transcoded = try studio.run(["transcode", "--session", "1", "--db", studio.database, "--output", edit.path])
+        let cam2Path = directory.appendingPathComponent("session-1-cam2.mkv").path
+        #expect(transcoded.status == 0 && transcoded.output.contains("skipped \(cam2Path): already H.264"), "\(transcoded)")
+        let mov = edit.appendingPathComponent("session-1-cam1.mov")
+        let isoTimes = try MediaProbe.videoFrames(directory.appendingPathComponent("session-1-cam1.mkv")).map { $0.ptsMilliseconds ?? -1 }
+        let movTimes = try MediaProbe.videoFrames(mov).map { $0.ptsMilliseconds ?? -1 }
+        #expect(try MediaProbe.probe(mov).video?.codecName == "h264")
+        #expect(movTimes.count == isoTimes.count && zip(isoTimes, movTimes).allSatisfy { abs($0 - $1) < 1 },
+                "\(isoTimes.count) frames in the ISO, \(movTimes.count) in the .mov; first \(isoTimes.first ?? -1) and \(movTimes.first ?? -1) ms")
     }
 }
