@@ -4,7 +4,9 @@ import StudioCore
 
 /// H.264 through libavcodec's libx264 wrapper: yuv420p, zerolatency (one packet per frame, no
 /// lookahead), no B-frames, fixed GOP (no scene-cut keyframes), CBR-like rate control and a global
-/// header, so the extradata exists as soon as the encoder is open. x264's Annex B output is turned into
+/// header, so the extradata exists as soon as the encoder is open. With `constantQuality` (a file made
+/// after the show, `studio transcode`) it is CRF instead, without zerolatency: packets come out a few
+/// frames late and `flush` returns the rest. x264's Annex B output is turned into
 /// the MP4 form here (avcC extradata, 4-byte length-prefixed packets), which FLV and Matroska carry as is.
 ///
 /// Frames are not copied on the way in: the AVFrame's buffer is the `VideoFrame`'s storage, retained
