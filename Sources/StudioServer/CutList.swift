@@ -176,6 +176,17 @@ extension History {
             }
             clips.append(clip)
         }
+        // The session's last interval runs to the session's end, a wall-clock time taken once the outputs
+        // have drained, a few frames after the program's last frame. Its clip ends with that frame (the end
+        // of the program recording as it stopped normally), which every ISO file holds too: their feeds
+        // stop after the switcher.
+        let programEnd = recordings.filter { $0.camera == nil }.compactMap { recording in
+            fileEvents.first { $0.kind == .recordingStopped && $0.details["path"] == recording.path && $0.details["reason"] == "stopped" }
+                .flatMap { $0.details["last_program_ms"].flatMap { Int64($0) } }
+        }.max()
+        if last.endedBy == "session end", let programEnd, let index = clips.indices.last {
+            clips[index].to = max(clips[index].from + FrameCount(1), min(clips[index].to, frame(programEnd) + FrameCount(1)))
+        }
         var timelineStart = FrameCount(0)
         if arguments.timeOfDay, let zero = try wallTimeOfProgramZero(session.id, store: store) {
             var calendar = Calendar(identifier: .gregorian)
@@ -184,7 +195,7 @@ extension History {
             timelineStart = frame(Int64((zero.timeIntervalSince(midnight) * 1000).rounded()))
         }
         return CutList(session: session.id, title: "studio session \(session.id)", rate: rate, width: format.width, height: format.height,
-                       timelineStart: timelineStart, programStart: frame(first.fromMilliseconds), programEnd: frame(last.toMilliseconds),
+                       timelineStart: timelineStart, programStart: frame(first.fromMilliseconds), programEnd: clips.last?.to ?? frame(last.toMilliseconds),
                        media: media, clips: clips, iso: arguments.iso)
     }
 

@@ -66,12 +66,19 @@ extension EndToEndTests {
             #expect(line.sourceIn == line.recordIn && line.sourceOut == line.recordOut)
             // The file has the event's frames: its first frame at or before the source in (the first event may start
             // at program 0, a frame or two before an ISO's first frame), its last at or after the source out's frame.
-            // The session's last event ends with the program, whose last frames the ISO feeds may not have encoded
-            // when the server stopped (seen: 3 frames): the file ends at most half a second before it.
-            let isLast = line.number == edl.lines.last?.number
+            // The session's last event ends with the program's last frame (not at the session's end, a wall-clock
+            // time a few frames later), which the ISO feeds, stopped after the switcher, hold too.
             #expect(line.sourceIn >= (firstFrame[camera] ?? .max) - 2, "\(line) against \(camera)'s first frame \(firstFrame[camera] ?? -1)")
-            #expect(line.sourceOut - 1 <= (lastFrame[camera] ?? -1) + (isLast ? rate / 2 : 1),
+            #expect(line.sourceOut - 1 <= (lastFrame[camera] ?? -1) + 1,
                     "\(line) against \(camera)'s last frame \(lastFrame[camera] ?? -1)")
+        }
+
+        // The last event ends where the program recording does: its last frame is the timeline's last.
+        let programLast = try MediaProbe.videoFrames(directory.appendingPathComponent("session-\(session)-program.mkv"))
+            .compactMap(\.ptsMilliseconds).max() ?? -1
+        #expect(edl.lines.last?.recordOut == frame(programLast) + 1, "the last event \(edl.lines.last.map { "\($0)" } ?? "") ends after the program's last frame, \(frame(programLast))")
+        for camera in ["cam1", "cam2"] {
+            #expect((lastFrame[camera] ?? -1) >= frame(programLast), "\(camera)'s ISO holds the program's last frame \(frame(programLast)): its last is \(lastFrame[camera] ?? -1)")
         }
 
         // FCPXML: each asset is an ISO file that exists, starting where the file's first pts is on the program
