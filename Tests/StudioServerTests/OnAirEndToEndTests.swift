@@ -98,10 +98,10 @@ import Glibc
         #expect(lost.output == "cam3|removed|returned\n", "\(lost)")
 
         // The cut list of the real session: an EDL on the program recording, one event per interval, cut
-        // where each began (the switch's frame at 30 fps), contiguous to the program's end.
+        // where each began (the switch's frame at 30 fps), contiguous to the program's end (checked below
+        // against the recording's last frame).
         let edl = try CMX3600(parsing: try ExportTests.export(studio, ["--format", "edl"]), base: 30)
         #expect(edl.lines.map(\.recordIn) == intervals.map { ExportTests.frame($0["from_ms"]?.intValue ?? -1) }, "\(edl.lines)")
-        #expect(edl.lines.last?.recordOut == ExportTests.frame(reply["program_to_ms"]?.intValue ?? -1))
         #expect(edl.lines.allSatisfy { $0.reel == "PROGRAM" } && edl.comments[1]?.contains("FROM CLIP NAME: session-1-program.mkv") == true)
 
         // The program recording: each interval's source at its start (a switch's frame exactly; the slate and
@@ -113,6 +113,11 @@ import Glibc
         let started = try #require(EndToEndTests.events(log, kind: "recording_started").first)
         let firstProgramMS = Double(try #require(Int(started["details"]?["first_program_ms"]?.stringValue ?? "")))
         let offset = firstProgramMS - (try #require(frames.first?.ptsMilliseconds))
+        // The program's end is its last frame: the EDL's last event ends with the recording's last frame, not at
+        // the session's end (`program_to_ms`, a wall-clock time a few frames later, once the outputs drained).
+        let lastProgramFrame = ExportTests.frame(Int(((frames.last?.ptsMilliseconds ?? -1) + offset).rounded()))
+        #expect(edl.lines.last?.recordOut == lastProgramFrame + 1, "\(edl.lines.last.map { "\($0)" } ?? "") ends after frame \(lastProgramFrame)")
+        #expect(lastProgramFrame + 1 <= ExportTests.frame(reply["program_to_ms"]?.intValue ?? -1))
         func shown(at programMS: Int) -> String? {
             guard let index = frames.firstIndex(where: { ($0.ptsMilliseconds ?? -1) + offset >= Double(programMS) - 1.5 }) else { return nil }
             return EndToEndTests.camera(in: thumbnails[index], among: PipeWireEndToEndTests.ids)?.name ?? "slate"
