@@ -7,16 +7,8 @@ import TestSupport
 
 /// `pw-virtual-camera --replay N` (the eight-camera benchmark's cameras): N JPEGs made once, then sent
 /// in a loop from `--replay-phase`, the loop also written to `--replay-file`; against a real private
-/// PipeWire daemon, captured and decoded as any MJPEG camera.
-extension PipeWireDaemonTests {
-@Suite(.serialized) struct PipeWireReplayTests {
-    let rig: PipeWireRig
-
-    init() throws {
-        rig = try PipeWireRig()
-        try rig.start()
-    }
-
+/// PipeWire daemon (the rig of `PipeWireRigTests`), captured and decoded as any MJPEG camera.
+extension PipeWireDaemonTests.PipeWireRigTests {
     @Test func aReplayingCameraSendsItsLoopFromItsPhaseAndWritesTheSameFramesToItsFile() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("replay-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -42,7 +34,7 @@ extension PipeWireDaemonTests {
         // The file: four JPEGs (each starts FF D8 FF: in entropy-coded data FF is never followed by D8).
         let file = try [UInt8](Data(contentsOf: URL(fileURLWithPath: loopPath)))
         let starts = file.indices.dropLast(2).filter { file[$0] == 0xFF && file[$0 + 1] == 0xD8 && file[$0 + 2] == 0xFF }
-        #expect(starts.count == 4 && starts.first == 0, "JPEG starts at \(starts)")
+        try #require(starts.count == 4 && starts.first == 0, "JPEG starts at \(starts)")
         let fileDigests = zip(starts, starts.dropFirst() + [file.count]).map { SentFrameLog.digest(Array(file[$0..<$1])) }
         #expect(Set(fileDigests).count == 4, "each frame of the loop has its own noise")
 
@@ -52,5 +44,4 @@ extension PipeWireDaemonTests {
         let expected = (0..<sent.count).map { fileDigests[($0 + 1) % 4] }
         #expect(sent == expected)
     }
-}
 }
