@@ -232,8 +232,9 @@ if name == "studio":
     k0 = {c["name"]: c for c in json.load(open(f"{work}/cameras0.json"))["cameras"]}
     k1 = json.load(open(f"{work}/cameras1.json"))["cameras"]
     was = lambda c, key: k0.get(c["name"], {key: 0})[key]
-    # Received: an MJPEG camera's JPEGs decoded in full, reduced, or not decoded (its `decode` counters).
-    received = lambda c: sum(c["decode"][k] for k in ("full", "reduced", "skipped")) if c.get("decode") else c["frames"]
+    # Received: an MJPEG camera's JPEGs decoded in full, reduced, or not decoded (its `decode` counters),
+    # and those dropped before that because a newer one had come (`frames_dropped`).
+    received = lambda c: (sum(c["decode"][k] for k in ("full", "reduced", "skipped")) if c.get("decode") else c["frames"]) + c["frames_dropped"]
     row["camera_fps"] = sum(received(c) - (received(k0[c["name"]]) if c["name"] in k0 else 0) for c in k1) / span / max(1, len(k1))
     row["camera_dropped"] = sum(c["frames_dropped"] - was(c, "frames_dropped") for c in k1)
     row["cpu_per_output"] = row["cpu"] / max(row["program_fps"] / 30, 1e-3)
@@ -297,7 +298,7 @@ if "studio" in by:
           + "; ".join(f"skipped program ticks {r['late_ticks']} ({r['late_ticks_total']}), program frames the encoder dropped "
                       f"{r['encoder_dropped']} ({r['encoder_dropped_total']}), ISO frames skipped {r['iso_skipped']} ({r['iso_skipped_total']}) "
                       f"over {r['iso']} ISO ({r['iso_modes']}) at {r['iso_fps']:.1f} fps each, cameras received at {r['camera_fps']:.1f} fps each "
-                      f"({r['camera_dropped']} dropped before decoding), program ticks {r['tick_fps']:.1f} / s, "
+                      f"({r['camera_dropped']} of them dropped before decoding: a newer one had come), program ticks {r['tick_fps']:.1f} / s, "
                       f"encoded {r['program_fps']:.1f} fps from {r['program_source']}, encoder start probe {r['probe_fps']} fps" for r in s))
     for peer, target in (("ffmpeg-full", 0.5), ("ffmpeg-copy", 1.0)):
         if peer in by:
