@@ -194,6 +194,8 @@ measure() {
   last=${job_pids[-1]}
   bench_stop 20 "${job_pids[@]}"
   job_pids=()
+  # The recordings (about 30 MB a second for eight passthrough or copied cameras) are not kept.
+  rm -rf "$work/rec-$name-$round"
   python3 - "$name" "$round" "$work" "$ticks" "$c0" "$c1" "$p0" "$p1" "$w0" "$w1" "$rss" "$f0" "$f1" "$t0" "$t1" "$last" <<'PY'
 import sys, json, collections
 name, rnd, work, hz, c0, c1, p0, p1, w0, w1, rss, f0, f1, t0, t1, transcoder = sys.argv[1:]
