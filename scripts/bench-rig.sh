@@ -10,6 +10,9 @@
 # Also sets `ticks` (clock ticks a second, for /proc CPU times) and defines:
 #   cpu_ticks PID...        "pid:ticks" (user + system) per PID
 #   thread_ticks PID        "comm:ticks" per thread of PID
+#   peak_rss_kb PID...      the sum of the processes' peak resident set sizes (VmHWM), in KiB
+#   bench_stop SECONDS PID... SIGINT to each (a clean stop: files finished), SIGKILL to any still
+#                           running after SECONDS; then reaps them (children of the calling shell)
 
 bench_build() {
   scripts/setup.sh
@@ -48,5 +51,18 @@ thread_ticks() {
     [ -r "$t/stat" ] || continue
     # The name is in parentheses; the times are fields 14 and 15 counted after it.
     sed -E 's/^[0-9]+ \((.*)\) /\1\t/' "$t/stat" | awk -F'\t' '{ split($2, f, " "); gsub(/ /, "_", $1); print $1 ":" f[12] + f[13] }'
+  done
+}
+
+peak_rss_kb() { local p sum=0 kb; for p in "$@"; do kb=$(awk '/^VmHWM/ {print $2}' "/proc/$p/status" 2>/dev/null || true); sum=$((sum + ${kb:-0})); done; echo "$sum"; }
+bench_stop() {
+  local grace=$1 p deadline
+  shift
+  for p in "$@"; do kill -INT "$p" 2>/dev/null || true; done
+  deadline=$((SECONDS + grace))
+  for p in "$@"; do
+    while kill -0 "$p" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+    kill -0 "$p" 2>/dev/null && { echo "bench: PID $p did not stop within ${grace} s of SIGINT: killed" >&2; kill -KILL "$p" 2>/dev/null || true; }
+    wait "$p" 2>/dev/null || true
   done
 }

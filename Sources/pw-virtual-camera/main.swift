@@ -4,7 +4,7 @@
 //
 //   pw-virtual-camera --node NODE_NAME --camera cam2 [--size 640x480] [--rate 30] [--format i420|nv12|yuy2|mjpeg]
 //                     [--description TEXT] [--flash 1] [--corrupt-every N] [--noise N] [--quality Q] [--log-frames PATH]
-//                     [--stamp 1]
+//                     [--stamp 1] [--replay N [--replay-phase K] [--replay-file PATH]]
 //   pw-virtual-camera --node NODE_NAME --beep 1 [--beep-offset-ms -40]
 //   pw-virtual-camera --mic NODE_NAME [--tone 440] [--ppm 300]
 //   pw-virtual-camera --mic-stream NODE_NAME [--tone 440]
@@ -26,6 +26,11 @@
 // per JPEG made, `SEQUENCE BYTES FNV1A64` (`SentFrameLog`), to check a recording holds these bytes.
 // --stamp 1: each picture carries the CLOCK_MONOTONIC time it is sent at as a `CaptureStamp` bar code
 // (drawn when the frame is due, just before it is handed to the stream), for latency measurements.
+// --replay N (mjpeg): the first N frames (pattern, --noise, --quality as above) are encoded once before
+// the node appears (`ReplayLoop`) and then sent in a loop at the rate, starting --replay-phase K frames
+// in (default 0): many 720p cameras for the cost of copying their bytes. --replay-file PATH also writes
+// the loop as a raw MJPEG stream (`ffmpeg -f mjpeg -framerate RATE -stream_loop -1 -i PATH` reads the
+// same frames). Not with --stamp, --flash or --corrupt-every (their frames are made when due).
 //
 // It connects to PIPEWIRE_REMOTE (or pipewire-0 in XDG_RUNTIME_DIR), prints `ready` once its node is
 // streaming-capable, and runs until it is killed. The stream is its own driver: a thread renders frame
@@ -55,7 +60,7 @@ var options: [String: String] = ["--size": "640x480", "--rate": "30", "--format"
 var argumentList = Array(CommandLine.arguments.dropFirst())
 while !argumentList.isEmpty {
     let key = argumentList.removeFirst()
-    guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2|mjpeg] [--corrupt-every N] [--noise N] [--quality Q] [--log-frames PATH] [--stamp 1] [--object-path PATH]") }
+    guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2|mjpeg] [--corrupt-every N] [--noise N] [--quality Q] [--log-frames PATH] [--stamp 1] [--replay N [--replay-phase K] [--replay-file PATH]] [--object-path PATH]") }
     options[key] = argumentList.removeFirst()
 }
 if let nodeName = options["--node"], options["--beep"] != nil {
@@ -108,7 +113,19 @@ let frameLog = options["--log-frames"].map { path -> SentFrameLog in
     guard let log = SentFrameLog(path: path) else { fail("cannot write --log-frames \(path)") }
     return log
 }
-
+let replay: (loop: ReplayLoop, phase: Int)? = options["--replay"].map { countText in
+    guard let count = Int(countText), (1...3600).contains(count) else { fail("bad --replay (frames in the loop, 1-3600)") }
+    guard let encoder else { fail("--replay needs --format mjpeg") }
+    guard !stamp, !flash, corruptEvery == 0 else { fail("--replay cannot be combined with --stamp, --flash or --corrupt-every") }
+    guard let phase = Int(options["--replay-phase"] ?? "0"), phase >= 0 else { fail("bad --replay-phase (frames, 0 or more)") }
+    var noise = SensorNoise(amplitude: noiseAmplitude, seed: UInt64(truncatingIfNeeded: MonotonicClock.now()) | 1)
+    let format = CameraFormat(pixelFormat: .i420, width: width, height: height, frameRate: rate)
+    guard let made = ReplayLoop.make(camera: CameraID(cameraName), format: format, count: count, noise: &noise, encoder: encoder) else {
+        fail("the MJPEG encoder failed")
+    }
+    if let path = options["--replay-file"], let problem = made.write(to: path) { fail(problem) }
+    return (made, phase % count)
+}
 
 cpw_init()
 guard let loop = pw_thread_loop_new("pw-virtual-cam", nil) else { fail("pw_thread_loop_new failed") }
@@ -278,6 +295,23 @@ let framesPerSecond = UInt64(rate.numerator) / UInt64(max(rate.denominator, 1))
 let renderFormat = CameraFormat(pixelFormat: wire == .nv12 ? .nv12 : .i420, width: width, height: height, frameRate: rate)
 var noise = SensorNoise(amplitude: noiseAmplitude, seed: UInt64(truncatingIfNeeded: origin) | 1)
 let noisyPool = FramePool(capacity: VideoFrame.byteCount(format: renderFormat.pixelFormat, width: width, height: height), limit: 4)
+/// Hands the newest picture to the stream: its process callback copies it into the next buffer.
+func triggerProcess() {
+    pw_thread_loop_lock(loop)
+    if producer.streaming { _ = pw_stream_trigger_process(stream) }
+    pw_thread_loop_unlock(loop)
+}
+if let replay {
+    var tick: Int64 = 0
+    while true {
+        MonotonicClock.sleep(until: grid.time(ofFrame: tick))
+        let jpeg = replay.loop.frame(tick: tick, phase: replay.phase)
+        frameLog?.append(sequence: tick, bytes: jpeg, time: MonotonicClock.now())
+        producer.latestJPEG.withLock { $0 = jpeg }
+        triggerProcess()
+        tick += 1
+    }
+}
 TestPatternCamera.renderFrames(of: CameraID(cameraName), format: renderFormat, count: Int.max) { pattern in
     let frame = noiseAmplitude > 0 ? noise.noisy(pattern, pool: noisyPool) : pattern
     let tick = Int64(frame.sequence)
@@ -292,7 +326,5 @@ TestPatternCamera.renderFrames(of: CameraID(cameraName), format: renderFormat, c
     } else {
         producer.latest.withLock { $0 = (frame, isFlash) }
     }
-    pw_thread_loop_lock(loop)
-    if producer.streaming { _ = pw_stream_trigger_process(stream) }
-    pw_thread_loop_unlock(loop)
+    triggerProcess()
 }
