@@ -250,9 +250,11 @@ struct ClockRatioEstimator: Sendable {
             envelopes.append(second.top - Double(quantum) / 2)
             if envelopes.count > 3 { envelopes.removeFirst() }
             let median = Self.median(envelopes)
-            if abs(median - previous) > rate * Self.stepThreshold {
+            if sinceStart >= Self.settleTime, abs(median - previous) > rate * Self.stepThreshold {
                 // A step (it lasted two seconds): the level follows it at once, and it drains through the
-                // rate while the integral rests (it is no clock error).
+                // rate while the integral rests (it is no clock error). Not within `settleTime` of a
+                // (re)start: the level is still settling from the alignment's mean fill, and what comes
+                // in beyond the target is the stall's backlog (`burst`).
                 level = median
                 draining = (sign: level > target ? 1 : -1, left: .infinity)
             } else {
