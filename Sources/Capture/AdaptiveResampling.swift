@@ -42,26 +42,55 @@ struct AdaptiveResampler: Sendable {
     let channels: Int
     /// Interleaved input not yet consumed; frame 0 is `lookahead - 1` frames before the read position's frame.
     private var pending: [Float]
-    /// Read position in frames from the start of `pending`.
-    private var position: Double
+    /// Which input frames are held and where the read position is (no samples).
+    private(set) var accounting = Accounting()
+
+    /// The resampler's frame accounting, apart from the samples: what `framesNeeded` asks for, what
+    /// `bufferedFrames` reports and what a block consumes. The jitter buffer's simulations run on it
+    /// (JitterBufferBurstTests), so they consume input exactly as a capture does.
+    struct Accounting: Sendable {
+        /// Input frames held (`pending`), and the read position in frames from the first of them.
+        private(set) var held = AdaptiveResampler.lookahead - 1
+        private(set) var position = Double(AdaptiveResampler.lookahead - 1)
+
+        /// Input frames held that are not yet consumed (they count toward the input's buffer delay).
+        var bufferedFrames: Double { Double(held) - position }
+
+        /// Input frames that must be appended before `frames` output frames can be produced at `step`.
+        func framesNeeded(toProduce frames: Int, step: Double) -> Int {
+            guard frames > 0 else { return 0 }
+            let last = Int((position + Double(frames - 1) * step).rounded(.down))
+            return max(0, last + AdaptiveResampler.lookahead + 1 - held)
+        }
+
+        mutating func append(frames: Int) { held += frames }
+
+        /// `frames` output frames were produced at `step`: returns the input frames no later output
+        /// needs (to drop from the front).
+        mutating func advance(frames: Int, step: Double) -> Int {
+            let end = position + Double(frames) * step
+            let consumed = max(0, min(Int(end.rounded(.down)) - (AdaptiveResampler.lookahead - 1), held))
+            held -= consumed
+            position = end - Double(consumed)
+            return consumed
+        }
+    }
 
     init(channels: Int) {
         self.channels = max(1, channels)
         pending = [Float](repeating: 0, count: (Self.lookahead - 1) * self.channels)
-        position = Double(Self.lookahead - 1)
     }
 
     /// Input frames held that are not yet consumed (they count toward the input's buffer delay).
-    var bufferedFrames: Double { Double(pending.count / channels) - position }
+    var bufferedFrames: Double { accounting.bufferedFrames }
 
     /// Input frames that must be appended before `produce(frames:step:)` can run.
-    func framesNeeded(toProduce frames: Int, step: Double) -> Int {
-        guard frames > 0 else { return 0 }
-        let last = Int((position + Double(frames - 1) * step).rounded(.down))
-        return max(0, last + Self.lookahead + 1 - pending.count / channels)
-    }
+    func framesNeeded(toProduce frames: Int, step: Double) -> Int { accounting.framesNeeded(toProduce: frames, step: step) }
 
-    mutating func append(_ samples: UnsafeBufferPointer<Float>) { pending.append(contentsOf: samples) }
+    mutating func append(_ samples: UnsafeBufferPointer<Float>) {
+        pending.append(contentsOf: samples)
+        accounting.append(frames: samples.count / channels)
+    }
 
     /// Starts over from silence (after a gap: what is held would play late).
     mutating func reset() { self = AdaptiveResampler(channels: channels) }
@@ -70,12 +99,15 @@ struct AdaptiveResampler: Sendable {
     /// `framesNeeded(toProduce:step:)` more frames first.
     mutating func produce(frames: Int, step: Double, into destination: inout [Float], offset: Int) {
         let channels = self.channels, taps = Self.taps, phases = Self.phases
-        var position = self.position
+        // Each frame's read position computed as `framesNeeded` computes the last one (a running sum
+        // could round one frame further than the input it asked for).
+        let start = accounting.position
         pending.withUnsafeBufferPointer { input in
             Self.table.withUnsafeBufferPointer { table in
                 destination.withUnsafeMutableBufferPointer { output in
                     var coefficients = [Float](repeating: 0, count: taps)
                     for frame in 0..<frames {
+                        let position = start + Double(frame) * step
                         let whole = Int(position.rounded(.down))
                         let scaled = (position - Double(whole)) * Double(phases)
                         let phase = min(Int(scaled), phases - 1)
@@ -92,15 +124,12 @@ struct AdaptiveResampler: Sendable {
                             }
                             output[offset + frame * channels + channel] = sum
                         }
-                        position += step
                     }
                 }
             }
         }
         // Drop what no later output needs.
-        let consumed = max(0, min(Int(position.rounded(.down)) - (Self.lookahead - 1), pending.count / channels))
-        pending.removeFirst(consumed * channels)
-        self.position = position - Double(consumed)
+        pending.removeFirst(accounting.advance(frames: frames, step: step) * channels)
     }
 }
 
@@ -120,15 +149,21 @@ struct AdaptiveResampler: Sendable {
 /// delivered since the block was due: the clock thread woke `lateness` late, and a late consumer is no
 /// fuller buffer. Taken back to when the last quantum came in (the top of the sawtooth), per second of
 /// program time only the highest counts: a quantum that came late lowers the fill, never raises it, so
-/// the envelope is the fill an on-time source gives; less half a quantum (the envelope is the sawtooth's top, the mean half a quantum below); low-pass filtered
-/// (`smoothing`). The loop before this one integrated the raw fill seen at each wake-up: a late wake-up
-/// read as a fuller buffer, a late quantum as an emptier one, and a few ms of that, integrated, was
-/// hundreds of ppm.
+/// the envelope is the fill an on-time source gives; less half a quantum (the envelope is the sawtooth's top, the mean half a quantum below).
+/// The median of the last three seconds' envelopes (`envelopes`) is what is low-pass filtered
+/// (`smoothing`): a second whose envelope stands out alone (a quantum that came a whole quantum early,
+/// the source's cycle started twice; a second in which every quantum was late) moves nothing. The loop
+/// before this one integrated the raw fill seen at each wake-up: a late wake-up read as a fuller buffer,
+/// a late quantum as an emptier one, and a few ms of that, integrated, was hundreds of ppm.
 ///
 /// The integral runs only in the loop's linear range (level within `linearRange` of the target,
 /// correction inside its bound: no wind-up) and rests `settleTime` after a (re)start or a cut. The
-/// correction is bounded (`maximumPPM`): beyond it the input is broken rather than drifting, and the
-/// last resort (discard, insert) takes over.
+/// estimate is bounded (`maximumPPM`): beyond it the input is broken rather than drifting. The
+/// correction (estimate and proportional part) is bounded at `maximumCorrectionPPM`, still inaudible,
+/// so that a step in what the source delivers (a quantum more or less for good: the test microphones'
+/// capture does that now and then, docs/audio.md) drains through the rate in seconds, the integral
+/// resting until it has (`stepThreshold`); only a level beyond `AudioCapture.burstThreshold` that lasts
+/// is cut (`burst`).
 ///
 /// After a (re)start the buffer holds between one and two quanta more than the target, depending on
 /// where the quanta fell: the first `alignmentTime` only measures the mean fill, then `update` asks
@@ -136,6 +171,9 @@ struct AdaptiveResampler: Sendable {
 struct ClockRatioEstimator: Sendable {
     /// Parts per million; an input further off than this is not followed.
     static let maximumPPM = 1000.0
+    /// Parts per million: the most the step moves from 1 (estimate and level correction). 2000 ppm is
+    /// 3.5 cents of pitch, below what a listener hears, and drains a quantum's step (21 ms) in ~15 s.
+    static let maximumCorrectionPPM = 2000.0
     /// Per second, and per second squared: natural frequency 0.1 rad/s, critically damped.
     static let proportional = 0.2
     static let integral = 0.01
@@ -144,6 +182,13 @@ struct ClockRatioEstimator: Sendable {
     static let alignmentTime = 0.5  // seconds
     /// Level error (seconds) within which the integral runs.
     static let linearRange = 0.004
+    /// Seconds: the level (the median of three seconds' envelopes) moving this much from one second to
+    /// the next is a step (the source delivered a quantum more or less for good, or came back from a
+    /// stall short of what it owed), not drift: 1000 ppm moves it 1 ms a second.
+    static let stepThreshold = 0.005
+    /// Seconds: a step has drained once the level is this close to the target (or beyond it), or comes
+    /// back by less than a fifth of this in a second (what is left is the clock's error).
+    static let drainedWithin = 0.0005
     /// Seconds after a (re)start or a cut during which the integral rests (the proportional part
     /// brings the level back without the transient winding it up).
     static let settleTime = 10.0
@@ -154,7 +199,15 @@ struct ClockRatioEstimator: Sendable {
     private var measured = (time: 0.0, sum: 0.0, count: 0)
     /// The current second of program time: its frames so far and its highest observation.
     private var second = (frames: 0, top: -Double.infinity)
+    /// The last three seconds' envelopes less half a quantum (oldest first): their median is the level.
+    private var envelopes: [Double] = []
+    /// A step in the level (see `stepThreshold`) still draining: the side of the target the level is on
+    /// (0 when there is none) and how far it was a second ago (frames). The integral rests meanwhile (a
+    /// step is no clock error, and integrating its tail winds it up).
+    private var draining = (sign: 0.0, left: 0.0)
     private var sinceDisturbance = 0.0
+    /// Seconds since the last (re)start (a cut does not count).
+    private var sinceStart = 0.0
 
     /// The buffer's level in frames (the fill an on-time source gives once a block is taken,
     /// smoothed), nil while measuring after a start.
@@ -170,7 +223,7 @@ struct ClockRatioEstimator: Sendable {
     /// at the end of the alignment; else 0).
     mutating func update(fill: Double, frames: Int, lateness: Double = 0, sinceArrival: Double = 0, target: Double, quantum: Int,
                          rate: Double) -> (step: Double, excess: Int) {
-        let limit = Self.maximumPPM / 1e6, elapsed = Double(frames) / rate
+        let limit = Self.maximumPPM / 1e6, correctionLimit = Self.maximumCorrectionPPM / 1e6, elapsed = Double(frames) / rate
         // The fill once this block is taken, as it was when its last frame was due.
         let observed = fill - Double(frames) * (1 + correction) - max(0, lateness) * rate
         // The same when the last quantum came in (the sawtooth's top: the clock has taken
@@ -184,35 +237,76 @@ struct ClockRatioEstimator: Sendable {
             let mean = measured.sum / Double(measured.count), excess = max(0, Int((mean - target).rounded()))
             smoothedLevel = mean - Double(excess)
             second = (0, -.infinity)
+            envelopes = []
             return (1 + correction, excess)
         }
         sinceDisturbance += elapsed
+        sinceStart += elapsed
         second = (second.frames + frames, max(second.top, peak))
         var level = previous
         if Double(second.frames) >= rate {
-            // The level: the envelope, less half the sawtooth.
+            // The level: the envelope, less half the sawtooth; the median of the last three seconds.
             let length = Double(second.frames) / rate
-            level = previous + (1 - exp(-length / Self.smoothing)) * (second.top - Double(quantum) / 2 - previous)
+            envelopes.append(second.top - Double(quantum) / 2)
+            if envelopes.count > 3 { envelopes.removeFirst() }
+            let median = Self.median(envelopes)
+            if sinceStart >= Self.settleTime, abs(median - previous) > rate * Self.stepThreshold {
+                // A step (it lasted two seconds): the level follows it at once, and it drains through the
+                // rate while the integral rests (it is no clock error). Not within `settleTime` of a
+                // (re)start: the level is still settling from the alignment's mean fill, and what comes
+                // in beyond the target is the stall's backlog (`burst`).
+                level = median
+                draining = (sign: level > target ? 1 : -1, left: .infinity)
+            } else {
+                level = previous + (1 - exp(-length / Self.smoothing)) * (median - previous)
+            }
+            // The step has drained once the level is back at the target (within `drainedWithin`), or no
+            // longer comes back (what is left is the clock's: the integral's to follow).
+            if draining.sign != 0 {
+                let left = (level - target) * draining.sign
+                draining = left < rate * Self.drainedWithin || left > draining.left - rate * Self.drainedWithin / 5 ? (0, 0) : (draining.sign, left)
+            }
             smoothedLevel = level
             second = (0, -.infinity)
             let error = (level - target) / rate
             let wanted = estimatedRatio + Self.proportional * error
-            if abs(wanted) < limit, abs(error) < Self.linearRange, sinceDisturbance >= Self.settleTime {
+            if abs(wanted) < correctionLimit, abs(error) < Self.linearRange, sinceDisturbance >= Self.settleTime, draining.sign == 0 {
                 estimatedRatio = min(max(estimatedRatio + Self.integral * error * length, -limit), limit)
             }
         }
-        correction = min(max(estimatedRatio + Self.proportional * (level - target) / rate, -limit), limit)
+        correction = min(max(estimatedRatio + Self.proportional * (level - target) / rate, -correctionLimit), correctionLimit)
         return (1 + correction, 0)
     }
 
-    /// The frames to cut from the buffer now because of a burst (0 when there is none): a level more
-    /// than `AudioCapture.burstThreshold` beyond the target is no drift (the source caught up after a
-    /// stall); left to the loop, at its ±1000 ppm bound it would take many seconds to drain.
+    /// The median of one to three values (the middle one; of two, their mean).
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+
+    /// The frames to cut from the buffer now because of a jump that lasts (0 when there is none): the
+    /// source delivered more than the target for good, and the median of the last three seconds'
+    /// envelopes (two seconds of it at least: a catch-up after a stall, or one early quantum, is gone by
+    /// then and never gets here) is more than `AudioCapture.burstThreshold` beyond the target. Less than
+    /// that drains through the rate. Within `settleTime` of a (re)start the level (smoothed)
+    /// more than `AudioCapture.restartBurstThreshold` beyond the target is cut: what a source that
+    /// stalled (the buffer ran dry and started over) delivers of its backlog after the restart.
     mutating func burst(target: Double, rate: Double) -> Int {
-        guard let smoothed = smoothedLevel, smoothed > target + rate * AudioCapture.burstThreshold else { return 0 }
-        let cut = Int(smoothed - target)
-        smoothedLevel = smoothed - Double(cut)
+        guard let smoothed = smoothedLevel else { return 0 }
+        let level: Double
+        if sinceStart < Self.settleTime {
+            guard smoothed > target + rate * AudioCapture.restartBurstThreshold else { return 0 }
+            level = smoothed
+        } else {
+            guard envelopes.count == 3 else { return 0 }
+            level = Self.median(envelopes)
+            guard level > target + rate * AudioCapture.burstThreshold else { return 0 }
+        }
+        let cut = Int(level - target)
+        smoothedLevel = target
         second = (0, -.infinity)
+        envelopes = []
+        draining = (0, 0)
         sinceDisturbance = 0
         return cut
     }
@@ -222,7 +316,10 @@ struct ClockRatioEstimator: Sendable {
         smoothedLevel = nil
         measured = (0, 0, 0)
         second = (0, -.infinity)
+        envelopes = []
+        draining = (0, 0)
         sinceDisturbance = 0
+        sinceStart = 0
     }
 }
 
@@ -288,10 +385,14 @@ public enum AudioCapture {
     static func maximumTarget(rate: Int) -> Int { rate / 8 }
     /// The most the jitter buffer is held at, in samples at the program's rate.
     public static let maximumTarget = maximumTarget(rate: AudioFormat.program.sampleRate)
-    /// A mean fill (smoothed over ~1 s, so the quanta's sawtooth is gone) beyond the target by more than
-    /// this many seconds is a burst, not drift (300 ppm holds it 0.75 ms off): cut back at once (counted
-    /// as discarded).
-    public static let burstThreshold = 0.008
+    /// A level (the median of three seconds' envelopes, so one stray second is gone) beyond the target
+    /// by more than this many seconds is a jump that lasts, not drift: cut back to the target (counted as
+    /// discarded). Less drains through the rate (`ClockRatioEstimator.maximumCorrectionPPM`): a source
+    /// that delivers a quantum more (21 ms at 1024 frames) is no cut.
+    public static let burstThreshold = 0.03
+    /// The same within `ClockRatioEstimator.settleTime` of a (re)start (the buffer ran dry; what comes
+    /// after the restart beyond the target is the stall's backlog), on the smoothed level: 8 ms.
+    public static let restartBurstThreshold = 0.008
     /// A buffer this many seconds beyond its target is a jump (a burst, a backlog), not drift: it is cut
     /// back to the target at once (counted as discarded).
     public static let jumpThreshold = 0.1

@@ -8,6 +8,17 @@ import Testing
 /// three at once (a burst); the clock thread wakes every 10 ms, late by a random 0-20 ms a tenth of the
 /// time, once by 200 ms (a stall), and fills what is due in blocks of at most 100 ms, as `AudioClock`
 /// does. The buffer is a count of frames; reading takes `step` input frames per program frame.
+/// A deterministic uniform source for the simulations (a 64-bit LCG).
+struct SeededRandom {
+    var state: UInt64
+
+    /// The next number in 0..<1.
+    mutating func uniform() -> Double {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Double(state >> 11) / Double(1 << 53)
+    }
+}
+
 struct DriftSimulation {
     let ppm: Double
     let rate = 48_000.0, quantum = 1024
@@ -32,11 +43,8 @@ struct DriftSimulation {
 
     func run() -> Result {
         var loop = JitterBufferLoop()
-        var random: UInt64 = 0x2545_F491_4F6C_DD1D
-        func uniform() -> Double {
-            random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Double(random >> 11) / Double(1 << 53)
-        }
+        var random = SeededRandom(state: 0x2545_F491_4F6C_DD1D)
+        func uniform() -> Double { random.uniform() }
         // The source: quantum k is due on its own clock at k * quantum / (rate * (1 + ppm)); it arrives
         // later by 0-30 ms, in order; a burst holds two quanta until the third is due.
         var arrivals: [Double] = []
