@@ -33,6 +33,11 @@ final class Beeper: @unchecked Sendable {
     let signal: Signal
     var stream: OpaquePointer?
     var produced: Int64 = 0
+    /// When the pacing thread last triggered a cycle whose process has not run yet (0: none pending).
+    /// Without it a cycle slower than the pacing's 2 ms tick was triggered twice, and the source sent a
+    /// quantum ahead of its clock, then waited it out: a step in what the capture receives that is the
+    /// rig's, not a microphone's.
+    let pendingSince = Atomic<UInt64>(0)
 
     init(signal: Signal) { self.signal = signal }
 
@@ -78,12 +83,20 @@ final class Beeper: @unchecked Sendable {
         }
         // Paces the graph: a cycle whenever the samples produced so far are due on this node's own
         // clock, which runs `ppm` fast or slow against CLOCK_MONOTONIC.
+        // One cycle at a time: the next is triggered once the last one's process has run (or after
+        // 100 ms, should a trigger have been lost).
         let origin = MonotonicClock.now(), factor = 1 + ppm / 1e6
         while true {
             MonotonicClock.sleep(seconds: 0.002)
-            let due = Int64(Double(MonotonicClock.now() - origin) * factor * Double(rate) / 1e9)
+            let now = MonotonicClock.now()
+            let due = Int64(Double(now - origin) * factor * Double(rate) / 1e9)
+            let pending = beeper.pendingSince.load(ordering: .acquiring)
+            if pending != 0, now - pending < 100_000_000 { continue }
             pw_thread_loop_lock(loop)
-            if beeper.produced <= due { _ = pw_stream_trigger_process(stream) }
+            if beeper.produced <= due {
+                beeper.pendingSince.store(now, ordering: .releasing)
+                _ = pw_stream_trigger_process(stream)
+            }
             pw_thread_loop_unlock(loop)
         }
     }
@@ -95,6 +108,7 @@ final class Beeper: @unchecked Sendable {
         events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
         events.pointee.process = { data in
             let beeper = Unmanaged<Beeper>.fromOpaque(data!).takeUnretainedValue()
+            defer { beeper.pendingSince.store(0, ordering: .releasing) }
             guard let stream = beeper.stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
             defer { pw_stream_queue_buffer(stream, buffer) }
             guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
