@@ -1,7 +1,7 @@
 import Foundation
 import Control
 import StudioCore
-import StudioServer
+import StudioViews
 
 /// Tables and lines for people; `--json` prints the replies as they are.
 enum Format {
