@@ -11,8 +11,6 @@ import Glibc
 /// program would, through one C entry point per command (`entryPoint(of:)`).
 public enum EngineLibrary {
     public static let fileName = "libStudioEngine.so"
-    /// Where it is looked for, relative to the directory of the `studio` binary, in order.
-    public static let searchedDirectories = [".", "../lib/studio"]
 
     /// The C symbol that runs the engine command `name` (`studio_engine_serve`); each engine command
     /// defines it with `@_cdecl` in StudioEngine.
@@ -20,10 +18,11 @@ public enum EngineLibrary {
         "studio_engine_" + String(name.map { $0 == "-" ? "_" : $0 })
     }
 
-    /// The paths tried for a binary at `executable`, in order.
+    /// The paths tried for a binary at `executable`, in order: beside it, then `../lib/studio/`.
     public static func candidates(executable: String) -> [String] {
-        let directory = executable.lastIndex(of: "/").map { String(executable[..<$0]) } ?? "."
-        return searchedDirectories.map { $0 == "." ? directory + "/" + fileName : directory + "/" + $0 + "/" + fileName }
+        func parent(_ path: String) -> String { path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "." }
+        let directory = parent(executable)
+        return [directory + "/" + fileName, parent(directory) + "/lib/studio/" + fileName]
     }
 
     /// The running binary's path (`/proc/self/exe`).
