@@ -93,6 +93,10 @@ public struct CommandSpec: Sendable {
             text += "\n\nOPTIONS\n" + options.map(Self.helpLines).joined(separator: "\n")
         }
         if !discussion.isEmpty { text += "\n\n" + discussion }
+        if engine {
+            text += "\n\nRuns in the engine library \(EngineLibrary.fileName) (with FFmpeg, PipeWire, VAAPI), which studio\n"
+                + "loads from beside its binary or from ../lib/studio/: install it with studio (README)."
+        }
         return text
     }
 

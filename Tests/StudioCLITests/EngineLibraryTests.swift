@@ -44,6 +44,7 @@ import TestSupport
         let symbols = Set(nm.outputText().split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) })
         for spec in [ServeCommand.spec, DoctorCommand.spec] {
             #expect(spec.engine)
+            #expect(spec.helpText.contains("Runs in the engine library libStudioEngine.so"), "\(spec.helpText)")
             #expect(symbols.contains(EngineLibrary.entryPoint(of: spec.name)), "\(EngineLibrary.entryPoint(of: spec.name)) in \(Self.engine)")
         }
     }
@@ -52,6 +53,7 @@ import TestSupport
         #expect(EngineLibrary.candidates(executable: "/usr/local/bin/studio")
             == ["/usr/local/bin/libStudioEngine.so", "/usr/local/lib/studio/libStudioEngine.so"])
         #expect(EngineLibrary.entryPoint(of: "serve") == "studio_engine_serve")
+        #expect(!CommandSpec("log", abstract: "", summary: "").helpText.contains("engine library"))
     }
 
     /// Runs `binary` with `arguments`; its exit and standard error.
