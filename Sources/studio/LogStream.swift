@@ -99,7 +99,7 @@ final class LogStream: @unchecked Sendable {
             buffer += cell
             if i == cells.count - 1 { break }
             widths[i] = max(widths[i], cell.count)
-            buffer.append(contentsOf: repeatElement(" " as Character, count: max(0, widths[i] - cell.utf16.count) + 2))
+            buffer += String(repeating: " ", count: max(0, widths[i] - cell.utf16.count) + 2)
         }
         buffer += "\n"
         flushIfFull()
