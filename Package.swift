@@ -7,6 +7,9 @@ let package = Package(
     name: "studio",
     products: [
         .executable(name: "studio", targets: ["studio"]),
+        // What only `studio serve` and `studio doctor` need (FFmpeg, PipeWire, VAAPI...): `studio` dlopens it
+        // from beside itself (or ../lib/studio/), so the history and client commands start without the media stack.
+        .library(name: "StudioEngine", type: .dynamic, targets: ["StudioEngine"]),
     ],
     targets: [
         // C libraries from Debian packages. Each module map pulls in one library plus a small shim
@@ -81,18 +84,29 @@ let package = Package(
         // the event stream. It knows no command: StudioServer hands it the routes and a handler.
         .target(name: "HTTPConsole", dependencies: ["StudioCore", "StudioSystem", "CMicroHTTPD"]),
 
+        // What the server answers and the history says, without the media stack: the control replies, the
+        // history's queries, reports, retention and cut-list exports, the timeline picture. The light `studio`
+        // executable links it; StudioServer answers with it (and re-exports it).
+        .target(name: "StudioViews", dependencies: ["StudioCore", "StudioSystem", "EventStore", "Control"]),
+
         // Wiring and the executable.
         .target(name: "StudioServer", dependencies: [
             "StudioCore", "StudioSystem", "Capture", "Switcher", "Encoding", "Output",
-            "EventStore", "Control", "StudioConfig", "MediaSupport", "LivePictures", "HTTPConsole", "Mixer",
+            "EventStore", "Control", "StudioConfig", "MediaSupport", "LivePictures", "HTTPConsole", "Mixer", "StudioViews",
         ], plugins: ["EmbedWebConsole"]),
         // Build time: compiles web/ (the operator's console page, package root) into StudioServer as a generated Swift file.
         .executableTarget(name: "embed-web"),
         .plugin(name: "EmbedWebConsole", capability: .buildTool(), dependencies: ["embed-web"]),
-        // The command line: each command's options declared once (parsing, help, the overview), and the
-        // `studio serve` flags with the config keys whose values they take.
-        .target(name: "StudioCLI", dependencies: ["StudioServer", "StudioConfig", "Control", "StudioCore"]),
-        .executableTarget(name: "studio", dependencies: ["StudioCLI", "StudioServer", "Transcoding", "Control", "EventStore", "StudioConfig", "StudioCore", "StudioSystem"]),
+        // The command line: each command's options declared once (parsing, help, the overview), the
+        // `studio serve` flags with the config keys whose values they take, and the engine library's loader.
+        // Light: no media library (StudioCLITests checks the built `studio`).
+        .target(name: "StudioCLI", dependencies: ["StudioViews", "StudioConfig", "Control", "StudioCore", "StudioSystem"]),
+        // `studio` itself: the client, history and export commands; the engine's commands through StudioEngine.
+        .executableTarget(name: "studio", dependencies: ["StudioCLI", "StudioViews", "Control", "EventStore", "StudioConfig", "StudioCore", "StudioSystem"]),
+        // The commands that need the media stack (`serve`, `doctor`, `transcode`), entered from `studio` by dlopen through
+        // one C entry point per command; linked -Bsymbolic so that its own copies of the shared modules bind to itself.
+        .target(name: "StudioEngine", dependencies: ["StudioCLI", "StudioServer", "StudioViews", "Transcoding", "EventStore", "Control", "StudioConfig", "StudioCore", "StudioSystem"],
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-Bsymbolic"])]),
 
         // Benchmark tool: writes a test camera's frames as Y4M so the ffmpeg CLI can encode the same pictures.
         .executableTarget(name: "pattern-y4m", dependencies: ["BenchmarkSupport", "Capture", "StudioCore"], path: "Benchmarks/pattern-y4m"),
@@ -133,7 +147,7 @@ let package = Package(
         .testTarget(name: "ControlTests", dependencies: ["Control", "StudioCore", "StudioSystem"]),
         .testTarget(name: "HTTPConsoleTests", dependencies: ["TestSupport", "HTTPConsole", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore", "TestSupport"]),
-        .testTarget(name: "StudioCLITests", dependencies: ["StudioCLI", "StudioConfig", "StudioCore"]),
-        .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "LivePictures", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem"], exclude: ["Browser"]),
+        .testTarget(name: "StudioCLITests", dependencies: ["StudioCLI", "StudioEngine", "StudioConfig", "StudioCore", "TestSupport"]),
+        .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "StudioViews", "LivePictures", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem"], exclude: ["Browser"]),
     ]
 )

@@ -12,15 +12,16 @@
 #    start, opening the database, the query, printing), against the sqlite3 CLI running the same SQL.
 #
 # Usage: scripts/bench-history.sh [SECONDS of show, default 60] [BUILD DIR, default .build/debug]
-# (.build/release after `swift build -c release --product studio --product pw-virtual-camera` for the numbers
-# docs/benchmarks.md states for a release build)
+# (.build/release after `swift build -c release --product X` for X in studio, StudioEngine (`serve` runs in
+# it) and pw-virtual-camera, for the numbers docs/benchmarks.md states for a release build)
 # Results: printed, and appended to bench-results/latest.md (copy into docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 bin=${2:-.build/debug}
 studio=$bin/studio
-[ -x "$studio" ] && [ -x "$bin/pw-virtual-camera" ] || { echo "build first: swift build (studio, pw-virtual-camera in $bin)" >&2; exit 1; }
+[ -x "$studio" ] && [ -x "$bin/pw-virtual-camera" ] && [ -f "$bin/libStudioEngine.so" ] ||
+  { echo "build first: swift build (studio, libStudioEngine.so, pw-virtual-camera in $bin)" >&2; exit 1; }
 command -v sqlite3 >/dev/null || { echo "needs the sqlite3 CLI (scripts/setup.sh)" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/studio-bench-history.XXXXXX)

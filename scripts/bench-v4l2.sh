@@ -19,6 +19,7 @@ if [ "${STUDIO_BENCH_INNER:-}" != 1 ]; then
   scratch=()
   [ -z "${STUDIO_SCRATCH_PATH:-}" ] || scratch=(--scratch-path "$STUDIO_SCRATCH_PATH")
   swift build -c release --product studio "${scratch[@]}" 2>&1 | tail -n 1
+  swift build -c release --product StudioEngine "${scratch[@]}" 2>&1 | tail -n 1  # `studio serve` runs in it
   bin_dir=$(swift build -c release --show-bin-path "${scratch[@]}")
   mkdir -p bench-results
   # One vivid camera, so studio serves exactly one.

@@ -19,6 +19,7 @@ seconds=${1:-20}
 rounds=${2:-2}
 scripts/setup.sh
 swift build -c release --product studio 2>&1 | tail -n 1
+swift build -c release --product StudioEngine 2>&1 | tail -n 1  # `studio serve` runs in it (beside the binary)
 swift build -c release --product pattern-y4m 2>&1 | tail -n 1
 bin=$(swift build -c release --show-bin-path)/studio
 

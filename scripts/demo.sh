@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 scripts/setup.sh
 echo "demo: building studio (release; the first build takes a few minutes)"
+# studio and its engine library (libStudioEngine.so, beside it: `serve` runs in it).
 swift build -c release --product studio
+swift build -c release --product StudioEngine
 bin=$(swift build -c release --show-bin-path)/studio
 
 port=${STUDIO_DEMO_PORT:-1935}

@@ -11,5 +11,6 @@ swift test --skip-build
 # a qemu VM (one boot, the test bundle built above; on the host their vivid suites are skipped).
 scripts/vm/test-v4l2.sh .build
 # The demo and the benchmarks run the optimised build: it must compile too (the optimiser has crashed
-# on code the debug build took).
+# on code the debug build took). `studio serve` runs in the engine library built beside it.
 swift build -c release --product studio
+swift build -c release --product StudioEngine

@@ -63,9 +63,12 @@ public struct CommandSpec: Sendable {
     public var discussion: String
     /// Left out of the overview's list (`help`, `version`).
     public var listed: Bool
+    /// Runs in the engine library (`EngineLibrary`): it needs the media stack (FFmpeg, PipeWire, VAAPI...),
+    /// which `studio` itself does not load. Every other command runs in `studio` and starts fast.
+    public var engine: Bool
 
     public init(_ name: String, abstract: String, summary: String, positionals: [PositionalSpec] = [], options: [OptionSpec] = [],
-                positionalsError: String? = nil, discussion: String = "", listed: Bool = true) {
+                positionalsError: String? = nil, discussion: String = "", listed: Bool = true, engine: Bool = false) {
         self.name = name
         self.abstract = abstract
         self.summary = summary
@@ -74,6 +77,7 @@ public struct CommandSpec: Sendable {
         self.positionalsError = positionalsError
         self.discussion = discussion
         self.listed = listed
+        self.engine = engine
     }
 
     public func option(_ name: String) -> OptionSpec? { options.first { $0.name == name } }
@@ -92,6 +96,10 @@ public struct CommandSpec: Sendable {
             text += "\n\nOPTIONS\n" + options.map(Self.helpLines).joined(separator: "\n")
         }
         if !discussion.isEmpty { text += "\n\n" + discussion }
+        if engine {
+            text += "\n\nRuns in the engine library \(EngineLibrary.fileName) (with FFmpeg, PipeWire, VAAPI), which studio\n"
+                + "loads from beside its binary or from ../lib/studio/: install it with studio (README)."
+        }
         return text
     }
 

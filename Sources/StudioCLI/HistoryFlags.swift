@@ -1,7 +1,7 @@
 import Foundation
 import StudioCore
 import StudioConfig
-import StudioServer
+import StudioViews
 
 /// The options that ask the history (`studio log`, `studio sessions`, `studio onair`), each declared once,
 /// and how their words become the control commands' arguments. Times are read by `HistoryTime` against

@@ -32,11 +32,6 @@ final class ConfigReloader: Sendable {
     }
 }
 
-/// What a reload did: the file and the keys it changed (empty: the file says what the server does).
-public struct ReloadReply: Codable, Sendable {
-    public var file: String
-    public var changed: [String]
-}
 
 extension StudioServer {
     /// Applies the parts of `configuration` that change live. The one place for them: the start applies

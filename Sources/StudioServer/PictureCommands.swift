@@ -109,35 +109,15 @@ enum PictureCommands {
     }
 }
 
-/// `picture`'s reply: a camera's picture settings in force, and when (for a change) they took effect.
-public struct PictureReply: Codable, Sendable {
-    public var camera: String
-    /// Every setting (`PictureSettings.Key`'s names).
-    public var picture: PictureSettings
-    /// What the change changed: `{"mirror": "false -> true"}` (empty when showing).
-    public var changed: [String: String]
-    /// The pts of the first program frame with these settings (null when only showing them).
-    @Nullable public var programMilliseconds: Int64?
-    @Nullable public var frame: Int?
-
-    enum CodingKeys: String, CodingKey {
-        case camera, picture, changed, frame
-        case programMilliseconds = "program_ms"
-    }
-}
 
 extension PictureReply {
     init(camera: CameraID, settings: PictureSettings) {
-        self.camera = camera.name
-        picture = settings
-        changed = [:]
+        self.init(camera: camera.name, picture: settings, changed: [:])
     }
 
     init(_ outcome: PictureOutcome) {
-        camera = outcome.camera.name
-        picture = outcome.settings
-        changed = Dictionary(uniqueKeysWithValues: outcome.settings.changes(from: outcome.previous).map { ($0.key.rawValue, $0.change) })
-        programMilliseconds = outcome.programTime.milliseconds
-        frame = Int(outcome.frameNumber)
+        self.init(camera: outcome.camera.name, picture: outcome.settings,
+                  changed: Dictionary(uniqueKeysWithValues: outcome.settings.changes(from: outcome.previous).map { ($0.key.rawValue, $0.change) }),
+                  programMilliseconds: outcome.programTime.milliseconds, frame: Int(outcome.frameNumber))
     }
 }

@@ -437,12 +437,6 @@ private final class SessionEnding: Sendable {
     }
 }
 
-public struct ServerError: Error, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
-
 /// Recording files: one directory, one file per session and source.
 enum RecordingDirectory {
     /// Creates `directory` (and missing parents) with `mode` when it does not exist, and checks that

@@ -1,6 +1,6 @@
 import Foundation
 import StudioCore
-import StudioServer
+import StudioViews
 import EventStore
 import Control
 import StudioCLI
@@ -311,7 +311,7 @@ protocol ClientCommand: Command {}
 extension ClientCommand {
     /// The socket to ask and whether to print JSON.
     static func common(_ arguments: ParsedArguments, _ environment: [String: String]) -> (socket: String, json: Bool) {
-        (clientSocketPath(flag: arguments.value("socket"), environment: environment), arguments.flag("json"))
+        (ClientLocations.socketPath(flag: arguments.value("socket"), environment: environment), arguments.flag("json"))
     }
 
     /// `log` and `recordings`: about the session SESSION (default: the current or latest one), from
@@ -336,19 +336,6 @@ extension ClientCommand {
     /// A command's arguments as the request's JSON object.
     static func requestArguments(_ arguments: some Encodable) throws -> [String: JSONValue] {
         try JSONValue(encoding: arguments).objectValue ?? [:]
-    }
-
-    /// Where the server listens: `--socket`, `$STUDIO_SOCKET`, the per-user default; and when that
-    /// socket does not exist but the system service's (`/run/studio/studio.sock`) does, that one, so an
-    /// operator can reach the systemd-run server without flags.
-    static func clientSocketPath(flag: String?, environment: [String: String]) -> String {
-        let resolved = ControlSocketPath.resolve(flag: flag, configured: nil, environment: environment, uid: getuid())
-        let explicit = flag != nil || !(environment["STUDIO_SOCKET"] ?? "").isEmpty
-        let system = "/run/studio/studio.sock"
-        if !explicit, !FileManager.default.fileExists(atPath: resolved), FileManager.default.fileExists(atPath: system) {
-            return system
-        }
-        return resolved
     }
 
     static func connect(_ socket: String) throws -> ControlClient {

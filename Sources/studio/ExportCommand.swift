@@ -1,6 +1,6 @@
 import Foundation
 import StudioCore
-import StudioServer
+import StudioViews
 import EventStore
 import Control
 import StudioCLI
@@ -44,7 +44,7 @@ enum ExportCommand: ClientCommand {
         }
         let exportArguments = ExportArguments(session: try sessionPositional(arguments, "export"), format: chosen,
                                               iso: arguments.flag(iso.name), timeOfDay: arguments.flag(timeOfDay.name))
-        let path = try databasePath(arguments, environment)
+        let path = try ClientLocations.databasePath(arguments, environment)
         let store: EventStore
         do { store = try EventStore.openReadOnly(path: path) } catch {
             throw ClientFailure("studio export: the database \(path) could not be read: \(error)")
@@ -68,19 +68,5 @@ enum ExportCommand: ClientCommand {
         }
         print("wrote \(destination): session \(list.session), \(list.clips.count) intervals, \(chosen.rawValue)")
         return 0
-    }
-
-    /// `--db`, else the running server's database (its `status` says which), else `$STUDIO_DB` or the default.
-    static func databasePath(_ arguments: ParsedArguments, _ environment: [String: String]) throws -> String {
-        if let flag = arguments.value("db") { return DatabasePath.resolve(flag: flag, environment: environment) }
-        let (socket, _) = common(arguments, environment)
-        let client: ControlClient?
-        do { client = try ControlClient(socketPath: socket) } catch where error.code == .untrustedSocket {
-            throw ClientFailure(error.message)  // a planted socket is not "no server": say so
-        } catch { client = nil }
-        if let client, let database = (try? client.request("status", arguments: [:], timeoutSeconds: 10))?["database"]?.stringValue {
-            return database
-        }
-        return DatabasePath.resolve(flag: nil, environment: environment)
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import Control
 import StudioCore
-import StudioServer
+import StudioCLI
+import StudioViews
 
 /// Tables and lines for people; `--json` prints the replies as they are.
 enum Format {
@@ -178,16 +179,9 @@ enum Format {
             let header = "session \(session.id) · started \(time(session.startedAt)) · " + (session.endedAt.map { "ended \(time($0))" } ?? "running")
             if reply.recordings.isEmpty { return header + "\nno recordings (start the server with --record DIR)" }
             return header + "\n" + table(["CAMERA", "STARTED", "ENDED", "SIZE", "PATH"], reply.recordings.map { r in
-                [r.camera, time(r.startedAt), r.endedAt.map(time) ?? "recording", r.bytes.map(byteCount) ?? "missing", r.path]
+                [r.camera, time(r.startedAt), r.endedAt.map(time) ?? "recording", r.bytes.map(ByteCount.text) ?? "missing", r.path]
             })
         }
-    }
-
-    static func byteCount(_ bytes: Int) -> String {
-        if bytes >= 1 << 30 { return String(format: "%.1f GiB", Double(bytes) / Double(1 << 30)) }
-        if bytes >= 1 << 20 { return String(format: "%.1f MiB", Double(bytes) / Double(1 << 20)) }
-        if bytes >= 1 << 10 { return String(format: "%.1f KiB", Double(bytes) / Double(1 << 10)) }
-        return "\(bytes) B"
     }
 
     static func sessions(_ result: JSONValue) -> String {

@@ -1,6 +1,6 @@
 import Foundation
 import StudioCore
-import StudioServer
+import StudioViews
 import EventStore
 import Control
 import StudioCLI
@@ -77,9 +77,9 @@ final class LogStream: @unchecked Sendable {
 
     func add(_ event: EventView) throws {
         if json {
-            var text = events == 0 ? "" : ","
-            try JSONValue(encoding: event).write(to: &text)
-            append(text)
+            if events > 0 { buffer += "," }
+            event.writeJSON(to: &buffer)
+            flushIfFull()
         } else {
             if everySession && events == 0 { row(["SESSION"] + Format.logColumns) }
             row((everySession ? [event.session.map(String.init) ?? "-"] : []) + Format.eventRow(event))
@@ -92,20 +92,27 @@ final class LogStream: @unchecked Sendable {
         flush()
     }
 
+    /// The cells padded to the columns' widths so far (a column's width: its widest cell's characters;
+    /// the padding counted in UTF-16 units, as `String.padding(toLength:)` did), into the buffer.
     private func row(_ cells: [String]) {
-        var line = ""
         for (i, cell) in cells.enumerated() {
-            if i == cells.count - 1 { line += cell; break }
+            buffer += cell
+            if i == cells.count - 1 { break }
             widths[i] = max(widths[i], cell.count)
-            line += cell.padding(toLength: widths[i], withPad: " ", startingAt: 0) + "  "
+            buffer += String(repeating: " ", count: max(0, widths[i] - cell.utf16.count) + 2)
         }
-        append(line + "\n")
+        buffer += "\n"
+        flushIfFull()
     }
 
     private static let flushBytes = 64 * 1024
 
     private func append(_ text: String) {
         buffer += text
+        flushIfFull()
+    }
+
+    private func flushIfFull() {
         if buffer.utf8.count >= Self.flushBytes { flush() }
     }
 

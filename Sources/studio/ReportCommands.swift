@@ -1,6 +1,6 @@
 import Foundation
 import StudioCore
-import StudioServer
+import StudioViews
 import EventStore
 import Control
 import StudioCLI

@@ -1,6 +1,6 @@
 import Foundation
 import StudioCore
-import StudioServer
+import StudioViews
 
 /// `studio report` and `studio prune` for an engineer's terminal.
 enum ReportText {

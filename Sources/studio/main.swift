@@ -1,18 +1,14 @@
 import Foundation
 import StudioCLI
-import StudioServer
+import StudioViews
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `studio`: the server (`studio serve`) and the operator's CLI that talks to it over the control socket.
+/// `studio`: the operator's CLI that talks to the server over the control socket or reads its database,
+/// and the server itself (`studio serve`), which runs in the engine library (`EngineLibrary`) with the
+/// other commands whose spec says `engine`.
 let words = Array(CommandLine.arguments.dropFirst())
-let environment = ProcessInfo.processInfo.environment
-
-func fail(_ message: String, code: Int32 = 1) -> Never {
-    writeStandardError("studio: " + message + "\n")
-    exit(code)
-}
 
 guard let name = words.first else {
     print(Help.overview)
@@ -24,16 +20,8 @@ if rest.contains("--help") || rest.contains("-h") {
     print(command?.spec.helpText ?? Help.overview)
     exit(0)
 }
-
-do {
-    guard let command else { fail("unknown command \"\(name)\" (see `studio --help`)", code: 2) }
-    exit(try command.run(ParsedArguments(rest, for: command.spec), environment: environment))
-} catch let error as UsageError {
-    // These already name the command ("studio serve: ...").
-    writeStandardError(error.message + "\n")
+guard let command else {
+    writeStandardError("studio: unknown command \"\(name)\" (see `studio --help`)\n")
     exit(2)
-} catch let error as ClientFailure {
-    fail(error.message, code: error.exitCode)
-} catch {
-    fail("\(error)")
 }
+exit(runCommand(command, rest, environment: ProcessInfo.processInfo.environment))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StudioCLI
+import StudioEngine
 import StudioConfig
 import StudioCore
 

@@ -3,6 +3,7 @@ import Testing
 import Control
 import StudioCore
 @testable import StudioServer
+@testable import StudioViews
 import TestSupport
 #if canImport(FoundationXML)
 import FoundationXML

@@ -1,5 +1,3 @@
-import StudioCore
-
 /// What a passthrough ISO is transcoded to, declared once: `studio transcode --codec` takes these names
 /// and its help lists them with their summaries.
 public enum TranscodeCodec: String, CaseIterable, Sendable {
@@ -16,7 +14,7 @@ public enum TranscodeCodec: String, CaseIterable, Sendable {
     }
 
     /// Seconds between keyframes (0: every frame).
-    var keyframeIntervalSeconds: Double { self == .h264 ? 1 : 0 }
+    public var keyframeIntervalSeconds: Double { self == .h264 ? 1 : 0 }
 
     public static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 }
@@ -28,7 +26,7 @@ public enum TranscodeContainer: String, CaseIterable, Sendable {
     case mp4
 
     /// libavformat's name of the muxer.
-    var muxerName: String { rawValue }
+    public var muxerName: String { rawValue }
     public var fileExtension: String { rawValue }
     public static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 }

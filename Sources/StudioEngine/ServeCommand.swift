@@ -8,18 +8,14 @@ import Control
 import Glibc
 #endif
 
-/// `studio serve`: the server in the foreground, until a stop signal.
-enum ServeCommand: Command {
-    static let spec = CommandSpec(
-        "serve", abstract: "run the studio server in the foreground.",
-        summary: "run the server in the foreground (Ctrl-C stops it cleanly)", options: ServeFlags.options,
-        discussion: """
-        If the hardware encoder fails mid-show, the program switches to x264 on the next frame (a new
-        keyframe and sequence header; timestamps continue) and logs an encoder_fallback event.
-        SIGINT or SIGTERM stop the server cleanly: outputs drained, recordings finalised, session
-        closed; a second signal during shutdown exits at once. SIGHUP re-reads the --config file,
-        like `studio reload` (scenes, transition and backups change live; see its help).
-        """)
+/// `studio serve` (declared in StudioCLI's EngineCommands.swift): the server in the foreground, until a stop signal.
+@_cdecl("studio_engine_serve")
+public func studioEngineServe(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
+    EngineMain.run(ServeInEngine.self, argc: argc, argv: argv)
+}
+
+enum ServeInEngine: Command {
+    static var spec: CommandSpec { ServeCommand.spec }
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         // A stream key written on the command line is in argv, which every local user can read: hide

@@ -15,13 +15,13 @@ public enum FileModes {
     public static func directory(sharedWithGroup: Bool) -> mode_t { sharedWithGroup ? 0o750 : 0o700 }
 
     /// Sets the process umask for the files the server (and its libraries) create from now on.
-    static func restrict(sharedWithGroup: Bool) {
+    package static func restrict(sharedWithGroup: Bool) {
         _ = Glibc.umask(umask(sharedWithGroup: sharedWithGroup))
     }
 
     /// Creates `path` and any missing parent (like mkdir -p) with `mode`, whatever the umask. A
     /// directory that exists keeps its mode. Throws the failing step's error.
-    static func makeDirectory(_ path: String, mode: mode_t) throws {
+    package static func makeDirectory(_ path: String, mode: mode_t) throws {
         for directory in try makeDirectories(path, mode: mode) {
             try syscall("chmod") { chmod(directory, mode) }
         }

@@ -1,6 +1,5 @@
 import Foundation
 import StudioCore
-import Switcher
 import Control
 import EventStore
 
@@ -11,12 +10,20 @@ import EventStore
 
 public struct PingReply: Codable, Sendable {
     public var pong = true
+
+    public init(pong: Bool = true) {
+        self.pong = pong
+    }
 }
 
 // MARK: cameras
 
 public struct CamerasReply: Codable, Sendable {
     public var cameras: [CameraView]
+
+    public init(cameras: [CameraView]) {
+        self.cameras = cameras
+    }
 }
 
 public struct CameraView: Codable, Sendable {
@@ -47,6 +54,13 @@ public struct CameraView: Codable, Sendable {
         public var full: Int
         public var reduced: Int
         public var skipped: Int
+
+        public init(demand: String, full: Int, reduced: Int, skipped: Int) {
+            self.demand = demand
+            self.full = full
+            self.reduced = reduced
+            self.skipped = skipped
+        }
     }
 
     public struct FormatView: Codable, Sendable {
@@ -58,6 +72,13 @@ public struct CameraView: Codable, Sendable {
         enum CodingKeys: String, CodingKey {
             case width, height, fps
             case pixelFormat = "pixel_format"
+        }
+
+        public init(pixelFormat: String, width: Int, height: Int, fps: Double) {
+            self.pixelFormat = pixelFormat
+            self.width = width
+            self.height = height
+            self.fps = fps
         }
     }
 
@@ -74,6 +95,14 @@ public struct CameraView: Codable, Sendable {
             case format, width, height, fps
             case fpsRange = "fps_range"
         }
+
+        public init(format: String, width: Int, height: Int, fps: [Double], fpsRange: [Double]? = nil) {
+            self.format = format
+            self.width = width
+            self.height = height
+            self.fps = fps
+            self.fpsRange = fpsRange
+        }
     }
 
     enum CodingKeys: String, CodingKey {
@@ -85,6 +114,23 @@ public struct CameraView: Codable, Sendable {
         case framesCorrupt = "frames_corrupt"
         case offeredModes = "offered_modes"
         case decode
+    }
+
+    public init(name: String, backend: String, identity: String, displayName: String, state: String, format: FormatView? = nil, onProgram: Bool, tally: String? = nil, lostReason: String? = nil, frames: Int, framesDropped: Int, framesCorrupt: Int, offeredModes: [OfferedModeView], decode: DecodeView? = nil) {
+        self.name = name
+        self.backend = backend
+        self.identity = identity
+        self.displayName = displayName
+        self.state = state
+        self.format = format
+        self.onProgram = onProgram
+        self.tally = tally
+        self.lostReason = lostReason
+        self.frames = frames
+        self.framesDropped = framesDropped
+        self.framesCorrupt = framesCorrupt
+        self.offeredModes = offeredModes
+        self.decode = decode
     }
 }
 
@@ -116,6 +162,11 @@ public struct StatusReply: Codable, Sendable {
         enum CodingKeys: String, CodingKey {
             case path
             case freeBytes = "free_bytes"
+        }
+
+        public init(path: String, freeBytes: Int64? = nil) {
+            self.path = path
+            self.freeBytes = freeBytes
         }
     }
 
@@ -151,6 +202,11 @@ public struct StatusReply: Codable, Sendable {
         public struct OverlayView: Codable, Sendable {
             public var name: String
             public var on: Bool
+
+            public init(name: String, on: Bool) {
+                self.name = name
+                self.on = on
+            }
         }
 
         public struct TransitionView: Codable, Sendable {
@@ -159,6 +215,14 @@ public struct StatusReply: Codable, Sendable {
             public var shown: Int
             @Nullable public var from: String?
             public var to: String
+
+            public init(kind: String, frames: Int, shown: Int, from: String? = nil, to: String) {
+                self.kind = kind
+                self.frames = frames
+                self.shown = shown
+                self.from = from
+                self.to = to
+            }
         }
 
         public struct BackupView: Codable, Sendable {
@@ -175,11 +239,11 @@ public struct StatusReply: Codable, Sendable {
                 case cutBack = "cut_back"
             }
 
-            init(_ status: BackupStatus) {
-                lost = status.lost
-                onAir = status.onAir
-                back = status.back.rawValue
-                cutBack = status.cutBack
+            public init(lost: String, onAir: String, back: String, cutBack: String) {
+                self.lost = lost
+                self.onAir = onAir
+                self.back = back
+                self.cutBack = cutBack
             }
         }
 
@@ -193,6 +257,28 @@ public struct StatusReply: Codable, Sendable {
             case lateTicks = "late_ticks"
             case reducedFrames = "reduced_frames"
             case programMilliseconds = "program_ms"
+        }
+
+        public init(source: String? = nil, sourceKind: String? = nil, preview: String? = nil, transition: TransitionView? = nil, defaultTransition: TransitionReply, tally: [String: String], slate: String? = nil, backup: BackupView? = nil, format: String, fps: Double, frames: Int, slateFrames: Int, composedFrames: Int, transitionFrames: Int, lateTicks: Int, reducedFrames: Int, programMilliseconds: Int64, pictures: [String: PictureSettings] = [:], overlays: [OverlayView]) {
+            self.source = source
+            self.sourceKind = sourceKind
+            self.preview = preview
+            self.transition = transition
+            self.defaultTransition = defaultTransition
+            self.tally = tally
+            self.slate = slate
+            self.backup = backup
+            self.format = format
+            self.fps = fps
+            self.frames = frames
+            self.slateFrames = slateFrames
+            self.composedFrames = composedFrames
+            self.transitionFrames = transitionFrames
+            self.lateTicks = lateTicks
+            self.reducedFrames = reducedFrames
+            self.programMilliseconds = programMilliseconds
+            self.pictures = pictures
+            self.overlays = overlays
         }
     }
 
@@ -225,6 +311,21 @@ public struct StatusReply: Codable, Sendable {
             case encodeErrors = "encode_errors"
             case overloadedFPS = "overloaded_fps"
             case probeFPS = "probe_fps"
+        }
+
+        public init(video: String, generation: Int, choice: String, fallbackReason: String? = nil, preset: String, bitrate: Int, framesEncoded: Int, framesDropped: Int, encodeErrors: Int, overloadedFPS: Double? = nil, probeFPS: Double? = nil, audio: String) {
+            self.video = video
+            self.generation = generation
+            self.choice = choice
+            self.fallbackReason = fallbackReason
+            self.preset = preset
+            self.bitrate = bitrate
+            self.framesEncoded = framesEncoded
+            self.framesDropped = framesDropped
+            self.encodeErrors = encodeErrors
+            self.overloadedFPS = overloadedFPS
+            self.probeFPS = probeFPS
+            self.audio = audio
         }
     }
 
@@ -261,6 +362,22 @@ public struct StatusReply: Codable, Sendable {
             case droppedAudio = "dropped_audio"
             case lastError = "last_error"
         }
+
+        public init(name: String, url: String, state: String, bytesSent: Int, packetsSent: Int, droppedVideo: Int, droppedAudio: Int, reconnects: Int, reconnectAttempts: Int, lastError: String? = nil, bitsPerSecond: Int, nextAttemptInSeconds: Double? = nil, latency: [String: LatencyQuantiles] = [:]) {
+            self.name = name
+            self.url = url
+            self.state = state
+            self.bytesSent = bytesSent
+            self.packetsSent = packetsSent
+            self.droppedVideo = droppedVideo
+            self.droppedAudio = droppedAudio
+            self.reconnects = reconnects
+            self.reconnectAttempts = reconnectAttempts
+            self.lastError = lastError
+            self.bitsPerSecond = bitsPerSecond
+            self.nextAttemptInSeconds = nextAttemptInSeconds
+            self.latency = latency
+        }
     }
 
     public struct IsoView: Codable, Sendable {
@@ -293,6 +410,24 @@ public struct StatusReply: Codable, Sendable {
             case encodeErrors = "encode_errors"
             case bytesWritten = "bytes_written"
         }
+
+        public init(camera: String, path: String, mode: String, codec: String, encoder: String, fallbackReason: String? = nil, generation: Int, preset: String, size: String? = nil, framesEncoded: Int, framesSkipped: Int, framesUnusable: Int, encodeErrors: Int, state: String, bytesWritten: Int) {
+            self.camera = camera
+            self.path = path
+            self.mode = mode
+            self.codec = codec
+            self.encoder = encoder
+            self.fallbackReason = fallbackReason
+            self.generation = generation
+            self.preset = preset
+            self.size = size
+            self.framesEncoded = framesEncoded
+            self.framesSkipped = framesSkipped
+            self.framesUnusable = framesUnusable
+            self.encodeErrors = encodeErrors
+            self.state = state
+            self.bytesWritten = bytesWritten
+        }
     }
 
     /// Where the program audio comes from; a PipeWire microphone adds which node it has and how it is
@@ -318,6 +453,17 @@ public struct StatusReply: Codable, Sendable {
             case silenceSeconds = "silence_s"
             case discardedSamples = "discarded_samples"
         }
+
+        public init(source: String, node: Nullable<String>? = nil, defaultNode: Nullable<String>? = nil, state: String? = nil, connections: Int? = nil, capturedSeconds: Double? = nil, silenceSeconds: Double? = nil, discardedSamples: Int? = nil) {
+            self.source = source
+            self.node = node
+            self.defaultNode = defaultNode
+            self.state = state
+            self.connections = connections
+            self.capturedSeconds = capturedSeconds
+            self.silenceSeconds = silenceSeconds
+            self.discardedSamples = discardedSamples
+        }
     }
 
     public struct AudioView: Codable, Sendable {
@@ -325,6 +471,11 @@ public struct StatusReply: Codable, Sendable {
         public var levels: LevelsReply
         /// The mixer: inputs, master, program loudness (`audio`'s reply).
         public var mixer: AudioReply
+
+        public init(levels: LevelsReply, mixer: AudioReply) {
+            self.levels = levels
+            self.mixer = mixer
+        }
     }
 
     /// The event store's writer: what waits for the database, what reached it, what never will.
@@ -368,6 +519,23 @@ public struct StatusReply: Codable, Sendable {
         case camerasLost = "cameras_lost"
         case audioInput = "audio_input"
     }
+
+    public init(session: Int64, startedAt: Date, uptimeSeconds: Double, program: ProgramView, encoder: EncoderView, outputs: [OutputView], iso: [IsoView], cameras: Int, camerasLost: Int, audioInput: AudioInputView, audio: AudioView, database: String, store: StoreView, disk: DiskView? = nil) {
+        self.session = session
+        self.startedAt = startedAt
+        self.uptimeSeconds = uptimeSeconds
+        self.program = program
+        self.encoder = encoder
+        self.outputs = outputs
+        self.iso = iso
+        self.cameras = cameras
+        self.camerasLost = camerasLost
+        self.audioInput = audioInput
+        self.audio = audio
+        self.database = database
+        self.store = store
+        self.disk = disk
+    }
 }
 
 /// `levels` (and `status`'s `audio.levels`): the program audio's levels in dBFS, one number per channel
@@ -397,6 +565,10 @@ public struct LevelsReply: Codable, Sendable, Equatable {
 /// `metrics`: the Prometheus text exposition format (0.0.4), one string.
 public struct MetricsReply: Codable, Sendable {
     public var text: String
+
+    public init(text: String) {
+        self.text = text
+    }
 }
 
 // MARK: sessions, log, recordings
@@ -423,11 +595,26 @@ public struct SessionView: Codable, Sendable {
         case integratedLUFS = "integrated_lufs"
         case peakDBFS = "peak_dbfs"
     }
+
+    public init(id: Int64, startedAt: Date, endedAt: Date? = nil, endReason: String? = nil, switchCount: Int, eventCount: Int, integratedLUFS: Double? = nil, peakDBFS: Double? = nil) {
+        self.id = id
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.endReason = endReason
+        self.switchCount = switchCount
+        self.eventCount = eventCount
+        self.integratedLUFS = integratedLUFS
+        self.peakDBFS = peakDBFS
+    }
 }
 
 /// `sessions`: newest first.
 public struct SessionsReply: Codable, Sendable {
     public var sessions: [SessionView]
+
+    public init(sessions: [SessionView]) {
+        self.sessions = sessions
+    }
 }
 
 /// `log`: a session and its events, oldest first; `session` is null when the events come from every
@@ -442,12 +629,23 @@ public struct LogReply: Codable, Sendable {
         case session, events
         case nextAfterID = "next_after_id"
     }
+
+    public init(session: SessionView? = nil, events: [EventView], nextAfterID: Int64? = nil) {
+        self.session = session
+        self.events = events
+        self.nextAfterID = nextAfterID
+    }
 }
 
 /// `recordings`: a session's files, the program's first, then the ISO feeds by camera.
 public struct RecordingsReply: Codable, Sendable {
     public var session: SessionView
     public var recordings: [RecordingView]
+
+    public init(session: SessionView, recordings: [RecordingView]) {
+        self.session = session
+        self.recordings = recordings
+    }
 }
 
 public struct RecordingView: Codable, Sendable {
@@ -467,6 +665,16 @@ public struct RecordingView: Codable, Sendable {
         case id, camera, kind, path, bytes
         case startedAt = "started_at"
         case endedAt = "ended_at"
+    }
+
+    public init(id: Int64, camera: String, kind: String, path: String, startedAt: Date, endedAt: Date? = nil, bytes: Int? = nil) {
+        self.id = id
+        self.camera = camera
+        self.kind = kind
+        self.path = path
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.bytes = bytes
     }
 }
 
@@ -491,18 +699,42 @@ public struct CameraModeReply: Codable, Sendable {
             case pixelFormat = "pixel_format"
             case fpsText = "fps_text"
         }
+
+        public init(pixelFormat: String, width: Int, height: Int, fps: Double, fpsText: String) {
+            self.pixelFormat = pixelFormat
+            self.width = width
+            self.height = height
+            self.fps = fps
+            self.fpsText = fpsText
+        }
+    }
+
+    public init(camera: String, requested: String? = nil, granted: GrantedMode? = nil) {
+        self.camera = camera
+        self.requested = requested
+        self.granted = granted
     }
 }
 
 public struct ControlsReply: Codable, Sendable {
     public var camera: String
     public var controls: [CameraControlView]
+
+    public init(camera: String, controls: [CameraControlView]) {
+        self.camera = camera
+        self.controls = controls
+    }
 }
 
 /// `control`: the control read back after setting it.
 public struct ControlSetReply: Codable, Sendable {
     public var camera: String
     public var control: CameraControlView
+
+    public init(camera: String, control: CameraControlView) {
+        self.camera = camera
+        self.control = control
+    }
 }
 
 /// `focus`: how the camera focused on the point, exactly.
@@ -519,6 +751,16 @@ public struct FocusReply: Codable, Sendable {
     @Nullable public var region: [Int]?
     /// What the camera lacks (null for `roi`).
     @Nullable public var reason: String?
+
+    public init(camera: String, x: Double, y: Double, method: String, exposure: String? = nil, region: [Int]? = nil, reason: String? = nil) {
+        self.camera = camera
+        self.x = x
+        self.y = y
+        self.method = method
+        self.exposure = exposure
+        self.region = region
+        self.reason = reason
+    }
 }
 
 public struct CameraControlView: Codable, Sendable {
@@ -544,11 +786,32 @@ public struct CameraControlView: Codable, Sendable {
     public struct MenuItem: Codable, Sendable {
         public var index: Double
         public var name: String
+
+        public init(index: Double, name: String) {
+            self.index = index
+            self.name = name
+        }
     }
 
     enum CodingKeys: String, CodingKey {
         case name, label, type, min, max, step, `default`, value, menu, inactive, summary
         case valueText = "value_text"
         case readOnly = "read_only"
+    }
+
+    public init(name: String, label: String, type: String, min: Double, max: Double, step: Double, default: Double, value: Double? = nil, valueText: String? = nil, menu: [MenuItem]? = nil, readOnly: Bool, inactive: Bool, summary: String) {
+        self.name = name
+        self.label = label
+        self.type = type
+        self.min = min
+        self.max = max
+        self.step = step
+        self.`default` = `default`
+        self.value = value
+        self.valueText = valueText
+        self.menu = menu
+        self.readOnly = readOnly
+        self.inactive = inactive
+        self.summary = summary
     }
 }

@@ -3,22 +3,15 @@ import StudioServer
 import Control
 import StudioCLI
 
-/// `studio doctor`: checks the machine for the server that `studio serve` with the same options would run.
-enum DoctorCommand: Command {
-    static let spec = CommandSpec(
-        "doctor", abstract: "what this machine offers a studio, and what is wrong.",
-        summary: "check this machine: cameras, GPU, groups, encoders and their speed,\ndisk, database, RTMP destinations (takes the serve options)",
-        options: [.json] + ServeFlags.options,
-        discussion: """
-        Takes the same options as `studio serve` and checks the setup that serve would run: each V4L2
-        camera (card, identity, the mode it would capture for the program, access, and which program
-        holds it when busy; metadata/output nodes counted as skipped), the PipeWire socket, GPU render nodes, video/render group membership,
-        FFmpeg encoders (libx264, aac, h264_vaapi), how fast the program encoder (x264 with the program's
-        preset and bit rate, or VAAPI) encodes the program format here (half a second on camera-like
-        pictures; a warning below 1.25 times the program's rate), the database path, free disk for recordings, and a
-        TCP connect to each RTMP destination (stream keys masked). Each line is OK, WARNING or PROBLEM
-        with what to do. Exits 1 when there is a problem.
-        """)
+/// `studio doctor` (declared in StudioCLI's EngineCommands.swift): checks the machine for the server that
+/// `studio serve` with the same options would run.
+@_cdecl("studio_engine_doctor")
+public func studioEngineDoctor(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
+    EngineMain.run(DoctorInEngine.self, argc: argc, argv: argv)
+}
+
+enum DoctorInEngine: Command {
+    static var spec: CommandSpec { DoctorCommand.spec }
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let options = try ServeFlags.settings(arguments).serverOptions(environment: environment)

@@ -4,7 +4,8 @@ import Glibc
 import Foundation
 import Synchronization
 import StudioCLI
-import StudioServer
+import StudioCore
+import StudioViews
 import StudioSystem
 import EventStore
 import Transcoding
@@ -14,56 +15,41 @@ import Transcoding
 private let transcodeInterrupted = Atomic<Bool>(false)
 private let interruptHandler: @convention(c) (Int32) -> Void = { _ in transcodeInterrupted.store(true, ordering: .relaxed) }
 
-/// `studio transcode`: passthrough ISO files (MJPEG in Matroska) into H.264 MOV/MP4 for editors that
-/// do not read them (`Transcoder`), after the show. Each file on the process's own `transcode` thread;
-/// with `--session` the files come from the database (read only: a server running another show is not
-/// disturbed).
-enum TranscodeCommand: Command {
-    static let output = OptionSpec("output", "DIR", help: "write the files into DIR (default: beside each input)")
-    static let codec = OptionSpec("codec", "CODEC", help: "what to encode to (default: h264):"
-        + TranscodeCodec.allCases.map { "\n  \($0.rawValue): \($0.summary)" }.joined())
-    static let quality = OptionSpec("crf", "N", help: "x264 constant quality, 0-51, lower is better (default: \(TranscodeSettings.defaultQuality))")
-    static let container = OptionSpec("container", "FORMAT", help: "the file format: \(TranscodeContainer.names) (default: mov)")
-    static let session = OptionSpec("session", "N", help: "every passthrough ISO of session N, from the database\n(H.264 ISOs are skipped: they need no transcode)")
+/// `studio transcode` (declared in StudioCLI's EngineCommands.swift): passthrough ISO files (MJPEG in
+/// Matroska) into H.264 MOV/MP4 for editors that do not read them (`Transcoder`), after the show. Each file
+/// on the process's own `transcode` thread; with `--session` the files come from the database (read only:
+/// a server running another show is not disturbed).
+@_cdecl("studio_engine_transcode")
+public func studioEngineTranscode(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
+    EngineMain.run(TranscodeInEngine.self, argc: argc, argv: argv)
+}
 
-    static let spec = CommandSpec(
-        "transcode", abstract: "passthrough ISO files (MJPEG in Matroska) into H.264 MOV or MP4 for editors.",
-        summary: "passthrough (MJPEG) ISO files into H.264 .mov for editors\nthat do not read them (Premiere, Final Cut Pro)",
-        positionals: [PositionalSpec("FILE", optional: true, repeating: true)],
-        options: [output, codec, quality, container, session, .socket, .database],
-        discussion: """
-        Each FILE (or, with --session, each ISO file of that session) becomes NAME.mov beside it
-        (or in --output DIR): H.264 from x264 at constant quality (CRF \(TranscodeSettings.defaultQuality), preset \(TranscodeSettings.defaultPreset)), no B-frames,
-        the program audio copied. Every frame keeps its time, so the file starts at the same program
-        time as the ISO and the cut lists of `studio export --iso` fit it (change .mkv to .mov in them).
-        A file is written whole or not at all (a temporary file beside it, renamed); an existing file
-        is never overwritten; Ctrl-C stops and removes the partial file. A bar shows the progress on a
-        terminal; otherwise a line at every tenth. H.264 ISOs need no transcode and are refused (skipped
-        with --session). Exits 1 if any file failed. Details: docs/architecture.md (compressed frames).
-        """)
+enum TranscodeInEngine: Command {
+    static var spec: CommandSpec { TranscodeCommand.spec }
+    private typealias Options = TranscodeCommand
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         var settings = TranscodeSettings()
-        if let name = arguments.value(codec.name) {
+        if let name = arguments.value(Options.codec.name) {
             guard let chosen = TranscodeCodec(rawValue: name) else {
                 throw UsageError("studio transcode: --codec \(name): no such codec; the codecs are \(TranscodeCodec.names)")
             }
             settings.codec = chosen
         }
-        if let text = arguments.value(quality.name) {
+        if let text = arguments.value(Options.quality.name) {
             guard let value = Int(text), (0...51).contains(value) else {
                 throw UsageError("studio transcode: --crf \(text): expected a whole number from 0 to 51")
             }
             settings.quality = value
         }
-        if let name = arguments.value(container.name) {
+        if let name = arguments.value(Options.container.name) {
             guard let chosen = TranscodeContainer(rawValue: name) else {
                 throw UsageError("studio transcode: --container \(name): no such format; the formats are \(TranscodeContainer.names)")
             }
             settings.container = chosen
         }
         var files = arguments.positionals.map { (path: $0, fromSession: false) }
-        if let text = arguments.value(session.name) {
+        if let text = arguments.value(Options.session.name) {
             guard let id = Int64(text), id > 0 else {
                 throw UsageError("studio transcode: --session \(text) is not a session id (see `studio sessions`)")
             }
@@ -71,7 +57,7 @@ enum TranscodeCommand: Command {
         } else if files.isEmpty {
             throw UsageError("studio transcode: expected FILE... or --session N (see `studio transcode --help`)")
         }
-        let directory = arguments.value(output.name)
+        let directory = arguments.value(Options.output.name)
         if let directory {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -88,7 +74,7 @@ enum TranscodeCommand: Command {
             let target = Transcoder.outputPath(for: file.path, directory: directory, container: settings.container)
             switch transcode(file.path, into: target, settings: settings, terminal: terminal) {
             case .success(let summary):
-                var line = "wrote \(summary.output): \(summary.frames) frames, \(Format.byteCount(Int(summary.bytes)))"
+                var line = "wrote \(summary.output): \(summary.frames) frames, \(ByteCount.text(Int(summary.bytes)))"
                 if summary.framesRepeated > 0 { line += ", \(summary.framesRepeated) frames that did not decode repeat the frame before" }
                 if let codec = summary.audioLeftOut { line += " (its \(codec) audio left out: only AAC is copied)" }
                 writeIgnoringErrors(1, line + "\n")
@@ -122,7 +108,7 @@ enum TranscodeCommand: Command {
 
     /// Where the session's ISO files are, from the database (read only).
     private static func sessionIsos(_ id: Int64, _ arguments: ParsedArguments, _ environment: [String: String]) throws -> [String] {
-        let path = try ExportCommand.databasePath(arguments, environment)
+        let path = try ClientLocations.databasePath(arguments, environment)
         let store: EventStore
         do { store = try EventStore.openReadOnly(path: path) } catch {
             throw ClientFailure("studio transcode: the database \(path) could not be read: \(error)")

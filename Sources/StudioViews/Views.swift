@@ -80,7 +80,7 @@ public enum Views {
     private static func json(_ reply: some Encodable) -> JSONValue { (try? JSONValue(encoding: reply)) ?? .null }
 
     /// One line for the server log.
-    static func describe(_ event: StudioEvent) -> String {
+    package static func describe(_ event: StudioEvent) -> String {
         var parts = [event.kind.rawValue]
         if let camera = event.camera { parts.append(camera.name) }
         if let time = event.programTime { parts.append("at \(time.milliseconds) ms") }
