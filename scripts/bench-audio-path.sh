@@ -21,7 +21,9 @@
 # (generation is no part of the job).
 #
 # Usage: scripts/bench-audio-path.sh [SECONDS per run, default 60] [ROUNDS, default 2]
-#   (SWIFT_SCRATCH_PATH=DIR: build the release binaries there, e.g. beside a debug build in use)
+#   (SWIFT_SCRATCH_PATH=DIR: build the release binaries there, e.g. beside a debug build in use;
+#    STUDIO_BIN_DIR=DIR: run the studio and pw-virtual-camera found in DIR instead of building, e.g. a
+#    copy of the build before a change, to measure before and after in the same session)
 # Results: printed, and appended to bench-results/latest.md (copy into docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,10 +31,14 @@ export PATH="/opt/swift/usr/bin:$PATH"
 seconds=${1:-60}
 rounds=${2:-2}
 settle=20
-build=(swift build -c release ${SWIFT_SCRATCH_PATH:+--scratch-path "$SWIFT_SCRATCH_PATH"})
-"${build[@]}" --product studio 2>&1 | tail -n 1
-"${build[@]}" --product pw-virtual-camera 2>&1 | tail -n 1
-binpath=$("${build[@]}" --show-bin-path)
+if [ -n "${STUDIO_BIN_DIR:-}" ]; then
+  binpath=$STUDIO_BIN_DIR
+else
+  build=(swift build -c release ${SWIFT_SCRATCH_PATH:+--scratch-path "$SWIFT_SCRATCH_PATH"})
+  "${build[@]}" --product studio 2>&1 | tail -n 1
+  "${build[@]}" --product pw-virtual-camera 2>&1 | tail -n 1
+  binpath=$("${build[@]}" --show-bin-path)
+fi
 bin=$binpath/studio
 
 work=$(mktemp -d /tmp/studio-bench-audio.XXXXXX)
