@@ -8,7 +8,8 @@
 # `studio serve --audio pipewire:all` (one 320x180@30 test-pattern camera for the picture, program
 # recorded to a file). The audio path: every input's capture and adaptive resampling, the mixer with
 # its per input and program meters, the limiter and EBU R128 loudness (thread cap.audio), PipeWire's
-# loops that copy the quanta (threads pw.mic, data-loop*), AAC (thread encode.audio). Measured: their
+# loops that copy the quanta (threads pw.mic, data-loop*, and cap.audio.conn: each input's connect thread
+# starts its PipeWire loops, which keep that name), AAC (thread encode.audio). Measured: their
 # CPU (utime + stime from /proc/PID/task/TID/stat) per second, after 20 s of settling, over SECONDS;
 # and each input's latency, capture to the encoder's input (`studio audio --json`: its jitter buffer,
 # the clock's 10 ms block, the mixer's 100 ms lag), at the start and at the end of the window.
@@ -21,7 +22,9 @@
 # (generation is no part of the job).
 #
 # Usage: scripts/bench-audio-path.sh [SECONDS per run, default 60] [ROUNDS, default 2]
-#   (SWIFT_SCRATCH_PATH=DIR: build the release binaries there, e.g. beside a debug build in use)
+#   (SWIFT_SCRATCH_PATH=DIR: build the release binaries there, e.g. beside a debug build in use;
+#    STUDIO_BIN_DIR=DIR: run the studio and pw-virtual-camera found in DIR instead of building, e.g. a
+#    copy of the build before a change, to measure before and after in the same session)
 # Results: printed, and appended to bench-results/latest.md (copy into docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,10 +32,14 @@ export PATH="/opt/swift/usr/bin:$PATH"
 seconds=${1:-60}
 rounds=${2:-2}
 settle=20
-build=(swift build -c release ${SWIFT_SCRATCH_PATH:+--scratch-path "$SWIFT_SCRATCH_PATH"})
-"${build[@]}" --product studio 2>&1 | tail -n 1
-"${build[@]}" --product pw-virtual-camera 2>&1 | tail -n 1
-binpath=$("${build[@]}" --show-bin-path)
+if [ -n "${STUDIO_BIN_DIR:-}" ]; then
+  binpath=$STUDIO_BIN_DIR
+else
+  build=(swift build -c release ${SWIFT_SCRATCH_PATH:+--scratch-path "$SWIFT_SCRATCH_PATH"})
+  "${build[@]}" --product studio 2>&1 | tail -n 1
+  "${build[@]}" --product pw-virtual-camera 2>&1 | tail -n 1
+  binpath=$("${build[@]}" --show-bin-path)
+fi
 bin=$binpath/studio
 
 work=$(mktemp -d /tmp/studio-bench-audio.XXXXXX)
@@ -118,7 +125,7 @@ a, b = parse(t0), parse(t1)
 wall = float(w1) - float(w0)
 def share(match): return sum(b[k] - a[k] for k in a if match(k)) / int(hz) / wall
 groups = {"cap.audio": share(lambda k: k == "cap.audio"), "encode.audio": share(lambda k: k == "encode.audio"),
-          "pipewire": share(lambda k: k.startswith(("pw.mic", "data-loop", "pw-data")))}
+          "pipewire": share(lambda k: k.startswith(("pw.mic", "data-loop", "pw-data", "cap.audio.conn")))}
 busy = {k: round(100 * (b[k] - a[k]) / int(hz) / wall, 2) for k in a if k in b and b[k] > a[k]}
 def latencies(text): return [i["latency_ms"] for i in json.loads(text)["inputs"]]
 ppm = [i["clock_ppm"] for i in json.loads(l1)["inputs"]]
@@ -162,18 +169,19 @@ for row in rows:
         job, base = map(float, rest.split()); peer.append((job - base) / seconds)
 cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 print(f"\n### Audio path, 8 microphones, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC: {seconds:.0f} s per run, {rounds} round(s), {cpu_model}, {subprocess.getoutput('nproc')} cores, load at the end {load}\n")
-print("| round | studio audio path CPU, % of one core (cap.audio + encode.audio + PipeWire loops) | cap.audio | encode.audio | PipeWire loops | ffmpeg same job, % of one core | ratio studio / ffmpeg | latency capture to encoder, ms, start (min..max of 8) | at the end | growth, ms (max of 8) |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+# The ratio leaves the PipeWire threads out: ffmpeg captures nothing.
+print("| round | studio audio path CPU, % of one core (cap.audio + encode.audio) | cap.audio | encode.audio | PipeWire threads (cap.audio.conn, pw.mic, data-loop) | all three | ffmpeg same job, % of one core | ratio studio (cap.audio + encode.audio) / ffmpeg | latency capture to encoder, ms, start (min..max of 8) | at the end | growth, ms (max of 8) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for i, (s, f) in enumerate(zip(studio, peer), 1):
-    c = s["cpu"]; total = sum(c.values())
+    c = s["cpu"]; total = sum(c.values()); path = c["cap.audio"] + c["encode.audio"]
     pairs = [(b, e) for b, e in zip(s["start"], s["end"]) if b is not None and e is not None]
     growth = max((abs(e - b) for b, e in pairs), default=float("nan"))
     def span(values):
         known = [v for v in values if v is not None]
         missing = len(values) - len(known)
         return (f"{min(known):.1f}..{max(known):.1f}" if known else "-") + (f" ({missing} not playing)" if missing else "")
-    print(f"| {i} | {total * 100:.2f} | {c['cap.audio'] * 100:.2f} | {c['encode.audio'] * 100:.2f} | {c['pipewire'] * 100:.2f} | {f * 100:.2f} | "
-          f"{total / f:.2f} | {span(s['start'])} | {span(s['end'])} | {growth:.1f} |")
+    print(f"| {i} | {path * 100:.2f} | {c['cap.audio'] * 100:.2f} | {c['encode.audio'] * 100:.2f} | {c['pipewire'] * 100:.2f} | {total * 100:.2f} | "
+          f"{f * 100:.2f} | {path / f:.2f} | {span(s['start'])} | {span(s['end'])} | {growth:.1f} |")
 print(f"\nThe inputs' clocks as studio measured them at the end of the last run: {', '.join('-' if p is None else f'{p:+.0f}' for p in studio[-1]['ppm'])} ppm "
       "(set: +100, -100, +150, -150, +200, -200, +300, -300).")
 top = sorted(studio[-1]["threads"].items(), key=lambda kv: -kv[1])[:12]

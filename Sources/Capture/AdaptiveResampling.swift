@@ -98,38 +98,84 @@ struct AdaptiveResampler: Sendable {
     /// Writes `frames` output frames into `destination` from sample `offset`; the input must hold
     /// `framesNeeded(toProduce:step:)` more frames first.
     mutating func produce(frames: Int, step: Double, into destination: inout [Float], offset: Int) {
-        let channels = self.channels, taps = Self.taps, phases = Self.phases
+        precondition(frames >= 0 && offset >= 0 && offset + frames * channels <= destination.count, "the block does not fit")
+        precondition(framesNeeded(toProduce: frames, step: step) == 0, "not enough input appended")
+        guard frames > 0 else { return }
+        let channels = self.channels
         // Each frame's read position computed as `framesNeeded` computes the last one (a running sum
         // could round one frame further than the input it asked for).
         let start = accounting.position
         pending.withUnsafeBufferPointer { input in
-            Self.table.withUnsafeBufferPointer { table in
-                destination.withUnsafeMutableBufferPointer { output in
-                    var coefficients = [Float](repeating: 0, count: taps)
-                    for frame in 0..<frames {
-                        let position = start + Double(frame) * step
-                        let whole = Int(position.rounded(.down))
-                        let scaled = (position - Double(whole)) * Double(phases)
-                        let phase = min(Int(scaled), phases - 1)
-                        let blend = Float(scaled - Double(phase))
-                        let row = phase * taps, next = row + taps
-                        for k in 0..<taps { coefficients[k] = table[row + k] + blend * (table[next + k] - table[row + k]) }
-                        let first = (whole - (Self.lookahead - 1)) * channels
-                        for channel in 0..<channels {
-                            var sum: Float = 0
-                            var index = first + channel
-                            for k in 0..<taps {
-                                sum += coefficients[k] * input[index]
-                                index += channels
-                            }
-                            output[offset + frame * channels + channel] = sum
-                        }
+            destination.withUnsafeMutableBufferPointer { output in
+                let input = input.baseAddress!, output = output.baseAddress! + offset
+                if channels == 2 {
+                    Self.stereoTable.withUnsafeBufferPointer { table in
+                        Self.produceStereo(frames: frames, step: step, start: start, input: input, table: table.baseAddress!, output: output)
+                    }
+                } else {
+                    Self.table.withUnsafeBufferPointer { table in
+                        Self.produce(frames: frames, channels: channels, step: step, start: start, input: input,
+                                     table: table.baseAddress!, output: output)
                     }
                 }
             }
         }
         // Drop what no later output needs.
         pending.removeFirst(accounting.advance(frames: frames, step: step) * channels)
+    }
+
+    /// `table` with every tap twice (left, right): a row lines up with `taps` interleaved stereo frames.
+    private static let stereoTable: [Float] = table.flatMap { [$0, $0] }
+
+    /// Stereo, the program's format: each output frame is one pass over `taps` interleaved frames, four
+    /// lanes (two frames) at a time, the row's taps interpolated towards the next row's on the way.
+    private static func produceStereo(frames: Int, step: Double, start: Double, input: UnsafePointer<Float>,
+                                      table: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
+        let rowBytes = 2 * taps * MemoryLayout<Float>.stride, lanes = 4 * MemoryLayout<Float>.stride
+        for frame in 0..<frames {
+            let position = start + Double(frame) * step
+            let whole = Int(position.rounded(.down))
+            let scaled = (position - Double(whole)) * Double(phases)
+            let phase = min(Int(scaled), phases - 1)
+            let blend = SIMD4<Float>(repeating: Float(scaled - Double(phase)))
+            let row = UnsafeRawPointer(table + phase * 2 * taps)
+            let samples = UnsafeRawPointer(input + (whole - (lookahead - 1)) * 2)
+            var sum = SIMD4<Float>()
+            for chunk in 0..<(2 * taps / 4) {
+                let low = row.loadUnaligned(fromByteOffset: chunk * lanes, as: SIMD4<Float>.self)
+                let high = row.loadUnaligned(fromByteOffset: rowBytes + chunk * lanes, as: SIMD4<Float>.self)
+                let x = samples.loadUnaligned(fromByteOffset: chunk * lanes, as: SIMD4<Float>.self)
+                sum += (low + blend * (high - low)) * x
+            }
+            output[2 * frame] = sum[0] + sum[2]
+            output[2 * frame + 1] = sum[1] + sum[3]
+        }
+    }
+
+    /// Any number of channels: the row's taps interpolated once per output frame, then one pass per channel.
+    private static func produce(frames: Int, channels: Int, step: Double, start: Double, input: UnsafePointer<Float>,
+                                table: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: taps) { coefficients in
+            for frame in 0..<frames {
+                let position = start + Double(frame) * step
+                let whole = Int(position.rounded(.down))
+                let scaled = (position - Double(whole)) * Double(phases)
+                let phase = min(Int(scaled), phases - 1)
+                let blend = Float(scaled - Double(phase))
+                let row = table + phase * taps, next = row + taps
+                for k in 0..<taps { coefficients[k] = row[k] + blend * (next[k] - row[k]) }
+                let first = (whole - (lookahead - 1)) * channels
+                for channel in 0..<channels {
+                    var sum: Float = 0
+                    var index = first + channel
+                    for k in 0..<taps {
+                        sum += coefficients[k] * input[index]
+                        index += channels
+                    }
+                    output[frame * channels + channel] = sum
+                }
+                }
+        }
     }
 }
 

@@ -1,5 +1,9 @@
 /// Interleaved samples between the stream's callback and the clock thread. Fixed capacity; a writer
 /// that finds it full drops the oldest samples.
+///
+/// Samples move in at most two bulk copies each way (the part up to the end of the storage, then the
+/// part from its start): every input's quanta pass through here under its lock, so no per-sample
+/// index arithmetic.
 struct AudioRing {
     private var storage: [Float]
     private var readIndex = 0
@@ -16,35 +20,47 @@ struct AudioRing {
 
     /// Appends; returns the number of frames dropped to make room.
     mutating func write(_ samples: UnsafeBufferPointer<Float>) -> Int {
+        let capacity = storage.count
+        guard capacity > 0, samples.count > 0 else { return 0 }
         var dropped = 0
-        let overflow = count + samples.count - storage.count
+        let overflow = count + samples.count - capacity
         if overflow > 0 {
             let drop = min(count, (overflow + channels - 1) / channels * channels)
-            readIndex = (readIndex + drop) % storage.count
+            readIndex = (readIndex + drop) % capacity
             count -= drop
             dropped = drop / channels
         }
-        let incoming = samples.count > storage.count ? UnsafeBufferPointer(rebasing: samples.suffix(storage.count)) : samples
-        var writeIndex = (readIndex + count) % storage.count
-        for sample in incoming {
-            storage[writeIndex] = sample
-            writeIndex = writeIndex + 1 == storage.count ? 0 : writeIndex + 1
+        let incoming = samples.count > capacity ? UnsafeBufferPointer(rebasing: samples.suffix(capacity)) : samples
+        let writeIndex = (readIndex + count) % capacity
+        storage.withUnsafeMutableBufferPointer { storage in
+            let first = min(incoming.count, capacity - writeIndex)
+            (storage.baseAddress! + writeIndex).update(from: incoming.baseAddress!, count: first)
+            if first < incoming.count { storage.baseAddress!.update(from: incoming.baseAddress! + first, count: incoming.count - first) }
         }
         count += incoming.count
         return dropped
     }
 
-    /// Moves up to `frames` frames into `destination` (starting at `offset` samples); returns frames moved.
-    mutating func read(frames: Int, into destination: inout [Float], offset: Int) -> Int {
-        let samples = min(frames * channels, count)
-        for index in 0..<samples { destination[offset + index] = storage[(readIndex + index) % storage.count] }
-        readIndex = (readIndex + samples) % storage.count
+    /// Moves up to `frames` frames out, oldest first, handing them to `body` in one or two runs
+    /// (the second after the storage wraps); returns the frames moved.
+    @discardableResult
+    mutating func read(frames: Int, into body: (UnsafeBufferPointer<Float>) -> Void) -> Int {
+        let samples = min(max(0, frames) * channels, count)
+        guard samples > 0 else { return 0 }
+        let capacity = storage.count
+        storage.withUnsafeBufferPointer { storage in
+            let first = min(samples, capacity - readIndex)
+            body(UnsafeBufferPointer(start: storage.baseAddress! + readIndex, count: first))
+            if first < samples { body(UnsafeBufferPointer(start: storage.baseAddress!, count: samples - first)) }
+        }
+        readIndex = (readIndex + samples) % capacity
         count -= samples
         return samples / channels
     }
 
     mutating func discard(frames: Int) {
-        let samples = min(frames * channels, count)
+        guard storage.count > 0 else { return }
+        let samples = min(max(0, frames) * channels, count)
         readIndex = (readIndex + samples) % storage.count
         count -= samples
     }

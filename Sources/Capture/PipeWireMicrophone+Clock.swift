@@ -17,7 +17,7 @@ extension PipeWireMicrophone.Core {
 
         /// The clock's thread only: fills `chunk` from the jitter buffer through the resampler.
         func fill(_ chunk: inout AudioChunk) {
-            let count = chunk.frameCount, rate = Double(format.sampleRate), channels = max(1, format.channels)
+            let count = chunk.frameCount, rate = Double(format.sampleRate)
             var underrun = false
             var aligned: Int64 = 0
             // How late this block is filled: its last frame was due at origin + end / rate (a wake-up
@@ -64,9 +64,8 @@ extension PipeWireMicrophone.Core {
                     buffer.extraTarget += max(buffer.largestQuantum, format.sampleRate / 100)
                     return (0, target, buffer.discarded)
                 }
-                if scratch.count < needed * channels { scratch = [Float](repeating: 0, count: needed * channels) }
-                _ = buffer.ring.read(frames: needed, into: &scratch, offset: 0)
-                scratch.withUnsafeBufferPointer { resampler.append(UnsafeBufferPointer(rebasing: $0.prefix(needed * channels))) }
+                // Straight from the ring into the resampler (one or two bulk copies).
+                buffer.ring.read(frames: needed) { resampler.append($0) }
                 resampler.produce(frames: count, step: step, into: &chunk.samples, offset: 0)
                 return (count, target, buffer.discarded)
             }

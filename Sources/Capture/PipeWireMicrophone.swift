@@ -172,7 +172,7 @@ extension PipeWireMicrophone {
     /// empties before it disconnects the stream (so no `process` runs past that point). What the two
     /// threads share crosses in `buffer` (the samples, and `streamGeneration`: a new stream), `linked`
     /// (atomic) and `status` (the counters). `loop`, `resampler`, `origin`, `streamSeen`,
-    /// `arrivalRatio`, `sinceArrivalCheck`, `scratch` and `silentSinceUnderrun` belong to the clock's
+    /// `arrivalRatio`, `sinceArrivalCheck` and `silentSinceUnderrun` belong to the clock's
     /// thread alone. After `shutdown` has joined the connect thread, the clock's thread (its loop over)
     /// tears the rest down.
     final class Core: @unchecked Sendable {
@@ -207,13 +207,11 @@ extension PipeWireMicrophone {
         private let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
         private var nextAttempt: UInt64 = 0
         /// The clock thread's: what it decides per block (whether captured audio plays, the last
-        /// resort, the clock estimate), the resampler, a buffer to move samples in, and whether the
-        /// silence now follows an underrun.
+        /// resort, the clock estimate), the resampler, and whether the silence now follows an underrun.
         var loop = JitterBufferLoop()
         var resampler: AdaptiveResampler
         /// The `Buffer.streamGeneration` the clock's loop was started for.
         var streamSeen: UInt64 = 0
-        var scratch: [Float] = []
         var sinceArrivalCheck = 0
         /// When the clock's sample 0 is due (on `clock`), from `begin`.
         var origin: UInt64 = 0
@@ -272,6 +270,10 @@ extension PipeWireMicrophone {
         /// How often the connect thread looks at the session (real time: the registry's news, a node
         /// gone or back, ports to link). Retries of a connection wait `retryInterval` on `clock`.
         static let connectPollInterval: UInt64 = 20_000_000
+        /// The same once the source is linked and nothing is left to do but notice that it (or the
+        /// daemon) went away or the default moved: every input has a connect thread, and their wake-ups
+        /// are most of what they cost.
+        static let linkedPollInterval: UInt64 = 100_000_000
 
         /// Starts the connect thread (from `begin`, on the clock's thread: once per start, it only
         /// creates the thread; a start while it runs does nothing).
@@ -279,7 +281,8 @@ extension PipeWireMicrophone {
             connector.start(name: threadName + ".conn") { [self] in
                 while !connector.isStopRequested {
                     housekeeping()
-                    let next = MonotonicClock.now() + Self.connectPollInterval
+                    let interval = linked.load(ordering: .relaxed) ? Self.linkedPollInterval : Self.connectPollInterval
+                    let next = MonotonicClock.now() + interval
                     MonotonicClock().sleep(until: next, unless: { connector.isStopRequested })
                 }
             }

@@ -86,10 +86,22 @@ public final class AACEncoder {
             skip = Int(min(expected - start, Int64(chunk.frameCount)))
         }
         let channels = format.channels
+        let frames = chunk.frameCount - skip
         chunk.samples.withUnsafeBufferPointer { samples in
-            for channel in 0..<channels {
-                pending[channel].reserveCapacity(pending[channel].count + chunk.frameCount - skip)
-                for index in skip..<chunk.frameCount { pending[channel].append(samples[index * channels + channel]) }
+            // Planar, as the encoder takes it: each channel's samples copied out of the interleaved chunk
+            // into room made at the end of its buffer in one step.
+            for channel in 0..<channels where frames > 0 {
+                let end = pending[channel].count
+                pending[channel].append(contentsOf: repeatElement(0, count: frames))
+                pending[channel].withUnsafeMutableBufferPointer { buffer in
+                    var source = samples.baseAddress! + skip * channels + channel
+                    var destination = buffer.baseAddress! + end
+                    for _ in 0..<frames {
+                        destination.pointee = source.pointee
+                        source += channels
+                        destination += 1
+                    }
+                }
             }
         }
         packets += try encodeFullFrames()

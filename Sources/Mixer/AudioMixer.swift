@@ -42,6 +42,8 @@ public final class MixerControls: Sendable {
 
     func take() -> [Posted] {
         mailbox.withLock { box in
+            // Nearly every block finds nothing: no copy of the (empty) buffer to hand out then.
+            guard !box.posted.isEmpty else { return [] }
             defer { box.posted.removeAll(keepingCapacity: true) }
             return box.posted
         }

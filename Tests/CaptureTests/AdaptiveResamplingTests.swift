@@ -53,6 +53,35 @@ import TestSupport
         #expect(largestStep < Float(0.5 * 2 * Double.pi * 1000 / 48_000) * 1.01, "largest step \(largestStep)")
     }
 
+    /// Stereo runs its own inner loop (both channels in one pass): each channel comes out exactly as a
+    /// mono resampler makes it from that channel alone, at a step off unity, across blocks of varying size.
+    @Test func stereoGivesEachChannelWhatMonoGivesIt() {
+        var stereo = AdaptiveResampler(channels: 2)
+        var left = AdaptiveResampler(channels: 1), right = AdaptiveResampler(channels: 1)
+        let step = 1 - 250e-6
+        var fed = 0, worst: Float = 0
+        for block in 0..<50 {
+            let frames = 440 + 17 * (block % 5)
+            let needed = stereo.framesNeeded(toProduce: frames, step: step)
+            #expect(left.framesNeeded(toProduce: frames, step: step) == needed)
+            let l = (fed..<(fed + needed)).map { Float(0.5 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }
+            let r = (fed..<(fed + needed)).map { Float(0.3 * sin(2 * Double.pi * 3_000 * Double($0) / 48_000 + 1)) }
+            fed += needed
+            let interleaved = zip(l, r).flatMap { [$0, $1] }
+            interleaved.withUnsafeBufferPointer { stereo.append($0) }
+            l.withUnsafeBufferPointer { left.append($0) }
+            r.withUnsafeBufferPointer { right.append($0) }
+            var both = [Float](repeating: 0, count: 2 * frames + 6), l1 = [Float](repeating: 0, count: frames), r1 = l1
+            stereo.produce(frames: frames, step: step, into: &both, offset: 6)
+            left.produce(frames: frames, step: step, into: &l1, offset: 0)
+            right.produce(frames: frames, step: step, into: &r1, offset: 0)
+            #expect(both[0..<6].allSatisfy { $0 == 0 }, "nothing written before the offset")
+            for k in 0..<frames { worst = max(worst, abs(both[6 + 2 * k] - l1[k]), abs(both[6 + 2 * k + 1] - r1[k])) }
+        }
+        #expect(worst < 1e-6, "largest difference \(worst)")
+        #expect(abs(stereo.bufferedFrames - left.bufferedFrames) < 1e-9)
+    }
+
     /// A simulated input whose clock runs `ppm` fast or slow, delivering 1024-frame quanta on its own
     /// clock while the program takes 480 frames every 10 ms: the estimate converges to the truth and
     /// the buffer stays at its target (no growth, no underrun).
