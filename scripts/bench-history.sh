@@ -146,6 +146,18 @@ log_studio=$(median_ms "$studio" log --kind camera_lost --camera cam2 --since -7
 log_sqlite=$(median_ms sqlite3 "$big" "$log_sql")
 onair_studio=$(median_ms "$studio" onair "$middle" --db "$big" --json)
 onair_sqlite=$(median_ms sqlite3 "$big" "$onair_sql")
+# The other questions of docs/history.md, on the same session (no sqlite3 line: each runs several queries);
+# each answered once first, so that a failing one stops the benchmark instead of timing its error.
+for question in "onair $middle --at 00:08:20" "log $middle --from 00:05:00 --to 00:06:00 --kind switch" \
+                "sessions --since -7d --ended stopped" "report $middle" "export $middle --format csv"; do
+  # shellcheck disable=SC2086  # the question's words
+  "$studio" $question --db "$big" >/dev/null || { echo "bench-history: studio $question failed" >&2; exit 1; }
+done
+at_studio=$(median_ms "$studio" onair "$middle" --at 00:08:20 --db "$big" --json)
+range_studio=$(median_ms "$studio" log "$middle" --from 00:05:00 --to 00:06:00 --kind switch --db "$big" --json)
+sessions_studio=$(median_ms "$studio" sessions --since -7d --ended stopped --db "$big" --json)
+report_studio=$(median_ms "$studio" report "$middle" --db "$big" --json)
+export_studio=$(median_ms "$studio" export "$middle" --format csv --db "$big")
 start_studio=$(median_ms "$studio" version)
 start_sqlite=$(median_ms sqlite3 "$big" "SELECT 1")
 big_events=$(sqlite3 "$big" "SELECT count(*) FROM events")
@@ -171,6 +183,11 @@ process (start, open, query, print):
 |---|---|---|
 | \`studio log --kind camera_lost --camera cam2 --since -7d\` ($log_rows events) | $log_studio ms | $log_sqlite ms |
 | \`studio onair $middle\` (program_intervals of one session of 1,000 events) | $onair_studio ms | $onair_sqlite ms |
+| \`studio onair $middle --at 00:08:20\` | $at_studio ms | |
+| \`studio log $middle --from 00:05:00 --to 00:06:00 --kind switch\` | $range_studio ms | |
+| \`studio sessions --since -7d --ended stopped\` | $sessions_studio ms | |
+| \`studio report $middle\` (duration, ends, switches, losses, outputs, recordings) | $report_studio ms | |
+| \`studio export $middle --format csv\` (the cut list of 1,000 events; the generated sessions have no recording for an EDL) | $export_studio ms | |
 | process start alone (\`studio version\`; sqlite3: \`SELECT 1\`) | $start_studio ms | $start_sqlite ms |
 
 Plan of the log query:
