@@ -64,12 +64,20 @@ import TestSupport
         return (exit, child.errorText())
     }
 
+    /// Copies with cp(1), waited for: the copy's write descriptor lives only in that child, so no child
+    /// another test spawns meanwhile inherits it (which made exec of the copy fail with ETXTBSY).
+    static func copy(_ source: String, to destination: String) throws {
+        let cp = try ChildProcess(executable: "/bin/cp", arguments: [source, destination])
+        let exit = cp.wait(timeout: 60)
+        #expect(exit == .exited(0), "cp \(source) \(destination): \(cp.errorText())")
+    }
+
     @Test func aMissingOrBrokenEngineIsAClearErrorAndTheOtherCommandsStillRun() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-engine-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("bin"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let binary = directory.appendingPathComponent("bin/studio").path
-        try FileManager.default.copyItem(atPath: Self.studio, toPath: binary)
+        try Self.copy(Self.studio, to: binary)
 
         // Missing: both places named, exit 1; a command that does not need it runs.
         let (missing, said) = try Self.run(binary, ["doctor", "--demo"])
@@ -91,7 +99,7 @@ import TestSupport
 
         // Installed under a prefix: bin/studio with lib/studio/libStudioEngine.so runs the engine's command.
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("lib/studio"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: Self.engine, toPath: directory.appendingPathComponent("lib/studio/libStudioEngine.so").path)
+        try Self.copy(Self.engine, to: directory.appendingPathComponent("lib/studio/libStudioEngine.so").path)
         let child = try ChildProcess(executable: binary, arguments: ["doctor", "--demo", "--json", "--db", directory.appendingPathComponent("d.db").path])
         let exit = child.wait(timeout: 120)
         #expect(exit == .exited(0) || exit == .exited(1), "\(child.errorText())")
