@@ -6,7 +6,10 @@ cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 scripts/setup.sh
 swift build --build-tests
-swift test --skip-build
+# At most 4 tests at a time: the end-to-end tests each run a real server (cameras, x264, PipeWire, nginx),
+# and on a 2-core CI machine an unbounded number of them at once starved each other's cameras and
+# microphones (a test-pattern camera lost for lack of CPU, frames late in a PipeWire queue).
+swift test --skip-build --experimental-maximum-parallelization-width 4
 # V4L2 against the kernel's vivid driver: the host kernel has no V4L2, so the V4L2 tests run again inside
 # a qemu VM (one boot, the test bundle built above; on the host their vivid suites are skipped).
 scripts/vm/test-v4l2.sh .build
