@@ -21,7 +21,10 @@ import Control
         try studio.serve(["--config", config.path, "--cameras", "2"] + EndToEndTests.smallProgram)
         defer { _ = studio.stopServer() }
 
-        // The pin's settings are in force from the camera's first frames.
+        // The pin's settings are in force from the camera's first frames: once the program has cam1's
+        // picture at all (the client now starts in milliseconds, before the camera's first frame reached
+        // the switcher), it is the pin's.
+        #expect(waitFor(seconds: 30) { (try? studio.json(["status"]))?["program"]?["pictures"]?["cam1"] != nil })
         let shown = try studio.json(["picture", "cam1"])
         #expect(shown["camera"] == "cam1" && shown["picture"]?["mirror"] == .bool(true) && shown["program_ms"] == .null, "\(shown)")
         #expect(try studio.json(["status"])["program"]?["pictures"]?["cam1"]?["mirror"] == .bool(true))
