@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Benchmark (issue 15, decode only what is seen): four MJPEG-only PipeWire virtual cameras at
 # 1280x720@30 (like USB webcams), one on program, the others seen by nobody, captured by studio into a
-# 1280x720@30 program (x264 ultrafast, pushed over RTMP to a private nginx). Two runs of the same job,
+# 1280x720@30 program (x264 ultrafast, pushed over RTMP to a private nginx). Three runs of the same job,
 # alternating:
-#   - demand: the default: the camera on program decoded at full size and rate, the three others at
-#     1/4 size (320x180, the tiles' width) and at most ~10 pictures a second;
-#   - full:   STUDIO_DECODE=full in studio's environment: every camera decoded at full size and rate
+#   - idle:  the default, nobody watching the console: the camera on program decoded at full size and
+#     rate, the three others not at all (their JPEGs counted and kept);
+#   - tiles: the default, with the console's cam2 tile watched (curl reading its live stream): the
+#     three others at 1/4 size (320x180, the tiles' width) and at most ~10 pictures a second;
+#   - full:  STUDIO_DECODE=full in studio's environment: every camera decoded at full size and rate
 #     (what OBS does).
 # Measured: the CPU of studio's capture threads (cap.camN: they decode; per-thread utime + stime from
 # /proc/PID/task/*/stat) per second of wall time, over a steady window after start-up, and studio's
@@ -64,13 +66,21 @@ print(f"{name} {rate(parse(s0), parse(s1)):.3f} {capture:.3f} {int(rss) / 1024:.
 PY
 }
 
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 results=()
 for round in $(seq "$rounds"); do
-  for mode in demand full; do
+  for mode in idle tiles full; do
     rm -f "$work/bench.db"*
+    watcher=
+    if [ "$mode" = tiles ]; then
+      # The console's cam2 tile watched for the whole run, as a browser's multiview would.
+      (sleep 2; exec curl -s -N -o /dev/null "http://127.0.0.1:$port/api/v1/tiles/cam2/stream") &
+      watcher=$!
+    fi
     results+=("$(measure "$mode" "$seconds" "$([ "$mode" = full ] && echo full || echo demand)" "$bin" serve --backends pipewire \
-        --rtmp "$url/$mode" --program 1280x720@30 --preset ultrafast --bitrate 3000k --no-iso --no-http \
+        --rtmp "$url/$mode" --program 1280x720@30 --preset ultrafast --bitrate 3000k --no-iso --http "127.0.0.1:$port" \
         --db "$work/bench.db" --socket "$work/studio.sock")")
+    if [ -n "$watcher" ]; then kill "$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true; fi
   done
 done
 
@@ -90,6 +100,7 @@ print("|---|---|---|---|---|---|")
 for name, values in by.items():
     med = lambda i: statistics.median(v[i] for v in values)
     print(f"| {name} | {med(1):.3f} | {med(0):.3f} | {max(v[2] for v in values):.1f} | {med(3):.3f} | {counters[name]} |")
-demand = statistics.median(v[1] for v in by["demand"]); full = statistics.median(v[1] for v in by["full"])
-print(f"\nCapture threads' CPU, decode by demand / everything decoded at full size: **{demand / full:.2f}**")
+full = statistics.median(v[1] for v in by["full"])
+for name in ("idle", "tiles"):
+    print(f"\nCapture threads' CPU, {name} / everything decoded at full size: **{statistics.median(v[1] for v in by[name]) / full:.2f}**")
 PY

@@ -8,7 +8,7 @@
 #                private nginx and recorded; ISO for all eight cameras, which for MJPEG cameras is the
 #                default passthrough: their JPEGs copied into Matroska; a 2x2 scene `quad` defined;
 #                cam1 on program). Decode by demand (the default): cam1 at full size and rate, the
-#                others reduced.
+#                others not decoded (nobody watches the console's tiles; no backup rule).
 #   ffmpeg-full: (a) how OBS and ffmpeg users do it: one ffmpeg reading the eight loops (-re
 #                -stream_loop -1), decoding every camera at full size and rate, cam1 scaled to the
 #                1080p program (libx264 veryfast 6000k + AAC tone, FLV to the same nginx), and every

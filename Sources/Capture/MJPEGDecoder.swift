@@ -94,15 +94,16 @@ public final class MJPEGDecoder {
 }
 
 /// An MJPEG camera's decoding by demand, on its capture thread: at full size every frame while the
-/// camera is needed (`DecodeDemand.full`), else at the smallest reduction still as wide as the tiles,
-/// at most one frame per tile interval (the rest are not decoded). The newest JPEG is always kept: when
-/// the demand turns full, `step` decodes it at full size at once, without waiting for the next frame.
-/// One decoder per reduction, made when first needed. Used by one thread only.
+/// camera is needed (`DecodeDemand.full`); while only the tiles or a backup rule need it (`reduced`), at
+/// the smallest reduction still as wide as the tiles, at most one frame per tile interval; while nobody
+/// needs it (`idle`), not at all. The newest JPEG is always kept: when the demand rises, `step` decodes
+/// it as now needed at once, without waiting for the next frame. One decoder per reduction, made when
+/// first needed. Used by one thread only.
 final class DemandDecoding {
     enum Outcome {
         /// Nothing to do: no new frame, and the newest one is decoded as the demand wants.
         case idle
-        /// A new frame not decoded (reduced demand, the tiles had a picture recently enough).
+        /// A new frame not decoded (idle demand, or reduced and the tiles had a picture recently enough).
         case skipped
         case decoded(VideoFrame)
         /// The JPEG did not decode (counted as corrupt; the next frame is tried).
@@ -114,8 +115,10 @@ final class DemandDecoding {
     private var decoders: [Int: MJPEGDecoder] = [:]
     /// When a reduced picture was last decoded (monotonic nanoseconds).
     private var lastReduced: UInt64?
-    /// True once the newest kept JPEG was decoded at full size (or found corrupt).
-    private var newestFull = false
+    /// How the newest kept JPEG was decoded: nil not yet, else its reduction (1: full size; a corrupt one
+    /// counts as decoded, never retried), or `passedOver` when the reduced rate skipped it.
+    private var newestReduction: Int?
+    private static let passedOver = 0
 
     /// - Parameters:
     ///   - fresh: `newest` arrived since the previous step.
@@ -123,22 +126,29 @@ final class DemandDecoding {
     ///   - width: the JPEG's width (the negotiated format's), to pick the reduction.
     func step(fresh: Bool, newest: [UInt8], captureTime: UInt64, sequence: UInt64, demand: CameraDemand, width: Int,
               now: UInt64) -> Outcome {
-        if fresh { newestFull = false }
+        if fresh { newestReduction = nil }
         guard !newest.isEmpty else { return .idle }
         let reduction: Int
         switch demand.demand {
         case .full:
-            guard !newestFull else { return .idle }
-            newestFull = true
+            guard newestReduction != 1 else { return .idle }
             reduction = 1
         case .reduced:
-            guard fresh else { return .idle }
+            // Any decode of the newest JPEG will do; one not decoded yet (it came while idle) is decoded
+            // at once, whatever the interval, so a tile or a backup has a recent picture.
+            guard newestReduction == nil else { return .idle }
             // A quarter interval of slack: a 30 fps camera's frames 100 ms apart give 10 pictures a second.
             let interval = demand.reducedInterval
-            if let last = lastReduced, now &- last + interval / 4 < interval { return .skipped }
+            if fresh, let last = lastReduced, now &- last + interval / 4 < interval {
+                newestReduction = Self.passedOver
+                return .skipped
+            }
             lastReduced = now
             reduction = MJPEGDecoder.reduction(width: width, atLeast: demand.reducedWidth)
+        case .idle:
+            return fresh ? .skipped : .idle
         }
+        newestReduction = reduction
         let decoder: MJPEGDecoder
         if let made = decoders[reduction] {
             decoder = made
@@ -151,7 +161,7 @@ final class DemandDecoding {
     }
 }
 
-/// Wakes an MJPEG camera's thread: a new JPEG came, or the demand turned full. A signal given while the
+/// Wakes an MJPEG camera's thread: a new JPEG came, or the demand rose. A signal given while the
 /// thread is busy is kept for its next wait (never lost).
 final class DecodeWakeup: Sendable {
     private let condition = ConditionLock()

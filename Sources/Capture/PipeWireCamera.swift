@@ -20,8 +20,10 @@ import Glibc
 /// `framesCorrupt`. The callback also offers every JPEG it takes, as it came and stamped with the same
 /// capture time, to `compressedFrames` (a passthrough ISO's bounded queue; a flagged or empty buffer
 /// aside, whether it decodes or not: a recording keeps what the camera sent). The camera thread decodes by
-/// `demand` (`DemandDecoding`): every frame at full size while the camera is seen, else a reduced picture
-/// for the tiles; the newest JPEG is kept, and decoded at full size the moment the demand turns full.
+/// `demand` (`DemandDecoding`): every frame at full size while the camera is seen, a reduced picture for
+/// the tiles or a backup rule, nothing while nobody needs it; the newest JPEG is kept, and decoded as
+/// needed the moment the demand rises. An MJPEG camera is live, and counts its frames, as JPEGs arrive,
+/// decoded or not.
 public final class PipeWireCamera: Camera {
     public let id: CameraID
     public var backend: CameraBackend { .pipewire }
@@ -95,8 +97,8 @@ extension PipeWireCamera {
     /// `@unchecked Sendable`: `stream`, `session`, the hook/events memory and `sequence`/`pool` are
     /// touched only by the camera thread while it holds the loop lock, or by the loop thread in
     /// callbacks (which run with that lock held); everything read from other threads is in `shared`.
-    /// Exception, MJPEG: `sequence` is the camera thread's alone (it decodes and publishes; the callback
-    /// then only fills `compressed`, a Mutex, and never touches `sequence` or `pool`).
+    /// MJPEG: the callback only fills `compressed` (a Mutex, which also numbers the JPEGs) and never
+    /// touches `sequence` or `pool`; the camera thread decodes from it and publishes.
     final class Core: @unchecked Sendable {
         let id: CameraID
         let nodeID: UInt32
@@ -106,7 +108,7 @@ extension PipeWireCamera {
         let frames: LatestValue<VideoFrame>
         let compressedFrames: CompressedFrameTap
         let demand: CameraDemand
-        /// Wakes the camera thread of an MJPEG node (a new JPEG, or the demand turned full).
+        /// Wakes the camera thread of an MJPEG node (a new JPEG, or the demand rose).
         let wakeup: DecodeWakeup
         private let shared = Mutex(Snapshot())
         private let worker = WorkerThread()
@@ -249,10 +251,11 @@ extension PipeWireCamera {
                 swap(&slot.bytes, &newest.bytes)
                 slot.isFresh = false
                 newest.captureTime = slot.captureTime
+                newest.sequence = slot.sequence
                 return true
             }
             let width = shared.withLock { $0.currentFormat?.width } ?? selection?.format.width ?? 0
-            switch decoding.step(fresh: fresh, newest: newest.bytes, captureTime: newest.captureTime, sequence: sequence, demand: demand,
+            switch decoding.step(fresh: fresh, newest: newest.bytes, captureTime: newest.captureTime, sequence: newest.sequence, demand: demand,
                                  width: width, now: MonotonicClock.now()) {
             case .idle: break
             case .skipped: shared.withLock { $0.statistics.framesNotDecoded += 1 }
@@ -264,22 +267,28 @@ extension PipeWireCamera {
                 shared.withLock {
                     if frame.reduction > 1 { $0.statistics.framesDecodedReduced += 1 } else { $0.statistics.framesDecodedFull += 1 }
                 }
-                publish(frame)
+                // Counted, and the camera made live, when the JPEG arrived (`takeCompressed`).
+                frames.publish(frame)
+                if frame.reduction == 1 { demand.noteFullPicture() }
             }
             return true
         }
 
-        /// Counts a good frame, marks the camera live on its first, and makes it the newest. Called by
-        /// whichever thread produced the frame: the loop's process callback (raw formats) or the camera
-        /// thread (MJPEG, decoded there); a camera uses one of the two, never both.
+        /// Counts a good raw frame, marks the camera live on its first, and makes it the newest. Loop
+        /// thread (the process callback) only.
         private func publish(_ frame: VideoFrame) {
             sequence += 1
+            counted(at: frame.captureTime)
+            frames.publish(frame)
+        }
+
+        /// Counts a good frame (a raw picture, or a JPEG as it arrives) and marks the camera live on its first.
+        fileprivate func counted(at captureTime: UInt64) {
             shared.withLock {
                 $0.statistics.framesCaptured += 1
-                $0.statistics.lastFrameTime = frame.captureTime
+                $0.statistics.lastFrameTime = captureTime
                 if $0.state == .starting { $0.state = .live }
             }
-            frames.publish(frame)
         }
 
         /// Must hold the loop lock.
@@ -402,8 +411,10 @@ extension PipeWireCamera.Core {
             slot.bytes.append(contentsOf: UnsafeRawBufferPointer(start: UnsafeRawPointer(base) + offset, count: size))
             slot.isFresh = true
             slot.captureTime = now
+            slot.sequence += 1
             return replaced
         }
+        counted(at: now)
         if replaced { shared.withLock { $0.statistics.framesDropped += 1 } }
         // Every JPEG as it came, for a passthrough ISO (copied only while one is attached; never blocks).
         compressedFrames.offer(codec: .mjpeg, bytes: UnsafeRawBufferPointer(start: UnsafeRawPointer(base) + offset, count: size),
@@ -419,6 +430,8 @@ struct CompressedFrame {
     var bytes: [UInt8] = []
     var isFresh = false
     var captureTime: UInt64 = 0
+    /// 1 for the camera's first JPEG, one more for each after (the decoded frame's `sequence`).
+    var sequence: UInt64 = 0
 }
 
 /// Copies one PipeWire buffer (planes in one data block or one block per plane) into a frame laid out

@@ -51,14 +51,19 @@ public struct TileSources: Sendable {
     public var lateTicks: @Sendable () -> Int64
     /// The scenes (their tiles are composed; see `TileScenes`).
     public var scenes: TileScenes
+    /// Told (on the tile thread, only when it changes) whether a camera or scene tile is watched: the
+    /// cameras' pictures are wanted (a camera nobody else needs is then decoded small, else not at all).
+    public var camerasWatched: @Sendable (Bool) -> Void
 
     public init(camera: @escaping @Sendable (String) -> LatestValue<VideoFrame>?, cameraNames: @escaping @Sendable () -> [String],
-                previewCamera: @escaping @Sendable () -> String?, lateTicks: @escaping @Sendable () -> Int64, scenes: TileScenes = .none) {
+                previewCamera: @escaping @Sendable () -> String?, lateTicks: @escaping @Sendable () -> Int64, scenes: TileScenes = .none,
+                camerasWatched: @escaping @Sendable (Bool) -> Void = { _ in }) {
         self.camera = camera
         self.cameraNames = cameraNames
         self.previewCamera = previewCamera
         self.lateTicks = lateTicks
         self.scenes = scenes
+        self.camerasWatched = camerasWatched
     }
 }
 
@@ -279,10 +284,17 @@ public final class TilePictures: Sendable {
     private func run(_ sources: TileSources) {
         var pacer = pacerSettings
         var making: [String: TileMaker] = [:]
+        var camerasWatched = false
         while !worker.isStopRequested {
             // A tile's encoder and scaler stay made when no one watches it (a few hundred kilobytes; the
             // tiles are the cameras, scenes, program and preview only), so a returning viewer costs no new ones.
             let watched = watchedTiles(at: clock.now())
+            // Program and preview show what is seen anyway; a camera or scene tile needs the cameras' pictures.
+            let wantsCameras = watched.contains { $0 != Self.program && $0 != Self.preview }
+            if wantsCameras != camerasWatched {
+                camerasWatched = wantsCameras
+                sources.camerasWatched(wantsCameras)
+            }
             if watched.isEmpty {
                 pacer.idle()
                 wake.withLock {

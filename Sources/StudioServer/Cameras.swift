@@ -19,7 +19,10 @@ import Switcher
 ///   `camera_returned` (`reason=reappeared`) is logged. No operator action is needed.
 /// - A present camera that stops delivering frames for the loss timeout is `camera_lost` with
 ///   `reason=silent`; `camera_returned` (`reason=frames resumed`) when frames come again. The watch runs
-///   on its own thread (`studio.cameras`) and only reads each camera's newest frame.
+///   on its own thread (`studio.cameras`) and only reads when each camera's newest frame arrived (a
+///   compressed camera's whether decoded or not: nobody may need its pictures).
+/// - A compressed camera's decode demand gets the server's part (`DecodePolicy`): whether an encoded
+///   ISO records it, and whether anyone watches the console's camera tiles (`setTilesWatched`).
 ///
 /// Discovery callbacks arrive on the discoveries' threads; they take a lock, call the switcher's
 /// non-blocking source methods and start or stop capture threads. Nothing here touches the program
@@ -54,6 +57,9 @@ final class CameraHub: Sendable {
     private let worker = WorkerThread()
     /// When the watch last found the server itself stalled: no camera is silent from before it.
     private let silenceFrom = Mutex<UInt64>(0)
+    /// Whether the console's camera or scene tiles are watched; its lock also orders the cameras'
+    /// `.tiles` reasons, so a camera added while it changes gets the newest value.
+    private let tilesWatched = Mutex(false)
 
     init(switcher: ProgramSwitcher, events: any EventSink, log: ServerLog, lossTimeoutSeconds: Double, makeIso: IsoFactory?,
          pinnedPicture: PictureLookup? = nil, decoding: DecodePolicy = DecodePolicy()) {
@@ -108,7 +114,7 @@ final class CameraHub: Sendable {
         switch change {
         case .added:
             let iso = makeIso?(camera)
-            decoding.prepare(camera, recorded: iso?.needsDecodedFrames == true)
+            tilesWatched.withLock { decoding.prepare(camera, recorded: iso?.needsDecodedFrames == true, tilesWatched: $0) }
             camera.start()
             switcher.addSource(camera.id, frames: camera.frames, demand: camera.demand)
             applyPinnedPicture(camera)
@@ -122,7 +128,7 @@ final class CameraHub: Sendable {
         case .returned(let previous, let wasLost):
             if previous !== camera { previous.stop() }
             let iso = entries.withLock { $0[camera.id]?.iso }
-            decoding.prepare(camera, recorded: iso?.needsDecodedFrames == true)
+            tilesWatched.withLock { decoding.prepare(camera, recorded: iso?.needsDecodedFrames == true, tilesWatched: $0) }
             camera.start()
             switcher.addSource(camera.id, frames: camera.frames, demand: camera.demand)
             iso?.rebind(to: camera)
@@ -200,7 +206,7 @@ final class CameraHub: Sendable {
             for (id, entry) in entries where entry.isPresent {
                 // Silence counts from the newest frame, or from when the camera (or the server, after a
                 // stall) was last known to be running, whichever is later.
-                let frameTime = entry.camera.frames.latest().value?.captureTime ?? entry.since
+                let frameTime = entry.camera.statistics.lastFrameTime ?? entry.since
                 let last = max(frameTime, silenceFrom.withLock { $0 })
                 let silent = now > last && now - last > lossTimeout
                 if silent && entry.lostReason == nil {
@@ -217,6 +223,15 @@ final class CameraHub: Sendable {
         }
         for id in returned {
             events.emit(StudioEvent(kind: .cameraReturned, camera: id, details: ["reason": "frames resumed"]))
+        }
+    }
+
+    /// Whether anyone watches the console's camera or scene tiles (the tile thread says so when it
+    /// changes): every compressed camera nobody else needs is then decoded small, else not at all.
+    func setTilesWatched(_ watched: Bool) {
+        tilesWatched.withLock { current in
+            current = watched
+            for camera in all { camera.demand?.set(.tiles, watched) }
         }
     }
 
@@ -248,9 +263,10 @@ struct StallWatch: Sendable {
 }
 
 /// How the server sets a compressed camera's decode demand (`CameraDemand`) beside what the switcher
-/// says: the reduced picture is what the tiles take (their width, one per tile period); an encoded ISO
-/// recording needs every frame at full size (a passthrough ISO copies the JPEGs and needs none); `STUDIO_DECODE=full` in the server's environment forces
-/// full decoding of every camera (to compare the cost, scripts/bench-decode-demand.sh).
+/// says: the reduced picture is what the tiles take (their width, one per tile period), wanted while
+/// someone watches them; an encoded ISO recording needs every frame at full size (a passthrough ISO
+/// copies the JPEGs and needs none); `STUDIO_DECODE=full` in the server's environment forces full
+/// decoding of every camera (to compare the cost, scripts/bench-decode-demand.sh).
 struct DecodePolicy: Sendable {
     var reducedWidth = CameraDemand.defaultReducedWidth
     var reducedInterval = CameraDemand.defaultReducedInterval
@@ -260,12 +276,14 @@ struct DecodePolicy: Sendable {
     static let environmentKey = "STUDIO_DECODE"
     static let forcedValue = "full"
 
-    func prepare(_ camera: any Camera, recorded: Bool) {
+    func prepare(_ camera: any Camera, recorded: Bool, tilesWatched: Bool) {
         guard let demand = camera.demand else { return }
         demand.setReducedTarget(width: reducedWidth, interval: reducedInterval)
-        // The switcher says which cameras it shows when the camera becomes its source, right after it starts.
+        // The switcher says which cameras it shows and which stand by for a backup when the camera
+        // becomes its source, right after it starts.
         demand.set(.seen, false)
         demand.set(.recorded, recorded)
         demand.set(.forced, forceFull)
+        demand.set(.tiles, tilesWatched)
     }
 }

@@ -185,7 +185,7 @@ extension StudioServer {
             format: options.program.description,
             fps: tenths(program.deliveredFPS), frames: Int(program.framesDelivered), slateFrames: Int(program.slateFrames),
             composedFrames: Int(program.composedFrames), transitionFrames: Int(program.transitionFrames),
-            lateTicks: Int(program.lateTicks), reducedFrames: Int(program.reducedFrames), programMilliseconds: programTime.milliseconds, overlays: program.overlays.map { StatusReply.ProgramView.OverlayView(name: $0.name, on: $0.on) })
+            lateTicks: Int(program.lateTicks), reducedFrames: Int(program.reducedFrames), heldTicks: Int(program.heldTicks), programMilliseconds: programTime.milliseconds, overlays: program.overlays.map { StatusReply.ProgramView.OverlayView(name: $0.name, on: $0.on) })
         programView.pictures = program.pictures
         let encoderView = StatusReply.EncoderView(
             video: video.encoderName, generation: video.generation, choice: configuration.video.encoder.rawValue,

@@ -30,6 +30,8 @@ public enum Metrics {
         text.counter("studio_program_slate_frames_total", "Program frames that showed the slate (no source to show).", program.slateFrames)
         text.counter("studio_program_reduced_frames_total", "Camera pictures shown on program at reduced size (a full decode not ready in time).",
                      program.reducedFrames)
+        text.counter("studio_program_held_ticks_total", "Program ticks a take waited for its camera's first full-size picture.",
+                     program.heldTicks)
         text.counter("studio_program_composed_frames_total", "Program frames composed from a scene's layers.", program.composedFrames)
         text.counter("studio_program_transition_frames_total", "Program frames that were part of a transition.", program.transitionFrames)
         text.gauge("studio_program_time_seconds", "Program time of the latest frame (the clock of the stream's timestamps).",

@@ -241,7 +241,8 @@ public final class StudioServer: Sendable {
             // Give the cameras up to a second to deliver their first frame, so the program opens on a
             // picture rather than on a "waiting" slate; a camera slower than that starts on the slate.
             let firstFrameDeadline = MonotonicClock.now() + 1_000_000_000
-            for camera in cameras.present {
+            // A camera nobody needs yet (not on program, no tile watched) decodes nothing: not waited for.
+            for camera in cameras.present where camera.demand?.demand != .idle {
                 let now = MonotonicClock.now()
                 guard now < firstFrameDeadline else { break }
                 _ = camera.frames.waitForNewer(than: 0, timeoutSeconds: Double(firstFrameDeadline - now) / 1e9)
@@ -276,7 +277,8 @@ public final class StudioServer: Sendable {
                     camera: { cameras.camera(named: CameraID($0))?.frames }, cameraNames: { cameras.all.map(\.id.name) },
                     previewCamera: { switcher.status.preview?.camera?.name }, lateTicks: { switcher.status.lateTicks },
                     scenes: TileScenes(names: { sceneThumbnails.sceneNames }, onPreview: { sceneThumbnails.sceneOnPreview },
-                                       compose: { sceneThumbnails.compose($0, unless: $1) })))
+                                       compose: { sceneThumbnails.compose($0, unless: $1) }),
+                    camerasWatched: { cameras.setTilesWatched($0) }))
             }, stop: { tiles.stop() })
             // The session's program loudness goes into its row once the audio has stopped (before the session ends).
             services.add("loudness", stop: {

@@ -193,6 +193,8 @@ public struct StatusReply: Codable, Sendable {
         public var lateTicks: Int
         /// Camera pictures shown at reduced size (scaled up): a full-size decode not ready in time. 0 normally.
         public var reducedFrames: Int
+        /// Ticks a take waited for its camera's first full-size picture (a camera just woken from idle).
+        public var heldTicks: Int
         public var programMilliseconds: Int64
         /// The picture settings in force, by camera: only cameras whose settings change their picture.
         public var pictures: [String: PictureSettings] = [:]
@@ -256,10 +258,11 @@ public struct StatusReply: Codable, Sendable {
             case slateFrames = "slate_frames"
             case lateTicks = "late_ticks"
             case reducedFrames = "reduced_frames"
+            case heldTicks = "held_ticks"
             case programMilliseconds = "program_ms"
         }
 
-        public init(source: String? = nil, sourceKind: String? = nil, preview: String? = nil, transition: TransitionView? = nil, defaultTransition: TransitionReply, tally: [String: String], slate: String? = nil, backup: BackupView? = nil, format: String, fps: Double, frames: Int, slateFrames: Int, composedFrames: Int, transitionFrames: Int, lateTicks: Int, reducedFrames: Int, programMilliseconds: Int64, pictures: [String: PictureSettings] = [:], overlays: [OverlayView]) {
+        public init(source: String? = nil, sourceKind: String? = nil, preview: String? = nil, transition: TransitionView? = nil, defaultTransition: TransitionReply, tally: [String: String], slate: String? = nil, backup: BackupView? = nil, format: String, fps: Double, frames: Int, slateFrames: Int, composedFrames: Int, transitionFrames: Int, lateTicks: Int, reducedFrames: Int, heldTicks: Int, programMilliseconds: Int64, pictures: [String: PictureSettings] = [:], overlays: [OverlayView]) {
             self.source = source
             self.sourceKind = sourceKind
             self.preview = preview
@@ -276,6 +279,7 @@ public struct StatusReply: Codable, Sendable {
             self.transitionFrames = transitionFrames
             self.lateTicks = lateTicks
             self.reducedFrames = reducedFrames
+            self.heldTicks = heldTicks
             self.programMilliseconds = programMilliseconds
             self.pictures = pictures
             self.overlays = overlays

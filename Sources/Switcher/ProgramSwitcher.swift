@@ -81,7 +81,12 @@ public final class ProgramSwitcher: Sendable {
     /// Sets the backups by camera or scene name (see `BackupWatch` for when one is taken). A backup that
     /// names no camera or scene is skipped for its own backup when it would be needed. The config
     /// refuses cycles; here a cycle only ends the search.
-    public func setBackups(_ rules: [String: BackupRule]) { core.shared.withLock { $0.backups = rules } }
+    public func setBackups(_ rules: [String: BackupRule]) {
+        core.shared.withLock {
+            $0.backups = rules
+            $0.publishDemands()
+        }
+    }
     /// Replaces the overlays (validated and their pictures made first, on the caller's thread: a problem
     /// changes nothing and names the overlay). An overlay that existed before keeps its on/off state;
     /// a new one starts as its description says.
@@ -225,6 +230,9 @@ extension ProgramSwitcher {
         /// changed since (then all are told again).
         var demands: [CameraID: CameraDemand] = [:]
         var demandsSeen = Set<CameraID>()
+        var demandsStandby = Set<CameraID>()
+        /// When the first pending take started waiting for its cameras' full pictures (`nextCommand`).
+        var takeHeldSince: UInt64?
         var demandsStale = false
         var sortedSources: [CameraID] { sources.keys.sorted() }
 

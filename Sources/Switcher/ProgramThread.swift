@@ -3,6 +3,9 @@ import StudioCore
 import StudioSystem
 
 extension ProgramSwitcher.Core {
+    /// How long a take waits at most for its camera's first full-size picture (`Shared.nextCommand`).
+    static let maximumHold: UInt64 = 100_000_000
+
     /// What the program thread keeps between ticks (only it touches this).
     private struct Mix {
         var transition: ProgramSwitcher.ActiveTransition?
@@ -44,7 +47,7 @@ extension ProgramSwitcher.Core {
 
             // At most one command per frame.
             var after = Aftermath()
-            let command = shared.withLock { s -> ProgramSwitcher.Command? in s.pending.isEmpty ? nil : s.pending.removeFirst() }
+            let command = shared.withLock { s in s.nextCommand(now: clock.now(), hold: Self.maximumHold) }
             if let command { apply(command, at: pts, tick: tick, mix: &mix, after: &after) }
             // Picture settings asked for since the last tick apply from this frame on.
             let pictureTick = takePictureChanges(at: pts, tick: tick)

@@ -183,6 +183,9 @@ public struct SwitcherStatus: Sendable, Codable, Hashable {
     /// Camera pictures shown on program at reduced size (scaled up), one per camera per frame: a camera
     /// whose full-size decode was not ready when it went on air (see `CameraDemand`). 0 normally.
     public var reducedFrames: Int64 = 0
+    /// Ticks a take waited for its camera's first full-size picture (a camera nobody needed until the
+    /// take: its decode had just started), at most `ProgramSwitcher.Core.maximumHold` per take.
+    public var heldTicks: Int64 = 0
     /// Number of the last delivered frame (-1 before the first); its pts is `MediaTime(count:rate:)`.
     public var frameNumber: Int64 = -1
 

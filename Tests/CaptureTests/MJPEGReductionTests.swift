@@ -81,8 +81,9 @@ import TestSupport
 
     final class Wakes: Sendable { let count = Atomic<Int>(0) }
 
-    /// The camera thread's steps, on made-up times (a 30 fps camera): reduced at most once per tile
-    /// period, and the kept newest JPEG decoded at full size as soon as the demand turns full.
+    /// The camera thread's steps, on made-up times (a 30 fps camera): nothing decoded while nobody needs
+    /// the camera; reduced at most once per tile period while only the tiles do; and the kept newest JPEG
+    /// decoded as needed as soon as the demand rises.
     @Test func decodingFollowsTheDemandAndCatchesUpAtOnce() throws {
         let jpeg = try Self.makeJPEG(width: 1280, height: 720)
         let wakes = Wakes()
@@ -90,7 +91,7 @@ import TestSupport
         // Needed at full size until whoever shows the camera says otherwise.
         #expect(demand.demand == .full && demand.currentReasons == .seen)
         demand.set(.seen, false)
-        #expect(demand.demand == .reduced && wakes.count.load(ordering: .relaxed) == 0)
+        #expect(demand.demand == .idle && wakes.count.load(ordering: .relaxed) == 0)
         demand.setReducedTarget(width: 320, interval: 100_000_000)
         let decoding = DemandDecoding()
         let frameInterval: UInt64 = 33_333_333
@@ -104,39 +105,82 @@ import TestSupport
             }
             return outcome
         }
-        // Three seconds of frames, nobody needs the camera: 1/4 size (320x180), about 10 a second.
-        for index in 0..<90 { _ = step(fresh: true, at: UInt64(index) * frameInterval) }
+        // A second of frames, nobody needs the camera: none decoded, each counted as skipped.
+        for index in 0..<30 { _ = step(fresh: true, at: UInt64(index) * frameInterval) }
+        #expect(decoded.isEmpty && skipped == 30)
+        if case .idle = step(fresh: false, at: 30 * frameInterval) {} else { Issue.record("an idle step without a new frame did something") }
+
+        // The tiles are watched: the newest JPEG (no new frame yet) at 1/4 size at once, once.
+        demand.set(.tiles, true)
+        #expect(demand.demand == .reduced && wakes.count.load(ordering: .relaxed) == 1)
+        guard case .decoded(let first) = step(fresh: false, at: 30 * frameInterval + 1_000_000) else {
+            Issue.record("no reduced decode when the tiles were watched")
+            return
+        }
+        #expect(first.width == 320 && first.height == 180 && first.reduction == 4)
+        if case .idle = step(fresh: false, at: 30 * frameInterval + 2_000_000) {} else { Issue.record("decoded the same JPEG twice") }
+        decoded.removeAll()
+        skipped = 0
+        // Three seconds of frames, only the tiles need the camera: 1/4 size (320x180), about 10 a second.
+        for index in 31..<121 { _ = step(fresh: true, at: UInt64(index) * frameInterval) }
         #expect(decoded.allSatisfy { $0.0 == 4 })
         #expect((28...32).contains(decoded.count), "\(decoded.count) reduced decodes in 3 s")
         #expect(decoded.count + skipped == 90)
         #expect(zip(decoded, decoded.dropFirst()).allSatisfy { $1.1 - $0.1 >= 75_000_000 }, "never faster than the tiles want")
-        // Nothing new: nothing to do.
-        if case .idle = step(fresh: false, at: 90 * frameInterval) {} else { Issue.record("a step without a new frame did something") }
+        // Nothing new: nothing to do, even when the last new frame was passed over (the timed-out waits of
+        // the camera thread must not decode it after all).
+        for tick in 1...3 {
+            if case .idle = step(fresh: false, at: 120 * frameInterval + UInt64(tick) * 50_000_000) {} else {
+                Issue.record("a step without a new frame did something")
+            }
+        }
 
         // Put on preview: the newest JPEG (no new frame yet) is decoded at full size at once, once.
         demand.set(.seen, true)
-        #expect(wakes.count.load(ordering: .relaxed) == 1)
-        guard case .decoded(let caughtUp) = step(fresh: false, at: 90 * frameInterval + 1_000_000) else {
+        #expect(wakes.count.load(ordering: .relaxed) == 2)
+        guard case .decoded(let caughtUp) = step(fresh: false, at: 121 * frameInterval + 1_000_000) else {
             Issue.record("no full-size decode when the demand turned full")
             return
         }
         #expect(caughtUp.width == 1280 && caughtUp.height == 720 && caughtUp.reduction == 1)
-        if case .idle = step(fresh: false, at: 90 * frameInterval + 2_000_000) {} else { Issue.record("decoded the same JPEG twice") }
+        if case .idle = step(fresh: false, at: 121 * frameInterval + 2_000_000) {} else { Issue.record("decoded the same JPEG twice") }
         // Every new frame while seen, at full size.
         let before = decoded.count
-        for index in 91..<100 { _ = step(fresh: true, at: UInt64(index) * frameInterval) }
+        for index in 122..<131 { _ = step(fresh: true, at: UInt64(index) * frameInterval) }
         #expect(decoded.count - before == 9 && decoded.suffix(9).allSatisfy { $0.0 == 1 })
-        // Another reason while already full wakes nobody; off preview, reduced again.
+        // Another reason while already full wakes nobody; off preview, reduced again (the tiles).
         demand.set(.recorded, true)
         demand.set(.recorded, false)
-        #expect(wakes.count.load(ordering: .relaxed) == 1)
+        #expect(wakes.count.load(ordering: .relaxed) == 2)
         demand.set(.seen, false)
         #expect(demand.demand == .reduced)
-        guard case .decoded(let small) = step(fresh: true, at: 100 * frameInterval) else {
+        guard case .decoded(let small) = step(fresh: true, at: 131 * frameInterval) else {
             Issue.record("no reduced decode after the demand dropped")
             return
         }
         #expect(small.width == 320 && small.reduction == 4)
+        // Nobody watches the tiles any more: idle, nothing decoded.
+        demand.set(.tiles, false)
+        #expect(demand.demand == .idle)
+        if case .skipped = step(fresh: true, at: 135 * frameInterval) {} else { Issue.record("an idle camera decoded") }
+    }
+
+    /// Only a full-size picture published after the demand last turned full counts (a take waits for it).
+    @Test func aFullPictureCountsOnlyAfterTheDemandTurnedFull() {
+        let demand = CameraDemand()
+        demand.noteFullPicture()
+        #expect(demand.hasFullPicture, "needed at full size from the start, and a full picture published")
+        demand.set(.seen, false)
+        #expect(!demand.hasFullPicture && demand.demand == .idle)
+        demand.set(.standby, true)
+        #expect(demand.demand == .reduced && !demand.hasFullPicture)
+        demand.set(.seen, true)
+        #expect(!demand.hasFullPicture, "the picture from before the demand dropped no longer counts")
+        demand.noteFullPicture()
+        #expect(demand.hasFullPicture)
+        // Another reason for full while full keeps the picture.
+        demand.set(.recorded, true)
+        #expect(demand.hasFullPicture)
     }
 
     @Test func aCorruptJPEGIsReportedAndNotRetried() throws {

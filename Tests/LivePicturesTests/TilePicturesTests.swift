@@ -120,6 +120,29 @@ import Switcher
         #expect(rig.tiles.latest("program") == nil, "a program frame offered while unwatched was kept")
     }
 
+    final class Told: Sendable { let values = Mutex<[Bool]>([]) }
+
+    /// The cameras' pictures are wanted (told once per change) while a camera tile is watched; the
+    /// program tile alone does not want them.
+    @Test func theCamerasAreWantedWhileACameraTileIsWatched() throws {
+        let rig = try Rig(count: 2, tiles: TilePictures(idleAfterSeconds: 0.2))
+        defer { rig.stop() }
+        let told = Told()
+        var sources = rig.sources
+        sources.camerasWatched = { watched in told.values.withLock { $0.append(watched) } }
+        rig.tiles.start(sources: sources)
+        #expect(rig.tiles.subscribe("program"))
+        #expect(rig.waitForFrames(10, of: rig.cameras[0]))
+        #expect(told.values.withLock { $0 }.isEmpty, "the program tile wanted the cameras")
+        #expect(rig.tiles.subscribe("cam2"))
+        #expect(waitUntil { told.values.withLock { $0 } == [true] })
+        rig.tiles.unsubscribe("cam2")
+        #expect(waitUntil { told.values.withLock { $0 } == [true, false] })
+        #expect(rig.waitForFrames(10, of: rig.cameras[0]))
+        #expect(told.values.withLock { $0 } == [true, false], "told again without a change")
+        rig.tiles.unsubscribe("program")
+    }
+
     @Test func aSlowReaderNeverHoldsTheProducerBack() throws {
         let rig = try Rig(count: 1)
         defer { rig.stop() }

@@ -6,9 +6,10 @@ import StudioCore
 import TestSupport
 
 /// The real binary with three MJPEG-only PipeWire virtual cameras at 1280x720@30 (like USB webcams),
-/// pushing to a real nginx-rtmp: a camera nobody sees is decoded at reduced size; put on preview it is
-/// decoded at full size; cut to program, the cut is exact (the exact-cut checks of `EndToEndTests`,
-/// on the received stream).
+/// pushing to a real nginx-rtmp: a camera nobody needs is not decoded at all; while the console's tiles
+/// are watched it is decoded at reduced size; put on preview it is decoded at full size; cut to program,
+/// the cut is exact (the exact-cut checks of `EndToEndTests`, on the received stream), also a direct
+/// switch to a camera that was not decoded.
 @Suite(.serialized) struct MJPEGDemandEndToEndTests {
     static let program = ["--program", "640x360@30", "--preset", "ultrafast", "--bitrate", "1500k"]
     static let ids: [CameraID] = ["cam1", "cam2", "cam3"]
@@ -19,7 +20,7 @@ import TestSupport
         return cameras.first { $0["name"]?.stringValue == camera }?["decode"]
     }
 
-    @Test func aCameraOffProgramIsDecodedReducedAndCutsStayExact() throws {
+    @Test func aCameraNobodyNeedsIsNotDecodedTheTilesGetReducedPicturesAndCutsStayExact() throws {
         let rig = try PipeWireRig()
         try rig.start()
         for index in 1...3 {
@@ -32,8 +33,9 @@ import TestSupport
         // Recording: every camera's ISO passes its JPEGs through, which needs no decoded picture, so
         // it must not hold an unseen camera at full size.
         let directory = studio.directory.appendingPathComponent("recordings")
-        try studio.serve(["--backends", "pipewire", "--rtmp", nginx.url(stream: "mjpeg"), "--record", directory.path] + Self.program,
-                         environment: rig.environment)
+        let port = try NginxRTMP.freePort()
+        try studio.serve(["--backends", "pipewire", "--rtmp", nginx.url(stream: "mjpeg"), "--record", directory.path,
+                          "--http", "127.0.0.1:\(port)"] + Self.program, environment: rig.environment)
         #expect(waitFor(seconds: 10) {
             let outputs = (try? studio.status())?["outputs"]?.arrayValue ?? []
             return outputs.count == 2 && outputs.allSatisfy { $0["state"]?.stringValue == "connected" }
@@ -48,12 +50,27 @@ import TestSupport
             #expect(camera["format"]?["width"]?.intValue == 1280 && camera["format"]?["height"]?.intValue == 720)
         }
 
-        // cam1 on program: every frame at full size. cam2 and cam3, seen by nobody: only reduced
-        // pictures (1280 / 4 = 320, the tiles' width), about 10 a second, the rest not decoded.
+        // cam1 on program: every frame at full size. cam2 and cam3, needed by nobody (no tile watched,
+        // no backup): not decoded at all, yet live and counting the JPEGs that arrive.
         #expect(studio.waitForProgramFrames(45))
-        #expect(waitFor(seconds: 30) { (Self.decode(studio, "cam2")?["reduced"]?.intValue ?? 0) >= 10 })
+        #expect(waitFor(seconds: 30) { (Self.decode(studio, "cam2")?["skipped"]?.intValue ?? 0) >= 30 })
         let cam1 = try #require(Self.decode(studio, "cam1"))
         #expect(cam1["demand"] == "full" && (cam1["full"]?.intValue ?? 0) > 20 && cam1["reduced"]?.intValue == 0, "\(cam1)")
+        for name in ["cam2", "cam3"] {
+            let off = try #require(Self.decode(studio, name))
+            #expect(off["demand"] == "idle" && off["full"]?.intValue == 0 && off["reduced"]?.intValue == 0, "\(name): \(off)")
+            let camera = (try studio.json(["cameras"])["cameras"]?.arrayValue ?? []).first { $0["name"]?.stringValue == name }
+            #expect(camera?["state"] == "live" && (camera?["frames"]?.intValue ?? 0) >= 30, "\(name): \(camera ?? .null)")
+        }
+
+        // The console watches a camera tile (each request keeps the tiles watched for 2 s): every
+        // unseen camera now decodes reduced pictures (1280 / 4 = 320, the tiles' width), about 10 a
+        // second, the rest not decoded.
+        func watchTile() { _ = try? HTTPTestClient.fetch(port: port, "GET", "/api/v1/tiles/cam2.jpg") }
+        #expect(waitFor(seconds: 30) {
+            watchTile()
+            return (Self.decode(studio, "cam2")?["reduced"]?.intValue ?? 0) >= 10 && (Self.decode(studio, "cam3")?["reduced"]?.intValue ?? 0) >= 1
+        })
         for name in ["cam2", "cam3"] {
             let off = try #require(Self.decode(studio, name))
             #expect(off["demand"] == "reduced" && off["full"]?.intValue == 0 && (off["reduced"]?.intValue ?? 0) > 0, "\(name): \(off)")
@@ -63,7 +80,10 @@ import TestSupport
         // depends on how fast the virtual camera manages to send on this machine).
         let start = try #require(Self.decode(studio, "cam2"))
         let startTime = Date()
-        #expect(waitFor(seconds: 30) { (Self.decode(studio, "cam2")?["reduced"]?.intValue ?? 0) >= (start["reduced"]?.intValue ?? 0) + 15 })
+        #expect(waitFor(seconds: 30) {
+            watchTile()
+            return (Self.decode(studio, "cam2")?["reduced"]?.intValue ?? 0) >= (start["reduced"]?.intValue ?? 0) + 15
+        })
         let end = try #require(Self.decode(studio, "cam2"))
         let elapsed = Date().timeIntervalSince(startTime)
         let reducedMore = (end["reduced"]?.intValue ?? 0) - (start["reduced"]?.intValue ?? 0)
@@ -71,6 +91,11 @@ import TestSupport
         #expect(end["skipped"]?.intValue != nil && end["full"]?.intValue == 0, "\(end)")
         let metrics = try studio.json(["metrics"])["text"]?.stringValue ?? ""
         #expect(metrics.contains("studio_camera_decoded_frames_total{camera=\"cam2\",size=\"reduced\"}"), "\(metrics.prefix(300))")
+        // Nobody watches any more: idle again within the tiles' 2 s, and no more reduced decodes.
+        #expect(waitFor(seconds: 15) { Self.decode(studio, "cam2")?["demand"] == "idle" && Self.decode(studio, "cam3")?["demand"] == "idle" })
+        let idleAgain = Self.decode(studio, "cam2")?["reduced"]?.intValue ?? -1
+        #expect(studio.waitForProgramFrames(15))
+        #expect(Self.decode(studio, "cam2")?["reduced"]?.intValue == idleAgain)
 
         // On preview: full size from then on (the newest JPEG at once, then every frame).
         let preview = try studio.run(["preview", "cam2", "--socket", studio.socket])
@@ -83,17 +108,19 @@ import TestSupport
         #expect(studio.waitForProgramFrames(45))
         // No reduced picture ever reached the program.
         #expect(try studio.status()["program"]?["reduced_frames"]?.intValue == 0)
-        // cam1 now on preview, cam3 still unseen.
-        #expect(Self.decode(studio, "cam1")?["demand"] == "full" && Self.decode(studio, "cam3")?["demand"] == "reduced")
+        // cam1 now on preview, cam3 still needed by nobody.
+        #expect(Self.decode(studio, "cam1")?["demand"] == "full" && Self.decode(studio, "cam3")?["demand"] == "idle")
 
-        // A direct switch to the unseen cam3: its full decode starts when the command is queued; if the
-        // tick comes before it is done, the reduced picture is shown scaled for that one frame (counted).
+        // A direct switch to cam3, not decoded: its full decode starts when the command is queued, and
+        // the take waits for that picture (at most 100 ms: 4 ticks at 30 fps), counted in held_ticks.
         let take = try studio.run(["switch", "cam3", "--socket", studio.socket])
         #expect(take.status == 0, "\(take)")
         #expect(studio.waitForProgramFrames(45))
         let programStatus = try studio.status()["program"]
         let reducedShown = programStatus?["reduced_frames"]?.intValue ?? -1, slateFrames = programStatus?["slate_frames"]?.intValue ?? -1
+        let held = programStatus?["held_ticks"]?.intValue ?? -1
         #expect((0...1).contains(reducedShown), "\(reducedShown) reduced pictures on program")
+        #expect((0...4).contains(held), "the take waited \(held) ticks")
         #expect(studio.stopServer() == .exited(0))
 
         // The received stream: exactly cam1, cam2, cam3, each cut on the frame its event gives.
@@ -109,7 +136,7 @@ import TestSupport
         let shown = thumbnails.map { EndToEndTests.camera(in: $0, among: Self.ids) }
         #expect(shown.allSatisfy { $0 != nil }, """
             every frame shows a camera (no slate); unclassified of \(shown.count): \(shown.indices.filter { shown[$0] == nil }); \
-            slate frames \(slateFrames), reduced pictures \(reducedShown)
+            slate frames \(slateFrames), reduced pictures \(reducedShown), held ticks \(held)
             """)
         var runs: [CameraID] = []
         for camera in shown.compactMap({ $0 }) where runs.last != camera { runs.append(camera) }

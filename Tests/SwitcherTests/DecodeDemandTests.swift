@@ -13,6 +13,11 @@ import TestSupport
         let counts = Mutex<[CameraID: Int]>([:])
     }
 
+    /// A demand for its own wake-up to reach (made after it).
+    final class DemandHolder: Sendable {
+        let demand = Mutex<CameraDemand?>(nil)
+    }
+
     static let format = ProgramFormat(width: 320, height: 180, frameRate: Rational(30))
 
     final class Rig: Sendable {
@@ -24,7 +29,9 @@ import TestSupport
         /// Times each camera's demand turned full (its `wake`).
         let wakes = WakeCounts()
 
-        init(cameras: Int = 4, scenes: [SceneDescription] = []) throws {
+        /// - Parameter slowCameras: a camera woken to full has its full-size picture at once (its slot
+        ///   holds one already), as a fast camera thread would; these never do (a take to them waits).
+        init(cameras: Int = 4, scenes: [SceneDescription] = [], backups: [String: BackupRule] = [:], slowCameras: Set<CameraID> = []) throws {
             switcher = ProgramSwitcher(format: DecodeDemandTests.format, configuration: .init(lossTimeout: 3600), clock: pump.clock,
                                        events: events) { _, _ in }
             var demands: [CameraID: CameraDemand] = [:], slots: [CameraID: LatestValue<VideoFrame>] = [:]
@@ -34,14 +41,22 @@ import TestSupport
                 frame.fill(with: YUVColor(red: 40 * index, green: 30, blue: 30))
                 let slot = LatestValue<VideoFrame>()
                 slot.publish(frame)
-                let wakes = self.wakes
-                demands[id] = CameraDemand(wake: { wakes.counts.withLock { $0[id, default: 0] += 1 } })
+                let wakes = self.wakes, holder = DemandHolder(), picturesOnWake = !slowCameras.contains(id)
+                let demand = CameraDemand(wake: {
+                    wakes.counts.withLock { $0[id, default: 0] += 1 }
+                    if picturesOnWake, let demand = holder.demand.withLock({ $0 }), demand.demand == .full { demand.noteFullPicture() }
+                })
+                holder.demand.withLock { $0 = demand }
+                // Its slot holds a full-size picture already, as the camera would say.
+                if picturesOnWake { demand.noteFullPicture() }
+                demands[id] = demand
                 slots[id] = slot
             }
             self.demands = demands
             self.slots = slots
             for (id, slot) in slots.sorted(by: { $0.key < $1.key }) { switcher.addSource(id, frames: slot, demand: demands[id]) }
             try switcher.setScenes(scenes)
+            switcher.setBackups(backups)
             switcher.start()
             pump.start()
         }
@@ -89,9 +104,42 @@ import TestSupport
         let take = try rig.run { rig.switcher.switchProgram(to: "cam3", completion: $0) }
         #expect(rig.waitForFrame(take.frameNumber + 1))
         #expect(rig.full == ["cam1", "cam3"])
-        #expect(rig.demands["cam2"]?.demand == .reduced && rig.demands["cam4"]?.demand == .reduced)
+        #expect(rig.demands["cam2"]?.demand == .idle && rig.demands["cam4"]?.demand == .idle, "nobody needs them (no tiles, no backups)")
         #expect(rig.wakes.counts.withLock { $0["cam4"] } == nil, "never needed, never woken")
         #expect(rig.switcher.status.reducedFrames == 0)
+        #expect(rig.switcher.status.heldTicks == 0, "every camera had its full picture in time")
+    }
+
+    /// A camera a backup rule names, on either side, stands by (reduced: its liveness is read from its
+    /// pictures); one in a backup scene by its cameras; the rules set later count too.
+    @Test func theCamerasOfBackupRulesStandBy() throws {
+        let wide = SceneDescription(name: "wide", layout: .grid, sources: ["cam3", "cam4"])
+        let rig = try Rig(cameras: 5, scenes: [wide], backups: ["cam1": BackupRule(backup: "cam2", back: .auto)])
+        defer { rig.stop() }
+        #expect(waitUntil { rig.switcher.status.programSource == "cam1" })
+        #expect(rig.waitForFrame(2))
+        #expect(rig.full == ["cam1"])
+        #expect(rig.demands["cam2"]?.demand == .reduced && rig.demands["cam2"]?.currentReasons == .standby)
+        #expect(rig.demands["cam3"]?.demand == .idle && rig.demands["cam5"]?.demand == .idle)
+        rig.switcher.setBackups(["cam5": BackupRule(backup: "wide")])
+        #expect(rig.demands["cam2"]?.demand == .idle)
+        #expect(["cam3", "cam4", "cam5"].allSatisfy { rig.demands[CameraID($0)]?.demand == .reduced })
+        #expect(rig.demands["cam1"]?.currentReasons == .seen, "the camera on program is seen, not standing by")
+    }
+
+    /// A take to a camera whose full-size picture is not decoded yet waits for it, at most 100 ms (3
+    /// ticks at 30 fps), then goes ahead with what there is; the ticks it waited are counted.
+    @Test func aTakeWaitsAtMostAMomentForTheFullPicture() throws {
+        let rig = try Rig(slowCameras: ["cam3"])
+        defer { rig.stop() }
+        #expect(waitUntil { rig.switcher.status.programSource == "cam1" })
+        #expect(rig.switcher.status.heldTicks == 0)
+        _ = try rig.run { rig.switcher.switchProgram(to: "cam3", completion: $0) }
+        #expect(rig.switcher.status.programSource == "cam3")
+        #expect(rig.switcher.status.heldTicks == 3, "held \(rig.switcher.status.heldTicks) ticks")
+        // A camera whose picture is there at once is not waited for.
+        _ = try rig.run { rig.switcher.switchProgram(to: "cam2", completion: $0) }
+        #expect(rig.switcher.status.programSource == "cam2" && rig.switcher.status.heldTicks == 3)
     }
 
     @Test func aSceneOnProgramOrPreviewNeedsAllItsCameras() throws {
