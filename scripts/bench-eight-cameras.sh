@@ -229,6 +229,10 @@ if name == "studio":
     row["iso_skipped"] = sum(i["frames_skipped"] - before(i, "frames_skipped") for i in s1["iso"])
     row["iso_skipped_total"] = sum(i["frames_skipped"] for i in s1["iso"])
     row["iso_fps"] = sum(i["frames_encoded"] - before(i, "frames_encoded") for i in s1["iso"]) / span / max(1, len(s1["iso"]))
+    # Capture-to-file of each ISO (its last 300 frames, p50 / p95 in ms): the largest over the feeds.
+    to_file = [i.get("latency_ms", {}).get("capture_to_written") for i in s1["iso"]]
+    row["iso_to_file"] = [max(q[k] for q in to_file if q) for k in ("p50", "p95")] if any(to_file) else None
+    row["program_to_wire"] = [s1["outputs"][0].get("latency_ms", {}).get("capture_to_written", {}).get(k) for k in ("p50", "p95")]
     # All of studio's CPU charged to the program's pace (conservative: its ISO copies and the unseen
     # cameras' decodes run at the cameras' pace whatever the program encoder manages).
     k0 = {c["name"]: c for c in json.load(open(f"{work}/cameras0.json"))["cameras"]}
@@ -301,7 +305,9 @@ if "studio" in by:
                       f"{r['encoder_dropped']} ({r['encoder_dropped_total']}), ISO frames skipped {r['iso_skipped']} ({r['iso_skipped_total']}) "
                       f"over {r['iso']} ISO ({r['iso_modes']}) at {r['iso_fps']:.1f} fps each, cameras received at {r['camera_fps']:.1f} fps each "
                       f"({r['camera_dropped']} of them dropped before decoding: a newer one had come), program ticks {r['tick_fps']:.1f} / s, "
-                      f"encoded {r['program_fps']:.1f} fps from {r['program_source']}, encoder start probe {r['probe_fps']} fps" for r in s))
+                      f"encoded {r['program_fps']:.1f} fps from {r['program_source']}, encoder start probe {r['probe_fps']} fps, "
+                      f"ISO capture-to-file p50/p95 {r['iso_to_file']} ms (the slowest feed), program capture-to-write "
+                      f"{r['program_to_wire']} ms" for r in s))
     for peer, target in (("ffmpeg-full", 0.5), ("ffmpeg-copy", 1.0)):
         if peer in by:
             ratio = med(s, "cpu") / med(by[peer], "cpu")

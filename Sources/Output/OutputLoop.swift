@@ -295,7 +295,8 @@ struct OutputLoop {
             let written = MonotonicClock.now()
             if let times = packet.times {
                 budget.record(times, writeStart: writeStart, written: written)
-                programOrigin = times.due &- UInt64(max(0, packet.pts.microseconds)) * 1000
+                // An ISO's passthrough packets know no tick (no due time): they say nothing of the clock.
+                if times.due != 0 { programOrigin = times.due &- UInt64(max(0, packet.pts.microseconds)) * 1000 }
             } else if packet.kind == .audio, let origin = programOrigin {
                 budget.recordAudio(due: origin &+ UInt64(max(0, packet.pts.microseconds)) * 1000, written: written)
             }

@@ -46,6 +46,9 @@ public enum LatencyStage: String, CaseIterable, Sendable, Codable {
     case write
     /// From the tick's due time to the packet written: all of the above but `captureToTick`.
     case tickToWire = "tick_to_wire"
+    /// From the picture's capture to its packet written: capture-to-wire for the program, capture-to-file
+    /// for an ISO recording (whose packets know only their capture and, encoded, their encode).
+    case captureToWritten = "capture_to_written"
     /// The program audio's way: from an audio packet's program time on the clock to written (the mixer's
     /// lag, the AAC encoder, the queues and the write). A player in sync waits for the later of the two.
     case audioToWire = "audio_to_wire"
@@ -62,6 +65,7 @@ public enum LatencyStage: String, CaseIterable, Sendable, Codable {
         case .outputQueue: return span(t.encodeEnd, writeStart)
         case .write: return span(writeStart, written)
         case .tickToWire: return span(t.due, written)
+        case .captureToWritten: return span(t.capture, written)
         case .audioToWire: return nil
         }
     }

@@ -166,6 +166,11 @@ extension StudioServer {
     public func metricsText() -> String { Metrics.render(status: statusView(), cameras: camerasView(),
                                                                     tiles: TileMetrics(counters: tiles.counters, requests: tileRequests.byRoute)) }
 
+    /// A latency budget as replies give it: by stage name.
+    static func latencyView(_ latency: [LatencyStage: LatencyQuantiles]) -> [String: LatencyQuantiles] {
+        Dictionary(uniqueKeysWithValues: latency.map { ($0.key.rawValue, $0.value) })
+    }
+
     func statusView() -> StatusReply {
         let program = switcher.status
         let video = videoStage.statistics
@@ -201,16 +206,16 @@ extension StudioServer {
                 droppedVideo: s.droppedVideo, droppedAudio: s.droppedAudio, reconnects: s.reconnectCount,
                 reconnectAttempts: s.reconnectAttempts, lastError: s.lastError, bitsPerSecond: s.bitsPerSecond,
                 nextAttemptInSeconds: s.nextAttemptAt.map { Double(($0 > now ? $0 - now : 0) / 1_000_000) / 1000 },
-                latency: Dictionary(uniqueKeysWithValues: s.latency.map { ($0.key.rawValue, $0.value) }))
+                latency: Self.latencyView(s.latency))
         }
         let isoViews = cameras.isoRecorders.map { iso in
-            let s = iso.statistics
+            let s = iso.statistics, output = iso.output.statistics
             return StatusReply.IsoView(
                 camera: s.camera.name, path: s.path, mode: s.mode.rawValue, codec: s.codec, encoder: s.encoderName, fallbackReason: s.fallbackReason,
                 generation: s.generation, preset: configuration.cameras.isoPreset,
                 size: s.width > 0 ? "\(s.width)x\(s.height)" : nil, framesEncoded: s.framesEncoded,
                 framesSkipped: s.framesSkipped, framesUnusable: s.framesUnusable, encodeErrors: s.encodeErrors,
-                state: iso.output.statistics.state.rawValue, bytesWritten: Int(iso.output.statistics.bytesSent))
+                state: output.state.rawValue, bytesWritten: Int(output.bytesSent), latency: Self.latencyView(output.latency))
         }
 
         // Where the program audio comes from; a single microphone (`pipewire`, `pipewire:NODE`) says

@@ -142,8 +142,11 @@ final class IsoPassthrough: Sendable {
                 deliver(.format(next))
             }
             let pts = grid.pts(ofFrame: n)
-            deliver(.packet(EncodedPacket(kind: .video, data: frame.bytes, pts: pts, dts: pts, duration: tick,
-                                          isKeyframe: frame.isKeyframe, generation: description?.generation ?? 0)))
+            var packet = EncodedPacket(kind: .video, data: frame.bytes, pts: pts, dts: pts, duration: tick,
+                                       isKeyframe: frame.isKeyframe, generation: description?.generation ?? 0)
+            // Its way to the file: captured, handed to the output now (the output adds its queue and write).
+            packet.times = FrameTimes(capture: frame.captureTime, encodeEnd: MonotonicClock.now())
+            deliver(.packet(packet))
             counters.withLock { $0.framesWritten += 1 }
         }
     }

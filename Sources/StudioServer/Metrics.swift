@@ -67,13 +67,7 @@ public enum Metrics {
                    perOutput(\.bitsPerSecond))
         text.gauge("studio_output_latency_seconds",
                    "The program's latency by stage over the last packets written (quantile 0.5 and 0.95; see docs/latency.md).",
-                   outputs.flatMap { output in
-                       LatencyStage.allCases.flatMap { stage -> [([String: String], Double)] in
-                           guard let q = output.latency[stage.rawValue] else { return [] }
-                           return [(["output": output.name, "stage": stage.rawValue, "quantile": "0.5"], q.p50 / 1000),
-                                   (["output": output.name, "stage": stage.rawValue, "quantile": "0.95"], q.p95 / 1000)]
-                       }
-                   })
+                   outputs.flatMap { latencySamples($0.latency, labels: ["output": $0.name]) })
         text.gauge("studio_output_up", "1 while an output is connected (or its file open), else 0.",
                    outputs.map { (["output": $0.name], $0.state == OutputState.connected.rawValue ? 1 : 0) })
         text.gauge("studio_output_state", "An output's state: 1 for the current one.",
@@ -118,6 +112,9 @@ public enum Metrics {
         text.counter("studio_iso_frames_unusable_total", "Frames an ISO feed could not use.", perFeed(\.framesUnusable))
         text.counter("studio_iso_encode_errors_total", "An ISO feed's encode errors.", perFeed(\.encodeErrors))
         text.counter("studio_iso_written_bytes_total", "Bytes an ISO feed wrote to its file.", perFeed(\.bytesWritten))
+        text.gauge("studio_iso_latency_seconds",
+                   "An ISO feed's latency by stage over the last frames written (capture_to_written: capture to file; see docs/latency.md).",
+                   iso.flatMap { latencySamples($0.latency, labels: ["camera": $0.camera]) })
 
         // Program audio levels, as the encoder gets it.
         let levels = status.audio.levels
@@ -200,6 +197,15 @@ public enum Metrics {
     }
 
     /// `left` and `right` for stereo, `mono` for one channel, else the channel's number from 1.
+    /// A latency budget's samples (seconds), p50 and p95 per stage, in the stages' order, with `labels`.
+    static func latencySamples(_ latency: [String: LatencyQuantiles], labels: [String: String]) -> [([String: String], Double)] {
+        LatencyStage.allCases.flatMap { stage -> [([String: String], Double)] in
+            guard let q = latency[stage.rawValue] else { return [] }
+            return [(labels.merging(["stage": stage.rawValue, "quantile": "0.5"]) { $1 }, q.p50 / 1000),
+                    (labels.merging(["stage": stage.rawValue, "quantile": "0.95"]) { $1 }, q.p95 / 1000)]
+        }
+    }
+
     static func channelName(_ index: Int, of count: Int) -> String {
         switch (count, index) {
         case (1, _): "mono"

@@ -404,9 +404,13 @@ public struct StatusReply: Codable, Sendable {
         public var encodeErrors: Int
         public var state: String
         public var bytesWritten: Int
+        /// The feed's latency over the last frames written, p50 and p95 in ms by stage (`capture_to_written`:
+        /// capture to file; an encoded feed also by its stages): empty until known.
+        public var latency: [String: LatencyQuantiles] = [:]
 
         enum CodingKeys: String, CodingKey {
             case camera, path, mode, codec, encoder, generation, preset, size, state
+            case latency = "latency_ms"
             case fallbackReason = "fallback_reason"
             case framesEncoded = "frames_encoded"
             case framesSkipped = "frames_skipped"
@@ -415,7 +419,7 @@ public struct StatusReply: Codable, Sendable {
             case bytesWritten = "bytes_written"
         }
 
-        public init(camera: String, path: String, mode: String, codec: String, encoder: String, fallbackReason: String? = nil, generation: Int, preset: String, size: String? = nil, framesEncoded: Int, framesSkipped: Int, framesUnusable: Int, encodeErrors: Int, state: String, bytesWritten: Int) {
+        public init(camera: String, path: String, mode: String, codec: String, encoder: String, fallbackReason: String? = nil, generation: Int, preset: String, size: String? = nil, framesEncoded: Int, framesSkipped: Int, framesUnusable: Int, encodeErrors: Int, state: String, bytesWritten: Int, latency: [String: LatencyQuantiles] = [:]) {
             self.camera = camera
             self.path = path
             self.mode = mode
@@ -431,6 +435,7 @@ public struct StatusReply: Codable, Sendable {
             self.encodeErrors = encodeErrors
             self.state = state
             self.bytesWritten = bytesWritten
+            self.latency = latency
         }
     }
 

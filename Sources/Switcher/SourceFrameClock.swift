@@ -72,10 +72,12 @@ public final class SourceFrameClock: Sendable {
                 counters.withLock { $0.ticksWithoutFrame += 1 }
                 continue
             }
-            guard let picture = Self.i420(frame, sequence: UInt64(tick), scaler: &scaler) else {
+            guard var picture = Self.i420(frame, sequence: UInt64(tick), scaler: &scaler) else {
                 counters.withLock { $0.framesUnusable += 1 }
                 continue
             }
+            // Its way so far (the encoder and the output add theirs): the ISO's latency budget.
+            picture.times = FrameTimes(capture: frame.captureTime, due: grid.time(ofFrame: tick), taken: now, composed: clock.now())
             counters.withLock { $0.framesSubmitted += 1 }
             submit(picture, grid.pts(ofFrame: tick))
         }

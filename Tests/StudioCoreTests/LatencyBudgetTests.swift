@@ -13,7 +13,7 @@ import StudioCore
         budget.record(Self.frame(1_000_000_000), writeStart: 1_030_000_000, written: 1_031_000_000)
         let summary = budget.summary()
         let expected: [LatencyStage: Double] = [.captureToTick: 12, .tickWake: 2, .compose: 3, .encodeQueue: 1, .encode: 10,
-                                                .outputQueue: 4, .write: 1, .tickToWire: 21]
+                                                .outputQueue: 4, .write: 1, .tickToWire: 21, .captureToWritten: 31]
         for (stage, ms) in expected {
             #expect(summary[stage] == LatencyQuantiles(p50: ms, p95: ms), "\(stage)")
         }
@@ -42,11 +42,24 @@ import StudioCore
         #expect(write?.p95 == 39)
     }
 
+    /// An ISO's passthrough packet knows only its capture and when its feed handed it on: capture-to-file
+    /// (a known 100 ms added is measured as such) and the output's own stages, nothing of a tick.
+    @Test func aPassthroughPacketGivesCaptureToFile() {
+        var budget = LatencyBudget(window: 5)
+        let capture: UInt64 = 7_000_000_000
+        budget.record(FrameTimes(capture: capture, encodeEnd: capture + 3_000_000), writeStart: capture + 95_000_000,
+                      written: capture + 100_000_000)
+        let summary = budget.summary()
+        #expect(summary[.captureToWritten] == LatencyQuantiles(p50: 100, p95: 100))
+        #expect(summary[.outputQueue] == LatencyQuantiles(p50: 92, p95: 92) && summary[.write] == LatencyQuantiles(p50: 5, p95: 5))
+        #expect(summary[.captureToTick] == nil && summary[.tickToWire] == nil && summary[.encode] == nil)
+    }
+
     @Test func aStageNoFrameKnewIsLeftOut() {
         var budget = LatencyBudget(window: 5)
         budget.record(Self.frame(5_000_000_000, capture: 0), writeStart: 5_030_000_000, written: 5_031_000_000)
         let summary = budget.summary()
-        #expect(summary[.captureToTick] == nil)
+        #expect(summary[.captureToTick] == nil && summary[.captureToWritten] == nil)
         #expect(summary[.tickToWire] == LatencyQuantiles(p50: 21, p95: 21))
         #expect(LatencyBudget(window: 5).summary().isEmpty)
     }

@@ -46,6 +46,14 @@ extension PipeWireEndToEndTests {
         #expect(cam1?["mode"] == "passthrough" && cam1?["codec"] == "mjpeg" && cam1?["size"] == "640x360", "\(cam1 ?? .null)")
         #expect(cam1?["frames_skipped"] == 0, "the passthrough queue kept up: \(cam1 ?? .null)")
         #expect(cam2?["mode"] == "encode" && cam2?["codec"] == "h264", "\(cam2 ?? .null)")
+        // Each feed's latency to its file: a passthrough one knows capture-to-file and the output's
+        // stages only; an encoded one every stage of its way.
+        let passthroughLatency = cam1?["latency_ms"], encodedLatency = cam2?["latency_ms"]
+        let toFile = passthroughLatency?["capture_to_written"]?["p50"]?.doubleValue ?? -1
+        #expect(toFile >= 0 && toFile < 1000, "cam1 capture to file: \(passthroughLatency ?? .null)")
+        #expect(passthroughLatency?["write"] != nil && passthroughLatency?["encode"] == nil && passthroughLatency?["capture_to_tick"] == nil)
+        #expect(["capture_to_tick", "encode", "write", "tick_to_wire", "capture_to_written"].allSatisfy { encodedLatency?[$0]?["p50"] != nil },
+                "cam2: \(encodedLatency ?? .null)")
         let text = try studio.run(["status", "--socket", studio.socket]).output
         #expect(text.contains("iso       cam1 640x360 passthrough mjpeg"), "\(text)")
         // Killed, as by a power cut: the files must play up to their last flush.
