@@ -103,8 +103,12 @@ final class Muxer {
         defer { av_dict_free(&muxerOptions) }
         if format == "flv" && isNetwork { av_dict_set(&muxerOptions, "flvflags", "no_duration_filesize", 0) }
         // Matroska writes a cluster only when it closes it; clusters of at most one second (instead of
-        // up to 5 s, or a whole GOP) bound what a killed server loses from a recording.
-        if format == "matroska" { av_dict_set(&muxerOptions, "cluster_time_limit", "1000", 0) }
+        // up to 5 s, or a whole GOP) bound what a killed server loses from a recording, and of at most
+        // 1 MiB the memory each file holds for its open cluster (an MJPEG ISO makes 3-4 MB a second).
+        if format == "matroska" {
+            av_dict_set(&muxerOptions, "cluster_time_limit", "1000", 0)
+            av_dict_set(&muxerOptions, "cluster_size_limit", "1048576", 0)
+        }
         try check("avformat_write_header", avformat_write_header(context, &muxerOptions))
         headerWritten = true
     }
