@@ -14,7 +14,8 @@ import Glibc
 /// link-factory (object.linger=false), so it works with or without a session manager. The stream has
 /// PW_STREAM_FLAG_DONT_RECONNECT and no autoconnect: when its node goes away the camera becomes `.lost`
 /// and stays so; it never shows another node's picture. The stream's process callback only copies the
-/// newest buffer into `frames`. An MJPEG-only node (no raw offer fits) is asked for MJPEG: the callback
+/// newest buffer into `frames`, stamped with the buffer's own time (its header pts when plausible, else
+/// the moment of dequeue: `PipeWireBufferTime`). An MJPEG-only node (no raw offer fits) is asked for MJPEG: the callback
 /// then only copies the newest buffer's compressed bytes and wakes the camera thread, which decodes them
 /// (`MJPEGDecoder`, to I420) and publishes; a frame that does not decode is dropped and counted in
 /// `framesCorrupt`. The callback also offers every JPEG it takes, as it came and stamped with the same

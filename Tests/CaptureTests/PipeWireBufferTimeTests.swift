@@ -56,11 +56,8 @@ extension PipeWireDaemonTests.PipeWireRigTests {
         // Noise makes every JPEG's bytes (and digest) its own.
         try rig.startCamera(node: "vcam-held", camera: "cam1", size: "320x240", rate: 30, format: "mjpeg",
                             extraArguments: ["--noise", "8", "--log-frames", logPath])
-        let log = DiscoveryLog()
-        let program = CameraFormat(pixelFormat: .i420, width: 320, height: 240, frameRate: Rational(30))
-        let discovery = PipeWireDiscovery(namer: MemoryNamer().namer, wanted: program, remote: rig.remote, report: log.report)
-        let camera = try #require(PipeWireDiscoveryProbe.cameras(discovery, log).first)
-        discovery.stop()
+        let camera = try #require(PipeWireDiscoveryProbe.firstCamera(remote: rig.remote, wanted: CameraFormat(
+            pixelFormat: .i420, width: 320, height: 240, frameRate: Rational(30))))
         let queue = CompressedFrameQueue(capacity: 1024)
         camera.compressedFrames.attach(queue)
         camera.start()
@@ -94,11 +91,8 @@ extension PipeWireDaemonTests.PipeWireRigTests {
 
     @Test func aRawCameraHeldUpKeepsTheTimesStampedInItsPictures() throws {
         try rig.startCamera(node: "vcam-stamped", camera: "cam2", size: "640x360", rate: 30, format: "i420", extraArguments: ["--stamp", "1"])
-        let log = DiscoveryLog()
-        let program = CameraFormat(pixelFormat: .i420, width: 640, height: 360, frameRate: Rational(30))
-        let discovery = PipeWireDiscovery(namer: MemoryNamer().namer, wanted: program, remote: rig.remote, report: log.report)
-        let camera = try #require(PipeWireDiscoveryProbe.cameras(discovery, log).first)
-        discovery.stop()
+        let camera = try #require(PipeWireDiscoveryProbe.firstCamera(remote: rig.remote, wanted: CameraFormat(
+            pixelFormat: .i420, width: 640, height: 360, frameRate: Rational(30))))
         camera.start()
         defer { camera.stop() }
         #expect(waitUntil(seconds: 10) { camera.state == .live }, "\(camera.state) \(camera.problem ?? "")")
@@ -120,5 +114,16 @@ extension PipeWireDaemonTests.PipeWireRigTests {
         #expect(checked.allSatisfy { $0.stamped != nil }, "every picture's stamp reads")
         let wrong = checked.filter { $0.stamped != nil && $0.captured != $0.stamped }
         #expect(wrong.isEmpty, "\(wrong.count) of \(checked.count) frames stamped off the picture's time by \(wrong.map { (Int64($0.captured) - Int64($0.stamped!)) / 1_000_000 }) ms")
+    }
+}
+
+extension PipeWireDiscoveryProbe {
+    /// The first camera a discovery of `remote` finds (for the program format `wanted`), not started; the
+    /// discovery is stopped again.
+    static func firstCamera(remote: String, wanted: CameraFormat) -> PipeWireCamera? {
+        let log = DiscoveryLog()
+        let discovery = PipeWireDiscovery(namer: MemoryNamer().namer, wanted: wanted, remote: remote, report: log.report)
+        defer { discovery.stop() }
+        return cameras(discovery, log).first
     }
 }
