@@ -70,6 +70,8 @@ extension PipeWireDaemonTests.PipeWireRigTests {
         let offeredAfterHold = queue.offered
         #expect(waitUntil(seconds: 10) { queue.offered >= offeredAfterHold + 10 }, "frames again after the hold: \(camera.statistics)")
         camera.compressedFrames.detach(queue)
+        // (Taken before the log is read: every frame the camera has was logged before it was sent.)
+        let decoded = try #require(camera.frames.latest().value)
 
         var received: [CompressedVideoFrame] = []
         while case .item(let frame) = queue.pop(timeoutSeconds: 0) { received.append(frame) }
@@ -85,7 +87,6 @@ extension PipeWireDaemonTests.PipeWireRigTests {
         let waited = times.filter { ($0.sent ?? 0) >= heldFrom && ($0.sent ?? .max) + 100_000_000 <= heldUntil }
         #expect(!waited.isEmpty, "no frame sent during the hold was received: sent \(times.compactMap(\.sent).map { (Int64($0) - Int64(heldFrom)) / 1_000_000 }) ms after it began")
         // The decoded picture carries the same time as the JPEG it came from.
-        let decoded = try #require(camera.frames.latest().value)
         #expect(Set(sentAt.values).contains(decoded.captureTime))
     }
 
