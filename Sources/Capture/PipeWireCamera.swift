@@ -14,8 +14,7 @@ import Glibc
 /// link-factory (object.linger=false), so it works with or without a session manager. The stream has
 /// PW_STREAM_FLAG_DONT_RECONNECT and no autoconnect: when its node goes away the camera becomes `.lost`
 /// and stays so; it never shows another node's picture. The stream's process callback only copies the
-/// newest buffer into `frames`, stamped with the buffer's own time (its header pts when plausible, else
-/// the moment of dequeue: `PipeWireBufferTime`). An MJPEG-only node (no raw offer fits) is asked for MJPEG: the callback
+/// newest buffer into `frames`. An MJPEG-only node (no raw offer fits) is asked for MJPEG: the callback
 /// then only copies the newest buffer's compressed bytes and wakes the camera thread, which decodes them
 /// (`MJPEGDecoder`, to I420) and publishes; a frame that does not decode is dropped and counted in
 /// `framesCorrupt`. The callback also offers every JPEG it takes, as it came and stamped with the same
@@ -23,6 +22,9 @@ import Glibc
 /// aside, whether it decodes or not: a recording keeps what the camera sent). The camera thread decodes by
 /// `demand` (`DemandDecoding`): every frame at full size while the camera is seen, else a reduced picture
 /// for the tiles; the newest JPEG is kept, and decoded at full size the moment the demand turns full.
+///
+/// A frame's capture time is its buffer's own (the header meta's pts, which the camera asks for) when
+/// that is plausible, else the moment the callback dequeued it (`PipeWireBufferTime`).
 public final class PipeWireCamera: Camera {
     public let id: CameraID
     public var backend: CameraBackend { .pipewire }
