@@ -9,6 +9,7 @@
 #include <spa/param/video/format-utils.h>
 #include <spa/param/audio/format-utils.h>
 #include <spa/param/buffers.h>
+#include <spa/buffer/meta.h>
 #include <spa/param/port-config.h>
 #include <spa/pod/builder.h>
 #include <spa/pod/iter.h>
@@ -204,6 +205,16 @@ static inline const struct spa_pod *cpw_build_video_buffers(struct spa_pod_build
         SPA_PARAM_BUFFERS_blocks,  SPA_POD_Int(1),
         SPA_PARAM_BUFFERS_size,    SPA_POD_Int((int32_t)size),
         SPA_PARAM_BUFFERS_stride,  SPA_POD_Int((int32_t)stride));
+}
+
+// spa_pod_builder_add_object with SPA_POD_* is variadic: a Meta param asking for SPA_META_Header on every
+// buffer (a producer offers it with its Buffers param; a consumer asks for it at connect). Both ends of a
+// link must list it for the buffers to carry it; its `pts` is the producer's time for the frame.
+static inline const struct spa_pod *cpw_build_meta_header(struct spa_pod_builder *builder) {
+    return (const struct spa_pod *)spa_pod_builder_add_object(builder,
+        SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
+        SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Header),
+        SPA_PARAM_META_size, SPA_POD_Int((int32_t)sizeof(struct spa_meta_header)));
 }
 
 // The values of property `key` of an object pod (a format), for reading what a source offers.

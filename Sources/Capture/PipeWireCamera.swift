@@ -24,6 +24,9 @@ import Glibc
 /// the tiles or a backup rule, nothing while nobody needs it; the newest JPEG is kept, and decoded as
 /// needed the moment the demand rises. An MJPEG camera is live, and counts its frames, as JPEGs arrive,
 /// decoded or not.
+///
+/// A frame's capture time is its buffer's own (the header meta's pts, which the camera asks for) when
+/// that is plausible, else the moment the callback dequeued it (`PipeWireBufferTime`).
 public final class PipeWireCamera: Camera {
     public let id: CameraID
     public var backend: CameraBackend { .pipewire }
@@ -82,6 +85,11 @@ public final class PipeWireCamera: Camera {
 
     public func start() { core.start() }
     public func stop() { core.stop() }
+
+    /// Tests: holds the camera's PipeWire loop for `seconds`, as a loop thread starved of CPU is held
+    /// up: the process callback cannot run and the buffers that come meanwhile wait in the stream's
+    /// queue. False when the camera has no session (not started, or stopped).
+    func holdLoop(seconds: Double) -> Bool { core.holdLoop(seconds: seconds) }
 }
 
 extension PipeWireCamera {
@@ -114,6 +122,8 @@ extension PipeWireCamera {
         private let worker = WorkerThread()
 
         private var session: PipeWireSession?
+        /// The session while `run` has one, for `holdLoop`; set and cleared without the loop lock held.
+        private let liveSession = Mutex<PipeWireSession?>(nil)
         private var stream: OpaquePointer?
         private var link: OpaquePointer?
         private let hook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
@@ -166,6 +176,14 @@ extension PipeWireCamera {
             shared.withLock { $0.state = .stopped }
         }
 
+        func holdLoop(seconds: Double) -> Bool {
+            liveSession.withLock { session in
+                guard let session else { return false }
+                session.withLock { MonotonicClock.sleep(seconds: seconds) }
+                return true
+            }
+        }
+
         private func markLost(_ why: String) {
             shared.withLock {
                 if $0.state != .stopped { $0.state = .lost }
@@ -188,6 +206,7 @@ extension PipeWireCamera {
                 return
             }
             self.session = session
+            liveSession.withLock { $0 = session }
             session.withLock {
                 connectStream(session: session, selection: selection)
                 // Every global the daemon has now is in `globals` after this.
@@ -228,6 +247,7 @@ extension PipeWireCamera {
                     }
                 }
             }
+            liveSession.withLock { $0 = nil }
             session.withLock {
                 if let stream {
                     spa_hook_remove(hook)
@@ -325,13 +345,15 @@ extension PipeWireCamera {
             let result = buffer.withUnsafeMutableBytes { bytes -> Int32 in
                 var builder = cpw_pod_builder(bytes.baseAddress, UInt32(bytes.count))
                 let format = selection.format
-                var param: UnsafePointer<spa_pod>? = selection.isMJPEG
+                let param: UnsafePointer<spa_pod>? = selection.isMJPEG
                     ? cpw_build_mjpg_format(&builder, SPA_PARAM_EnumFormat.rawValue, UInt32(format.width), UInt32(format.height),
                                             UInt32(format.frameRate.numerator), UInt32(format.frameRate.denominator))
                     : cpw_build_video_format(&builder, SPA_PARAM_EnumFormat.rawValue, selection.spaFormat, UInt32(format.width),
                                              UInt32(format.height), UInt32(format.frameRate.numerator), UInt32(format.frameRate.denominator))
+                // The buffers' header meta, for the producer's own time of each frame (`PipeWireBufferTime`).
+                var params = [param, cpw_build_meta_header(&builder)]
                 let flags = pw_stream_flags(PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
-                return pw_stream_connect(stream, SPA_DIRECTION_INPUT, UInt32.max, flags, &param, 1)
+                return pw_stream_connect(stream, SPA_DIRECTION_INPUT, UInt32.max, flags, &params, UInt32(params.count))
             }
             if result < 0 { markLost("pw_stream_connect: \(String(cString: cpw_strerror(result)))") }
         }
@@ -378,13 +400,15 @@ extension PipeWireCamera {
             defer { pw_stream_queue_buffer(stream, buffer) }
             guard let format = negotiated, let spaBuffer = buffer.pointee.buffer, let datas = spaBuffer.pointee.datas,
                   spaBuffer.pointee.n_datas > 0 else { return }
-            let now = MonotonicClock.now()
+            // The producer's time for the frame when its buffer has a plausible one, else now (a buffer that
+            // waited in the stream's queue keeps its own time).
+            let captureTime = PipeWireBufferTime.captureTime(of: spaBuffer, now: MonotonicClock.now())
             if negotiatedMJPEG {
-                takeCompressed(datas[0], at: now)
+                takeCompressed(datas[0], at: captureTime)
                 return
             }
             let frame = VideoFrame.allocate(format: format.pixelFormat, width: format.width, height: format.height, pool: pool,
-                                            captureTime: now, sequence: sequence)
+                                            captureTime: captureTime, sequence: sequence)
             if !PipeWireFrameCopy.copy(datas: datas, count: Int(spaBuffer.pointee.n_datas), into: frame) {
                 shared.withLock { $0.statistics.framesCorrupt += 1 }
                 return
@@ -397,7 +421,7 @@ extension PipeWireCamera {
 extension PipeWireCamera.Core {
     /// Loop thread: copies the JPEG bytes of one buffer for the camera thread and wakes it. A newer frame
     /// replaces one not yet decoded (counted as dropped); a flagged or empty chunk is counted as corrupt.
-    fileprivate func takeCompressed(_ data: spa_data, at now: UInt64) {
+    fileprivate func takeCompressed(_ data: spa_data, at captureTime: UInt64) {
         guard let base = data.data, let chunk = data.chunk?.pointee, chunk.flags & Int32(SPA_CHUNK_FLAG_CORRUPTED) == 0,
               chunk.size > 0 else {
             shared.withLock { $0.statistics.framesCorrupt += 1 }
@@ -410,15 +434,15 @@ extension PipeWireCamera.Core {
             slot.bytes.removeAll(keepingCapacity: true)
             slot.bytes.append(contentsOf: UnsafeRawBufferPointer(start: UnsafeRawPointer(base) + offset, count: size))
             slot.isFresh = true
-            slot.captureTime = now
+            slot.captureTime = captureTime
             slot.sequence += 1
             return replaced
         }
-        counted(at: now)
+        counted(at: captureTime)
         if replaced { shared.withLock { $0.statistics.framesDropped += 1 } }
         // Every JPEG as it came, for a passthrough ISO (copied only while one is attached; never blocks).
         compressedFrames.offer(codec: .mjpeg, bytes: UnsafeRawBufferPointer(start: UnsafeRawPointer(base) + offset, count: size),
-                               captureTime: now, width: negotiated?.width ?? 0, height: negotiated?.height ?? 0)
+                               captureTime: captureTime, width: negotiated?.width ?? 0, height: negotiated?.height ?? 0)
         wakeup.signal()
     }
 }

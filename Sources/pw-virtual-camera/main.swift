@@ -26,6 +26,8 @@
 // per JPEG made, `SEQUENCE BYTES FNV1A64` (`SentFrameLog`), to check a recording holds these bytes.
 // --stamp 1: each picture carries the CLOCK_MONOTONIC time it is sent at as a `CaptureStamp` bar code
 // (drawn when the frame is due, just before it is handed to the stream), for latency measurements.
+// Every buffer carries its frame's send time as the pts of its SPA_META_Header (as a V4L2 node's carry
+// the driver's time): the stamp's time for raw frames, the --log-frames time for JPEGs.
 // --replay N (mjpeg): the first N frames (pattern, --noise, --quality as above) are encoded once before
 // the node appears (`ReplayLoop`) and then sent in a loop at the rate, starting --replay-phase K frames
 // in (default 0): many 720p cameras for the cost of copying their bytes. --replay-file PATH also writes
@@ -146,18 +148,22 @@ guard let stream = pw_stream_new(core, nodeName, properties) else { fail("pw_str
 /// What the stream's callbacks need, reached through their `data` pointer (C callbacks cannot capture).
 ///
 /// `@unchecked Sendable`: `streaming` is written by the loop thread in callbacks (which hold the loop
-/// lock) and read by the render thread under that lock; the rest is immutable.
+/// lock) and read by the render thread under that lock; `buffersSent` is the loop thread's alone; the
+/// rest is immutable.
 final class Producer: @unchecked Sendable {
     let stream: OpaquePointer
     let wire: WireFormat
     let width: Int
     let height: Int
     /// The newest rendered picture (and whether it is to be sent as a white flash instead), handed
-    /// from the render thread to the process callback.
-    let latest = Mutex<(frame: VideoFrame, flash: Bool)?>(nil)
-    /// With --format mjpeg: the newest JPEG (already white for a flash, already cut when corrupt).
-    let latestJPEG = Mutex<[UInt8]?>(nil)
+    /// from the render thread to the process callback, with the CLOCK_MONOTONIC time it was handed over
+    /// (its buffer's header pts).
+    let latest = Mutex<(frame: VideoFrame, flash: Bool, sentAt: UInt64)?>(nil)
+    /// With --format mjpeg: the newest JPEG (already white for a flash, already cut when corrupt) and
+    /// the time it was handed over (the time --log-frames writes).
+    let latestJPEG = Mutex<(bytes: [UInt8], sentAt: UInt64)?>(nil)
     var streaming = false
+    var buffersSent: UInt64 = 0
     init(stream: OpaquePointer, wire: WireFormat, width: Int, height: Int) {
         self.stream = stream
         self.wire = wire
@@ -178,12 +184,15 @@ final class Producer: @unchecked Sendable {
         events.pointee.param_changed = { data, id, param in
             guard id == SPA_PARAM_Format.rawValue, param != nil else { return }
             let producer = Unmanaged<Producer>.fromOpaque(data!).takeUnretainedValue()
-            // The format is fixed (we offered one); answer with the buffer layout it needs.
+            // The format is fixed (we offered one); answer with the buffer layout it needs, and a header
+            // meta on every buffer for the time each frame is sent (`Producer.stamp`).
             var buffer = [UInt8](repeating: 0, count: 512)
             buffer.withUnsafeMutableBytes { bytes in
                 var builder = cpw_pod_builder(bytes.baseAddress, UInt32(bytes.count))
-                var params: UnsafePointer<spa_pod>? = cpw_build_video_buffers(&builder, UInt32(producer.wire.size(width: producer.width, height: producer.height)), UInt32(producer.wire.stride(width: producer.width)))
-                _ = pw_stream_update_params(producer.stream, &params, 1)
+                var params = [cpw_build_video_buffers(&builder, UInt32(producer.wire.size(width: producer.width, height: producer.height)),
+                                                      UInt32(producer.wire.stride(width: producer.width))),
+                              cpw_build_meta_header(&builder)]
+                _ = pw_stream_update_params(producer.stream, &params, UInt32(params.count))
             }
         }
         events.pointee.process = { data in
@@ -193,10 +202,12 @@ final class Producer: @unchecked Sendable {
             defer { pw_stream_queue_buffer(producer.stream, buffer) }
             if producer.wire == .mjpeg {
                 guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
-                      let base = datas[0].data, let jpeg = producer.latestJPEG.withLock({ $0 }), Int(datas[0].maxsize) >= jpeg.count else { return }
-                jpeg.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                      let base = datas[0].data, let jpeg = producer.latestJPEG.withLock({ $0 }),
+                      Int(datas[0].maxsize) >= jpeg.bytes.count else { return }
+                jpeg.bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                producer.stamp(spaBuffer, sentAt: jpeg.sentAt)
                 datas[0].chunk.pointee.offset = 0
-                datas[0].chunk.pointee.size = UInt32(jpeg.count)
+                datas[0].chunk.pointee.size = UInt32(jpeg.bytes.count)
                 datas[0].chunk.pointee.stride = 0
                 datas[0].chunk.pointee.flags = 0
                 return
@@ -208,6 +219,7 @@ final class Producer: @unchecked Sendable {
             } else {
                 producer.write(latest.frame, to: base)
             }
+            producer.stamp(spaBuffer, sentAt: latest.sentAt)
             datas[0].chunk.pointee.offset = 0
             datas[0].chunk.pointee.size = UInt32(size)
             datas[0].chunk.pointee.stride = Int32(stride)
@@ -217,6 +229,20 @@ final class Producer: @unchecked Sendable {
     }
 }
 extension Producer {
+    /// Writes `sentAt` (CLOCK_MONOTONIC ns) as the pts of `buffer`'s header meta, when the link gave the
+    /// buffers one: what a V4L2 node's buffers carry (the driver's time of the frame), so a consumer
+    /// that dequeues the buffer late still knows when it was sent. Loop thread.
+    func stamp(_ buffer: UnsafeMutablePointer<spa_buffer>, sentAt: UInt64) {
+        guard let meta = spa_buffer_find_meta_data(buffer, SPA_META_Header.rawValue, MemoryLayout<spa_meta_header>.size) else { return }
+        let header = meta.assumingMemoryBound(to: spa_meta_header.self)
+        header.pointee.flags = 0
+        header.pointee.offset = 0
+        header.pointee.pts = Int64(sentAt)
+        header.pointee.dts_offset = 0
+        header.pointee.seq = buffersSent
+        buffersSent += 1
+    }
+
     /// A white picture in the wire layout (Y 235, chroma neutral).
     func writeWhite(to destination: UnsafeMutableRawPointer) {
         let bytes = destination.assumingMemoryBound(to: UInt8.self)
@@ -306,8 +332,9 @@ if let replay {
     while true {
         MonotonicClock.sleep(until: grid.time(ofFrame: tick))
         let jpeg = replay.loop.frame(tick: tick, phase: replay.phase)
-        frameLog?.append(sequence: tick, bytes: jpeg, time: MonotonicClock.now())
-        producer.latestJPEG.withLock { $0 = jpeg }
+        let sentAt = MonotonicClock.now()
+        frameLog?.append(sequence: tick, bytes: jpeg, time: sentAt)
+        producer.latestJPEG.withLock { $0 = (jpeg, sentAt) }
         triggerProcess()
         tick += 1
     }
@@ -316,15 +343,19 @@ TestPatternCamera.renderFrames(of: CameraID(cameraName), format: renderFormat, c
     let frame = noiseAmplitude > 0 ? noise.noisy(pattern, pool: noisyPool) : pattern
     let tick = Int64(frame.sequence)
     MonotonicClock.sleep(until: grid.time(ofFrame: tick))
-    if stamp { CaptureStamp.draw(MonotonicClock.now(), into: frame) }
+    // When the frame is handed over: its stamp, and its buffer's pts (a JPEG's after its encode, the
+    // time --log-frames writes).
+    var sentAt = MonotonicClock.now()
+    if stamp { CaptureStamp.draw(sentAt, into: frame) }
     let isFlash = flash && framesPerSecond > 0 && UInt64(tick) % framesPerSecond == 0
     if let encoder {
         guard var jpeg = encoder.encode(frame, white: isFlash) else { fail("the MJPEG encoder failed") }
         if corruptEvery > 0 && (tick + 1) % Int64(corruptEvery) == 0 { jpeg = Array(jpeg.prefix(jpeg.count / 3)) }
-        frameLog?.append(sequence: tick, bytes: jpeg, time: MonotonicClock.now())
-        producer.latestJPEG.withLock { $0 = jpeg }
+        sentAt = MonotonicClock.now()
+        frameLog?.append(sequence: tick, bytes: jpeg, time: sentAt)
+        producer.latestJPEG.withLock { $0 = (jpeg, sentAt) }
     } else {
-        producer.latest.withLock { $0 = (frame, isFlash) }
+        producer.latest.withLock { $0 = (frame, isFlash, sentAt) }
     }
     triggerProcess()
 }

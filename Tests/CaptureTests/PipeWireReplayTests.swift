@@ -19,11 +19,8 @@ extension PipeWireDaemonTests.PipeWireRigTests {
                                              "--replay-file", loopPath, "--log-frames", logPath])
 
         // A consumer gets the loop's JPEGs decoded, as from any MJPEG camera.
-        let log = DiscoveryLog()
-        let program = CameraFormat(pixelFormat: .i420, width: 320, height: 240, frameRate: Rational(30))
-        let discovery = PipeWireDiscovery(namer: MemoryNamer().namer, wanted: program, remote: rig.remote, report: log.report)
-        let camera = try #require(PipeWireDiscoveryProbe.cameras(discovery, log).first)
-        discovery.stop()
+        let camera = try #require(PipeWireDiscoveryProbe.firstCamera(remote: rig.remote, wanted: CameraFormat(
+            pixelFormat: .i420, width: 320, height: 240, frameRate: Rational(30))))
         camera.start()
         defer { camera.stop() }
         #expect(waitUntil(seconds: 10) { camera.statistics.framesCaptured >= 12 }, "\(camera.state) \(camera.statistics)")
