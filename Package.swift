@@ -43,7 +43,10 @@ let package = Package(
         // Between CFFmpeg and the stages: the one FFmpeg error type and its `check`, the one owner of codec
         // contexts (CodecSession), libswscale conversion into VideoFrames, FFmpeg logging, and the C side
         // (AVPixelFormat) of StudioCore's pixel-format table.
-        .target(name: "MediaSupport", dependencies: ["StudioCore", "CFFmpeg"]),
+        .target(name: "MediaSupport", dependencies: ["StudioCore", "CFFmpeg", "PixelKernels"]),
+        // Per-pixel loops in SIMD vectors, optimised in every build: unoptimised generic SIMD is far too
+        // slow for a camera's pictures, even in a debug build's tests.
+        .target(name: "PixelKernels", swiftSettings: [.unsafeFlags(["-O"])]),
 
         // Bitmap font, fills and text on I420/NV12 frames: test-pattern pictures (Capture) and slates (Switcher).
         .target(name: "FrameDrawing", dependencies: ["StudioCore"]),
@@ -131,7 +134,7 @@ let package = Package(
 
         .testTarget(name: "StudioCoreTests", dependencies: ["StudioCore"]),
         .testTarget(name: "StudioSystemTests", dependencies: ["StudioSystem"]),
-        .testTarget(name: "MediaSupportTests", dependencies: ["MediaSupport", "StudioCore", "CFFmpeg"]),
+        .testTarget(name: "MediaSupportTests", dependencies: ["MediaSupport", "StudioCore", "CFFmpeg", "TestSupport", "PixelKernels"]),
         .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "FrameDrawing", "StudioCore", "StudioSystem", "CV4L2", "CPipeWire"]),
         // Switcher tests drive the switcher with real test-pattern cameras (Capture); the modules themselves never meet.
         // V4L2 against the kernel's vivid driver: runs inside the VM (scripts/vm/run.sh), skipped on a host without vivid.

@@ -88,7 +88,10 @@ public final class MJPEGDecoder {
         if pool?.capacity != byteCount { pool = FramePool(capacity: byteCount, limit: 4) }
         var output = VideoFrame.allocate(format: .i420, width: width, height: height, pool: pool, captureTime: captureTime, sequence: sequence)
         output.reduction = reduction
-        do { try converter.convert(frame, into: output) } catch { throw Failure(message: error.description) }
+        // A webcam's 4:2:2 or 4:2:0 JPEG converts in one vector pass; anything else through libswscale.
+        if !JPEGRangeConversion.convert(frame, into: output) {
+            do { try converter.convert(frame, into: output) } catch { throw Failure(message: error.description) }
+        }
         return output
     }
 }
