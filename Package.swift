@@ -62,7 +62,7 @@ let package = Package(
         // The pipeline stages (adapters). They depend inward only, never on each other.
         .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CV4L2", "CFFmpeg", "CPipeWire", "MediaSupport"]),
         // Test and benchmark helper: a PipeWire Video/Source publishing a test-pattern camera's pictures.
-        .executableTarget(name: "pw-virtual-camera", dependencies: ["Capture", "CPipeWire", "TestSupport", "StudioCore", "StudioSystem"]),
+        .executableTarget(name: "pw-virtual-camera", dependencies: ["Capture", "CPipeWire", "TestSupport", "StudioCore", "StudioSystem", "FrameDrawing"]),
         .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "MediaSupport", "Graphics"]),
         .target(name: "Encoding", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "CVA", "MediaSupport"]),
         .target(name: "Output", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "MediaSupport"]),

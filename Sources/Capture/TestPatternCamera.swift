@@ -1,4 +1,5 @@
 import Synchronization
+import FrameDrawing
 import StudioCore
 import StudioSystem
 
@@ -25,10 +26,13 @@ public final class TestPatternCamera: Camera {
     ///   - clock: paces the frames and stamps their capture time (tests pass a `ManualClock`).
     ///   - stampsCaptureTime: draw each frame's capture time into it as a `CaptureStamp` bar code (for
     ///     measuring latency at a receiver).
+    ///   - noise: camera-like sensor noise of this amplitude on every frame (`SensorNoise`, 0: none), the
+    ///     same sequence for the same camera name every run (`renderFrames` makes the same pictures).
     /// - Throws: `CaptureError` unless the format is I420 or NV12 with an even size of at least 16x16 and
     ///   a frame rate between 1 and 240.
     public init(id: CameraID, format: CameraFormat = TestPatternCamera.defaultFormat, identity: String? = nil,
-                displayName: String? = nil, clock: any Clock = .monotonic, stampsCaptureTime: Bool = false) throws(CaptureError) {
+                displayName: String? = nil, clock: any Clock = .monotonic, stampsCaptureTime: Bool = false,
+                noise: Int = 0) throws(CaptureError) {
         guard format.pixelFormat == .i420 || format.pixelFormat == .nv12 else {
             throw CaptureError(camera: id, message: "test pattern renders i420 or nv12, not \(format.pixelFormat.rawValue)")
         }
@@ -44,7 +48,7 @@ public final class TestPatternCamera: Camera {
         self.format = format
         self.identity = identity ?? "test-pattern:\(id.name)"
         self.displayName = displayName ?? "Test pattern \(id.name)"
-        core = Core(id: id, format: format, frames: frames, clock: clock, stampsCaptureTime: stampsCaptureTime)
+        core = Core(id: id, format: format, frames: frames, clock: clock, stampsCaptureTime: stampsCaptureTime, noise: noise)
     }
 
     deinit { core.requestStop() }
@@ -79,11 +83,13 @@ extension TestPatternCamera {
         let frames: LatestValue<VideoFrame>
         let clock: any Clock
         let stampsCaptureTime: Bool
+        let noise: Int
         private let shared = Mutex(Snapshot())
         private let worker = WorkerThread()
 
-        init(id: CameraID, format: CameraFormat, frames: LatestValue<VideoFrame>, clock: any Clock, stampsCaptureTime: Bool) {
+        init(id: CameraID, format: CameraFormat, frames: LatestValue<VideoFrame>, clock: any Clock, stampsCaptureTime: Bool, noise: Int) {
             self.id = id
+            self.noise = noise
             self.stampsCaptureTime = stampsCaptureTime
             self.format = format
             self.frames = frames
@@ -116,6 +122,7 @@ extension TestPatternCamera {
 
         private func run() {
             let picture = TestPatternPicture(camera: id, format: format, stampsCaptureTime: stampsCaptureTime)
+            var noisy = TestPatternCamera.NoisyFrames(camera: id, format: format, amplitude: noise)
             let grid = FrameGrid(origin: clock.now(), rate: format.frameRate)
             var tick: Int64 = 0
             while !stopping {
@@ -129,7 +136,7 @@ extension TestPatternCamera {
                     tick += 1
                     continue
                 }
-                let frame = picture.render(tick: tick, captureTime: now)
+                let frame = noisy.apply(to: picture.render(tick: tick, captureTime: now))
                 // Statistics first, so whoever sees the frame also sees it counted.
                 shared.withLock {
                     $0.statistics.framesCaptured += 1
@@ -162,12 +169,12 @@ public final class TestPatternDiscovery: CameraDiscovery {
 
     /// `count` cameras with identities `test-pattern:1`...`test-pattern:N`, named by `namer` (so a demo
     /// camera keeps its name across restarts like a real one, and pins apply).
-    public init(count: Int, format: CameraFormat = TestPatternCamera.defaultFormat, namer: CameraNamer) throws {
+    public init(count: Int, format: CameraFormat = TestPatternCamera.defaultFormat, noise: Int = 0, namer: CameraNamer) throws {
         var cameras: [TestPatternCamera] = []
         for index in stride(from: 1, through: count, by: 1) {
             let identity = CameraIdentity(backend: .testPattern, identity: "test-pattern:\(index)", displayName: "Test pattern \(index)")
             cameras.append(try TestPatternCamera(id: try namer(identity), format: format, identity: identity.identity,
-                                                 displayName: identity.displayName))
+                                                 displayName: identity.displayName, noise: noise))
         }
         self.cameras = cameras
     }
@@ -196,9 +203,34 @@ public final class TestPatternDiscovery: CameraDiscovery {
 extension TestPatternCamera {
     /// Renders frames `0..<count` of camera `id`'s pattern without pacing, for tools that need the very
     /// same pictures offline (the benchmark feeds them to the ffmpeg CLI so both sides encode equal content).
-    public static func renderFrames(of id: CameraID, format: CameraFormat = TestPatternCamera.defaultFormat, count: Int,
+    public static func renderFrames(of id: CameraID, format: CameraFormat = TestPatternCamera.defaultFormat, count: Int, noise: Int = 0,
                                     _ body: (VideoFrame) throws -> Void) rethrows {
         let picture = TestPatternPicture(camera: id, format: format)
-        for tick in 0..<Int64(count) { try body(picture.render(tick: tick, captureTime: 0)) }
+        var noisy = NoisyFrames(camera: id, format: format, amplitude: noise)
+        for tick in 0..<Int64(count) { try body(noisy.apply(to: picture.render(tick: tick, captureTime: 0))) }
+    }
+
+    /// A camera's sensor noise (`SensorNoise`), seeded by its name (FNV-1a), with its own frame pool:
+    /// the noisy copies never land in the pattern's pool, whose frames are redrawn only where they move.
+    struct NoisyFrames {
+        var noise: SensorNoise?
+        let pool: FramePool?
+
+        init(camera: CameraID, format: CameraFormat, amplitude: Int) {
+            guard amplitude > 0 else {
+                noise = nil
+                pool = nil
+                return
+            }
+            var seed: UInt64 = 0xCBF2_9CE4_8422_2325
+            for byte in camera.name.utf8 { seed = (seed ^ UInt64(byte)) &* 0x100_0000_01B3 }
+            noise = SensorNoise(amplitude: amplitude, seed: seed)
+            pool = FramePool(capacity: VideoFrame.byteCount(format: format.pixelFormat, width: format.width, height: format.height), limit: 4)
+        }
+
+        mutating func apply(to frame: VideoFrame) -> VideoFrame {
+            guard noise != nil else { return frame }
+            return noise!.noisy(frame, pool: pool)
+        }
     }
 }

@@ -18,6 +18,8 @@ public struct ServeSettings: Sendable {
     public var backends: Set<CameraBackendChoice>?
     /// `--camera-size`.
     public var cameraSize: FrameSize?
+    /// `--camera-noise`.
+    public var cameraNoise: Int?
     /// `--inject-encoder-fault N`.
     public var injectEncoderFaultAfterFrames: Int?
     /// `--db` and `--socket` as given (they win over the environment, which wins over the config).
@@ -97,6 +99,8 @@ public enum ServeFlags {
         .value("iso-preset", "NAME", .x264Preset, config: "cameras.iso_preset",
                help: "x264 preset of the ISO encoders (default ultrafast)") { $0.configuration.cameras.isoPreset = $1 },
         .value("camera-size", "WxH", .evenSize, help: "size of the test-pattern cameras (default 1280x720)") { $0.cameraSize = $1 },
+        .value("camera-noise", "N", .noiseAmplitude,
+               help: "camera-like sensor noise on the test-pattern cameras, 0-255\n(default 0; 6-12 is a webcam in a lit room)") { $0.cameraNoise = $1 },
         .value("db", "FILE", .path, config: "database",
                help: "SQLite event store (default: $STUDIO_DB, or the config, or\n$XDG_DATA_HOME/studio/studio.db; /var/lib/studio/studio.db as root)") {
             $0.configuration.databasePath = $1

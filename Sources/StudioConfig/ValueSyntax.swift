@@ -139,6 +139,16 @@ extension ValueSyntax where Value == Int {
         }
     }
 
+    /// A test picture's noise amplitude: 0 (none) to 255 (about 6-12 is a webcam in a lit room).
+    public static var noiseAmplitude: Self {
+        Self("a noise amplitude") { (text: String) throws(ValueError) -> Int in
+            guard let amplitude = Int(text), (0...255).contains(amplitude) else {
+                throw ValueError("expected a noise amplitude from 0 to 255, got \(quoted(text))")
+            }
+            return amplitude
+        }
+    }
+
     /// A positive whole number (`what` names it in the message: `a frame count`).
     public static func positive(_ what: String) -> Self {
         Self(what) { (text: String) throws(ValueError) -> Int in

@@ -33,6 +33,7 @@ extension ServeSettings {
         if options.testCameraCount > 0 { options.configuration.cameras.backends = [] }
         if let backends { options.configuration.cameras.backends = backends }
         options.testCameraSize = cameraSize.map { ($0.width, $0.height) }
+        options.testCameraNoise = cameraNoise ?? 0
         options.injectEncoderFaultAfterFrames = injectEncoderFaultAfterFrames
         return options
     }

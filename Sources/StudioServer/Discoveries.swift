@@ -21,7 +21,8 @@ enum Discoveries {
         if options.testCameraCount > 0 {
             var format = TestPatternCamera.defaultFormat
             if let size = options.testCameraSize { (format.width, format.height) = size }
-            discoveries.append(try TestPatternDiscovery(count: options.testCameraCount, format: format, namer: context.namer))
+            discoveries.append(try TestPatternDiscovery(count: options.testCameraCount, format: format, noise: options.testCameraNoise,
+                                                        namer: context.namer))
         }
         for backend in options.configuration.cameras.backends.sorted() {
             switch backend {

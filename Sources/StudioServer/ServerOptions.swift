@@ -16,6 +16,8 @@ public struct ServerOptions: Sendable {
     public var injectEncoderFaultAfterFrames: Int?
     /// Size of the test-pattern cameras (`--camera-size`); nil gives their default 1280x720.
     public var testCameraSize: (width: Int, height: Int)?
+    /// Sensor noise amplitude on the test-pattern cameras (`--camera-noise`, 0: none).
+    public var testCameraNoise = 0
     /// The config file it was started with (`--config`); nil: none, and `reload` says so.
     public var configPath: String?
     /// Reads the config file again and applies the same flags on top, as at start (`studio reload`, SIGHUP).

@@ -1,4 +1,5 @@
 import Capture
+import FrameDrawing
 import StudioCore
 import StudioSystem
 import TestSupport

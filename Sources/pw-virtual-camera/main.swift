@@ -39,6 +39,7 @@
 // n at origin + n/rate and then triggers the stream's process, which copies the newest picture out.
 import CPipeWire
 import Capture
+import FrameDrawing
 import Synchronization
 import StudioCore
 import StudioSystem

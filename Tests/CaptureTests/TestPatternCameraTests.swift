@@ -263,4 +263,33 @@ private func nextFrame(_ camera: TestPatternCamera, after version: UInt64 = 0, t
         #expect(recycled == full)
         #expect(Set(full).count > 30, "the pictures move")
     }
+
+    /// `--camera-noise`: every sample moves by at most the amplitude, differently in every frame, and the
+    /// same camera name gives the same noisy pictures every time (`pattern-y4m` writes what the camera shows).
+    @Test func noiseIsBoundedFreshEachFrameAndRepeatable() {
+        let format = CameraFormat(pixelFormat: .i420, width: 320, height: 180, frameRate: Rational(30))
+        var clean: [VideoFrame] = [], noisy: [VideoFrame] = [], again: [[UInt64]] = []
+        TestPatternCamera.renderFrames(of: "cam1", format: format, count: 3) { clean.append($0) }
+        TestPatternCamera.renderFrames(of: "cam1", format: format, count: 3, noise: 8) { noisy.append($0) }
+        TestPatternCamera.renderFrames(of: "cam1", format: format, count: 3, noise: 8) { again.append(Self.checksum($0)) }
+        #expect(noisy.map(Self.checksum) == again)
+        var other: [[UInt64]] = []
+        var otherClean: [[UInt64]] = []
+        TestPatternCamera.renderFrames(of: "cam2", format: format, count: 1, noise: 8) { other.append(Self.checksum($0)) }
+        TestPatternCamera.renderFrames(of: "cam2", format: format, count: 1) { otherClean.append(Self.checksum($0)) }
+        #expect(other != otherClean, "another camera is noisy too")
+        for (index, (a, b)) in zip(clean, noisy).enumerated() {
+            var largest = 0, changed = 0
+            for offset in 0..<(320 * 180) {
+                let difference = abs(Int(a.plane(0).load(fromByteOffset: offset, as: UInt8.self)) - Int(b.plane(0).load(fromByteOffset: offset, as: UInt8.self)))
+                largest = max(largest, difference)
+                if difference > 0 { changed += 1 }
+            }
+            #expect(largest <= 8 && changed > 320 * 180 / 2, "frame \(index): largest change \(largest), \(changed) samples changed")
+        }
+        // The noise itself differs from frame to frame (the pattern's first frames barely move).
+        let first = (0..<(320 * 180)).map { Int(noisy[0].plane(0).load(fromByteOffset: $0, as: UInt8.self)) - Int(clean[0].plane(0).load(fromByteOffset: $0, as: UInt8.self)) }
+        let second = (0..<(320 * 180)).map { Int(noisy[1].plane(0).load(fromByteOffset: $0, as: UInt8.self)) - Int(clean[1].plane(0).load(fromByteOffset: $0, as: UInt8.self)) }
+        #expect(first != second)
+    }
 }

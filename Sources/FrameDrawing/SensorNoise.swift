@@ -1,6 +1,7 @@
 import StudioCore
 
-/// Camera-like sensor noise for test pictures (`pw-virtual-camera --noise N`): every sample of every
+/// Camera-like sensor noise for test pictures (`pw-virtual-camera --noise N`, the test-pattern cameras'
+/// `studio serve --camera-noise N`): every sample of every
 /// plane moves by up to +-`amplitude` (a triangular distribution, as the sum of two uniform draws; a
 /// sensor's noise is closer to that than to flat), different in every frame. So an encoder sees what a
 /// real camera gives it (a JPEG of a noisy picture is several times the size of a clean pattern's, and
