@@ -47,16 +47,17 @@ public enum TranscodeCommand: Command {
         + TranscodeCodec.allCases.map { "\n  \($0.rawValue): \($0.summary)" }.joined())
     public static let quality = OptionSpec("crf", "N", help: "x264 constant quality, 0-51, lower is better (default: \(TranscodeSettings.defaultQuality))")
     public static let container = OptionSpec("container", "FORMAT", help: "the file format: \(TranscodeContainer.names) (default: mov)")
+    public static let preset = OptionSpec("preset", "NAME", help: "x264 preset: slower is smaller at the same quality (default: \(TranscodeSettings.defaultPreset))")
     public static let session = OptionSpec("session", "N", help: "every passthrough ISO of session N, from the database\n(H.264 ISOs are skipped: they need no transcode)")
 
     public static let spec = CommandSpec(
         "transcode", abstract: "passthrough ISO files (MJPEG in Matroska) into H.264 MOV or MP4 for editors.",
         summary: "passthrough (MJPEG) ISO files into H.264 .mov for editors\nthat do not read them (Premiere, Final Cut Pro)",
         positionals: [PositionalSpec("FILE", optional: true, repeating: true)],
-        options: [output, codec, quality, container, session, .socket, .database],
+        options: [output, codec, quality, preset, container, session, .socket, .database],
         discussion: """
         Each FILE (or, with --session, each ISO file of that session) becomes NAME.mov beside it
-        (or in --output DIR): H.264 from x264 at constant quality (CRF \(TranscodeSettings.defaultQuality), preset \(TranscodeSettings.defaultPreset)), no B-frames,
+        (or in --output DIR): H.264 from x264 at constant quality (CRF \(TranscodeSettings.defaultQuality), preset \(TranscodeSettings.defaultPreset), or --crf, --preset), no B-frames,
         the program audio copied. Every frame keeps its time, so the file starts at the same program
         time as the ISO and the cut lists of `studio export --iso` fit it (change .mkv to .mov in them).
         A file is written whole or not at all (a temporary file beside it, renamed); an existing file

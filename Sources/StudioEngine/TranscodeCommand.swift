@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import StudioCLI
+import StudioConfig
 import StudioCore
 import StudioViews
 import StudioSystem
@@ -41,6 +42,11 @@ enum TranscodeInEngine: Command {
                 throw UsageError("studio transcode: --crf \(text): expected a whole number from 0 to 51")
             }
             settings.quality = value
+        }
+        if let name = arguments.value(Options.preset.name) {
+            do { settings.preset = try ValueSyntax<String>.x264Preset.parse(name) } catch {
+                throw UsageError("studio transcode: --preset \(name): \(error.message)")
+            }
         }
         if let name = arguments.value(Options.container.name) {
             guard let chosen = TranscodeContainer(rawValue: name) else {

@@ -17,6 +17,14 @@ import Glibc
         ])
     }
 
+    /// The option string x264 writes into its first picture's SEI (`... options: cabac=1 ... subme=6 ...`).
+    static func x264Options(_ file: URL) throws -> String {
+        let bytes = try Data(contentsOf: file)
+        guard let start = bytes.range(of: Data("options: ".utf8)) else { return "" }
+        let tail = bytes[start.upperBound...].prefix(2000)
+        return " " + String(decoding: tail.prefix { $0 != 0 }, as: UTF8.self) + " "
+    }
+
     @Test func usageErrorsExit2AndFailuresExit1() throws {
         let studio = try StudioHarness()
         let none = try studio.run(["transcode"])
@@ -25,6 +33,8 @@ import Glibc
         #expect(codec.status == 2 && codec.error.contains("--codec prores: no such codec; the codecs are h264, h264-intra"), "\(codec)")
         let crf = try studio.run(["transcode", "x.mkv", "--crf", "99"])
         #expect(crf.status == 2 && crf.error.contains("--crf 99"), "\(crf)")
+        let preset = try studio.run(["transcode", "x.mkv", "--preset", "slowest"])
+        #expect(preset.status == 2 && preset.error.contains("--preset slowest: expected an x264 preset (ultrafast, "), "\(preset)")
         let missing = studio.directory.appendingPathComponent("gone.mkv").path
         let result = try studio.run(["transcode", missing])
         #expect(result.status == 1 && result.error.contains("studio transcode: \(missing): no such file"), "\(result)")
@@ -57,6 +67,13 @@ import Glibc
         let frames = try MediaProbe.videoFrames(output)
         #expect(frames.count == 90 && abs((frames.first?.ptsMilliseconds ?? 0) - 1500) < 1, "\(frames.first.map { "\($0)" } ?? "none")")
         #expect(try MediaProbe.probe(output).video?.codecName == "h264")
+        // x264 writes its settings into the stream: the default preset, fast, searches subpixels at level 6.
+        #expect(try Self.x264Options(output).contains(" subme=6 "))
+
+        // Another preset, asked for: ultrafast's subme=0 in the file.
+        let fastest = try studio.run(["transcode", input.path, "--output", studio.directory.path, "--preset", "ultrafast"])
+        #expect(fastest.status == 0, "\(fastest)")
+        #expect(try Self.x264Options(studio.directory.appendingPathComponent("session-5-cam1.mov")).contains(" subme=0 "))
 
         // Run again: the output exists and is kept; the H.264 file is refused, saying why.
         let again = try studio.run(["transcode", input.path, "--output", out.path])
