@@ -113,6 +113,8 @@ let package = Package(
 
         // Benchmark tool: writes a test camera's frames as Y4M so the ffmpeg CLI can encode the same pictures.
         .executableTarget(name: "pattern-y4m", dependencies: ["BenchmarkSupport", "Capture", "StudioCore"], path: "Benchmarks/pattern-y4m"),
+        .executableTarget(name: "encode-bench", dependencies: ["BenchmarkSupport", "Capture", "Encoding", "StudioCore", "StudioSystem"],
+                          path: "Benchmarks/encode-bench"),
         // Benchmark tool: the per-camera picture processing (beauty filter) per 720p frame, and the same frames as Y4M for ffmpeg.
         .executableTarget(name: "picture-bench", dependencies: ["BenchmarkSupport", "Graphics", "StudioCore"], path: "Benchmarks/picture-bench"),
         // Benchmark tool: the switcher's compositor per program frame (grid, PiP, mix, 1080p show) on camera-like
