@@ -20,6 +20,8 @@ import Switcher
                                     socketPath: directory.appendingPathComponent("studio.sock").path)
         options.testCameraCount = 2
         options.testCameraSize = (640, 360)
+        // No HTTP console: the tiles are read here, and the default port may be another test's.
+        options.configuration.http.enabled = false
         let server = try StudioServer(options: options)
         defer { server.shutdown() }
         let tiles = server.tiles
