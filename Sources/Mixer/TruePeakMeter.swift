@@ -71,7 +71,7 @@ struct TruePeakMeter {
                         let newest = base + history + frame
                         var sum = coefficients[0] * newest.pointee
                         for t in 1..<Self.taps { sum += coefficients[t] * newest[-t] }
-                        high = pointwiseMax(high, pointwiseMax(sum, -sum))
+                        high = Self.lanewiseMax(high, Self.lanewiseMax(sum, -sum))
                     }
                     // The last `history` samples stay for the next block (ascending: a short block's
                     // source and destination overlap, the source always ahead).
@@ -80,5 +80,12 @@ struct TruePeakMeter {
                 peaks[channel] = high.max()
             }
         }
+    }
+
+    /// The greater of each pair of lanes, inlined (the standard library's `pointwiseMax` stayed a call
+    /// per sample in the release build's profile).
+    @inline(__always)
+    private static func lanewiseMax(_ a: SIMD4<Float>, _ b: SIMD4<Float>) -> SIMD4<Float> {
+        SIMD4(a.x > b.x ? a.x : b.x, a.y > b.y ? a.y : b.y, a.z > b.z ? a.z : b.z, a.w > b.w ? a.w : b.w)
     }
 }
