@@ -23,8 +23,9 @@
 #
 # Usage: scripts/bench-audio-path.sh [SECONDS per run, default 60] [ROUNDS, default 2]
 #   (SWIFT_SCRATCH_PATH=DIR: build the release binaries there, e.g. beside a debug build in use;
-#    STUDIO_BIN_DIR=DIR: run the studio and pw-virtual-camera found in DIR instead of building, e.g. a
-#    copy of the build before a change, to measure before and after in the same session)
+#    STUDIO_BIN_DIR=DIR: run the studio (with its libStudioEngine.so) and pw-virtual-camera found in DIR
+#    instead of building, e.g. a copy of the build before a change, to measure before and after in the
+#    same session)
 # Results: printed, and appended to bench-results/latest.md (copy into docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +39,8 @@ else
   build=(swift build -c release ${SWIFT_SCRATCH_PATH:+--scratch-path "$SWIFT_SCRATCH_PATH"})
   "${build[@]}" --product studio 2>&1 | tail -n 1
   "${build[@]}" --product pw-virtual-camera 2>&1 | tail -n 1
+  # `studio serve` runs in the engine library, found beside the binary.
+  "${build[@]}" --product StudioEngine 2>&1 | tail -n 1
   binpath=$("${build[@]}" --show-bin-path)
 fi
 bin=$binpath/studio

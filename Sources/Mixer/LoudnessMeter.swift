@@ -4,20 +4,23 @@ import StudioCore
 import Glibc
 #endif
 
-/// The program's EBU R128 loudness (ITU-R BS.1770-4 / EBU Tech 3341 and 3342), measured by libebur128:
-/// momentary, short-term, integrated, loudness range, sample and true peak.
+/// The program's EBU R128 loudness (ITU-R BS.1770-4 / EBU Tech 3341 and 3342): momentary, short-term,
+/// integrated, loudness range and sample peak measured by libebur128, true peak by `TruePeakMeter`
+/// (libebur128's filter, in SIMD).
 ///
 /// Owns one `ebur128_state` (the only owner: freed in `deinit`). Not thread-safe: fed and read on one
 /// thread (the mixer's audio thread), which hands readings to others as `ProgramLoudness` values.
 public final class LoudnessMeter {
     public let format: AudioFormat
     private var state: UnsafeMutablePointer<ebur128_state>?
+    private var truePeak: TruePeakMeter
 
     /// nil when libebur128 cannot make a state for `format` (out of memory, or a format it refuses).
     public init?(format: AudioFormat = .program) {
         guard let state = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), cebur_program_modes) else { return nil }
         self.format = format
         self.state = state
+        truePeak = TruePeakMeter(channels: format.channels)
     }
 
     deinit { ebur128_destroy(&state) }
@@ -27,6 +30,7 @@ public final class LoudnessMeter {
         let frames = samples.count / format.channels
         guard frames > 0, let base = samples.baseAddress else { return }
         _ = ebur128_add_frames_float(state, base, frames)
+        truePeak.add(UnsafeBufferPointer(start: base, count: frames * format.channels))
     }
 
     public func add(_ samples: [Float]) { samples.withUnsafeBufferPointer { add($0) } }
@@ -35,7 +39,8 @@ public final class LoudnessMeter {
     public var loudness: ProgramLoudness {
         ProgramLoudness(momentaryLUFS: read(ebur128_loudness_momentary), shortTermLUFS: read(ebur128_loudness_shortterm),
                         integratedLUFS: read(ebur128_loudness_global), rangeLU: read(ebur128_loudness_range),
-                        samplePeakDBFS: peak(ebur128_sample_peak), truePeakDBTP: peak(ebur128_true_peak))
+                        samplePeakDBFS: decibels(highest(ebur128_sample_peak)),
+                        truePeakDBTP: decibels(max(highest(ebur128_sample_peak), Double(truePeak.peaks.max() ?? 0))))
     }
 
     /// A loudness from libebur128, nil for -inf (silence, or below the gate) or a failed call.
@@ -45,13 +50,17 @@ public final class LoudnessMeter {
         return value
     }
 
-    /// The highest of the channels' peaks (linear in libebur128) in dB, nil before any sound.
-    private func peak(_ call: (UnsafeMutablePointer<ebur128_state>?, UInt32, UnsafeMutablePointer<Double>?) -> Int32) -> Double? {
+    /// The highest of the channels' peaks (linear in libebur128).
+    private func highest(_ call: (UnsafeMutablePointer<ebur128_state>?, UInt32, UnsafeMutablePointer<Double>?) -> Int32) -> Double {
         var highest = 0.0
         for channel in 0..<format.channels {
             var value = 0.0
             if call(state, UInt32(channel), &value) == cebur_success { highest = max(highest, value) }
         }
-        return highest > 0 ? 20 * log10(highest) : nil
+        return highest
     }
+
+    /// A linear peak in dB, nil before any sound. The true peak is at least the sample peak (as
+    /// libebur128 reports it): the filter holds the last 6 samples back.
+    private func decibels(_ peak: Double) -> Double? { peak > 0 ? 20 * log10(peak) : nil }
 }
