@@ -271,6 +271,7 @@ extension PipeWireCamera {
                 swap(&slot.bytes, &newest.bytes)
                 slot.isFresh = false
                 newest.captureTime = slot.captureTime
+                newest.arrivalTime = slot.arrivalTime
                 newest.sequence = slot.sequence
                 return true
             }
@@ -283,7 +284,8 @@ extension PipeWireCamera {
             case .failed(let why):
                 markLost(why)
                 return false
-            case .decoded(let frame):
+            case .decoded(var frame):
+                frame.arrivalTime = newest.arrivalTime
                 shared.withLock {
                     if frame.reduction > 1 { $0.statistics.framesDecodedReduced += 1 } else { $0.statistics.framesDecodedFull += 1 }
                 }
@@ -298,15 +300,16 @@ extension PipeWireCamera {
         /// thread (the process callback) only.
         private func publish(_ frame: VideoFrame) {
             sequence += 1
-            counted(at: frame.captureTime)
+            counted(arrived: frame.arrivedAt)
             frames.publish(frame)
         }
 
-        /// Counts a good frame (a raw picture, or a JPEG as it arrives) and marks the camera live on its first.
-        fileprivate func counted(at captureTime: UInt64) {
+        /// Counts a good frame (a raw picture, or a JPEG as it arrives) and marks the camera live on its
+        /// first; `arrived` is when it was dequeued (the loss watch's time).
+        fileprivate func counted(arrived: UInt64) {
             shared.withLock {
                 $0.statistics.framesCaptured += 1
-                $0.statistics.lastFrameTime = captureTime
+                $0.statistics.lastFrameTime = arrived
                 if $0.state == .starting { $0.state = .live }
             }
         }
@@ -402,13 +405,16 @@ extension PipeWireCamera {
                   spaBuffer.pointee.n_datas > 0 else { return }
             // The producer's time for the frame when its buffer has a plausible one, else now (a buffer that
             // waited in the stream's queue keeps its own time).
-            let captureTime = PipeWireBufferTime.captureTime(of: spaBuffer, now: MonotonicClock.now())
+            // Its arrival (now) says the camera is alive; its capture time says how old the picture is.
+            let now = MonotonicClock.now()
+            let captureTime = PipeWireBufferTime.captureTime(of: spaBuffer, now: now)
             if negotiatedMJPEG {
-                takeCompressed(datas[0], at: captureTime)
+                takeCompressed(datas[0], at: captureTime, arrived: now)
                 return
             }
-            let frame = VideoFrame.allocate(format: format.pixelFormat, width: format.width, height: format.height, pool: pool,
+            var frame = VideoFrame.allocate(format: format.pixelFormat, width: format.width, height: format.height, pool: pool,
                                             captureTime: captureTime, sequence: sequence)
+            frame.arrivalTime = now
             if !PipeWireFrameCopy.copy(datas: datas, count: Int(spaBuffer.pointee.n_datas), into: frame) {
                 shared.withLock { $0.statistics.framesCorrupt += 1 }
                 return
@@ -421,7 +427,7 @@ extension PipeWireCamera {
 extension PipeWireCamera.Core {
     /// Loop thread: copies the JPEG bytes of one buffer for the camera thread and wakes it. A newer frame
     /// replaces one not yet decoded (counted as dropped); a flagged or empty chunk is counted as corrupt.
-    fileprivate func takeCompressed(_ data: spa_data, at captureTime: UInt64) {
+    fileprivate func takeCompressed(_ data: spa_data, at captureTime: UInt64, arrived: UInt64) {
         guard let base = data.data, let chunk = data.chunk?.pointee, chunk.flags & Int32(SPA_CHUNK_FLAG_CORRUPTED) == 0,
               chunk.size > 0 else {
             shared.withLock { $0.statistics.framesCorrupt += 1 }
@@ -435,10 +441,11 @@ extension PipeWireCamera.Core {
             slot.bytes.append(contentsOf: UnsafeRawBufferPointer(start: UnsafeRawPointer(base) + offset, count: size))
             slot.isFresh = true
             slot.captureTime = captureTime
+            slot.arrivalTime = arrived
             slot.sequence += 1
             return replaced
         }
-        counted(at: captureTime)
+        counted(arrived: arrived)
         if replaced { shared.withLock { $0.statistics.framesDropped += 1 } }
         // Every JPEG as it came, for a passthrough ISO (copied only while one is attached; never blocks).
         compressedFrames.offer(codec: .mjpeg, bytes: UnsafeRawBufferPointer(start: UnsafeRawPointer(base) + offset, count: size),
@@ -454,6 +461,8 @@ struct CompressedFrame {
     var bytes: [UInt8] = []
     var isFresh = false
     var captureTime: UInt64 = 0
+    /// When it was dequeued (`VideoFrame.arrivalTime` of its decoded picture).
+    var arrivalTime: UInt64 = 0
     /// 1 for the camera's first JPEG, one more for each after (the decoded frame's `sequence`).
     var sequence: UInt64 = 0
 }

@@ -85,6 +85,13 @@ public struct VideoFrame: Sendable {
     /// A program frame's way so far (set by the program thread on the frame it delivers; the encoder
     /// carries it on to the frame's packet): nil for a camera's frames.
     public var times: FrameTimes?
+    /// When the frame reached the pipeline (CLOCK_MONOTONIC ns), when that is not its capture time: a
+    /// PipeWire camera's frame stamped with its producer's time but dequeued later. 0: `captureTime`.
+    public var arrivalTime: UInt64 = 0
+
+    /// When the frame reached the pipeline: what a source's liveness is judged by (a frame that waited
+    /// in a starved queue is late, not a sign of a lost camera). Its age for latency is `captureTime`'s.
+    public var arrivedAt: UInt64 { arrivalTime != 0 ? arrivalTime : captureTime }
 
     public init(format: PixelFormat, width: Int, height: Int, planes: [PlaneLayout], storage: FrameStorage,
                 captureTime: UInt64, sequence: UInt64) {

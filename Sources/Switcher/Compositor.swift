@@ -19,7 +19,7 @@ enum CameraPicture {
         if lost.contains(camera) { return .slate(["CAMERA LOST", camera.name]) }
         guard let slot = sources[camera] else { return .slate([known.contains(camera) ? "CAMERA LOST" : "NO CAMERA", camera.name]) }
         let latest = slot.latest()
-        if let frame = latest.value, frame.captureTime + lossTimeout >= now { return .frame(frame) }
+        if let frame = latest.value, frame.arrivedAt + lossTimeout >= now { return .frame(frame) }
         // Never delivered a frame yet (just started or plugged in): not a loss.
         return .slate([latest.version == 0 ? "WAITING FOR" : "CAMERA LOST", camera.name])
     }

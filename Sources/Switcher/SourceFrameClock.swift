@@ -68,7 +68,7 @@ public final class SourceFrameClock: Sendable {
             }
             defer { tick += 1 }
             guard let frame = frames().latest().value,
-                  now <= frame.captureTime || now - frame.captureTime <= staleNanoseconds else {
+                  now <= frame.arrivedAt || now - frame.arrivedAt <= staleNanoseconds else {
                 counters.withLock { $0.ticksWithoutFrame += 1 }
                 continue
             }
