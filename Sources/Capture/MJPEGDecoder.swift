@@ -118,10 +118,16 @@ final class DemandDecoding {
     private var decoders: [Int: MJPEGDecoder] = [:]
     /// When a reduced picture was last decoded (monotonic nanoseconds).
     private var lastReduced: UInt64?
-    /// How the newest kept JPEG was decoded: nil not yet, else its reduction (1: full size; a corrupt one
-    /// counts as decoded, never retried), or `passedOver` when the reduced rate skipped it.
-    private var newestReduction: Int?
-    private static let passedOver = 0
+    /// What became of the newest kept JPEG.
+    private enum Newest {
+        /// Not decoded yet (it came while the camera was idle, or just now).
+        case waiting
+        /// The reduced rate skipped it: a reduced demand leaves it; a full one decodes it.
+        case passedOver
+        /// Decoded at this reduction (1: full size); a corrupt one counts, never retried.
+        case decoded(reduction: Int)
+    }
+    private var kept = Newest.waiting
 
     /// - Parameters:
     ///   - fresh: `newest` arrived since the previous step.
@@ -129,21 +135,21 @@ final class DemandDecoding {
     ///   - width: the JPEG's width (the negotiated format's), to pick the reduction.
     func step(fresh: Bool, newest: [UInt8], captureTime: UInt64, sequence: UInt64, demand: CameraDemand, width: Int,
               now: UInt64) -> Outcome {
-        if fresh { newestReduction = nil }
+        if fresh { kept = .waiting }
         guard !newest.isEmpty else { return .idle }
         let reduction: Int
         switch demand.demand {
         case .full:
-            guard newestReduction != 1 else { return .idle }
+            if case .decoded(reduction: 1) = kept { return .idle }
             reduction = 1
         case .reduced:
             // Any decode of the newest JPEG will do; one not decoded yet (it came while idle) is decoded
             // at once, whatever the interval, so a tile or a backup has a recent picture.
-            guard newestReduction == nil else { return .idle }
+            guard case .waiting = kept else { return .idle }
             // A quarter interval of slack: a 30 fps camera's frames 100 ms apart give 10 pictures a second.
             let interval = demand.reducedInterval
             if fresh, let last = lastReduced, now &- last + interval / 4 < interval {
-                newestReduction = Self.passedOver
+                kept = .passedOver
                 return .skipped
             }
             lastReduced = now
@@ -151,7 +157,7 @@ final class DemandDecoding {
         case .idle:
             return fresh ? .skipped : .idle
         }
-        newestReduction = reduction
+        kept = .decoded(reduction: reduction)
         let decoder: MJPEGDecoder
         if let made = decoders[reduction] {
             decoder = made

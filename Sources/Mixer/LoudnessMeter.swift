@@ -37,10 +37,11 @@ public final class LoudnessMeter {
 
     /// The readings now. Cheap (histogram mode): the audio thread can read it a few times a second.
     public var loudness: ProgramLoudness {
-        ProgramLoudness(momentaryLUFS: read(ebur128_loudness_momentary), shortTermLUFS: read(ebur128_loudness_shortterm),
-                        integratedLUFS: read(ebur128_loudness_global), rangeLU: read(ebur128_loudness_range),
-                        samplePeakDBFS: decibels(highest(ebur128_sample_peak)),
-                        truePeakDBTP: decibels(max(highest(ebur128_sample_peak), Double(truePeak.peaks.max() ?? 0))))
+        let samplePeak = highest(ebur128_sample_peak)
+        return ProgramLoudness(momentaryLUFS: read(ebur128_loudness_momentary), shortTermLUFS: read(ebur128_loudness_shortterm),
+                               integratedLUFS: read(ebur128_loudness_global), rangeLU: read(ebur128_loudness_range),
+                               samplePeakDBFS: decibels(samplePeak),
+                               truePeakDBTP: decibels(max(samplePeak, Double(truePeak.peaks.max() ?? 0))))
     }
 
     /// A loudness from libebur128, nil for -inf (silence, or below the gate) or a failed call.
