@@ -119,11 +119,8 @@ studio_run() {
   python3 - "$l0" "$l1" "$t0" "$t1" "$w0" "$w1" "$ticks" <<'PY'
 import sys, json, collections
 l0, l1, t0, t1, w0, w1, hz = sys.argv[1:]
-def parse(text):
-    d = collections.Counter()
-    for x in text.split():
-        k, v = x.rsplit(":", 1); d[k] += int(v)
-    return d
+sys.path.insert(0, "scripts")
+from bench_ticks import parse
 a, b = parse(t0), parse(t1)
 wall = float(w1) - float(w0)
 def share(match): return sum(b[k] - a[k] for k in a if match(k)) / int(hz) / wall

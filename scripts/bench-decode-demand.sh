@@ -53,11 +53,8 @@ print(",".join("%s=%d/%d/%d" % (c["name"], c["decode"]["full"], c["decode"]["red
   python3 - "$name" "$s0" "$s1" "$p0" "$p1" "$t0" "$t1" "$w0" "$w1" "$rss" "$ticks" "$counters" <<'PY'
 import sys, collections
 name, s0, s1, p0, p1, t0, t1, w0, w1, rss, ticks, counters = sys.argv[1:]
-def parse(text):
-    d = collections.Counter()
-    for x in text.split():
-        k, v = x.rsplit(":", 1); d[k] += int(v)
-    return d
+sys.path.insert(0, "scripts")
+from bench_ticks import parse
 wall = float(w1) - float(w0); hz = int(ticks)
 def rate(a, b): return sum(b[k] - a[k] for k in a if k in b) / hz / wall
 threads0, threads1 = parse(t0), parse(t1)

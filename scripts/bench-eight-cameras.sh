@@ -200,11 +200,8 @@ measure() {
 import sys, json, collections
 name, rnd, work, hz, c0, c1, p0, p1, w0, w1, rss, f0, f1, t0, t1, transcoder = sys.argv[1:]
 hz, wall = int(hz), float(w1) - float(w0)
-def parse(text):
-    d = collections.Counter()
-    for x in text.split():
-        k, v = x.rsplit(":", 1); d[k] += int(v)
-    return d
+sys.path.insert(0, "scripts")
+from bench_ticks import parse
 def rates(a, b):
     a, b = parse(a), parse(b)
     return {k: (b[k] - a[k]) / hz / wall for k in a if k in b}

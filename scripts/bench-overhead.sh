@@ -55,11 +55,8 @@ measure() {
   python3 - "$name" "$c0" "$c1" "$t0" "$t1" "$w0" "$w1" "$ticks" "$work/threads-$name-$round.txt" "$f0" "$f1" <<'PY'
 import sys, collections
 name, c0, c1, t0, t1, w0, w1, ticks, path, f0, f1 = sys.argv[1:]
-def parse(text):
-    d = collections.Counter()
-    for x in text.split():
-        k, v = x.rsplit(":", 1); d[k] += int(v)
-    return d
+sys.path.insert(0, "scripts")
+from bench_ticks import parse
 wall, hz = float(w1) - float(w0), int(ticks)
 a, b = parse(c0), parse(c1)
 print(name, f"{sum(b[k] - a[k] for k in a) / hz / wall:.4f}", f"{(int(f1) - int(f0)) / wall:.1f}")
