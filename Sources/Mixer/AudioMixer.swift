@@ -65,6 +65,12 @@ public final class MixerControls: Sendable {
 /// input's fade (at least 5 ms) for mute and follow. The limiter delays the program by
 /// `latency` frames (2 ms); `mix` returns each block already placed on the inputs' timeline, so sample
 /// N of the output is sample N of the inputs.
+///
+/// Capture latency: a mixer made with a `readAhead` is handed each input that many frames ahead of the
+/// program (its caller holds the program back that long anyway), so it can place an input up to
+/// `readAhead` frames earlier than it arrived (`setCompensation`): an input whose samples reach the
+/// program clock late (a microphone's jitter buffer) is put back at its capture time. Without a
+/// compensation an input is read `readAhead` behind, as if it had none.
 public final class AudioMixer {
     public let format: AudioFormat
     public let controls = MixerControls()
@@ -77,8 +83,14 @@ public final class AudioMixer {
     /// The longest run the strips process at once (changes split runs further).
     static let slice = 1024
 
+    /// Frames the inputs handed to `mix` are ahead of the program (see the type's doc).
+    public let readAhead: Int
+    /// The most `readAhead` may be: 8192 frames (171 ms at 48 kHz).
+    public static let maximumReadAhead = ChannelStrip.maximumReadAhead
     private var strips: [ChannelStrip] = []
     private var stripIndex: [String: Int] = [:]
+    /// Compensations set for inputs that have no strip yet.
+    private var compensations: [String: Int] = [:]
     private var pending: [MixerControls.Posted] = []
     private var onAir: Set<String> = []
     private var master = MixerMasterSettings.standard
@@ -92,9 +104,11 @@ public final class AudioMixer {
     private var nextSample: Int64?
     private var firstSample: Int64?
 
-    public init(format: AudioFormat = .program) {
+    public init(format: AudioFormat = .program, readAhead: Int = 0) {
         precondition(format.channels == 2, "the mixer makes stereo program audio")
+        precondition((0...Self.maximumReadAhead).contains(readAhead), "read-ahead beyond the delay lines")
         self.format = format
+        self.readAhead = readAhead
         declickFrames = max(1, format.sampleRate / 200)
         masterGain = Ramp(1)
         limiter = Limiter(ceiling: Float(linearGain(decibels: master.ceilingDBFS)), sampleRate: format.sampleRate)
@@ -110,8 +124,25 @@ public final class AudioMixer {
     /// Samples the limiter's last-resort clamp cut by more than float rounding (0 when it works).
     public var clampedSamples: Int { limiter.clampedSamples }
 
+    /// Places input `name` `frames` earlier than it arrives (clamped to 0...readAhead), from the next
+    /// call's first frame on, cross-faded like a delay change: its capture latency, so its audio sits at
+    /// its capture time. Call on the mixer's thread.
+    public func setCompensation(_ name: String, frames: Int) {
+        if let index = stripIndex[name] {
+            strips[index].setCompensation(frames, declick: declickFrames)
+        } else {
+            compensations[name] = frames
+        }
+    }
+
+    /// Frames input `name` is placed earlier than it arrives (see `setCompensation`).
+    public func compensation(of name: String) -> Int {
+        stripIndex[name].map { strips[$0].compensation } ?? min(max(compensations[name] ?? 0, 0), readAhead)
+    }
+
     /// Mixes the program's samples `first..<first + frames` (program timeline) from `inputs`: for each
-    /// input by name, its interleaved stereo samples for the same span, already on the program's clock.
+    /// input by name, its interleaved stereo samples for the same span, already on the program's clock
+    /// (with a `readAhead`: for `first + readAhead ..< first + readAhead + frames`).
     /// An input not in `inputs` (or a shorter array: its tail; or a sample that is NaN or infinite) is
     /// silence in its own strip only; an
     /// input with no strip gets one at unity. Returns the program for `first - latency ..< first + frames
@@ -231,7 +262,9 @@ public final class AudioMixer {
 
     private func addStrip(_ name: String, settings: MixerInputSettings) {
         stripIndex[name] = strips.count
-        strips.append(ChannelStrip(name: name, settings: settings, isOpen: isOpen(settings), sampleRate: format.sampleRate))
+        let strip = ChannelStrip(name: name, settings: settings, isOpen: isOpen(settings), sampleRate: format.sampleRate, readAhead: readAhead)
+        if let frames = compensations.removeValue(forKey: name) { strip.setCompensation(frames, declick: 0) }
+        strips.append(strip)
     }
 
     private func applyMaster(_ slice: UnsafeMutableBufferPointer<Float>) {

@@ -41,15 +41,27 @@ struct Ramp {
 /// One input's strip: delay line, fader and pan (a 2x2 matrix of ramped coefficients), and the
 /// mute/follow "open" fade, summed into the program bus; its post-fader levels measured on the way.
 /// Owned by the mixer's audio thread.
+///
+/// The delay line reads `settings.delayMS` plus `readAhead - compensation` frames back: the mixer is
+/// handed each input `readAhead` frames ahead of the program, and an input placed `compensation`
+/// frames earlier than it arrived (its capture latency, see `AudioMixer.setCompensation`) is read
+/// that much less delayed.
 final class ChannelStrip {
-    /// Frames of delay line: 1 s (the longest delay) plus the longest slice the mixer processes at once,
-    /// rounded up to a power of two.
+    /// Frames of delay line: 1 s (the longest delay) plus the longest read-ahead (`maximumReadAhead`)
+    /// plus the longest slice the mixer processes at once, rounded up to a power of two.
     static let ringFrames = 65_536
     private static let mask = ringFrames - 1
+    /// The most the mixer may be handed its inputs ahead of the program: 8192 frames (171 ms at 48 kHz).
+    static let maximumReadAhead = 8_192
 
     let name: String
     var settings: MixerInputSettings
     private let ring: UnsafeMutableBufferPointer<Float>
+    private let readAhead: Int
+    private let sampleRate: Int
+    /// Frames this input is placed earlier than it arrives (0...readAhead).
+    private(set) var compensation = 0
+    /// The frames the delay line reads back now: the settings' delay + readAhead - compensation.
     private var delay: Int
     /// During a delay change: the previous delay, faded out while the new one fades in.
     private var previousDelay = 0
@@ -63,12 +75,15 @@ final class ChannelStrip {
     private var squares: (Double, Double) = (0, 0)
     private var measured = 0
 
-    init(name: String, settings: MixerInputSettings, isOpen: Bool, sampleRate: Int) {
+    init(name: String, settings: MixerInputSettings, isOpen: Bool, sampleRate: Int, readAhead: Int = 0) {
+        precondition((0...Self.maximumReadAhead).contains(readAhead), "read-ahead beyond the delay line")
         self.name = name
         self.settings = settings
+        self.readAhead = readAhead
+        self.sampleRate = sampleRate
         ring = .allocate(capacity: 2 * Self.ringFrames)
         ring.initialize(repeating: 0)
-        delay = Self.frames(ms: settings.delayMS, sampleRate: sampleRate)
+        delay = Self.frames(ms: settings.delayMS, sampleRate: sampleRate) + readAhead
         matrix = Self.matrix(settings).map(Ramp.init)
         open = Ramp(isOpen ? 1 : 0)
         meter = AudioLevelMeter(sampleRate: sampleRate, channels: 2)
@@ -95,14 +110,25 @@ final class ChannelStrip {
     func apply(_ settings: MixerInputSettings, isOpen: Bool, declick: Int, sampleRate: Int) {
         self.settings = settings
         for (index, coefficient) in Self.matrix(settings).enumerated() { matrix[index].set(coefficient, over: declick) }
-        let newDelay = Self.frames(ms: settings.delayMS, sampleRate: sampleRate)
-        if newDelay != delay {
-            previousDelay = delay
-            delay = newDelay
-            delayFade = Ramp(0)
-            delayFade.set(1, over: declick)
-        }
+        retargetDelay(declick: declick)
         setOpen(isOpen, declick: declick, sampleRate: sampleRate)
+    }
+
+    /// Places the input `frames` earlier than it arrives (clamped to 0...readAhead) from the next frame
+    /// on, cross-faded over `declick` as a delay change.
+    func setCompensation(_ frames: Int, declick: Int) {
+        compensation = min(max(frames, 0), readAhead)
+        retargetDelay(declick: declick)
+    }
+
+    /// Cross-fades to the delay the settings and the compensation give, when it differs.
+    private func retargetDelay(declick: Int) {
+        let newDelay = Self.frames(ms: settings.delayMS, sampleRate: sampleRate) + readAhead - compensation
+        guard newDelay != delay else { return }
+        previousDelay = delay
+        delay = newDelay
+        delayFade = Ramp(0)
+        delayFade.set(1, over: declick)
     }
 
     /// Fades up or down from the next frame, over the input's fade time.

@@ -160,6 +160,7 @@ extension StudioServer {
                 gainDB: setting.gainDB == -.infinity ? nil : setting.gainDB, muted: setting.muted, pan: AudioReply.PanView(setting.pan),
                 delayMS: setting.delayMS, follow: setting.follow, fadeMS: setting.fadeMS, levels: LevelsReply(levels),
                 latencyMS: audio.latency(of: capture).map { ($0 * 10_000).rounded() / 10 },
+                compensationMS: (audio.compensation(of: input.name) * 10_000).rounded() / 10,
                 clockPPM: capture.flatMap { $0.node == nil ? nil : ($0.estimatedPPM * 10).rounded() / 10 })
         }
         let master = audio.master

@@ -39,12 +39,17 @@ public struct AudioReply: Codable, Sendable {
         /// the resampler's half filter), the clock's block and the mixer's lag; null while it does not
         /// play (a tone has no buffer: the block and the lag).
         @Nullable public var latencyMS: Double?
+        /// Milliseconds its audio is placed earlier on the program timeline than it reached the program
+        /// clock (its jitter buffer's time, up to the mixer's lag), so it sits at its capture time, as
+        /// the cameras' pictures do; 0 for a tone.
+        public var compensationMS: Double
         /// The input's clock against the program's, as the resampling follows it (ppm; null for a tone).
         @Nullable public var clockPPM: Double?
 
         enum CodingKeys: String, CodingKey {
             case name, source, node, identity, state, camera, muted, pan, follow, levels
             case latencyMS = "latency_ms"
+            case compensationMS = "compensation_ms"
             case clockPPM = "clock_ppm"
             case displayName = "display_name"
             case gainDB = "gain_db"
@@ -52,7 +57,7 @@ public struct AudioReply: Codable, Sendable {
             case fadeMS = "fade_ms"
         }
 
-        public init(name: String, source: String, node: String? = nil, identity: String? = nil, displayName: String? = nil, state: String, camera: String? = nil, gainDB: Double? = nil, muted: Bool, pan: PanView, delayMS: Double, follow: String? = nil, fadeMS: Double, levels: LevelsReply, latencyMS: Double? = nil, clockPPM: Double? = nil) {
+        public init(name: String, source: String, node: String? = nil, identity: String? = nil, displayName: String? = nil, state: String, camera: String? = nil, gainDB: Double? = nil, muted: Bool, pan: PanView, delayMS: Double, follow: String? = nil, fadeMS: Double, levels: LevelsReply, latencyMS: Double? = nil, compensationMS: Double = 0, clockPPM: Double? = nil) {
             self.name = name
             self.source = source
             self.node = node
@@ -68,6 +73,7 @@ public struct AudioReply: Codable, Sendable {
             self.fadeMS = fadeMS
             self.levels = levels
             self.latencyMS = latencyMS
+            self.compensationMS = compensationMS
             self.clockPPM = clockPPM
         }
     }
