@@ -26,8 +26,13 @@ final class SpanLog: Sendable {
 /// The level of `frequency` in `samples`: Goertzel over 0.1 s windows, averaged (a window that short
 /// is blind to the resampling's fraction of a hertz, which a longer one would count as a lower level).
 func toneLevel(_ samples: [Float], _ frequency: Double) -> Double {
-    let windows = stride(from: 0, to: samples.count - 4_799, by: 4_800).map { AudioSignals.goertzelAmplitude(samples[$0..<($0 + 4_800)], frequency: frequency) }
+    let windows = toneLevels(samples, frequency)
     return windows.isEmpty ? 0 : windows.reduce(0, +) / Double(windows.count)
+}
+
+/// The tone's level in each 100 ms window (mono samples at 48 kHz).
+func toneLevels(_ samples: [Float], _ frequency: Double) -> [Double] {
+    stride(from: 0, to: samples.count - 4_799, by: 4_800).map { AudioSignals.goertzelAmplitude(samples[$0..<($0 + 4_800)], frequency: frequency) }
 }
 
 extension PipeWireDaemonTests {
@@ -95,9 +100,13 @@ extension PipeWireDaemonTests {
         rig.stopCamera(node: "mic-b")
         #expect(waitUntil(seconds: 15) { inputs.status[1].state == "lost" }, "\(inputs.status[1])")
         let lostFrom = log.count
-        #expect(waitUntil(seconds: 10) { log.count > lostFrom + 50 })
+        #expect(waitUntil(seconds: 10) { log.count > lostFrom + 100 })
         #expect(log.left(1, from: lostFrom).allSatisfy { $0 == 0 }, "a lost input is silence")
-        #expect(toneLevel(log.left(0, from: lostFrom), 440) > 0.2, "the other input goes on")
+        // The other input goes on: its tone in most 100 ms windows (a loaded machine may starve its
+        // source for one, as it may anywhere: counted in its status, which the message shows).
+        let goesOn = toneLevels(log.left(0, from: lostFrom), 440)
+        #expect(goesOn.count >= 4 && goesOn.sorted()[goesOn.count / 2] > 0.2 && goesOn.filter { $0 > 0.2 }.count * 4 >= goesOn.count * 3,
+                "the other input goes on: \(goesOn); \(inputs.status[0])")
         #expect(inputs.status[0].state == "playing")
         // And back, by itself.
         let captured = inputs.status[1].framesCaptured
