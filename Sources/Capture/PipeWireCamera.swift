@@ -67,12 +67,11 @@ public final class PipeWireCamera: Camera {
         let selection = PipeWireVideoFormats.select(from: offers, wanted: wanted)
         requestedFormat = selection?.format
         requestedWireFormat = selection?.wireName
-        compressedCodec = selection?.isMJPEG == true ? .mjpeg : nil
-        let wakeup = DecodeWakeup()
-        let demand = selection?.isMJPEG == true ? CameraDemand(wake: { wakeup.signal() }) : nil
-        self.demand = demand
+        let compressed = selection?.isMJPEG == true ? CompressedCapture(tap: compressedFrames) : nil
+        compressedCodec = compressed?.codec
+        demand = compressed?.demand
         core = Core(id: id, nodeID: nodeID, nodeSerial: nodeSerial, selection: selection, remote: remote, frames: frames,
-                    compressedFrames: compressedFrames, demand: demand ?? CameraDemand(), wakeup: wakeup)
+                    compressed: compressed)
     }
 
     deinit { core.requestStop() }
@@ -105,8 +104,8 @@ extension PipeWireCamera {
     /// `@unchecked Sendable`: `stream`, `session`, the hook/events memory and `sequence`/`pool` are
     /// touched only by the camera thread while it holds the loop lock, or by the loop thread in
     /// callbacks (which run with that lock held); everything read from other threads is in `shared`.
-    /// MJPEG: the callback only fills `compressed` (a Mutex, which also numbers the JPEGs) and never
-    /// touches `sequence` or `pool`; the camera thread decodes from it and publishes.
+    /// MJPEG: the callback only hands JPEGs to `compressed` (which numbers them) and never touches
+    /// `sequence` or `pool`; the camera thread decodes from it and publishes.
     final class Core: @unchecked Sendable {
         let id: CameraID
         let nodeID: UInt32
@@ -114,10 +113,8 @@ extension PipeWireCamera {
         let selection: PipeWireVideoChoice?
         let remote: String?
         let frames: LatestValue<VideoFrame>
-        let compressedFrames: CompressedFrameTap
-        let demand: CameraDemand
-        /// Wakes the camera thread of an MJPEG node (a new JPEG, or the demand rose).
-        let wakeup: DecodeWakeup
+        /// An MJPEG node's JPEGs, from the process callback to the camera thread and the passthrough tap.
+        let compressed: CompressedCapture?
         private let shared = Mutex(Snapshot())
         private let worker = WorkerThread()
 
@@ -135,20 +132,16 @@ extension PipeWireCamera {
         private var wasStreaming = false
         /// True when the negotiated format is MJPEG (loop thread only).
         private var negotiatedMJPEG = false
-        /// The newest compressed frame, handed from the process callback to the camera thread.
-        private let compressed = Mutex(CompressedFrame())
 
         init(id: CameraID, nodeID: UInt32, nodeSerial: String?, selection: PipeWireVideoChoice?, remote: String?,
-             frames: LatestValue<VideoFrame>, compressedFrames: CompressedFrameTap, demand: CameraDemand, wakeup: DecodeWakeup) {
+             frames: LatestValue<VideoFrame>, compressed: CompressedCapture?) {
             self.id = id
-            self.compressedFrames = compressedFrames
+            self.compressed = compressed
             self.nodeID = nodeID
             self.nodeSerial = nodeSerial
             self.selection = selection
             self.remote = remote
             self.frames = frames
-            self.demand = demand
-            self.wakeup = wakeup
             hook.initialize(to: spa_hook())
             events.initialize(to: pw_stream_events())
         }
@@ -216,14 +209,14 @@ extension PipeWireCamera {
             let decoding = DemandDecoding()
             var newest = CompressedFrame()
             while !worker.isStopRequested {
-                if selection.isMJPEG {
+                if let compressed {
                     // Outside the loop lock: decoding takes milliseconds and must not hold up the loop.
-                    if !decodeNewest(decoding, newest: &newest) { break }
+                    if !decodeNewest(compressed, decoding, newest: &newest) { break }
                     // A JPEG or a demand that came in while decoding left its signal: no wait then.
-                    wakeup.wait(seconds: 0.05)
+                    compressed.wait(seconds: 0.05)
                 }
                 session.withLock {
-                    if !selection.isMJPEG { session.wait(seconds: 0.05) }
+                    if compressed == nil { session.wait(seconds: 0.05) }
                     if session.isDisconnected {
                         markLost("PipeWire daemon gone: \(session.lastError ?? "disconnected")")
                         return
@@ -262,36 +255,24 @@ extension PipeWireCamera {
             self.session = nil
         }
 
-        /// Takes the newest compressed frame, if one came since the last call, into `newest` (kept between
-        /// calls), and decodes it as the demand wants (`DemandDecoding`), publishing what it decoded. False
-        /// when no decoder can be made (the camera is lost). Camera thread only.
-        private func decodeNewest(_ decoding: DemandDecoding, newest: inout CompressedFrame) -> Bool {
-            let fresh = compressed.withLock { slot -> Bool in
-                guard slot.isFresh else { return false }
-                swap(&slot.bytes, &newest.bytes)
-                slot.isFresh = false
-                newest.captureTime = slot.captureTime
-                newest.arrivalTime = slot.arrivalTime
-                newest.sequence = slot.sequence
-                return true
-            }
+        /// Decodes the newest JPEG as the demand wants (`CompressedCapture.decodeNewest`), publishing
+        /// what it decoded. False when no decoder can be made (the camera is lost). Camera thread only.
+        private func decodeNewest(_ compressed: CompressedCapture, _ decoding: DemandDecoding, newest: inout CompressedFrame) -> Bool {
             let width = shared.withLock { $0.currentFormat?.width } ?? selection?.format.width ?? 0
-            switch decoding.step(fresh: fresh, newest: newest.bytes, captureTime: newest.captureTime, sequence: newest.sequence, demand: demand,
-                                 width: width, now: MonotonicClock.now()) {
+            switch compressed.decodeNewest(decoding, newest: &newest, width: width) {
             case .idle: break
             case .skipped: shared.withLock { $0.statistics.framesNotDecoded += 1 }
             case .corrupt: shared.withLock { $0.statistics.framesCorrupt += 1 }
             case .failed(let why):
                 markLost(why)
                 return false
-            case .decoded(var frame):
-                frame.arrivalTime = newest.arrivalTime
+            case .decoded(let frame):
                 shared.withLock {
                     if frame.reduction > 1 { $0.statistics.framesDecodedReduced += 1 } else { $0.statistics.framesDecodedFull += 1 }
                 }
                 // Counted, and the camera made live, when the JPEG arrived (`takeCompressed`).
                 frames.publish(frame)
-                if frame.reduction == 1 { demand.noteFullPicture() }
+                compressed.published(frame)
             }
             return true
         }
@@ -433,39 +414,18 @@ extension PipeWireCamera.Core {
             shared.withLock { $0.statistics.framesCorrupt += 1 }
             return
         }
+        guard let compressed else { return }
         let offset = Int(chunk.offset % max(data.maxsize, 1))
         let size = min(Int(chunk.size), Int(data.maxsize) - offset)
-        let replaced = compressed.withLock { slot -> Bool in
-            let replaced = slot.isFresh
-            slot.bytes.removeAll(keepingCapacity: true)
-            slot.bytes.append(contentsOf: UnsafeRawBufferPointer(start: UnsafeRawPointer(base) + offset, count: size))
-            slot.isFresh = true
-            slot.captureTime = captureTime
-            slot.arrivalTime = arrived
-            slot.sequence += 1
-            return replaced
-        }
+        // Every JPEG as it came, for the decoder and a passthrough ISO.
+        let replaced = compressed.take(UnsafeRawBufferPointer(start: UnsafeRawPointer(base) + offset, count: size), captureTime: captureTime,
+                                       arrived: arrived, width: negotiated?.width ?? 0, height: negotiated?.height ?? 0)
         counted(arrived: arrived)
         if replaced { shared.withLock { $0.statistics.framesDropped += 1 } }
-        // Every JPEG as it came, for a passthrough ISO (copied only while one is attached; never blocks).
-        compressedFrames.offer(codec: .mjpeg, bytes: UnsafeRawBufferPointer(start: UnsafeRawPointer(base) + offset, count: size),
-                               captureTime: captureTime, width: negotiated?.width ?? 0, height: negotiated?.height ?? 0)
-        wakeup.signal()
     }
 }
 
 extension PipeWireCamera: CompressedFrameSource {}
-
-/// The newest JPEG image of an MJPEG camera, between the process callback and the camera thread.
-struct CompressedFrame {
-    var bytes: [UInt8] = []
-    var isFresh = false
-    var captureTime: UInt64 = 0
-    /// When it was dequeued (`VideoFrame.arrivalTime` of its decoded picture).
-    var arrivalTime: UInt64 = 0
-    /// 1 for the camera's first JPEG, one more for each after (the decoded frame's `sequence`).
-    var sequence: UInt64 = 0
-}
 
 /// Copies one PipeWire buffer (planes in one data block or one block per plane) into a frame laid out
 /// the pipeline's way.

@@ -19,6 +19,16 @@ public let standardErrorCaptureLog: CaptureLog = { line in
 /// (`cap.<id>`), waiting in poll with a timeout of a few frame periods, and publishes only the newest
 /// frame: raw formats as they are (copied out of the driver's buffer), MJPEG decoded to I420.
 ///
+/// A camera that starts in an MJPEG mode (what USB webcams send at 720p and 1080p) works as an MJPEG
+/// PipeWire camera does (`CompressedCapture`): the capture thread only hands each JPEG on, as it came,
+/// to a passthrough ISO's tap (`compressedFrames`) and to its decoding thread (`dec.<id>`), which decodes
+/// by `demand`: every frame at full size while the camera is seen or recorded by an encoded ISO, a
+/// reduced picture for the tiles or a backup rule, nothing while nobody needs it; the newest JPEG is
+/// kept and decoded at once when the demand rises. Its frames count, and it is live, as JPEGs arrive.
+/// Switched to a raw mode mid-show (`setMode`), it publishes raw frames and offers no more JPEGs (a
+/// passthrough ISO then waits for MJPEG again); a camera that starts raw decodes any MJPEG mode it is
+/// switched to inline, every frame.
+///
 /// The session ends by itself when the device goes away: any DQBUF error is taken as a possible loss
 /// and confirmed with QUERYCAP; then the state is `.lost` and the `onLost` handler runs (on the
 /// capture thread, after the device is closed).
@@ -33,6 +43,12 @@ public final class V4L2Camera: AdjustableCamera {
     /// Every mode the device offers that studio can capture.
     public let modes: [V4L2Mode]
     public var offeredModes: [CameraMode] { modes.map(\.cameraMode) }
+    /// MJPEG when the camera starts in an MJPEG mode: every JPEG is offered, as it came, to
+    /// `compressedFrames` (see `CompressedFrameSource`).
+    public let compressedCodec: CompressedCodec?
+    public let compressedFrames = CompressedFrameTap()
+    /// Who needs the picture at full size (a camera that starts in an MJPEG mode decodes less while nobody does).
+    public let demand: CameraDemand?
     private let core: Core
 
     /// Opens `path` to check it is a video capture node and to read its modes, then closes it; the
@@ -63,7 +79,10 @@ public final class V4L2Camera: AdjustableCamera {
         self.identity = identity ?? V4L2Discovery.identity(path: path, capabilities: capabilities)
         self.displayName = displayName ?? capabilities.card
         self.modes = modes
-        core = Core(id: id, path: path, modes: modes, program: program, choice: choice, frames: frames, log: log)
+        let compressed = choice.fourcc.isCompressed ? CompressedCapture(tap: compressedFrames) : nil
+        compressedCodec = compressed?.codec
+        demand = compressed?.demand
+        core = Core(id: id, path: path, modes: modes, program: program, choice: choice, frames: frames, compressed: compressed, log: log)
     }
 
     deinit { core.requestStop() }
@@ -164,18 +183,27 @@ extension V4L2Camera {
         let program: ProgramFormat
         let frames: LatestValue<VideoFrame>
         let log: CaptureLog
+        /// A camera that started in an MJPEG mode: its JPEGs, from the capture thread to the decoding
+        /// thread and the passthrough tap.
+        let compressed: CompressedCapture?
         private let shared: Mutex<Snapshot>
         private let lossHandler = Mutex<(@Sendable () -> Void)?>(nil)
         private let worker = WorkerThread()
+        /// Decodes an MJPEG camera's JPEGs by demand (`dec.<id>`), beside the capture thread.
+        private let decoder = WorkerThread()
+        /// Why the decoding thread could not go on (no decoder could be made): the capture thread ends
+        /// the session with it.
+        private let decoderFailure = Mutex<String?>(nil)
         private let running = Atomic<Bool>(false)
 
         init(id: CameraID, path: String, modes: [V4L2Mode], program: ProgramFormat, choice: V4L2ModeChoice.Choice,
-             frames: LatestValue<VideoFrame>, log: @escaping CaptureLog) {
+             frames: LatestValue<VideoFrame>, compressed: CompressedCapture?, log: @escaping CaptureLog) {
             self.id = id
             self.path = path
             self.modes = modes
             self.program = program
             self.frames = frames
+            self.compressed = compressed
             self.log = log
             shared = Mutex(Snapshot(choice: choice))
         }
@@ -197,12 +225,20 @@ extension V4L2Camera {
                 run()
                 running.store(false, ordering: .sequentiallyConsistent)
             }
+            if let compressed {
+                decoderFailure.withLock { $0 = nil }
+                decoder.start(name: "dec.\(id.name)") { [self] in runDecoder(compressed) }
+            }
         }
 
-        func requestStop() { worker.requestStop() }
+        func requestStop() {
+            worker.requestStop()
+            decoder.requestStop()
+        }
 
         func stop() {
             worker.stop()
+            decoder.stop()
             shared.withLock {
                 if $0.state != .lost { $0.state = .stopped }
                 $0.pendingChange?.finish(.failure(CaptureError(camera: id, message: "the camera stopped")))
@@ -276,6 +312,9 @@ extension V4L2Camera {
             var lastSequence: UInt32?
             var failures = 0
             while !stopping {
+                if let why = decoderFailure.withLock({ $0 }) {
+                    stream.stop(); device.close(); lose(why); return
+                }
                 if let change = shared.withLock({ state -> ModeChange? in defer { state.pendingChange = nil }; return state.pendingChange }) {
                     let previous = snapshot.choice
                     stream.stop()
@@ -412,6 +451,10 @@ extension V4L2Camera {
             lastSequence = buffer.sequence
             let dropped = UInt64(gap < 1_000_000 ? gap : 0)
             let bytes = stream.bytes(of: buffer)
+            if stream.format.fourcc.isCompressed, let compressed {
+                take(bytes, flagged: buffer.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0, into: compressed, stream: stream, arrived: now, dropped: dropped)
+                return
+            }
             var frame: VideoFrame?
             if buffer.flags & UInt32(V4L2_BUF_FLAG_ERROR) == 0, !bytes.isEmpty {
                 if stream.format.fourcc.isCompressed {
@@ -434,8 +477,56 @@ extension V4L2Camera {
             }
             if let frame { frames.publish(frame) }
         }
+
+        /// Capture thread: hands one JPEG on as it came (the decoding thread decodes it by demand; a
+        /// passthrough ISO copies it) and counts it, the camera live as it arrives. A newer JPEG replaces
+        /// one not decoded yet (counted as dropped); a flagged or empty buffer is counted as corrupt.
+        private func take(_ bytes: UnsafeRawBufferPointer, flagged: Bool, into compressed: CompressedCapture, stream: V4L2Stream,
+                          arrived: UInt64, dropped: UInt64) {
+            guard !flagged, !bytes.isEmpty else {
+                shared.withLock {
+                    $0.statistics.framesDropped += dropped
+                    $0.statistics.framesCorrupt += 1
+                }
+                return
+            }
+            let replaced = compressed.take(bytes, captureTime: arrived, arrived: arrived, width: stream.format.width, height: stream.format.height)
+            shared.withLock {
+                $0.statistics.framesDropped += dropped + (replaced ? 1 : 0)
+                $0.statistics.framesCaptured += 1
+                $0.statistics.lastFrameTime = arrived
+                $0.state = .live
+            }
+        }
+
+        /// The decoding thread: the newest JPEG, decoded as the demand wants, published.
+        private func runDecoder(_ compressed: CompressedCapture) {
+            let decoding = DemandDecoding()
+            var newest = CompressedFrame()
+            while !decoder.isStopRequested {
+                let width = shared.withLock { $0.stream?.width } ?? 0
+                switch compressed.decodeNewest(decoding, newest: &newest, width: width) {
+                case .idle: break
+                case .skipped: shared.withLock { $0.statistics.framesNotDecoded += 1 }
+                case .corrupt: shared.withLock { $0.statistics.framesCorrupt += 1 }
+                case .failed(let why):
+                    decoderFailure.withLock { $0 = "cannot decode its MJPEG: \(why)" }
+                    return
+                case .decoded(let frame):
+                    shared.withLock {
+                        if frame.reduction > 1 { $0.statistics.framesDecodedReduced += 1 } else { $0.statistics.framesDecodedFull += 1 }
+                    }
+                    frames.publish(frame)
+                    compressed.published(frame)
+                }
+                // A JPEG or a demand that came while decoding left its signal: no wait then.
+                compressed.wait(seconds: 0.05)
+            }
+        }
     }
 }
+
+extension V4L2Camera: CompressedFrameSource {}
 
 /// One mmap streaming session on a device: format set, buffers mapped and queued, stream on. `stop()`
 /// (or deinit) turns the stream off and unmaps. Used by one capture thread only.
