@@ -34,8 +34,9 @@ extension PipeWireMicrophone.Core {
                     arrivalRatio = nil
                 }
                 // The target grows by a quantum after each underrun (a machine too busy for the
-                // smallest buffer), up to the most the jitter buffer may hold.
-                let target = min(AudioCapture.target(largestQuantum: buffer.largestQuantum, rate: format.sampleRate) + buffer.extraTarget,
+                // smallest buffer), up to the most the jitter buffer may hold, and comes down again
+                // after a calm stretch (`UnderrunHeadroom`).
+                let target = min(AudioCapture.target(largestQuantum: buffer.largestQuantum, rate: format.sampleRate) + buffer.headroom.extra,
                                  AudioCapture.maximumTarget(rate: format.sampleRate))
                 // Once a second (of program time), the source's clock from its arrivals.
                 sinceArrivalCheck += count
@@ -61,12 +62,13 @@ extension PipeWireMicrophone.Core {
                     // Last resort, the buffer ran dry (a stall, the source gone): silence, and fill again.
                     loop.stop()
                     underrun = true
-                    buffer.extraTarget += max(buffer.largestQuantum, format.sampleRate / 100)
+                    buffer.headroom.underrun(step: max(buffer.largestQuantum, format.sampleRate / 100))
                     return (0, target, buffer.discarded)
                 }
                 // Straight from the ring into the resampler (one or two bulk copies).
                 buffer.ring.read(frames: needed) { resampler.append($0) }
                 resampler.produce(frames: count, step: step, into: &chunk.samples, offset: 0)
+                _ = buffer.headroom.played(frames: count, left: buffer.ring.frames)
                 return (count, target, buffer.discarded)
             }
             if underrun { silentSinceUnderrun = true }

@@ -73,7 +73,8 @@ public final class PipeWireMicrophone: AudioInput {
         /// lands anywhere within a quantum); not a last resort.
         public var framesAligned: Int64 = 0
         /// Times the buffer ran dry while playing (each one a run of `framesInserted`); each raises
-        /// `bufferTarget` by a quantum (up to 125 ms).
+        /// `bufferTarget` by a quantum (up to 125 ms), which comes off again after a calm stretch
+        /// (`UnderrunHeadroom`).
         public var underruns: Int = 0
         /// The buffer's level in samples per channel: input frames queued once a block is taken, as an
         /// on-time source gives them, smoothed (see `ClockRatioEstimator`), held at `bufferTarget` by the
@@ -141,8 +142,8 @@ extension PipeWireMicrophone {
         var discarded: Int64 = 0
         /// When the samples arrive (the source's clock against CLOCK_MONOTONIC).
         var arrivals = ArrivalClock()
-        /// Added to the target after underruns (see `fill`).
-        var extraTarget = 0
+        /// Added to the target after underruns, and taken off again after a calm stretch (see `fill`).
+        var headroom: UnderrunHeadroom
         /// Frames dropped to align the buffer with its target after each start (not a last resort).
         var aligned: Int64 = 0
         /// Buffers the stream delivered (with and without samples).
@@ -240,7 +241,8 @@ extension PipeWireMicrophone {
             self.threadName = threadName
             self.report = report
             self.deliver = deliver
-            buffer = Mutex(Buffer(ring: AudioRing(frames: format.sampleRate, channels: max(1, format.channels))))
+            buffer = Mutex(Buffer(ring: AudioRing(frames: format.sampleRate, channels: max(1, format.channels)),
+                                  headroom: UnderrunHeadroom(rate: format.sampleRate)))
             resampler = AdaptiveResampler(channels: format.channels)
             hook.initialize(to: spa_hook())
             events.initialize(to: pw_stream_events())
@@ -445,7 +447,7 @@ extension PipeWireMicrophone {
                 $0.streamGeneration &+= 1
                 $0.ring.removeAll()
                 $0.largestQuantum = 0
-                $0.extraTarget = 0
+                $0.headroom = UnderrunHeadroom(rate: format.sampleRate)
                 $0.arrivals = ArrivalClock()
             }
             events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)

@@ -91,7 +91,7 @@ struct BurstSimulation {
         var loop = JitterBufferLoop()
         var resampler = AdaptiveResampler.Accounting()
         var result = Result()
-        var ring = 0, nextArrival = 0, next: Int64 = 0, extraTarget = 0, sinceSecond = 0, wake = 0
+        var ring = 0, nextArrival = 0, next: Int64 = 0, headroom = UnderrunHeadroom(rate: Int(rate)), sinceSecond = 0, wake = 0
         while Double(wake) * 0.01 < seconds {
             wake += 1
             let now = Double(wake) * 0.01 + (uniform() < 0.02 ? 0.005 * uniform() : 0.0003 * uniform())
@@ -101,7 +101,7 @@ struct BurstSimulation {
             }
             let sinceArrival = nextArrival > 0 ? now - arrivals[nextArrival - 1].time : 0
             let due = Int64(now * rate)
-            let target = min(AudioCapture.target(largestQuantum: quantum, rate: Int(rate)) + extraTarget, AudioCapture.maximumTarget(rate: Int(rate)))
+            let target = min(AudioCapture.target(largestQuantum: quantum, rate: Int(rate)) + headroom.extra, AudioCapture.maximumTarget(rate: Int(rate)))
             result.target = target
             while next < due {
                 let count = Int(min(due - next, 4800))
@@ -123,11 +123,12 @@ struct BurstSimulation {
                 let needed = resampler.framesNeeded(toProduce: count, step: plan.step)
                 guard ring >= needed else {
                     loop.stop()
-                    extraTarget += quantum
+                    headroom.underrun(step: quantum)
                     if now >= settled { result.underruns += 1 }
                     continue
                 }
                 ring -= needed
+                _ = headroom.played(frames: count, left: ring)
                 resampler.append(frames: needed)
                 _ = resampler.advance(frames: count, step: plan.step)
             }

@@ -29,6 +29,10 @@ struct DriftSimulation {
     var burstEvery = 20.0
     /// Seconds after which the last resort must stay quiet and the delay flat.
     var settled = 60.0
+    /// Seconds at which the source stops for `gapLength` (its quanta then come all at once): the buffer
+    /// runs dry.
+    var sourceGaps: [Double] = []
+    var gapLength = 0.3
 
     struct Result {
         var estimatedPPM: Double
@@ -39,6 +43,9 @@ struct DriftSimulation {
         /// After `settled`: the loop's level minus its target, in frames, once a second.
         var levelErrors: [Double] = []
         var target = 0
+        /// The target's headroom after underruns: relaxations, and the target once a second (all run long).
+        var relaxations = 0
+        var targets: [Int] = []
     }
 
     func run() -> Result {
@@ -56,11 +63,12 @@ struct DriftSimulation {
             // A burst: the quanta due in the two quanta after each burst time arrive with the third.
             let burst = (due / burstEvery).rounded(.down) * burstEvery + burstEvery / 2
             if due >= burst, due < burst + 2 * Double(quantum) / sourceRate { at = max(at, burst + 2 * Double(quantum) / sourceRate + 0.001) }
+            if let gap = sourceGaps.first(where: { due >= $0 && due < $0 + gapLength }) { at = max(at, gap + gapLength) }
             last = max(last, at)
             arrivals.append(last)
         }
         var result = Result(estimatedPPM: 0)
-        var ring = 0.0, nextArrival = 0, next: Int64 = 0, extraTarget = 0, sinceSecond = 0
+        var ring = 0.0, nextArrival = 0, next: Int64 = 0, headroom = UnderrunHeadroom(rate: Int(rate)), sinceSecond = 0
         var wake = 0, second = (time: 0.0, sum: 0.0, count: 0), now = 0.0
         while now < seconds {
             wake += 1
@@ -73,7 +81,7 @@ struct DriftSimulation {
                 nextArrival += 1
             }
             let due = Int64(now * rate)
-            let target = min(AudioCapture.target(largestQuantum: quantum, rate: Int(rate)) + extraTarget, AudioCapture.maximumTarget(rate: Int(rate)))
+            let target = min(AudioCapture.target(largestQuantum: quantum, rate: Int(rate)) + headroom.extra, AudioCapture.maximumTarget(rate: Int(rate)))
             result.target = target
             while next < due {
                 let count = Int(min(due - next, 4800))
@@ -81,6 +89,7 @@ struct DriftSimulation {
                 sinceSecond += count
                 if sinceSecond >= Int(rate) {
                     sinceSecond = 0
+                    result.targets.append(target)
                     if now >= settled, let level = loop.estimator.fill { result.levelErrors.append(level - Double(target)) }
                 }
                 next += Int64(count)
@@ -93,11 +102,12 @@ struct DriftSimulation {
                 let needed = Double(count) * plan.step
                 guard ring >= needed else {
                     loop.stop()
-                    extraTarget += quantum
+                    headroom.underrun(step: quantum)
                     if now >= settled { result.underruns += 1 }
                     continue
                 }
                 ring -= needed
+                _ = headroom.played(frames: count, left: Int(ring))
             }
             if now >= settled {
                 second = (second.time + 0.01, second.sum + ring, second.count + 1)
@@ -108,6 +118,7 @@ struct DriftSimulation {
             }
         }
         result.estimatedPPM = loop.estimator.estimatedPPM
+        result.relaxations = headroom.relaxations
         return result
     }
 }
@@ -133,6 +144,33 @@ struct DriftSimulation {
         #expect(result.delays.count > 100 && abs(tail - head) < rate * 0.0015, "delay \(head / 48) -> \(tail / 48) ms; by 10 s: \(tens)")
         let levelHead = result.levelErrors.prefix(20).reduce(0, +) / 20, levelTail = result.levelErrors.suffix(20).reduce(0, +) / 20
         #expect(abs(levelTail - levelHead) < rate * 0.001, "level - target \(levelHead / 48) -> \(levelTail / 48) ms")
+    }
+
+    /// A source that stops twice for 300 ms early on (a start-up's load) empties the buffer: each underrun
+    /// raises the target by a quantum. The machine then calm (no bursts), the target comes back down
+    /// 20 ms at a time, every two minutes, to within a step of where it started (its 0-30 ms late
+    /// arrivals leave too little room for the last 2.7 ms), through the rate: nothing cut, no
+    /// underrun, the level on its (lowered) target. (The busy machine above, with its bursts, keeps what
+    /// it needs: `theLoopHoldsTheClockAndTheDelayOnABusyMachine` sees no underrun after settling.)
+    @Test func aTargetRaisedByStartUpUnderrunsComesBackDownThroughTheRate() {
+        var simulation = DriftSimulation(ppm: 300)
+        simulation.seconds = 540
+        simulation.sourceGaps = [5, 12]
+        // Calm after that: arrivals late by 0-30 ms, no bursts, no stall of the clock thread.
+        simulation.burstEvery = 100_000
+        simulation.stalls = []
+        let result = simulation.run()
+        let base = AudioCapture.target(largestQuantum: 1024, rate: 48_000)
+        let raised = result.targets.prefix(20).max() ?? 0
+        #expect(raised >= base + 2048, "raised by a quantum for each underrun: \(result.targets.prefix(20))")
+        // 20 ms (960 frames) a relaxation, every two minutes from the last underrun on, as long as the
+        // buffer never ran within 5 ms of the step: back to less than one step above where it started.
+        #expect(result.relaxations >= (raised - base) / 960 && result.target < base + 960,
+                "\(result.relaxations) relaxations for \(raised - base) frames, target \(result.target) frames; once a second: \(result.targets)")
+        #expect(result.cut == 0 && result.underruns == 0, "after settling: \(result.cut) frames cut, \(result.underruns) underruns")
+        // The level follows each lowered target within 3 ms from 30 s after it on.
+        let errors = result.levelErrors.suffix(30)
+        #expect(errors.count == 30 && errors.allSatisfy { abs($0) < 48_000 * 0.003 }, "level - target, the last 30 s: \(Array(errors))")
     }
 
     /// A clock thread 200 ms late fills what is due in two blocks: what the source delivered meanwhile is
