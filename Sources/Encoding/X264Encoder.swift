@@ -3,11 +3,12 @@ import MediaSupport
 import StudioCore
 
 /// H.264 through libavcodec's libx264 wrapper: yuv420p, zerolatency (one packet per frame, no
-/// lookahead), no B-frames, fixed GOP (no scene-cut keyframes), CBR-like rate control and a global
-/// header, so the extradata exists as soon as the encoder is open. With `constantQuality` (a file made
-/// after the show, `studio transcode`) it is CRF instead, without zerolatency: packets come out a few
-/// frames late and `flush` returns the rest. x264's Annex B output is turned into
-/// the MP4 form here (avcC extradata, 4-byte length-prefixed packets), which FLV and Matroska carry as is.
+/// lookahead), no B-frames, fixed GOP (no scene-cut keyframes), CBR-like rate control with quantisers
+/// no higher than H.264's 51, and a global header, so the extradata exists as soon as the encoder is
+/// open. With `constantQuality` (a file made after the show, `studio transcode`) it is CRF instead,
+/// without zerolatency: packets come out a few frames late and `flush` returns the rest. x264's Annex B
+/// output is turned into the MP4 form here (avcC extradata, 4-byte length-prefixed packets), which FLV
+/// and Matroska carry as is.
 ///
 /// Frames are not copied on the way in: the AVFrame's buffer is the `VideoFrame`'s storage, retained
 /// until libavcodec releases it (x264 copies the picture into its own frame during encode).
@@ -36,6 +37,10 @@ public final class X264Encoder: VideoEncoder {
         context.pointee.gop_size = Int32(keyint)
         context.pointee.keyint_min = Int32(keyint)
         context.pointee.max_b_frames = 0
+        // Quantisers up to H.264's highest, 51, not x264's default 69: above 51 are its "emergency"
+        // ones for an empty rate buffer, and at the top it codes a whole slice with no residual, so a
+        // keyframe after a mix (every pixel new on every frame) showed its top slice as flat grey.
+        context.pointee.qmax = 51
         context.pointee.thread_count = 0
         context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
         var options = [("preset", settings.preset), ("forced-idr", "1"), ("sc_threshold", "0")]

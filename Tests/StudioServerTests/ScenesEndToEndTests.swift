@@ -123,14 +123,11 @@ import TestSupport
         if let first = mix.first, let last = mix.last, first > 0, last + 1 < thumbnails.count {
             let a = thumbnails[first - 1], b = thumbnails[last + 1]
             let towardsB = mix.map { Self.distance(thumbnails[$0], b) }
-            // Found 2026-12-02 on a quiet machine, on this session's code and on the code before it alike:
-            // one frame near the end of the mix (the 14th or 15th) shows the cameras' upper part as flat
-            // grey while its labels and timecode are right, in a stream that decodes cleanly, so the
-            // program rendered it so. Cause not found yet; checked every run, reported until fixed.
-            withKnownIssue("a frame near the end of a mix between scenes shows a grey band (cause not found)", isIntermittent: true) {
-                #expect(zip(towardsB, towardsB.dropFirst()).allSatisfy { $0 >= $1 - 1.5 }, "distance to B: \(towardsB)")
-                #expect(Self.distance(thumbnails[last], b) < 3, "the last frame of the mix is all B: \(towardsB)")
-            }
+            // A keyframe falling late in the mix once showed its top slice flat grey (x264's emergency
+            // quantisers on an empty rate buffer: `X264Encoder` caps them at 51; EncodingTests'
+            // RateBufferTests pin it).
+            #expect(zip(towardsB, towardsB.dropFirst()).allSatisfy { $0 >= $1 - 1.5 }, "distance to B: \(towardsB)")
+            #expect(Self.distance(thumbnails[last], b) < 3, "the last frame of the mix is all B: \(towardsB)")
             #expect(Self.distance(thumbnails[mix[0]], a) < Self.distance(thumbnails[mix[0]], b))
             // Whatever that frame shows, the mix ends on B: its frame before last is nearly B already.
             #expect(towardsB.count >= 2 && towardsB.suffix(2).min()! < 15, "distance to B: \(towardsB)")
