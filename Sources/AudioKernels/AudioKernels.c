@@ -20,36 +20,43 @@ int ak_has_avx2_fma(void) {
 #endif
 }
 
-/// Output frame `frame`'s first input sample and its two rows, as `AdaptiveResampler` computes them.
-static inline const float *ak_frame(const float *input, const float *table, int phases, double start, double step,
-                                    size_t frame, const float **row, float *blend) {
+/// What output frame `frame` reads, as `AdaptiveResampler` computes it: its first input sample, its two
+/// rows of the table and the blend between them.
+typedef struct {
+    const float *x, *low, *high;
+    float blend;
+} ak_frame_taps;
+
+static inline ak_frame_taps ak_frame(const float *input, const float *table, int phases, double start, double step,
+                                     size_t frame) {
     double position = start + (double)frame * step;
     double whole = floor(position);
     double scaled = (position - whole) * (double)phases;
     int phase = (int)scaled;
     if (phase > phases - 1) phase = phases - 1;
-    *row = table + (size_t)phase * ak_width;
-    *blend = (float)(scaled - (double)phase);
-    return input + ((long)whole - (ak_lookahead - 1)) * 2;
+    const float *low = table + (size_t)phase * ak_width;
+    return (ak_frame_taps){input + ((long)whole - (ak_lookahead - 1)) * 2, low, low + ak_width, (float)(scaled - (double)phase)};
+}
+
+/// Lanes 0 and 2 are left, 1 and 3 right.
+static inline void ak_store(float *output, size_t frame, ak_float4 sum) {
+    output[2 * frame] = sum[0] + sum[2];
+    output[2 * frame + 1] = sum[1] + sum[3];
 }
 
 static void ak_resample_stereo_baseline(const float *input, const float *table, int phases, double start, double step,
                                         size_t frames, float *output) {
     for (size_t frame = 0; frame < frames; frame++) {
-        const float *low;
-        float blend;
-        const float *x = ak_frame(input, table, phases, start, step, frame, &low, &blend);
-        const float *high = low + ak_width;
+        ak_frame_taps taps = ak_frame(input, table, phases, start, step, frame);
         ak_float4 sum = {0, 0, 0, 0};
         for (int lane = 0; lane < ak_width; lane += 4) {
             ak_float4 l, h, v;
-            memcpy(&l, low + lane, sizeof l);
-            memcpy(&h, high + lane, sizeof h);
-            memcpy(&v, x + lane, sizeof v);
-            sum += (l + blend * (h - l)) * v;
+            memcpy(&l, taps.low + lane, sizeof l);
+            memcpy(&h, taps.high + lane, sizeof h);
+            memcpy(&v, taps.x + lane, sizeof v);
+            sum += (l + taps.blend * (h - l)) * v;
         }
-        output[2 * frame] = sum[0] + sum[2];
-        output[2 * frame + 1] = sum[1] + sum[3];
+        ak_store(output, frame, sum);
     }
 }
 
@@ -58,22 +65,17 @@ __attribute__((target("avx2,fma")))
 static void ak_resample_stereo_avx2(const float *input, const float *table, int phases, double start, double step,
                                     size_t frames, float *output) {
     for (size_t frame = 0; frame < frames; frame++) {
-        const float *low;
-        float blend;
-        const float *x = ak_frame(input, table, phases, start, step, frame, &low, &blend);
-        const float *high = low + ak_width;
-        ak_float8 b = {blend, blend, blend, blend, blend, blend, blend, blend};
+        ak_frame_taps taps = ak_frame(input, table, phases, start, step, frame);
+        ak_float8 b = {taps.blend, taps.blend, taps.blend, taps.blend, taps.blend, taps.blend, taps.blend, taps.blend};
         ak_float8 sum = {0, 0, 0, 0, 0, 0, 0, 0};
         for (int lane = 0; lane < ak_width; lane += 8) {
             ak_float8 l, h, v;
-            memcpy(&l, low + lane, sizeof l);
-            memcpy(&h, high + lane, sizeof h);
-            memcpy(&v, x + lane, sizeof v);
+            memcpy(&l, taps.low + lane, sizeof l);
+            memcpy(&h, taps.high + lane, sizeof h);
+            memcpy(&v, taps.x + lane, sizeof v);
             sum = __builtin_elementwise_fma(__builtin_elementwise_fma(b, h - l, l), v, sum);
         }
-        ak_float4 half = __builtin_shufflevector(sum, sum, 0, 1, 2, 3) + __builtin_shufflevector(sum, sum, 4, 5, 6, 7);
-        output[2 * frame] = half[0] + half[2];
-        output[2 * frame + 1] = half[1] + half[3];
+        ak_store(output, frame, __builtin_shufflevector(sum, sum, 0, 1, 2, 3) + __builtin_shufflevector(sum, sum, 4, 5, 6, 7));
     }
 }
 #endif
