@@ -47,6 +47,9 @@ let package = Package(
         // Per-pixel loops in SIMD vectors, optimised in every build: unoptimised generic SIMD is far too
         // slow for a camera's pictures, even in a debug build's tests.
         .target(name: "PixelKernels", swiftSettings: [.unsafeFlags(["-O"])]),
+        // Audio inner loops (the resampler's), in C for the same reason: -O2 in every build, and an AVX2
+        // version chosen at run time where the CPU has it.
+        .target(name: "AudioKernels", cSettings: [.unsafeFlags(["-O2"])]),
 
         // Bitmap font, fills and text on I420/NV12 frames: test-pattern pictures (Capture) and slates (Switcher).
         .target(name: "FrameDrawing", dependencies: ["StudioCore"]),
@@ -60,7 +63,7 @@ let package = Package(
         .target(name: "LivePictures", dependencies: ["StudioCore", "StudioSystem", "MediaSupport"]),
 
         // The pipeline stages (adapters). They depend inward only, never on each other.
-        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CV4L2", "CFFmpeg", "CPipeWire", "MediaSupport"]),
+        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CV4L2", "CFFmpeg", "CPipeWire", "MediaSupport", "AudioKernels"]),
         // Test and benchmark helper: a PipeWire Video/Source publishing a test-pattern camera's pictures.
         .executableTarget(name: "pw-virtual-camera", dependencies: ["Capture", "CPipeWire", "TestSupport", "StudioCore", "StudioSystem", "FrameDrawing"]),
         .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "MediaSupport", "Graphics"]),
@@ -137,7 +140,7 @@ let package = Package(
         .testTarget(name: "StudioCoreTests", dependencies: ["StudioCore"]),
         .testTarget(name: "StudioSystemTests", dependencies: ["StudioSystem"]),
         .testTarget(name: "MediaSupportTests", dependencies: ["MediaSupport", "StudioCore", "CFFmpeg", "TestSupport", "PixelKernels"]),
-        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "FrameDrawing", "StudioCore", "StudioSystem", "CV4L2", "CPipeWire"]),
+        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "FrameDrawing", "StudioCore", "StudioSystem", "CV4L2", "CPipeWire", "AudioKernels"]),
         // Switcher tests drive the switcher with real test-pattern cameras (Capture); the modules themselves never meet.
         // V4L2 against the kernel's vivid driver: runs inside the VM (scripts/vm/run.sh), skipped on a host without vivid.
         .testTarget(name: "V4L2Tests", dependencies: ["TestSupport", "Capture", "CV4L2", "StudioCore", "StudioSystem"]),

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import AudioKernels
 import StudioCore
 
 /// Keeps an input that runs on its own clock (a USB microphone, a graph driven by another device) on
@@ -13,7 +14,7 @@ import StudioCore
 /// Input frames are appended as they come; each `produce` writes exactly the frames asked for and
 /// consumes `step` input frames per output frame (a fractional read position carries over).
 struct AdaptiveResampler: Sendable {
-    static let taps = 16
+    static let taps = Int(AK_RESAMPLER_TAPS)
     static let phases = 256
     /// Frames of input held back ahead of the read position (the filter's half length): the resampler's
     /// own delay.
@@ -110,7 +111,7 @@ struct AdaptiveResampler: Sendable {
                 let input = input.baseAddress!, output = output.baseAddress! + offset
                 if channels == 2 {
                     Self.stereoTable.withUnsafeBufferPointer { table in
-                        Self.produceStereo(frames: frames, step: step, start: start, input: input, table: table.baseAddress!, output: output)
+                        ak_resample_stereo(input, table.baseAddress!, Int32(Self.phases), start, step, frames, output, ak_isa_best)
                     }
                 } else {
                     Self.table.withUnsafeBufferPointer { table in
@@ -125,32 +126,10 @@ struct AdaptiveResampler: Sendable {
     }
 
     /// `table` with every tap twice (left, right): a row lines up with `taps` interleaved stereo frames.
-    private static let stereoTable: [Float] = table.flatMap { [$0, $0] }
-
-    /// Stereo, the program's format: each output frame is one pass over `taps` interleaved frames, four
-    /// lanes (two frames) at a time, the row's taps interpolated towards the next row's on the way.
-    private static func produceStereo(frames: Int, step: Double, start: Double, input: UnsafePointer<Float>,
-                                      table: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
-        let rowBytes = 2 * taps * MemoryLayout<Float>.stride, lanes = 4 * MemoryLayout<Float>.stride
-        for frame in 0..<frames {
-            let position = start + Double(frame) * step
-            let whole = Int(position.rounded(.down))
-            let scaled = (position - Double(whole)) * Double(phases)
-            let phase = min(Int(scaled), phases - 1)
-            let blend = SIMD4<Float>(repeating: Float(scaled - Double(phase)))
-            let row = UnsafeRawPointer(table + phase * 2 * taps)
-            let samples = UnsafeRawPointer(input + (whole - (lookahead - 1)) * 2)
-            var sum = SIMD4<Float>()
-            for chunk in 0..<(2 * taps / 4) {
-                let low = row.loadUnaligned(fromByteOffset: chunk * lanes, as: SIMD4<Float>.self)
-                let high = row.loadUnaligned(fromByteOffset: rowBytes + chunk * lanes, as: SIMD4<Float>.self)
-                let x = samples.loadUnaligned(fromByteOffset: chunk * lanes, as: SIMD4<Float>.self)
-                sum += (low + blend * (high - low)) * x
-            }
-            output[2 * frame] = sum[0] + sum[2]
-            output[2 * frame + 1] = sum[1] + sum[3]
-        }
-    }
+    /// Stereo, the program's format, runs `ak_resample_stereo` (C, in 4- or 8-lane vectors: each output
+    /// frame one pass over `taps` interleaved frames, the row's taps interpolated towards the next row's
+    /// on the way); any other channel count the scalar loop below.
+    static let stereoTable: [Float] = table.flatMap { [$0, $0] }
 
     /// Any number of channels: the row's taps interpolated once per output frame, then one pass per channel.
     private static func produce(frames: Int, channels: Int, step: Double, start: Double, input: UnsafePointer<Float>,
@@ -324,10 +303,19 @@ struct ClockRatioEstimator: Sendable {
         return (1 + correction, 0)
     }
 
-    /// The median of one to three values (the middle one; of two, their mean).
+    /// The median of one to three values (the middle one; of two, their mean). Without sorting a copy:
+    /// `burst` asks for it on every block of every input.
     static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        switch values.count {
+        case 1: return values[0]
+        case 2: return (min(values[0], values[1]) + max(values[0], values[1])) / 2
+        case 3:
+            let (a, b, c) = (values[0], values[1], values[2])
+            return max(min(a, b), min(max(a, b), c))
+        default:
+            let sorted = values.sorted()
+            return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        }
     }
 
     /// The frames to cut from the buffer now because of a jump that lasts (0 when there is none): the

@@ -104,8 +104,9 @@ final class StageCore<Input: Sendable>: Sendable {
         thread.withLock { $0 = NamedThread.start(name: name, body) }
     }
 
-    func submit(_ input: Input) -> Bool {
-        if queue.offer(input) {
+    /// `wake`: see `BoundedQueue.offer`.
+    func submit(_ input: Input, wake: Bool = true) -> Bool {
+        if queue.offer(input, wake: wake) {
             statistics.withLock { $0.framesIn += 1 }
             watchOverload(dropped: false)
             return true
@@ -225,14 +226,18 @@ func milliseconds(since start: UInt64) -> Double { Double(MonotonicClock.now() -
 /// Encodes program audio on its own thread ("encode.audio"), same shape as `VideoEncodingStage`.
 /// The stage thread also meters the program audio on its way into the encoder (`levels`): one pass
 /// over each chunk's samples, then a short lock to file the result; a reader copies under the same lock.
+/// The thread is woken only by a chunk that completes an AAC frame (`FrameCompletion`): the chunks
+/// before it wait in the queue, as they would in the encoder's buffer, and go in with it.
 public final class AudioEncodingStage: Sendable {
     private let core: StageCore<AudioChunk>
     private let meter: SharedMeter
+    private let completion: Mutex<FrameCompletion>
 
     public init(encoder: AACEncoder, queueCapacity: Int = 32, events: EventSink,
                 deliver: @escaping @Sendable (MediaItem) -> Void) {
         core = StageCore(capacity: queueCapacity, encoderName: encoder.name, events: events, label: "audio")
         meter = SharedMeter(AudioLevelMeter(sampleRate: encoder.streamDescription.sampleRate, channels: encoder.streamDescription.channels))
+        completion = Mutex(FrameCompletion(frameSize: encoder.frameSize, sampleRate: encoder.format.sampleRate))
         let handoff = Handoff(encoder)
         let core = self.core, meter = self.meter
         core.start(name: "encode.audio") {
@@ -283,7 +288,9 @@ public final class AudioEncodingStage: Sendable {
     deinit { core.finish(deadline: StopBudget.deadline()) }
 
     @discardableResult
-    public func submit(_ chunk: AudioChunk) -> Bool { core.submit(chunk) }
+    public func submit(_ chunk: AudioChunk) -> Bool {
+        core.submit(chunk, wake: completion.withLock { $0.completesFrame(chunk) })
+    }
 
     /// End of stream within the stop budget (see `StopBudget`): encodes what is queued until `deadline`,
     /// drops and counts the rest, flushes the encoder if there is time left, delivers `.endOfStream` and

@@ -25,15 +25,18 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
         ring = Array(repeating: nil, count: min(capacity, 64))
     }
 
-    /// Appends unless full or closed. Never blocks.
+    /// Appends unless full or closed. Never blocks. With `wake` false a consumer waiting in `pop` is
+    /// not woken for it: it takes the item with the next one offered with `wake` (or at `close`), so a
+    /// producer whose items are only worth working on in groups (audio chunks that fill an encoder's
+    /// frame) saves the consumer a wake-up per item.
     @discardableResult
-    public func offer(_ element: Element) -> Bool {
+    public func offer(_ element: Element, wake: Bool = true) -> Bool {
         let accepted = lock.withLock { () -> Bool in
             guard !closed, count_ < capacity else { return false }
             append(element)
             return true
         }
-        if accepted { lock.signal() }
+        if accepted && wake { lock.signal() }
         return accepted
     }
 

@@ -82,6 +82,18 @@ import TestSupport
         #expect(abs(stereo.bufferedFrames - left.bufferedFrames) < 1e-9)
     }
 
+    /// The level's median (asked for on every block): the middle of three in any order, the mean of two,
+    /// as sorting gives them.
+    @Test func theMedianIsTheMiddleValue() {
+        let values = [-3.5, 0.25, 7.0]
+        for order in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+            #expect(ClockRatioEstimator.median(order.map { values[$0] }) == 0.25)
+        }
+        #expect(ClockRatioEstimator.median([2, 2, -1]) == 2 && ClockRatioEstimator.median([5, -1]) == 2)
+        #expect(ClockRatioEstimator.median([0.1, 0.7]) == (0.1 + 0.7) / 2 && ClockRatioEstimator.median([0.7, 0.1]) == (0.1 + 0.7) / 2)
+        #expect(ClockRatioEstimator.median([42]) == 42)
+    }
+
     /// A simulated input whose clock runs `ppm` fast or slow, delivering 1024-frame quanta on its own
     /// clock while the program takes 480 frames every 10 ms: the estimate converges to the truth and
     /// the buffer stays at its target (no growth, no underrun).

@@ -25,6 +25,30 @@ import StudioSystem
         #expect(thread.join(timeoutSeconds: 5))
     }
 
+    /// An item offered without waking waits for the next offer that wakes (or the close), in order: none
+    /// is lost or overtaken.
+    @Test func anOfferThatDoesNotWakeGoesWithTheNextThatDoes() {
+        let queue = BoundedQueue<Int>(capacity: 8)
+        let taken = LatestValue<[Int]>([])
+        let consumer = NamedThread.start(name: "test.consumer") {
+            var items: [Int] = []
+            while case .item(let value) = queue.pop(timeoutSeconds: 10) {
+                items.append(value)
+                taken.publish(items)
+            }
+        }
+        #expect(queue.offer(1, wake: false))
+        #expect(queue.offer(2, wake: false))
+        #expect(queue.offer(3))
+        var seen = taken.latest()
+        while seen.value != [1, 2, 3], seen.version < 3 { seen = taken.waitForNewer(than: seen.version, timeoutSeconds: 5) }
+        #expect(seen.value == [1, 2, 3])
+        #expect(queue.offer(4, wake: false))
+        queue.close()
+        #expect(consumer.join(timeoutSeconds: 5))
+        #expect(taken.latest().value == [1, 2, 3, 4])
+    }
+
     @Test func latestValueKeepsOnlyTheNewest() {
         let slot = LatestValue<Int>()
         #expect(slot.latest().version == 0)
