@@ -14,16 +14,7 @@ extension V4L2Device {
     /// writer's format until every opener has closed the node).
     @discardableResult
     public func setOutputFormat(_ fourcc: FourCC, width: Int, height: Int) throws(SystemError) -> V4L2StreamFormat {
-        var format = v4l2_format()
-        format.type = V4L2_BUF_TYPE_VIDEO_OUTPUT.rawValue
-        format.fmt.pix.width = UInt32(width)
-        format.fmt.pix.height = UInt32(height)
-        format.fmt.pix.pixelformat = fourcc.rawValue
-        format.fmt.pix.field = V4L2_FIELD_NONE.rawValue
-        try ioctl("VIDIOC_S_FMT", cv4l2_vidioc_s_fmt(), &format)
-        let pix = format.fmt.pix
-        return V4L2StreamFormat(fourcc: FourCC(rawValue: pix.pixelformat), width: Int(pix.width), height: Int(pix.height),
-                                bytesPerLine: Int(pix.bytesperline), imageSize: Int(pix.sizeimage), frameRate: nil)
+        try setFormat(fourcc, width: width, height: height, queue: V4L2_BUF_TYPE_VIDEO_OUTPUT)
     }
 
     /// VIDIOC_S_PARM on the output queue: the rate readers of the node are told (v4l2loopback reports it

@@ -2,7 +2,7 @@ import Foundation
 import StudioSystem
 
 /// MJPEG V4L2 cameras for the tests that run inside the VM: the v4l2loopback nodes that
-/// `scripts/vm/run.sh --loopback N` makes (`/dev/video10` on, labelled `studio-loopback-10`...), each
+/// `scripts/vm/loopback.sh load N` makes (`/dev/video10` on, labelled `studio-loopback-10`...), each
 /// fed by a `pw-virtual-camera --v4l2-output` writer. Until a writer has written its first frame a node
 /// is an output node only (no capture device to studio); from then on, until every opener has closed
 /// it, it is a capture device offering exactly the writer's MJPG size and rate, as a USB webcam sending
@@ -31,12 +31,36 @@ public enum LoopbackRig {
         .map { "/dev/" + $0 }
     }
 
+    /// Loads v4l2loopback as `nodes` nodes (`scripts/vm/loopback.sh load`: root, inside the VM). Each
+    /// test loads it and unloads it when done, so the other V4L2 tests see only vivid's nodes.
+    public static func load(nodes: Int = 1) throws {
+        try script(["load", String(nodes)])
+    }
+
+    /// Unloads v4l2loopback (once no writer or reader has a node open).
+    public static func unload() {
+        try? script(["unload"])
+    }
+
+    private static func script(_ arguments: [String]) throws {
+        let path = PipeWireRig.repositoryRoot.appendingPathComponent("scripts/vm/loopback.sh").path
+        let child = try ChildProcess(executable: path, arguments: arguments)
+        let exit = child.wait(timeout: 60)
+        guard exit == .exited(0) else {
+            if exit == nil { child.stop() }
+            throw Failure("""
+                scripts/vm/loopback.sh \(arguments.joined(separator: " ")) failed (\(exit.map { "\($0)" } ?? "timed out")): \(child.errorText()) \
+                (scripts/setup.sh builds the module for the VM's kernel with DKMS; run inside the VM: scripts/vm/test-v4l2.sh)
+                """)
+        }
+    }
+
     /// The first loopback node, or an error that says how the VM gets one.
     public static func firstNode() throws -> String {
         guard let node = nodes().first else {
             throw Failure("""
-                no v4l2loopback node (\(labelPrefix)*): run inside the VM with scripts/vm/run.sh --loopback 1 \
-                (scripts/vm/test-v4l2.sh does); scripts/setup.sh builds the module for the VM's kernel with DKMS
+                no v4l2loopback node (\(labelPrefix)*): `LoopbackRig.load()` inside the VM (or scripts/vm/run.sh \
+                --loopback 1); scripts/setup.sh builds the module for the VM's kernel with DKMS
                 """)
         }
         return node

@@ -7,9 +7,9 @@ import TestSupport
 
 /// An MJPEG V4L2 camera, as USB webcams are: a v4l2loopback node fed with the test pattern's JPEGs
 /// (`LoopbackRig`: `pw-virtual-camera --v4l2-output`). Runs inside the VM (`scripts/vm/test-v4l2.sh`,
-/// which loads the module with `--loopback 1` and sets STUDIO_REQUIRE_LOOPBACK, so there a missing module
-/// fails these tests instead of skipping them); skipped on the host.
-@Suite(.serialized, .enabled(if: LoopbackRig.isRequired || !LoopbackRig.nodes().isEmpty,
+/// which sets STUDIO_REQUIRE_LOOPBACK, so there a missing module fails these tests instead of skipping
+/// them; each test loads the module and unloads it, so the vivid tests see only vivid); skipped on the host.
+@Suite(.serialized, .enabled(if: LoopbackRig.isRequired,
                              "needs a v4l2loopback node: runs inside the VM (scripts/vm/test-v4l2.sh)"))
 struct V4L2LoopbackTests {
     /// The writer's camera: its ident block is cam3's blue; the server is told to name it cam3 too.
@@ -35,6 +35,8 @@ struct V4L2LoopbackTests {
     }
 
     @Test func theNodeIsAnMJPEGCaptureDeviceGivingBackTheJPEGsWritten() throws {
+        try LoopbackRig.load()
+        defer { LoopbackRig.unload() }
         let node = try LoopbackRig.firstNode()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("loopback-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -98,6 +100,8 @@ struct V4L2LoopbackTests {
     }
 
     @Test func studioCapturesTheMJPEGCameraAndPutsItOnProgram() throws {
+        try LoopbackRig.load()
+        defer { LoopbackRig.unload() }
         let node = try LoopbackRig.firstNode()
         // Small and slow: under TCG every JPEG the server decodes costs tens of milliseconds, and the VM
         // also runs two vivid cameras, the program and its encoder.

@@ -9,10 +9,8 @@
 # - Nothing is compiled inside the VM: build on the host, run the binaries here.
 # - vivid is loaded as two webcam-like capture devices (/dev/video0, /dev/video1) unless --no-vivid
 #   (--vivid "ARGS" replaces the module parameters).
-# - --loopback N loads v4l2loopback (built for the VM's kernel by scripts/setup.sh, with DKMS) as N nodes,
-#   /dev/video10 on, labelled studio-loopback-10...: each an output node until a writer (e.g.
-#   `pw-virtual-camera --v4l2-output /dev/video10 --format mjpeg`) has written a frame, then a capture
-#   device offering just the writer's format (exclusive_caps=1), as a USB webcam sending MJPEG is.
+# - --loopback N loads v4l2loopback (built for the VM's kernel by scripts/setup.sh, with DKMS) as N MJPEG
+#   camera nodes, /dev/video10 on (scripts/vm/loopback.sh says how).
 # - The kernel is scripts/vm/kernel-version.sh's: $STUDIO_VM_KERNEL_VERSION, else linux-image-amd64's.
 # - Exit status: the command's own; 97 when the VM hit the hard timeout (default 600 s); 98 when the VM
 #   ended without reporting a status (boot failure, kernel panic). So a failing VM never hangs CI.
@@ -123,10 +121,7 @@ done
     printf 'modprobe vivid %s || exit 99\n' "$vivid_args"
   fi
   if [ "$loopback" -gt 0 ]; then
-    numbers=$(seq -s, 10 $((9 + loopback))); labels=$(seq -s, -f 'studio-loopback-%g' 10 $((9 + loopback)))
-    caps=$(printf '1,%.0s' $(seq "$loopback")); caps=${caps%,}
-    printf 'modprobe v4l2loopback devices=%d video_nr=%s card_label=%s exclusive_caps=%s max_buffers=4 || { echo "vm: v4l2loopback did not load"; exit 99; }\n' \
-      "$loopback" "$numbers" "$labels" "$caps"
+    printf '%q load %d || { echo "vm: v4l2loopback did not load"; exit 99; }\n' "$(realpath "$(dirname "$0")")/loopback.sh" "$loopback"
   fi
   printf 'cd %q || exit 99\n' "$cwd"
   printf 'exec'; printf ' %q' "$@"; echo

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the V4L2 tests (Tests/V4L2Tests, the V4L2 end-to-end and loopback suites of StudioServerTests)
-# inside the VM against the vivid driver and one v4l2loopback node (an MJPEG camera fed by
-# pw-virtual-camera --v4l2-output), in one boot, from the test bundle already built on the host
+# inside the VM against the vivid driver and v4l2loopback (an MJPEG camera fed by pw-virtual-camera
+# --v4l2-output; its tests load and unload the module themselves: scripts/vm/loopback.sh), in one boot,
+# from the test bundle already built on the host
 # (nothing is compiled in the VM):
 #
 #   scripts/vm/test-v4l2.sh [BUILD_DIR] [--filter PATTERN]
@@ -21,5 +22,5 @@ bundle="$build_dir/debug/studioPackageTests.xctest"
 [ -x "$bundle" ] || { echo "test-v4l2: no test bundle at $bundle (run swift build --build-tests first)" >&2; exit 2; }
 share=()
 case "$build_dir/" in "$PWD"/*) ;; *) share=(--share "$build_dir") ;; esac
-exec scripts/vm/run.sh --timeout "${STUDIO_VM_TIMEOUT:-900}" --loopback 1 "${share[@]}" -- \
+exec scripts/vm/run.sh --timeout "${STUDIO_VM_TIMEOUT:-900}" "${share[@]}" -- \
   env STUDIO_REQUIRE_VIVID=1 STUDIO_REQUIRE_LOOPBACK=1 "$bundle" --testing-library swift-testing --no-parallel --filter "$filter"
