@@ -34,6 +34,10 @@ packages=(
   # Debian's kernel (vivid is a module there), qemu (TCG), a busybox initramfs made with cpio, the
   # kernel's xz payload unpacked for PVH boot, modprobe, and v4l2-ctl to disconnect a camera
   qemu-system-x86 linux-image-amd64 busybox-static kmod cpio xz-utils v4l-utils
+  # test: real USB webcams send MJPEG, which vivid cannot: the v4l2loopback module, built by DKMS for the
+  # VM's kernel (below, with that kernel's headers), is an MJPEG capture device in the VM, fed by
+  # `pw-virtual-camera --v4l2-output` (scripts/vm/run.sh --loopback)
+  dkms v4l2loopback-dkms
   # test: the operator's console in a real browser (Tests/StudioServerTests/Browser/console_test.py):
   # Debian's chromium, headless, driven through chromium-driver by Selenium (/usr/bin/python3)
   chromium chromium-driver python3-selenium
@@ -51,20 +55,38 @@ packages=(
   gstreamer1.0-plugins-ugly gstreamer1.0-libav gstreamer1.0-pipewire
 )
 
+installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
 missing=()
 for p in "${packages[@]}"; do
-  if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then missing+=("$p"); fi
+  installed "$p" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # Debian enables the packaged nginx service on install; studio runs its own private nginx instead.
   if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
     $sudo systemctl disable --now nginx >/dev/null 2>&1 || true
   fi
+fi
+
+# test: v4l2loopback for the kernel the VM boots (scripts/vm/kernel-version.sh: the one linux-image-amd64
+# installed; the host may run another), which need not be the host's: that kernel's headers
+# (linux-headers-VERSION, named after it, so not in the list above), then DKMS builds the module into
+# /lib/modules/VERSION/updates/dkms, which the VM reads over 9p. Left as it is once modinfo finds it.
+vm_kernel=$("$(dirname "$0")/vm/kernel-version.sh")
+if ! modinfo -k "$vm_kernel" v4l2loopback >/dev/null 2>&1; then
+  if ! installed "linux-headers-$vm_kernel"; then
+    echo "setup: installing linux-headers-$vm_kernel"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "linux-headers-$vm_kernel" >/dev/null
+  fi
+  loopback_version=$(dpkg-query -W -f='${Version}' v4l2loopback-dkms)
+  echo "setup: building v4l2loopback ${loopback_version%%-*} for $vm_kernel (dkms)"
+  $sudo dkms install -m v4l2loopback -v "${loopback_version%%-*}" -k "$vm_kernel" >/dev/null
+  modinfo -k "$vm_kernel" v4l2loopback >/dev/null || { echo "setup: v4l2loopback did not install for $vm_kernel" >&2; exit 1; }
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

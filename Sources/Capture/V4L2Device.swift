@@ -290,16 +290,18 @@ public final class V4L2Device {
     }
 
     /// VIDIOC_S_FMT: asks for a format and size; returns what the driver granted (it may adjust both).
+    /// `queue` is the capture queue but for a program writing into an output node (`setOutputFormat`).
     @discardableResult
-    public func setFormat(_ fourcc: FourCC, width: Int, height: Int) throws(SystemError) -> V4L2StreamFormat {
+    public func setFormat(_ fourcc: FourCC, width: Int, height: Int,
+                          queue: v4l2_buf_type = V4L2_BUF_TYPE_VIDEO_CAPTURE) throws(SystemError) -> V4L2StreamFormat {
         var format = v4l2_format()
-        format.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        format.type = queue.rawValue
         format.fmt.pix.width = UInt32(width)
         format.fmt.pix.height = UInt32(height)
         format.fmt.pix.pixelformat = fourcc.rawValue
         format.fmt.pix.field = V4L2_FIELD_NONE.rawValue
         try ioctl("VIDIOC_S_FMT", cv4l2_vidioc_s_fmt(), &format)
-        return streamFormat(format.fmt.pix, rate: try? frameRate())
+        return streamFormat(format.fmt.pix, rate: queue == V4L2_BUF_TYPE_VIDEO_CAPTURE ? try? frameRate() : nil)
     }
 
     /// The current frame rate (VIDIOC_G_PARM); nil when the driver has no time-per-frame capability.

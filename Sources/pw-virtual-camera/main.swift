@@ -5,6 +5,7 @@
 //   pw-virtual-camera --node NODE_NAME --camera cam2 [--size 640x480] [--rate 30] [--format i420|nv12|yuy2|mjpeg]
 //                     [--description TEXT] [--flash 1] [--corrupt-every N] [--noise N] [--quality Q] [--log-frames PATH]
 //                     [--stamp 1] [--replay N [--replay-phase K] [--replay-file PATH]]
+//   pw-virtual-camera --v4l2-output /dev/videoN --camera cam3 --format mjpeg [same options]
 //   pw-virtual-camera --node NODE_NAME --beep 1 [--beep-offset-ms -40]
 //   pw-virtual-camera --mic NODE_NAME [--tone 440] [--ppm 300]
 //   pw-virtual-camera --mic-stream NODE_NAME [--tone 440]
@@ -33,6 +34,11 @@
 // in (default 0): many 720p cameras for the cost of copying their bytes. --replay-file PATH also writes
 // the loop as a raw MJPEG stream (`ffmpeg -f mjpeg -framerate RATE -stream_loop -1 -i PATH` reads the
 // same frames). Not with --stamp, --flash or --corrupt-every (their frames are made when due).
+//
+// --v4l2-output /dev/videoN (mjpeg): no PipeWire; the JPEGs are written to that V4L2 output node, one
+// write(2) each, after setting its output format (MJPG at --size) and rate: a v4l2loopback node
+// (scripts/vm/run.sh --loopback) is then an MJPEG capture camera to its readers, as USB webcams are.
+// `ready` is said once the first JPEG is in (from then on the node presents itself as a capture device).
 //
 // It connects to PIPEWIRE_REMOTE (or pipewire-0 in XDG_RUNTIME_DIR), prints `ready` once its node is
 // streaming-capable, and runs until it is killed. The stream is its own driver: a thread renders frame
@@ -63,7 +69,7 @@ var options: [String: String] = ["--size": "640x480", "--rate": "30", "--format"
 var argumentList = Array(CommandLine.arguments.dropFirst())
 while !argumentList.isEmpty {
     let key = argumentList.removeFirst()
-    guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2|mjpeg] [--corrupt-every N] [--noise N] [--quality Q] [--log-frames PATH] [--stamp 1] [--replay N [--replay-phase K] [--replay-file PATH]] [--object-path PATH]") }
+    guard key.hasPrefix("--"), !argumentList.isEmpty else { fail("usage: --node NAME|--v4l2-output /dev/videoN --camera camN [--size WxH] [--rate N] [--format i420|nv12|yuy2|mjpeg] [--corrupt-every N] [--noise N] [--quality Q] [--log-frames PATH] [--stamp 1] [--replay N [--replay-phase K] [--replay-file PATH]] [--object-path PATH]") }
     options[key] = argumentList.removeFirst()
 }
 if let nodeName = options["--node"], options["--beep"] != nil {
@@ -75,7 +81,9 @@ if let nodeName = options["--mic"] ?? options["--mic-stream"] {
     guard let ppm = Double(options["--ppm"] ?? "0"), abs(ppm) <= 10_000 else { fail("bad --ppm") }
     Beeper.run(nodeName: nodeName, signal: .tone(frequency: frequency), ppm: ppm, plainStream: options["--mic-stream"] != nil)
 }
-guard let nodeName = options["--node"], let cameraName = options["--camera"] else { fail("--node and --camera are required") }
+guard let nodeName = options["--node"] ?? options["--v4l2-output"], let cameraName = options["--camera"] else {
+    fail("--camera and --node (or --v4l2-output) are required")
+}
 let flash = options["--flash"] != nil
 let stamp = options["--stamp"] != nil
 let sizeParts = options["--size"]!.split(separator: "x").compactMap { Int($0) }
@@ -130,189 +138,82 @@ let replay: (loop: ReplayLoop, phase: Int)? = options["--replay"].map { countTex
     return (made, phase % count)
 }
 
-cpw_init()
-guard let loop = pw_thread_loop_new("pw-virtual-cam", nil) else { fail("pw_thread_loop_new failed") }
-guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else { fail("pw_context_new failed") }
-guard let core = pw_context_connect(context, nil, 0) else { fail("no PipeWire daemon (pw_context_connect: \(String(cString: strerror(errno))))") }
+/// Connects to PipeWire and publishes the stream (a driver) with the one format offered.
+@MainActor func connectPipeWire() -> (loop: OpaquePointer, stream: OpaquePointer, producer: Producer) {
+    cpw_init()
+    guard let loop = pw_thread_loop_new("pw-virtual-cam", nil) else { fail("pw_thread_loop_new failed") }
+    guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else { fail("pw_context_new failed") }
+    guard let core = pw_context_connect(context, nil, 0) else { fail("no PipeWire daemon (pw_context_connect: \(String(cString: strerror(errno))))") }
 
-let properties = cpw_properties_new("media.class", "Video/Source")
-pw_properties_set(properties, "media.type", "Video")
-pw_properties_set(properties, "media.category", "Source")
-pw_properties_set(properties, "media.role", "Camera")
-pw_properties_set(properties, "node.name", nodeName)
-pw_properties_set(properties, "node.description", options["--description"] ?? "Virtual \(cameraName)")
-// `--object-path v4l2:/dev/video9` makes the node look like one of PipeWire's V4L2-monitor cameras
-// (tests of the server leaving those to its own V4L2 backend).
-if let path = options["--object-path"] { pw_properties_set(properties, "object.path", path) }
-guard let stream = pw_stream_new(core, nodeName, properties) else { fail("pw_stream_new failed") }
+    let properties = cpw_properties_new("media.class", "Video/Source")
+    pw_properties_set(properties, "media.type", "Video")
+    pw_properties_set(properties, "media.category", "Source")
+    pw_properties_set(properties, "media.role", "Camera")
+    pw_properties_set(properties, "node.name", nodeName)
+    pw_properties_set(properties, "node.description", options["--description"] ?? "Virtual \(cameraName)")
+    // `--object-path v4l2:/dev/video9` makes the node look like one of PipeWire's V4L2-monitor cameras
+    // (tests of the server leaving those to its own V4L2 backend).
+    if let path = options["--object-path"] { pw_properties_set(properties, "object.path", path) }
+    guard let stream = pw_stream_new(core, nodeName, properties) else { fail("pw_stream_new failed") }
 
-/// What the stream's callbacks need, reached through their `data` pointer (C callbacks cannot capture).
-///
-/// `@unchecked Sendable`: `streaming` is written by the loop thread in callbacks (which hold the loop
-/// lock) and read by the render thread under that lock; `buffersSent` is the loop thread's alone; the
-/// rest is immutable.
-final class Producer: @unchecked Sendable {
-    let stream: OpaquePointer
-    let wire: WireFormat
-    let width: Int
-    let height: Int
-    /// The newest rendered picture (and whether it is to be sent as a white flash instead), handed
-    /// from the render thread to the process callback, with the CLOCK_MONOTONIC time it was handed over
-    /// (its buffer's header pts).
-    let latest = Mutex<(frame: VideoFrame, flash: Bool, sentAt: UInt64)?>(nil)
-    /// With --format mjpeg: the newest JPEG (already white for a flash, already cut when corrupt) and
-    /// the time it was handed over (the time --log-frames writes).
-    let latestJPEG = Mutex<(bytes: [UInt8], sentAt: UInt64)?>(nil)
-    var streaming = false
-    var buffersSent: UInt64 = 0
-    init(stream: OpaquePointer, wire: WireFormat, width: Int, height: Int) {
-        self.stream = stream
-        self.wire = wire
-        self.width = width
-        self.height = height
+    let producer = Producer(stream: stream, wire: wire, width: width, height: height)
+
+    let hook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+    hook.initialize(to: spa_hook())
+    let events = Producer.makeEvents()
+    pw_stream_add_listener(stream, hook, events, Unmanaged.passUnretained(producer).toOpaque())
+
+    var formatBuffer = [UInt8](repeating: 0, count: 512)
+    let connected = formatBuffer.withUnsafeMutableBytes { bytes -> Int32 in
+        var builder = cpw_pod_builder(bytes.baseAddress, UInt32(bytes.count))
+        var param: UnsafePointer<spa_pod>? = wire == .mjpeg
+            ? cpw_build_mjpg_format(&builder, SPA_PARAM_EnumFormat.rawValue, UInt32(width), UInt32(height), UInt32(rateValue), 1)
+            : cpw_build_video_format(&builder, SPA_PARAM_EnumFormat.rawValue, wire.spa.rawValue, UInt32(width), UInt32(height), UInt32(rateValue), 1)
+        let flags = pw_stream_flags(PW_STREAM_FLAG_DRIVER.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
+        return pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, UInt32.max, flags, &param, 1)
     }
+    guard connected >= 0 else { fail("pw_stream_connect: \(String(cString: cpw_strerror(connected)))") }
+    guard pw_thread_loop_start(loop) >= 0 else { fail("pw_thread_loop_start failed") }
+    return (loop, stream, producer)
+}
 
-    /// The stream's callbacks. Made here, not in top-level code: closures written at the top level of
-    /// main.swift belong to the main actor, and Swift traps when the loop thread calls them.
-    static func makeEvents() -> UnsafeMutablePointer<pw_stream_events> {
-        let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
-        events.initialize(to: pw_stream_events())
-        events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
-        events.pointee.state_changed = { data, _, state, error in
-            Unmanaged<Producer>.fromOpaque(data!).takeUnretainedValue().streaming = state == PW_STREAM_STATE_STREAMING
-            if let error { say("pw-virtual-camera: stream error: \(String(cString: error))", to: 2) }
+/// With --v4l2-output PATH (mjpeg): the node the JPEGs are written to instead of a PipeWire stream,
+/// its output format set to MJPG at the size and its rate to --rate (see `V4L2Device.setOutputFormat`).
+@MainActor func openV4L2Output(_ path: String) -> V4L2Device {
+    guard wire == .mjpeg else { fail("--v4l2-output needs --format mjpeg") }
+    do {
+        let device = try V4L2Device(path: path)
+        let granted = try device.setOutputFormat(.mjpeg, width: width, height: height)
+        guard granted.fourcc == .mjpeg, granted.width == width, granted.height == height else {
+            fail("\(path) keeps \(granted.fourcc) \(granted.width)x\(granted.height), not MJPG \(width)x\(height) (another writer has it open?)")
         }
-        events.pointee.param_changed = { data, id, param in
-            guard id == SPA_PARAM_Format.rawValue, param != nil else { return }
-            let producer = Unmanaged<Producer>.fromOpaque(data!).takeUnretainedValue()
-            // The format is fixed (we offered one); answer with the buffer layout it needs, and a header
-            // meta on every buffer for the time each frame is sent (`Producer.stamp`).
-            var buffer = [UInt8](repeating: 0, count: 512)
-            buffer.withUnsafeMutableBytes { bytes in
-                var builder = cpw_pod_builder(bytes.baseAddress, UInt32(bytes.count))
-                var params = [cpw_build_video_buffers(&builder, UInt32(producer.wire.size(width: producer.width, height: producer.height)),
-                                                      UInt32(producer.wire.stride(width: producer.width))),
-                              cpw_build_meta_header(&builder)]
-                _ = pw_stream_update_params(producer.stream, &params, UInt32(params.count))
-            }
-        }
-        events.pointee.process = { data in
-            let producer = Unmanaged<Producer>.fromOpaque(data!).takeUnretainedValue()
-            let size = producer.wire.size(width: producer.width, height: producer.height), stride = producer.wire.stride(width: producer.width)
-            guard let buffer = pw_stream_dequeue_buffer(producer.stream) else { return }
-            defer { pw_stream_queue_buffer(producer.stream, buffer) }
-            if producer.wire == .mjpeg {
-                guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
-                      let base = datas[0].data, let jpeg = producer.latestJPEG.withLock({ $0 }),
-                      Int(datas[0].maxsize) >= jpeg.bytes.count else { return }
-                jpeg.bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-                producer.stamp(spaBuffer, sentAt: jpeg.sentAt)
-                datas[0].chunk.pointee.offset = 0
-                datas[0].chunk.pointee.size = UInt32(jpeg.bytes.count)
-                datas[0].chunk.pointee.stride = 0
-                datas[0].chunk.pointee.flags = 0
-                return
-            }
-            guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
-                  let base = datas[0].data, Int(datas[0].maxsize) >= size, let latest = producer.latest.withLock({ $0 }) else { return }
-            if latest.flash {
-                producer.writeWhite(to: base)
-            } else {
-                producer.write(latest.frame, to: base)
-            }
-            producer.stamp(spaBuffer, sentAt: latest.sentAt)
-            datas[0].chunk.pointee.offset = 0
-            datas[0].chunk.pointee.size = UInt32(size)
-            datas[0].chunk.pointee.stride = Int32(stride)
-            datas[0].chunk.pointee.flags = 0
-        }
-        return events
+        try device.setOutputFrameRate(rate)
+        return device
+    } catch {
+        fail("\(path): \(error) (is it a v4l2loopback node? scripts/vm/run.sh --loopback makes them)")
     }
 }
-extension Producer {
-    /// Writes `sentAt` (CLOCK_MONOTONIC ns) as the pts of `buffer`'s header meta, when the link gave the
-    /// buffers one: what a V4L2 node's buffers carry (the driver's time of the frame), so a consumer
-    /// that dequeues the buffer late still knows when it was sent. Loop thread.
-    func stamp(_ buffer: UnsafeMutablePointer<spa_buffer>, sentAt: UInt64) {
-        guard let meta = spa_buffer_find_meta_data(buffer, SPA_META_Header.rawValue, MemoryLayout<spa_meta_header>.size) else { return }
-        let header = meta.assumingMemoryBound(to: spa_meta_header.self)
-        header.pointee.flags = 0
-        header.pointee.offset = 0
-        header.pointee.pts = Int64(sentAt)
-        header.pointee.dts_offset = 0
-        header.pointee.seq = buffersSent
-        buffersSent += 1
-    }
+let v4l2Output = options["--v4l2-output"].map(openV4L2Output)
+let pipeWire = v4l2Output == nil ? connectPipeWire() : nil
+let readyLine = "ready \(nodeName) \(cameraName) \(wire.rawValue) \(width)x\(height)@\(rateValue)"
+// A V4L2 node is a capture device to its readers once the first frame is in: said then (`sendJPEG`).
+var saidReady = v4l2Output == nil
+if saidReady { say(readyLine) }
 
-    /// A white picture in the wire layout (Y 235, chroma neutral).
-    func writeWhite(to destination: UnsafeMutableRawPointer) {
-        let bytes = destination.assumingMemoryBound(to: UInt8.self)
-        switch wire {
-        case .i420, .nv12:
-            memset(bytes, 235, width * height)
-            memset(bytes + width * height, 128, width * height / 2)
-        case .yuy2:
-            for pair in 0..<(width * height / 2) {
-                bytes[pair * 4] = 235
-                bytes[pair * 4 + 1] = 128
-                bytes[pair * 4 + 2] = 235
-                bytes[pair * 4 + 3] = 128
-            }
-        case .mjpeg:
-            break  // JPEGs are made white by the encoder
+/// Hands a JPEG over: written to the V4L2 node at once (one write(2) each), or kept for the PipeWire
+/// stream's next process callback.
+@MainActor func sendJPEG(_ jpeg: [UInt8], sentAt: UInt64) {
+    if let v4l2Output {
+        do { try v4l2Output.writeFrame(jpeg) } catch { fail("\(error)") }
+        if !saidReady {
+            saidReady = true
+            say(readyLine)
         }
-    }
-
-    /// Copies `frame` (I420 or NV12 in the pipeline's padded layout) into `destination` in the wire layout.
-    func write(_ frame: VideoFrame, to destination: UnsafeMutableRawPointer) {
-        switch wire {
-        case .mjpeg:
-            break  // sent from `latestJPEG` instead
-        case .i420, .nv12:
-            var offset = 0
-            for (index, plane) in frame.planes.enumerated() {
-                let rowBytes = index == 0 ? width : (wire == .i420 ? width / 2 : width)
-                for row in 0..<plane.rows {
-                    (destination + offset).copyMemory(from: frame.plane(index) + row * plane.stride, byteCount: rowBytes)
-                    offset += rowBytes
-                }
-            }
-        case .yuy2:
-            let y = frame.plane(0).assumingMemoryBound(to: UInt8.self), u = frame.plane(1).assumingMemoryBound(to: UInt8.self)
-            let v = frame.plane(2).assumingMemoryBound(to: UInt8.self)
-            let out = destination.assumingMemoryBound(to: UInt8.self)
-            for row in 0..<height {
-                let yRow = y + row * frame.planes[0].stride, uRow = u + (row / 2) * frame.planes[1].stride, vRow = v + (row / 2) * frame.planes[2].stride
-                let line = out + row * width * 2
-                for pair in 0..<(width / 2) {
-                    line[pair * 4] = yRow[pair * 2]
-                    line[pair * 4 + 1] = uRow[pair]
-                    line[pair * 4 + 2] = yRow[pair * 2 + 1]
-                    line[pair * 4 + 3] = vRow[pair]
-                }
-            }
-        }
+    } else if let pipeWire {
+        pipeWire.producer.latestJPEG.withLock { $0 = (jpeg, sentAt) }
+        triggerProcess(pipeWire)
     }
 }
-let producer = Producer(stream: stream, wire: wire, width: width, height: height)
-
-let hook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
-hook.initialize(to: spa_hook())
-let events = Producer.makeEvents()
-pw_stream_add_listener(stream, hook, events, Unmanaged.passUnretained(producer).toOpaque())
-
-var formatBuffer = [UInt8](repeating: 0, count: 512)
-let connected = formatBuffer.withUnsafeMutableBytes { bytes -> Int32 in
-    var builder = cpw_pod_builder(bytes.baseAddress, UInt32(bytes.count))
-    var param: UnsafePointer<spa_pod>? = wire == .mjpeg
-        ? cpw_build_mjpg_format(&builder, SPA_PARAM_EnumFormat.rawValue, UInt32(width), UInt32(height), UInt32(rateValue), 1)
-        : cpw_build_video_format(&builder, SPA_PARAM_EnumFormat.rawValue, wire.spa.rawValue, UInt32(width), UInt32(height), UInt32(rateValue), 1)
-    let flags = pw_stream_flags(PW_STREAM_FLAG_DRIVER.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue)
-    return pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, UInt32.max, flags, &param, 1)
-}
-guard connected >= 0 else { fail("pw_stream_connect: \(String(cString: cpw_strerror(connected)))") }
-guard pw_thread_loop_start(loop) >= 0 else { fail("pw_thread_loop_start failed") }
-say("ready \(nodeName) \(cameraName) \(wire.rawValue) \(width)x\(height)@\(rateValue)")
 
 // The render thread's body: frame n is due at origin + n/rate, whatever the consumers do.
 // With --flash, frames are due on the whole-second grid of CLOCK_MONOTONIC (frame 0 on the next second).
@@ -323,10 +224,10 @@ let renderFormat = CameraFormat(pixelFormat: wire == .nv12 ? .nv12 : .i420, widt
 var noise = SensorNoise(amplitude: noiseAmplitude, seed: UInt64(truncatingIfNeeded: origin) | 1)
 let noisyPool = FramePool(capacity: VideoFrame.byteCount(format: renderFormat.pixelFormat, width: width, height: height), limit: 4)
 /// Hands the newest picture to the stream: its process callback copies it into the next buffer.
-func triggerProcess() {
-    pw_thread_loop_lock(loop)
-    if producer.streaming { _ = pw_stream_trigger_process(stream) }
-    pw_thread_loop_unlock(loop)
+func triggerProcess(_ pipeWire: (loop: OpaquePointer, stream: OpaquePointer, producer: Producer)) {
+    pw_thread_loop_lock(pipeWire.loop)
+    if pipeWire.producer.streaming { _ = pw_stream_trigger_process(pipeWire.stream) }
+    pw_thread_loop_unlock(pipeWire.loop)
 }
 if let replay {
     var tick: Int64 = 0
@@ -335,8 +236,7 @@ if let replay {
         let jpeg = replay.loop.frame(tick: tick, phase: replay.phase)
         let sentAt = MonotonicClock.now()
         frameLog?.append(sequence: tick, bytes: jpeg, time: sentAt)
-        producer.latestJPEG.withLock { $0 = (jpeg, sentAt) }
-        triggerProcess()
+        sendJPEG(jpeg, sentAt: sentAt)
         tick += 1
     }
 }
@@ -354,9 +254,9 @@ TestPatternCamera.renderFrames(of: CameraID(cameraName), format: renderFormat, c
         if corruptEvery > 0 && (tick + 1) % Int64(corruptEvery) == 0 { jpeg = Array(jpeg.prefix(jpeg.count / 3)) }
         sentAt = MonotonicClock.now()
         frameLog?.append(sequence: tick, bytes: jpeg, time: sentAt)
-        producer.latestJPEG.withLock { $0 = (jpeg, sentAt) }
-    } else {
-        producer.latest.withLock { $0 = (frame, isFlash, sentAt) }
+        sendJPEG(jpeg, sentAt: sentAt)
+    } else if let pipeWire {
+        pipeWire.producer.latest.withLock { $0 = (frame, isFlash, sentAt) }
+        triggerProcess(pipeWire)
     }
-    triggerProcess()
 }

@@ -75,10 +75,10 @@ final class StudioHarness {
     }
 
     /// Stops the server with SIGINT and waits for a clean exit.
-    func stopServer(signal: Int32 = SIGINT) -> ChildProcess.Exit? {
+    func stopServer(signal: Int32 = SIGINT, timeout: Double = 20) -> ChildProcess.Exit? {
         guard let server else { return nil }
         server.terminate(signal: signal)
-        return server.wait(timeout: 20)
+        return server.wait(timeout: timeout)
     }
 }
 

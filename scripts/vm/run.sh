@@ -2,25 +2,29 @@
 # Runs one command inside a throwaway qemu VM that boots Debian's own kernel (which ships the `vivid`
 # virtual V4L2 driver as a module; the host kernel here has no V4L2), and returns its exit status.
 #
-#   scripts/vm/run.sh [--timeout SECONDS] [--share DIR]... [--no-vivid | --vivid "ARGS"] [--cwd DIR] -- COMMAND [ARGS...]
+#   scripts/vm/run.sh [--timeout SECONDS] [--share DIR]... [--no-vivid | --vivid "ARGS"] [--loopback N] [--cwd DIR] -- COMMAND [ARGS...]
 #
 # - The host's root filesystem is the VM's root, shared read-only over virtio-9p; each --share DIR (and
 #   the current directory) is shared read-write at the same path. /tmp, /run, /dev/shm are tmpfs in the VM.
 # - Nothing is compiled inside the VM: build on the host, run the binaries here.
 # - vivid is loaded as two webcam-like capture devices (/dev/video0, /dev/video1) unless --no-vivid
 #   (--vivid "ARGS" replaces the module parameters).
+# - --loopback N loads v4l2loopback (built for the VM's kernel by scripts/setup.sh, with DKMS) as N MJPEG
+#   camera nodes, /dev/video10 on (scripts/vm/loopback.sh says how).
+# - The kernel is scripts/vm/kernel-version.sh's: $STUDIO_VM_KERNEL_VERSION, else linux-image-amd64's.
 # - Exit status: the command's own; 97 when the VM hit the hard timeout (default 600 s); 98 when the VM
 #   ended without reporting a status (boot failure, kernel panic). So a failing VM never hangs CI.
 # - The uncompressed kernel (PVH boot, about 3 s faster than the bzImage under TCG) and the busybox
 #   initramfs are made at run time into a cache directory ($STUDIO_VM_CACHE, default ~/.cache/studio-vm).
 set -euo pipefail
 
-kver="${STUDIO_VM_KERNEL_VERSION:-6.1.0-57-amd64}"
+kver="$("$(dirname "$0")/kernel-version.sh")" || exit 98
 bzimage="/boot/vmlinuz-$kver"
 cache="${STUDIO_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/studio-vm}"
 timeout_s=600
 vivid=1
 vivid_args="n_devs=2 node_types=0x1,0x1 num_inputs=1,1 input_types=0x0,0x0"
+loopback=0
 cwd="$PWD"
 shares=()
 while [ $# -gt 0 ]; do
@@ -29,12 +33,17 @@ while [ $# -gt 0 ]; do
     --share) shares+=("$(realpath "$2")"); shift 2 ;;
     --no-vivid) vivid=0; shift ;;
     --vivid) vivid_args="$2"; shift 2 ;;
+    --loopback) loopback="$2"; shift 2 ;;
     --cwd) cwd="$(realpath "$2")"; shift 2 ;;
     --) shift; break ;;
     *) break ;;
   esac
 done
-[ $# -gt 0 ] || { echo "usage: $0 [--timeout S] [--share DIR]... [--no-vivid] [--cwd DIR] -- COMMAND [ARGS...]" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 [--timeout S] [--share DIR]... [--no-vivid] [--loopback N] [--cwd DIR] -- COMMAND [ARGS...]" >&2; exit 2; }
+case "$loopback" in [0-8]) ;; *) echo "vm: --loopback takes 0-8 (nodes)" >&2; exit 2 ;; esac
+if [ "$loopback" -gt 0 ] && ! modinfo -k "$kver" v4l2loopback >/dev/null 2>&1; then
+  echo "vm: no v4l2loopback module for $kver (scripts/setup.sh builds it with DKMS)" >&2; exit 99
+fi
 shares+=("$cwd")
 for tool in qemu-system-x86_64 xz cpio; do
   command -v "$tool" >/dev/null || { echo "vm: $tool is missing (scripts/setup.sh installs the VM's packages)" >&2; exit 98; }
@@ -110,6 +119,9 @@ done
   echo 'mkdir -p /tmp/home'
   if [ "$vivid" = 1 ]; then
     printf 'modprobe vivid %s || exit 99\n' "$vivid_args"
+  fi
+  if [ "$loopback" -gt 0 ]; then
+    printf '%q load %d || { echo "vm: v4l2loopback did not load"; exit 99; }\n' "$(realpath "$(dirname "$0")")/loopback.sh" "$loopback"
   fi
   printf 'cd %q || exit 99\n' "$cwd"
   printf 'exec'; printf ' %q' "$@"; echo
