@@ -99,25 +99,33 @@ struct V4L2LoopbackTests {
         return try? jpeg.withUnsafeBytes { try decoder.decode($0) }
     }
 
+    /// Also what MJPEG webcams get on V4L2 as on PipeWire (`CompressedCapture`): while nobody needs it the
+    /// camera decodes nothing (its JPEGs still count), on program every one at full size; its ISO is the
+    /// camera's own JPEGs, byte for byte, not re-encoded.
     @Test func studioCapturesTheMJPEGCameraAndPutsItOnProgram() throws {
         try LoopbackRig.load()
         defer { LoopbackRig.unload() }
         let node = try LoopbackRig.firstNode()
         // Small and slow: under TCG every JPEG the server decodes costs tens of milliseconds, and the VM
         // also runs two vivid cameras, the program and its encoder.
-        let writer = try LoopbackRig.startCamera(node: node, camera: Self.camera.name, size: "320x180", rate: 10, extraArguments: Self.writerArguments)
-        defer { writer.stop() }
         let studio = try StudioHarness()
+        let sentLog = studio.directory.appendingPathComponent("sent.log").path
+        let writer = try LoopbackRig.startCamera(node: node, camera: Self.camera.name, size: "320x180", rate: 10,
+                                                 extraArguments: Self.writerArguments + ["--log-frames", sentLog])
+        defer { writer.stop() }
         let config = studio.directory.appendingPathComponent("studio.yaml")
+        // An ISO for the MJPEG camera only (the vivid cameras' would be x264 encodes, slow under TCG).
         try """
         cameras:
+          iso: false
           pins:
             - match: v4l2loopback
               name: \(Self.camera.name)
+              iso: passthrough
         """.write(to: config, atomically: true, encoding: .utf8)
         let recordings = studio.directory.appendingPathComponent("recordings")
         try studio.serve(["--config", config.path, "--backends", "v4l2", "--program", "320x180@10", "--preset", "ultrafast", "--bitrate", "500k",
-                          "--no-iso", "--record", recordings.path])
+                          "--record", recordings.path])
         func loopbackCamera() -> JSONValue? {
             ((try? V4L2EndToEndTests.request(studio, "cameras"))?["cameras"]?.arrayValue ?? []).first { $0["name"]?.stringValue == Self.camera.name }
         }
@@ -131,6 +139,14 @@ struct V4L2LoopbackTests {
                 && found["format"]?["fps"]?.doubleValue == 10, "\(found)")
         let framesBefore = found["frames"]?.intValue ?? 0
         #expect(waitFor(seconds: 20) { (loopbackCamera()?["frames"]?.intValue ?? 0) >= framesBefore + 30 }, "\(String(describing: loopbackCamera()))")
+        // Off program and preview, no tiles watched, no backup: idle, nothing decoded, the JPEGs counted.
+        let idle = try #require(loopbackCamera())
+        if idle["tally"] == nil || idle["tally"] == .null {
+            #expect(idle["decode"]?["demand"] == "idle" && idle["decode"]?["full"]?.intValue == 0 && idle["decode"]?["reduced"]?.intValue == 0
+                    && (idle["decode"]?["skipped"]?.intValue ?? 0) >= 30, "\(idle)")
+        } else {
+            Issue.record("cam3 should be neither on program nor on preview at the start: \(idle)")
+        }
 
         // Cut to it: on program, and the program recording shows first a vivid camera (not cam3's ident
         // block: vivid's colour bars), then cam3's ident block.
@@ -139,6 +155,12 @@ struct V4L2LoopbackTests {
         #expect(studio.waitForProgramFrames(30))
         let cameras = try V4L2EndToEndTests.request(studio, "cameras")["cameras"]?.arrayValue ?? []
         #expect(cameras.first { $0["name"]?.stringValue == Self.camera.name }?["on_program"]?.boolValue == true)
+        // On program: every JPEG decoded at full size.
+        let fullBefore = loopbackCamera()?["decode"]?["full"]?.intValue ?? 0
+        #expect(waitFor(seconds: 20) { (loopbackCamera()?["decode"]?["full"]?.intValue ?? 0) >= fullBefore + 20 }, "\(String(describing: loopbackCamera()))")
+        #expect(loopbackCamera()?["decode"]?["demand"] == "full", "\(String(describing: loopbackCamera()))")
+        let iso = try studio.status()["iso"]?.arrayValue?.first { $0["camera"]?.stringValue == Self.camera.name }
+        #expect(iso?["mode"] == "passthrough" && iso?["codec"] == "mjpeg", "\(String(describing: iso))")
         // (In the VM, on a host busy with other work, the server's stop has taken over 20 s.)
         let stopped = studio.stopServer(timeout: 90)
         #expect(stopped == .exited(0), """
@@ -152,5 +174,16 @@ struct V4L2LoopbackTests {
         // (Under TCG the camera may go silent for a moment while on program: a run of something else then.)
         #expect(shown.count > 30 && runs.first == "other" && runs.last == Self.camera.name && shown.filter { $0 == Self.camera }.count >= 15,
                 "\(shown.count) frames, shown in turn: \(runs)")
+
+        // The ISO: the camera's own JPEGs, as the writer logged them (v4l2loopback may hand a reader a
+        // frame the writer was overwriting under load: nine in ten byte for byte).
+        let sent = Set(SentFrameLog.entries(atPath: sentLog).map(\.digest))
+        let file = try #require(try FileManager.default.contentsOfDirectory(at: recordings, includingPropertiesForKeys: nil)
+            .first { $0.lastPathComponent.hasSuffix("-\(Self.camera.name).mkv") })
+        let packets = try DemuxedPackets(path: file.path)
+        #expect(packets.video?.codecName == "mjpeg" && packets.video?.width == 320 && packets.video?.height == 180, "\(packets.streams)")
+        let matched = packets.videoPackets.filter { sent.contains(SentFrameLog.digest($0.bytes)) }.count
+        #expect(packets.videoPackets.count >= 30 && matched * 10 >= packets.videoPackets.count * 9,
+                "\(matched) of \(packets.videoPackets.count) ISO packets are JPEGs the camera sent (\(sent.count) kinds sent)")
     }
 }
