@@ -13,9 +13,8 @@ import Glibc
 /// for `wanted`, see `PipeWireVideoFormats.choose`) and links it to the node itself through the
 /// link-factory (object.linger=false), so it works with or without a session manager. The stream has
 /// PW_STREAM_FLAG_DONT_RECONNECT and no autoconnect: when its node goes away the camera becomes `.lost`
-/// and stays so; it never shows another node's picture. The stream's process callback publishes the
-/// newest buffer's picture in `frames`: read in place from the buffer, which is lent to the pipeline
-/// until the last frame using it goes (`PipeWireBufferLoans`), or copied when it cannot be lent. An MJPEG-only node (no raw offer fits) is asked for MJPEG: the callback
+/// and stays so; it never shows another node's picture. The stream's process callback only copies the
+/// newest buffer into `frames`. An MJPEG-only node (no raw offer fits) is asked for MJPEG: the callback
 /// then only copies the newest buffer's compressed bytes and wakes the camera thread, which decodes them
 /// (`MJPEGDecoder`, to I420) and publishes; a frame that does not decode is dropped and counted in
 /// `framesCorrupt`. The callback also offers every JPEG it takes, as it came and stamped with the same
@@ -133,8 +132,6 @@ extension PipeWireCamera {
         private var wasStreaming = false
         /// True when the negotiated format is MJPEG (loop thread only).
         private var negotiatedMJPEG = false
-        /// The stream's buffers lent as frames (raw formats).
-        private let loans = PipeWireBufferLoans()
 
         init(id: CameraID, nodeID: UInt32, nodeSerial: String?, selection: PipeWireVideoChoice?, remote: String?,
              frames: LatestValue<VideoFrame>, compressed: CompressedCapture?) {
@@ -220,8 +217,6 @@ extension PipeWireCamera {
                 }
                 session.withLock {
                     if compressed == nil { session.wait(seconds: 0.05) }
-                    // Lent buffers given back while no frame came (the callback queues them otherwise).
-                    if let stream { loans.requeue(to: stream) }
                     if session.isDisconnected {
                         markLost("PipeWire daemon gone: \(session.lastError ?? "disconnected")")
                         return
@@ -253,7 +248,6 @@ extension PipeWireCamera {
                     pw_stream_destroy(stream)
                 }
                 stream = nil
-                loans.removeAll()
                 if let link { pw_proxy_destroy(link) }
                 link = nil
             }
@@ -330,14 +324,6 @@ extension PipeWireCamera {
             events.pointee.process = { data in
                 Unmanaged<Core>.fromOpaque(data!).takeUnretainedValue().process()
             }
-            events.pointee.add_buffer = { data, buffer in
-                guard let buffer else { return }
-                Unmanaged<Core>.fromOpaque(data!).takeUnretainedValue().loans.added(buffer)
-            }
-            events.pointee.remove_buffer = { data, buffer in
-                guard let buffer else { return }
-                Unmanaged<Core>.fromOpaque(data!).takeUnretainedValue().loans.removed(buffer)
-            }
             pw_stream_add_listener(stream, hook, events, Unmanaged.passUnretained(self).toOpaque())
             var buffer = [UInt8](repeating: 0, count: 1024)
             let result = buffer.withUnsafeMutableBytes { bytes -> Int32 in
@@ -394,12 +380,8 @@ extension PipeWireCamera {
         }
 
         private func process() {
-            guard let stream else { return }
-            loans.requeue(to: stream)
-            guard let buffer = pw_stream_dequeue_buffer(stream) else { return }
-            // A lent buffer goes back when its last frame goes (`PipeWireBufferLoans`), any other now.
-            var isLent = false
-            defer { if !isLent { pw_stream_queue_buffer(stream, buffer) } }
+            guard let stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
+            defer { pw_stream_queue_buffer(stream, buffer) }
             guard let format = negotiated, let spaBuffer = buffer.pointee.buffer, let datas = spaBuffer.pointee.datas,
                   spaBuffer.pointee.n_datas > 0 else { return }
             // The producer's time for the frame when its buffer has a plausible one, else now (a buffer that
@@ -409,12 +391,6 @@ extension PipeWireCamera {
             let captureTime = PipeWireBufferTime.captureTime(of: spaBuffer, now: now)
             if negotiatedMJPEG {
                 takeCompressed(datas[0], at: captureTime, arrived: now)
-                return
-            }
-            if var frame = loans.lend(buffer, format: format, captureTime: captureTime, sequence: sequence) {
-                isLent = true
-                frame.arrivalTime = now
-                publish(frame)
                 return
             }
             var frame = VideoFrame.allocate(format: format.pixelFormat, width: format.width, height: format.height, pool: pool,

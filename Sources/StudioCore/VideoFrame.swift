@@ -12,8 +12,6 @@ public final class FrameStorage: @unchecked Sendable {
     /// earlier, so a producer that redraws only what changed may skip the rest.
     public let isRecycled: Bool
     private let pool: FramePool?
-    /// Set for borrowed memory: runs once, when the last frame using the storage goes.
-    private let giveBack: (@Sendable () -> Void)?
 
     /// Fresh, unpooled storage.
     public init(capacity: Int) {
@@ -21,7 +19,6 @@ public final class FrameStorage: @unchecked Sendable {
         self.bytes = UnsafeMutableRawPointer.allocate(byteCount: max(capacity, 1), alignment: 64)
         self.pool = nil
         self.isRecycled = false
-        self.giveBack = nil
     }
 
     fileprivate init(bytes: UnsafeMutableRawPointer, capacity: Int, pool: FramePool, isRecycled: Bool) {
@@ -29,26 +26,10 @@ public final class FrameStorage: @unchecked Sendable {
         self.capacity = capacity
         self.pool = pool
         self.isRecycled = isRecycled
-        self.giveBack = nil
     }
-
-    /// Memory that is not the pipeline's, lent for as long as a frame uses it (a capture buffer the
-    /// camera's producer filled, read in place instead of copied): `giveBack` runs when the last frame
-    /// using it goes, on whichever thread lets go of it, and must not block. The memory may be mapped
-    /// read-only: like every published frame's, it is only read.
-    public init(borrowing bytes: UnsafeMutableRawPointer, capacity: Int, giveBack: @escaping @Sendable () -> Void) {
-        self.bytes = bytes
-        self.capacity = capacity
-        self.pool = nil
-        self.isRecycled = false
-        self.giveBack = giveBack
-    }
-
-    /// True for borrowed memory (`init(borrowing:capacity:giveBack:)`).
-    public var isBorrowed: Bool { giveBack != nil }
 
     deinit {
-        if let giveBack { giveBack() } else if let pool { pool.recycle(bytes, capacity: capacity) } else { bytes.deallocate() }
+        if let pool { pool.recycle(bytes, capacity: capacity) } else { bytes.deallocate() }
     }
 }
 

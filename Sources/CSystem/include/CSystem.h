@@ -11,9 +11,4 @@ int csys_set_thread_name(const char *name);
 // C's `stderr` is a mutable global, which Swift 6 refuses to read. The process's standard error stream.
 FILE *csys_standard_error_stream(void);
 
-// mremap is variadic. A second mapping, read-only, of the `length` bytes of shared memory this process
-// already maps at `page_aligned` (mremap with an old size of 0; the same pages, not a copy): it stays
-// valid when the first mapping is unmapped. NULL when the memory is not a shared mapping (errno says).
-void *csys_duplicate_shared_mapping(void *page_aligned, size_t length);
-
 #endif
