@@ -91,12 +91,16 @@ public final class PipeWireAudioDiscovery: Sendable {
     public func start(onAdded: @escaping @Sendable (PipeWireAudioSource) -> Void, onRemoved: @escaping @Sendable (PipeWireAudioSource) -> Void) {
         worker.stop()
         let session = connect(saidMissing: false)
-        if let session { scan(session, wait: false, onAdded: onAdded, onRemoved: onRemoved) }
-        worker.start(name: "pw.audio.discovery") { [self] in run(session: session, onAdded: onAdded, onRemoved: onRemoved) }
+        var scanned: UInt64?
+        if let session { scan(session, wait: false, scanned: &scanned, onAdded: onAdded, onRemoved: onRemoved) }
+        worker.start(name: "pw.audio.discovery") { [self, scanned] in
+            run(session: session, scanned: scanned, onAdded: onAdded, onRemoved: onRemoved)
+        }
     }
 
-    private func run(session initial: PipeWireSession?, onAdded: (PipeWireAudioSource) -> Void, onRemoved: (PipeWireAudioSource) -> Void) {
-        var session = initial, saidMissing = initial == nil
+    private func run(session initial: PipeWireSession?, scanned initialScan: UInt64?,
+                     onAdded: (PipeWireAudioSource) -> Void, onRemoved: (PipeWireAudioSource) -> Void) {
+        var session = initial, saidMissing = initial == nil, scanned = initialScan
         var nextAttempt = MonotonicClock.now() + UInt64(retryInterval * 1e9)
         while !worker.isStopRequested {
             guard let connected = session else {
@@ -105,10 +109,11 @@ public final class PipeWireAudioDiscovery: Sendable {
                 nextAttempt = MonotonicClock.now() + UInt64(retryInterval * 1e9)
                 session = connect(saidMissing: saidMissing)
                 saidMissing = true
-                if let session { scan(session, wait: false, onAdded: onAdded, onRemoved: onRemoved) }
+                scanned = nil
+                if let session { scan(session, wait: false, scanned: &scanned, onAdded: onAdded, onRemoved: onRemoved) }
                 continue
             }
-            if !scan(connected, wait: true, onAdded: onAdded, onRemoved: onRemoved) {
+            if !scan(connected, wait: true, scanned: &scanned, onAdded: onAdded, onRemoved: onRemoved) {
                 report("PipeWire audio: the daemon went away; its audio sources are removed")
                 connected.close()
                 session = nil
@@ -133,14 +138,17 @@ public final class PipeWireAudioDiscovery: Sendable {
     }
 
     /// One look at the registry (waiting up to 0.2 s for a change); false when the daemon went away.
+    /// `scanned` is the registry generation last looked at: a change that came while the lock was let go
+    /// (between two looks, while `onAdded` ran) is looked at the next time, not waited past.
     @discardableResult
-    private func scan(_ session: PipeWireSession, wait: Bool, onAdded: (PipeWireAudioSource) -> Void, onRemoved: (PipeWireAudioSource) -> Void) -> Bool {
+    private func scan(_ session: PipeWireSession, wait: Bool, scanned: inout UInt64?,
+                      onAdded: (PipeWireAudioSource) -> Void, onRemoved: (PipeWireAudioSource) -> Void) -> Bool {
         var present: [UInt32: PipeWireAudioSource]?
         let alive = session.withLock { () -> Bool in
-            let seen = session.generation
-            if wait { session.wait(seconds: 0.2) }
+            if wait && session.generation == scanned { session.wait(seconds: 0.2) }
             if session.isDisconnected { return false }
-            guard !wait || session.generation != seen || state.withLock({ $0.isEmpty }) else { return true }
+            guard session.generation != scanned else { return true }
+            scanned = session.generation
             present = Self.audioSources(in: session.globals)
             return true
         }

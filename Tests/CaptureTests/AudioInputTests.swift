@@ -353,5 +353,26 @@ extension PipeWireDaemonTests {
         try rig.start()
         #expect(waitUntil(seconds: 15) { discovery.sources.map(\.nodeName) == ["studio-test-mic"] }, "\(discovery.sources.map(\.nodeName))")
     }
+
+    /// A source that appears while discovery is busy reporting another (its `onAdded` is slow, the registry
+    /// changes while the lock is let go) is still found: discovery looks at every change it has not
+    /// looked at, instead of waiting for the next one (in CI a microphone plugged in mid-show was missed
+    /// that way when nothing changed after it).
+    @Test func aSourceThatAppearsWhileAnotherIsReportedIsFound() throws {
+        let rig = try PipeWireRig()
+        try rig.start()
+        let added = Mutex<[String]>([])
+        let discovery = PipeWireAudioDiscovery(remote: rig.remote, retryInterval: 0.2)
+        discovery.start(onAdded: { source in
+            added.withLock { $0.append(source.nodeName) }
+            // The first mid-show source is reported slowly: the second one appears meanwhile.
+            if source.nodeName == "slow" { Thread.sleep(forTimeInterval: 1.5) }
+        }, onRemoved: { _ in })
+        defer { discovery.stop() }
+        try rig.startMicrophone(node: "slow", tone: 440)
+        #expect(waitUntil(seconds: 15) { added.withLock { $0.contains("slow") } })
+        try rig.startMicrophone(node: "meanwhile", tone: 1000)
+        #expect(waitUntil(seconds: 15) { added.withLock { $0.contains("meanwhile") } }, "\(added.withLock { $0 })")
+    }
 }
 }
