@@ -9,7 +9,19 @@ swift build --build-tests
 # At most 4 tests at a time: the end-to-end tests each run a real server (cameras, x264, PipeWire, nginx),
 # and on a 2-core CI machine an unbounded number of them at once starved each other's cameras and
 # microphones (a test-pattern camera lost for lack of CPU, frames late in a PipeWire queue).
-swift test --skip-build --experimental-maximum-parallelization-width 4
+# The end-to-end suites that measure a real server's timing to a video frame or an audio level (A/V
+# offsets, where a gain change lands, frames counted in a stream) run afterwards, one at a time (about 2
+# minutes): four real servers with their PipeWire rigs at once on 2 cores failed one of them in most CI
+# runs, a different one each time, for want of CPU. This list is where they are named. Both passes run;
+# either failing fails the script.
+real_time='^StudioServerTests\.(AudioInputsEndToEndTests|AudioMixerEndToEndTests|AudioLevelsEndToEndTests|PipeWireEndToEndTests|StallTests|CompositionStreamTests)/'
+status=0
+swift test --skip-build --skip "$real_time" --experimental-maximum-parallelization-width 4 || status=$?
+swift test --skip-build --filter "$real_time" --experimental-maximum-parallelization-width 1 || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "test.sh: the host test suite failed (exit $status)" >&2
+    exit "$status"
+fi
 # V4L2 against the kernel's vivid driver: the host kernel has no V4L2, so the V4L2 tests run again inside
 # a qemu VM (one boot, the test bundle built above; on the host their vivid suites are skipped).
 scripts/vm/test-v4l2.sh .build
