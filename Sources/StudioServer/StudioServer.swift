@@ -68,7 +68,11 @@ public final class StudioServer: Sendable {
         FFmpegLogging.configure(verbose: false, sink: { _, line in log.info("ffmpeg: " + line) })
         // Every service joins this list as it starts; a failure part-way and `shutdown` both stop the
         // ones that started, last first: sources, switcher, encoders, outputs, session, control, store, log.
-        let services = ServiceGroup()
+        // A service whose stop takes a second or more says so (on a starved machine the whole stop has
+        // taken over 20 s: which step it was is the first thing to know).
+        let services = ServiceGroup(onStopped: { name, seconds in
+            if seconds >= 1, name != "log" { log.info("stopping \(name) took \(String(format: "%.1f", seconds)) s") }
+        })
         self.services = services
         let ending = SessionEnding()
         self.ending = ending

@@ -35,7 +35,8 @@ public struct AudioClock: Sendable {
         self.clock = clock
     }
 
-    /// Runs the clock on the calling thread until `stop()` is true.
+    /// Runs the clock on the calling thread until `stop()` is true (asked before every chunk, so a stop
+    /// never waits for a backlog to be caught up).
     /// - Parameters:
     ///   - origin: monotonic time (on `clock`) of sample 0.
     ///   - begin: called once, before any chunk, with the index of the first sample delivered.
@@ -65,7 +66,9 @@ public struct AudioClock: Sendable {
             let due = grid.frame(at: now)
             if due - next > stallFrames {
                 // The process stood still: the stalled time is silence, up to the sample due now.
-                while next < due {
+                // A stop asked for meanwhile ends the catch-up (a thread that cannot keep up, on a
+                // starved machine, would otherwise hold the stop back for as long as it is behind).
+                while next < due, !stop() {
                     let count = min(due - next, maximumFrames)
                     let samples = count == maximumFrames ? silence : Array(silence.prefix(Int(count) * channels))
                     let chunk = AudioChunk(format: format, samples: samples, pts: grid.pts(ofFrame: next), firstSample: next)
@@ -74,7 +77,7 @@ public struct AudioClock: Sendable {
                     deliver(chunk)
                 }
             }
-            while next < due {
+            while next < due, !stop() {
                 let count = min(due - next, maximumFrames)
                 var chunk = AudioChunk(format: format, samples: [Float](repeating: 0, count: Int(count) * channels),
                                        pts: grid.pts(ofFrame: next), firstSample: next)

@@ -24,10 +24,19 @@ public final class ServiceGroup: Sendable {
 
     private let started = Mutex<[Entry]>([])
     private let onStop: (@Sendable (String) -> Void)?
+    private let onStopped: (@Sendable (String, Double) -> Void)?
+    private let now: @Sendable () -> UInt64
 
-    /// - Parameter onStop: told each service's name just before it is stopped (for the log).
-    public init(onStop: (@Sendable (String) -> Void)? = nil) {
+    /// - Parameters:
+    ///   - onStop: told each service's name just before it is stopped (for the log).
+    ///   - onStopped: told each service's name and the seconds its stop took, once it returned (a stop
+    ///     that takes long says which service it was).
+    ///   - now: the clock those seconds are read from (ns; injected by tests).
+    public init(onStop: (@Sendable (String) -> Void)? = nil, onStopped: (@Sendable (String, Double) -> Void)? = nil,
+                now: @escaping @Sendable () -> UInt64 = { MonotonicClock.now() }) {
         self.onStop = onStop
+        self.onStopped = onStopped
+        self.now = now
     }
 
     /// Runs `start`; if it returns, `stop` joins the list and runs at `stopAll()`. If it throws, the
@@ -58,7 +67,9 @@ public final class ServiceGroup: Sendable {
     public func stopAll() {
         while let entry = started.withLock({ $0.popLast() }) {
             onStop?(entry.name)
+            let begun = now()
             entry.stop()
+            onStopped?(entry.name, Double(now() - begun) / 1e9)
         }
     }
 }

@@ -3,6 +3,7 @@ import Testing
 import Capture
 import Control
 import StudioCore
+import StudioSystem
 import TestSupport
 @testable import StudioServer
 #if canImport(Glibc)
@@ -139,7 +140,11 @@ struct V4L2EndToEndTests {
         usleep(1_000_000)
 
         let log = try Self.request(studio, "log")
+        let stopping = MonotonicClock.now()
         let stopped = studio.stopServer()
+        // How long the stop took, and which services' stops took a second or more (the server says so).
+        let slowStops = studio.server?.errorText().split(separator: "\n").filter { $0.contains("stopping ") && $0.contains(" took ") } ?? []
+        print("V4L2 end-to-end: the server stopped in \(Double(MonotonicClock.now() - stopping) / 1e9) s; \(slowStops)")
         #expect(stopped == .exited(0), "server's last lines: \(studio.server?.errorText().split(separator: "\n").suffix(25).joined(separator: "\n") ?? "")")
         #expect(Self.events(log, kind: "camera_added").count == 2)
         // The device going away and coming back, exactly: cam1 twice (disconnect, unbind), cam2 once.

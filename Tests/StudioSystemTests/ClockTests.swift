@@ -137,6 +137,26 @@ import StudioSystem
         #expect(pump.delivered == 48_000)
     }
 
+    /// A stop asked for while the clock catches up a backlog ends it at the next chunk: on a starved
+    /// machine (a debug build in an emulated VM) the audio thread was always behind, and the server's
+    /// stop waited 9 s for it. Both backlogs: a stall's silence, and a late wake-up's filled chunks.
+    @Test(arguments: [(60_000_000_000 as UInt64, 3), (200_000_000, 1)])
+    func aStopEndsACatchUpAtTheNextChunk(behind: UInt64, stopAfter: Int) {
+        let clock = ManualClock()
+        let origin = clock.now()
+        let audio = AudioClock(format: .program, interval: 10_000_000, clock: clock)
+        let delivered = Atomic<Int>(0), stopFlag = Atomic<Bool>(false)
+        let thread = NamedThread.start(name: "test.audio") {
+            audio.run(origin: origin, stop: { stopFlag.load(ordering: .sequentiallyConsistent) }, fill: { _ in }, deliver: { _ in
+                if delivered.add(1, ordering: .sequentiallyConsistent).newValue == stopAfter { stopFlag.store(true, ordering: .sequentiallyConsistent) }
+            })
+        }
+        #expect(clock.waitForSleepers(1))
+        clock.advance(by: behind)
+        #expect(thread.join(timeoutSeconds: 10))
+        #expect(delivered.load(ordering: .sequentiallyConsistent) == stopAfter, "chunks delivered after the stop was asked for")
+    }
+
     @Test func aStallIsSilenceUpToTheSampleDueNowThenTheSourceGoesOn() throws {
         let clock = ManualClock()
         let origin = clock.now()

@@ -64,4 +64,16 @@ import StudioSystem
         let closedAfter = resource.closed.load(ordering: .relaxed)
         #expect(!closedBefore && closedAfter)
     }
+
+    /// Each stop's duration is reported after it, by name, on the group's clock (here one that only the
+    /// stops move): a slow stop says which service it was.
+    @Test func eachStopReportsHowLongItTook() {
+        let clock = Atomic<UInt64>(1_000), journal = Journal()
+        let group = ServiceGroup(onStopped: { name, seconds in journal.note("\(name) \(seconds)") },
+                                 now: { clock.load(ordering: .relaxed) })
+        group.add("quick", stop: {})
+        group.add("slow", stop: { clock.add(2_500_000_000, ordering: .relaxed) })
+        group.stopAll()
+        #expect(journal.all == ["slow 2.5", "quick 0.0"])
+    }
 }
