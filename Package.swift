@@ -71,7 +71,7 @@ let package = Package(
         .target(name: "Output", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "MediaSupport"]),
         // The program's audio mixer: per input delay, gain, pan, mute, audio-follow-video; master gain,
         // a brickwall limiter; meters and EBU R128 loudness. Runs on the program's audio thread.
-        .target(name: "Mixer", dependencies: ["StudioCore", "StudioSystem", "CEBUR128"]),
+        .target(name: "Mixer", dependencies: ["StudioCore", "StudioSystem", "CEBUR128", "AudioKernels"]),
 
         // After the show: a passthrough ISO (MJPEG in Matroska) into H.264 in MOV/MP4 for editors
         // (`studio transcode`), in-process with the pipeline's own decoder, encoder and muxer types.
@@ -147,7 +147,7 @@ let package = Package(
         .testTarget(name: "GraphicsTests", dependencies: ["TestSupport", "Graphics", "FrameDrawing", "MediaSupport", "StudioCore"]),
         .testTarget(name: "SwitcherTests", dependencies: ["TestSupport", "Switcher", "Graphics", "Capture", "FrameDrawing", "StudioCore", "StudioSystem"]),
         .testTarget(name: "LivePicturesTests", dependencies: ["TestSupport", "LivePictures", "Capture", "Switcher", "MediaSupport", "FrameDrawing", "StudioCore", "StudioSystem"]),
-        .testTarget(name: "MixerTests", dependencies: ["TestSupport", "Mixer", "StudioCore", "StudioSystem", "CEBUR128"]),
+        .testTarget(name: "MixerTests", dependencies: ["TestSupport", "Mixer", "StudioCore", "StudioSystem", "CEBUR128", "AudioKernels"]),
         .testTarget(name: "EncodingTests", dependencies: ["TestSupport", "Encoding", "Capture", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["TestSupport", "Output", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),
         .testTarget(name: "TranscodingTests", dependencies: ["TestSupport", "Transcoding", "Output", "Encoding", "MediaSupport", "StudioCore", "StudioSystem", "CFFmpeg"]),

@@ -11,9 +11,14 @@
 // Prefixed constants hold the set the mixer measures and the success code, so Swift never touches
 // those enum types.
 
-/// Momentary, short-term, integrated, loudness range and sample peak (histogram mode: integrated and
-/// range in constant memory over a show of any length). Not true peak: the mixer's own TruePeakMeter
-/// runs the same 4x oversampling filter in SIMD at a small part of libebur128's cost.
+/// What the mixer's LoudnessMeter asks of libebur128: the K-weighting with a 400 ms buffer (momentary
+/// mode), read as 100 ms windows, and the sample peak. The meter makes the short-term, integrated and
+/// range readings from those windows (libebur128's integrated and range modes sum every 400 ms and 3 s
+/// block anew); true peak is the mixer's own TruePeakMeter (the same 4x oversampling filter in SIMD).
+static const int cebur_window_modes = EBUR128_MODE_M | EBUR128_MODE_SAMPLE_PEAK;
+
+/// Every reading the mixer gives, from libebur128 itself (histogram mode: integrated and range in
+/// constant memory, as the meter keeps them): the reference the tests hold LoudnessMeter to.
 static const int cebur_program_modes =
     EBUR128_MODE_M | EBUR128_MODE_S | EBUR128_MODE_I | EBUR128_MODE_LRA |
     EBUR128_MODE_SAMPLE_PEAK | EBUR128_MODE_HISTOGRAM;

@@ -1,4 +1,5 @@
 import StudioCore
+import AudioKernels
 
 /// A value moving linearly to a target over a number of frames; the first step lands on the first
 /// frame after `set` (a change for frame N moves frame N already).
@@ -141,21 +142,8 @@ final class ChannelStrip {
     func mix(_ input: UnsafeBufferPointer<Float>?, start: Int64, frames: Int, into bus: UnsafeMutableBufferPointer<Float>) {
         let mask = Self.mask
         let first = Int(truncatingIfNeeded: start)
-        if let input {
-            // A sample that is not a number (a broken driver or file) is silence: one NaN would poison
-            // the program bus, the limiter and the show's integrated loudness for good.
-            for index in 0..<frames {
-                let slot = 2 * ((first + index) & mask), left = input[2 * index], right = input[2 * index + 1]
-                ring[slot] = left.isFinite ? left : 0
-                ring[slot + 1] = right.isFinite ? right : 0
-            }
-        } else {
-            for index in 0..<frames {
-                let slot = 2 * ((first + index) & mask)
-                ring[slot] = 0
-                ring[slot + 1] = 0
-            }
-        }
+        // Into the delay line (C: `ak_strip_write`; a sample that is not a number is silence).
+        ak_strip_write(ring.baseAddress, mask, Int64(start), input?.baseAddress, frames)
         var peakLeft = peak.0, peakRight = peak.1
         var sumLeft = 0.0, sumRight = 0.0
         /// Adds one frame of the strip's output into the bus and its meter block.
@@ -175,11 +163,20 @@ final class ChannelStrip {
                 measured += frames
                 return
             }
-            for index in 0..<frames {
-                let slot = 2 * ((first + index - delay) & mask)
-                let left = ring[slot], right = ring[slot + 1]
-                add(ll * left + rl * right, lr * left + rr * right, at: index)
+            // The steady mix, in C (`ak_strip_mix`: vectorized at -O2, in every build).
+            // Homogeneous tuples are laid out as C arrays: no array made per call.
+            var matrix = (ll, rl, lr, rr), peaks = (peakLeft, peakRight), sums = (0.0, 0.0)
+            withUnsafePointer(to: &matrix) { matrix in
+                withUnsafeMutablePointer(to: &peaks) { peaks in
+                    withUnsafeMutablePointer(to: &sums) { sums in
+                        ak_strip_mix(ring.baseAddress, mask, Int64(start), Int64(delay), frames,
+                                     UnsafeRawPointer(matrix).assumingMemoryBound(to: Float.self), bus.baseAddress,
+                                     UnsafeMutableRawPointer(peaks).assumingMemoryBound(to: Float.self),
+                                     UnsafeMutableRawPointer(sums).assumingMemoryBound(to: Double.self))
+                    }
+                }
             }
+            (peakLeft, peakRight, sumLeft, sumRight) = (peaks.0, peaks.1, sums.0, sums.1)
         } else {
             for index in 0..<frames {
                 var slot = 2 * ((first + index - delay) & mask)

@@ -5,15 +5,19 @@ import Glibc
 #endif
 
 /// The program's EBU R128 loudness (ITU-R BS.1770-4 / EBU Tech 3341 and 3342): momentary, short-term,
-/// integrated, loudness range and sample peak measured by libebur128, true peak by `TruePeakMeter`
-/// (libebur128's filter, in SIMD).
+/// integrated, loudness range and sample peak from libebur128's K-weighting, true peak by
+/// `TruePeakMeter` (libebur128's filter, in SIMD).
 ///
-/// The momentary (400 ms) and short-term (3 s) loudness are energies over the last window of K-weighted
-/// audio; libebur128 sums the whole window on every reading, and with a reading every 100 ms the
-/// short-term's 144,000 frames a reading cost twice all the rest of libebur128. Read 100 ms apart, as
-/// the mixer reads them, the windows are means of the last 4 and 30 energies of consecutive 100 ms
-/// windows (`WindowEnergies`), each summed once; any other reading (the first 3 s, or a reading that
-/// does not follow the last by exactly 100 ms of audio) asks libebur128.
+/// Every loudness reading is made of the energies of consecutive 100 ms windows of K-weighted audio,
+/// each summed once, when its last frame is added (libebur128's `ebur128_loudness_window`): the
+/// momentary (400 ms) and short-term (3 s) loudness are the means of the newest 4 and 30 windows
+/// (`WindowEnergies`, silence before the first: as libebur128's zeroed buffer); the integrated loudness
+/// gates 400 ms blocks, one per window, and the loudness range 3 s blocks, one a second, in histograms
+/// (`LoudnessHistogram`). All of them are libebur128's own readings at that window's end (checked by
+/// `LoudnessWindowTests`), but libebur128 sums each block anew: with its integrated and range modes
+/// on, and the short-term read every 100 ms, the sums of the same samples over and over were a fifth of
+/// the audio thread. A reading between two windows' ends gives the loudness as of the last one (at most
+/// 100 ms old; the peaks are as of now).
 ///
 /// Owns one `ebur128_state` (the only owner: freed in `deinit`). Not thread-safe: fed and read on one
 /// thread (the mixer's audio thread), which hands readings to others as `ProgramLoudness` values.
@@ -21,74 +25,76 @@ public final class LoudnessMeter {
     public let format: AudioFormat
     private var state: UnsafeMutablePointer<ebur128_state>?
     private var truePeak: TruePeakMeter
-    /// Frames in 100 ms, when a whole number (libebur128's window of 100 ms is then exactly that).
-    private let windowFrames: Int?
+    /// Frames in 100 ms (libebur128's window: the rate a whole number of tens).
+    private let windowFrames: Int
     private var windows = WindowEnergies()
-    /// Frames added since the last reading, and that reading (given again while nothing was added).
-    private var addedSinceReading = 0
-    private var lastReading: ProgramLoudness?
+    /// Frames added since the newest window ended.
+    private var sinceWindow = 0
+    /// The 400 ms blocks (integrated loudness) and the 3 s blocks (loudness range).
+    private var blocks = LoudnessHistogram(), shortTermBlocks = LoudnessHistogram()
+    /// The loudness as of the newest window (nil: worked out again at the next reading).
+    private var levels: (momentary: Double?, shortTerm: Double?, integrated: Double?, range: Double)?
 
-    /// nil when libebur128 cannot make a state for `format` (out of memory, or a format it refuses).
+    /// nil when libebur128 cannot make a state for `format` (out of memory, or a format it refuses), or
+    /// when 100 ms is not a whole number of frames at its rate.
     public init?(format: AudioFormat = .program) {
-        guard let state = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), cebur_program_modes) else { return nil }
+        guard format.sampleRate % 10 == 0,
+              let state = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), cebur_window_modes) else { return nil }
         self.format = format
         self.state = state
         truePeak = TruePeakMeter(channels: format.channels)
-        windowFrames = format.sampleRate % 10 == 0 ? format.sampleRate / 10 : nil
+        windowFrames = format.sampleRate / 10
     }
 
     deinit { ebur128_destroy(&state) }
 
     /// Measures interleaved frames (`format.channels` samples each).
     public func add(_ samples: UnsafeBufferPointer<Float>) {
-        let frames = samples.count / format.channels
-        guard frames > 0, let base = samples.baseAddress else { return }
-        _ = ebur128_add_frames_float(state, base, frames)
-        truePeak.add(UnsafeBufferPointer(start: base, count: frames * format.channels))
-        addedSinceReading += frames
+        let channels = format.channels
+        var frames = samples.count / channels
+        guard frames > 0, var base = samples.baseAddress else { return }
+        truePeak.add(UnsafeBufferPointer(start: base, count: frames * channels))
+        while frames > 0 {
+            // Up to the end of the current window, then that window's energy.
+            let part = min(frames, windowFrames - sinceWindow)
+            _ = ebur128_add_frames_float(state, base, part)
+            base += part * channels
+            frames -= part
+            sinceWindow += part
+            if sinceWindow == windowFrames { closeWindow() }
+        }
     }
 
     public func add(_ samples: [Float]) { samples.withUnsafeBufferPointer { add($0) } }
 
-    /// The readings now. Cheap (histogram mode, and the windows above): the audio thread reads it every
-    /// 100 ms.
-    public var loudness: ProgramLoudness {
-        if addedSinceReading == 0, let lastReading { return lastReading }
-        if let windowFrames {
-            // The 100 ms just added follow the newest window only if exactly that much audio came since.
-            if addedSinceReading != windowFrames { windows.restart() }
-            var window = 0.0
-            if ebur128_loudness_window(state, 100, &window) == cebur_success {
-                windows.add(window.isFinite ? Self.energy(loudness: window) : 0)
-            } else {
-                windows.restart()
-            }
+    /// The newest 100 ms window is complete: its energy, and the blocks that end with it.
+    private func closeWindow() {
+        sinceWindow = 0
+        var window = 0.0
+        let energy = ebur128_loudness_window(state, 100, &window) == cebur_success && window.isFinite
+            ? LoudnessHistogram.energy(loudness: window) : 0
+        windows.add(energy)
+        // libebur128's blocks: 400 ms at the end of every window from the 4th; 3 s at the end of the
+        // 30th and every 10th after it.
+        if windows.closed >= 4 { blocks.add(energy: windows.mean(newest: 4)) }
+        if windows.closed >= WindowEnergies.capacity && (windows.closed - WindowEnergies.capacity) % 10 == 0 {
+            shortTermBlocks.add(energy: windows.mean(newest: WindowEnergies.capacity))
         }
-        addedSinceReading = 0
-        /// Over the newest `count` windows, else (too few consecutive) libebur128's own sum.
-        func windowed(_ count: Int, else call: (UnsafeMutablePointer<ebur128_state>?, UnsafeMutablePointer<Double>?) -> Int32) -> Double? {
-            guard let energy = windows.mean(newest: count) else { return read(call) }
-            return Self.loudness(energy: energy)
-        }
-        let samplePeak = highest(ebur128_sample_peak)
-        let reading = ProgramLoudness(
-            momentaryLUFS: windowed(4, else: ebur128_loudness_momentary),
-            shortTermLUFS: windowed(WindowEnergies.capacity, else: ebur128_loudness_shortterm),
-            integratedLUFS: read(ebur128_loudness_global), rangeLU: read(ebur128_loudness_range),
-            samplePeakDBFS: decibels(samplePeak), truePeakDBTP: decibels(max(samplePeak, Double(truePeak.peaks.max() ?? 0))))
-        lastReading = reading
-        return reading
+        levels = nil
     }
 
-    /// libebur128's loudness of a mean energy (nil for none: silence), and back.
-    static func loudness(energy: Double) -> Double? { energy > 0 ? 10 * (log(energy) / log(10.0)) - 0.691 : nil }
-    static func energy(loudness: Double) -> Double { pow(10, (loudness + 0.691) / 10) }
-
-    /// A loudness from libebur128, nil for -inf (silence, or below the gate) or a failed call.
-    private func read(_ call: (UnsafeMutablePointer<ebur128_state>?, UnsafeMutablePointer<Double>?) -> Int32) -> Double? {
-        var value = 0.0
-        guard call(state, &value) == cebur_success, value.isFinite else { return nil }
-        return value
+    /// The readings now (see the type's doc). Cheap: the audio thread reads it every 100 ms.
+    public var loudness: ProgramLoudness {
+        let levels = self.levels ?? {
+            func loudness(_ energy: Double) -> Double? { windows.closed > 0 && energy > 0 ? LoudnessHistogram.loudness(energy: energy) : nil }
+            return (loudness(windows.mean(newest: 4)), loudness(windows.mean(newest: WindowEnergies.capacity)),
+                    blocks.integrated, shortTermBlocks.range)
+        }()
+        self.levels = levels
+        let samplePeak = highest(ebur128_sample_peak)
+        return ProgramLoudness(momentaryLUFS: levels.momentary, shortTermLUFS: levels.shortTerm, integratedLUFS: levels.integrated,
+                               rangeLU: levels.range, samplePeakDBFS: decibels(samplePeak),
+                               truePeakDBTP: decibels(max(samplePeak, Double(truePeak.peaks.max() ?? 0))))
     }
 
     /// The highest of the channels' peaks (linear in libebur128).
@@ -108,27 +114,25 @@ public final class LoudnessMeter {
 
 /// The energies (mean square, channel-weighted, K-weighted) of the last `capacity` consecutive 100 ms
 /// windows of audio, newest last: the short-term loudness's 3 s are 30 of them, the momentary's 400 ms
-/// the newest 4.
+/// the newest 4. Before `capacity` windows have closed the older ones are silence (libebur128's buffer
+/// starts zeroed, and its readings count the time before the start as silence).
 struct WindowEnergies {
     static let capacity = 30
     private var ring = [Double](repeating: 0, count: capacity)
     private var next = 0
-    /// Consecutive windows held (up to `capacity`).
-    private(set) var count = 0
+    /// Windows closed since the start.
+    private(set) var closed = 0
 
     /// The next window, the one right after the newest.
     mutating func add(_ energy: Double) {
         ring[next] = energy
         next = (next + 1) % Self.capacity
-        count = min(count + 1, Self.capacity)
+        closed += 1
     }
 
-    /// The next window does not follow the newest: the run starts over.
-    mutating func restart() { count = 0 }
-
-    /// The mean energy of the newest `windows` (nil while fewer are held).
-    func mean(newest windows: Int) -> Double? {
-        guard windows > 0, windows <= count else { return nil }
+    /// The mean energy of the newest `windows` (1...capacity).
+    func mean(newest windows: Int) -> Double {
+        precondition((1...Self.capacity).contains(windows), "1 to \(Self.capacity) windows")
         var sum = 0.0
         for back in 1...windows { sum += ring[(next - back + Self.capacity) % Self.capacity] }
         return sum / Double(windows)

@@ -32,4 +32,18 @@ int ak_has_avx2_fma(void);
 /// lines up with the interleaved stereo frames. Writes 2 * `frames` interleaved floats to `output`.
 void ak_resample_stereo(const float *input, const float *table, int phases, double start, double step, size_t frames,
                         float *output, ak_isa isa);
+
+/// A mixer channel strip's delay line (`ChannelStrip` in module Mixer): `ring` holds `mask + 1` stereo
+/// frames (a power of two), frame n at floats 2 * (n & mask). Writes frames first..<first + frames from
+/// `input` (interleaved stereo; NULL: silence), a sample that is not finite as 0 (one NaN would poison
+/// the program bus, the limiter and the show's integrated loudness for good).
+void ak_strip_write(float *ring, size_t mask, long long first, const float *input, size_t frames);
+
+/// A channel strip's steady mix (no fade moving): frames first..<first + frames, each read `delay`
+/// frames back from `ring`, through the 2x2 `matrix` (left out = matrix[0] * left + matrix[1] * right,
+/// right out = matrix[2] * left + matrix[3] * right) and added to `bus` (interleaved stereo, frame 0 =
+/// `first`); each channel's highest magnitude out raises `peaks`, and its squares (float products, summed
+/// in double) are added to `sums`.
+void ak_strip_mix(const float *ring, size_t mask, long long first, long long delay, size_t frames, const float *matrix,
+                  float *bus, float *peaks, double *sums);
 #endif
