@@ -39,6 +39,11 @@ final class Beeper: @unchecked Sendable {
     /// rig's, not a microphone's.
     let pendingSince = Atomic<UInt64>(0)
 
+    /// How long the pacing waits for a triggered cycle's process before it triggers again (ns). Shorter
+    /// than any capture's buffer (42 ms at the least), so a lost trigger is a late quantum, not a dry
+    /// buffer; longer than a cycle on a loaded machine (10 ms doubled cycles: docs/benchmarks.md).
+    static let lostTrigger: UInt64 = 30_000_000
+
     init(signal: Signal) { self.signal = signal }
 
     /// - Parameters:
@@ -84,15 +89,19 @@ final class Beeper: @unchecked Sendable {
         // Paces the graph: a cycle whenever the samples produced so far are due on this node's own
         // clock, which runs `ppm` fast or slow against CLOCK_MONOTONIC.
         // One cycle at a time: the next is triggered once the last one's process has run (or after
-        // 100 ms, should a trigger have been lost).
+        // `lostTrigger`, should a trigger have been lost: each such wait is said on stderr).
         let origin = MonotonicClock.now(), factor = 1 + ppm / 1e6
         while true {
             MonotonicClock.sleep(seconds: 0.002)
             let now = MonotonicClock.now()
             let due = Int64(Double(now - origin) * factor * Double(rate) / 1e9)
             let pending = beeper.pendingSince.load(ordering: .acquiring)
-            if pending != 0, now - pending < 100_000_000 { continue }
+            if pending != 0, now - pending < Beeper.lostTrigger { continue }
             pw_thread_loop_lock(loop)
+            // Said once the source plays (before its first cycle, while it is linked, triggers wait).
+            if pending != 0, beeper.produced > 0 {
+                say("pw-virtual-camera: \(nodeName): no process \((now - pending) / 1_000_000) ms after a trigger at \(Double(pending - origin) / 1e9) s (driving: \(pw_stream_is_driving(stream)))", to: 2)
+            }
             if beeper.produced <= due {
                 beeper.pendingSince.store(now, ordering: .releasing)
                 _ = pw_stream_trigger_process(stream)

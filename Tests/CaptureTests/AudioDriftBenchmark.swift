@@ -13,7 +13,7 @@ import TestSupport
 
     @Test(.enabled(if: seconds != nil)) func driftOverALongRun() throws {
         let duration = Self.seconds ?? 0
-        let (rig, inputs) = try AudioInputDriftTests.startDriftingMicrophones()
+        let (rig, inputs, producers) = try AudioInputDriftTests.startDriftingMicrophones()
         defer {
             inputs.stop()
             rig.stop()
@@ -41,6 +41,10 @@ import TestSupport
             if t >= duration { break }
         }
         let end = inputs.status
+        // What the rig's microphones said (a lost cycle trigger, with its time on their clock).
+        for producer in producers {
+            for line in producer.errorText().split(separator: "\n") { print("drift-bench: rig: \(line)") }
+        }
         for (index, series) in samples.enumerated() {
             let n = Double(series.count), mt = series.map(\.t).reduce(0, +) / n, mf = series.map(\.fill).reduce(0, +) / n
             let slope = series.map { ($0.t - mt) * ($0.fill - mf) }.reduce(0, +) / series.map { ($0.t - mt) * ($0.t - mt) }.reduce(0, +)
