@@ -40,8 +40,10 @@ import StudioSystem
         #expect(queue.offer(1, wake: false))
         #expect(queue.offer(2, wake: false))
         #expect(queue.offer(3))
+        // Until the consumer has all three (each of its takes is a version: [1] and [1, 2] come first), or 10 s.
         var seen = taken.latest()
-        while seen.value != [1, 2, 3], seen.version < 3 { seen = taken.waitForNewer(than: seen.version, timeoutSeconds: 5) }
+        let deadline = MonotonicClock.now() + 10_000_000_000
+        while seen.value != [1, 2, 3], MonotonicClock.now() < deadline { seen = taken.waitForNewer(than: seen.version, timeoutSeconds: 1) }
         #expect(seen.value == [1, 2, 3])
         #expect(queue.offer(4, wake: false))
         queue.close()
