@@ -32,7 +32,9 @@ public struct FrameTimes: Sendable, Equatable {
 public enum LatencyStage: String, CaseIterable, Sendable, Codable {
     /// The picture's age when the program took it: waiting for the program tick.
     case captureToTick = "capture_to_tick"
-    /// How late the program thread woke for its tick (thread wake-up).
+    /// How late the program thread took the pictures for its tick: its wake-up, and any wait for a
+    /// picture captured before the tick that was still on its way (the switcher's on-air wait, at most a
+    /// quarter frame interval).
     case tickWake = "tick_wake"
     /// Taking the pictures and composing the program frame.
     case compose

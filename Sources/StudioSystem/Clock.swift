@@ -21,15 +21,16 @@ extension Clock where Self == MonotonicClock {
 }
 
 extension Clock {
-    /// Sleeps until `deadline` unless `stop()` becomes true, looking at `stop` at least every 50 ms (of
-    /// this clock's time, and on each early return of `sleep(until:)`), so a stop is prompt at any frame
-    /// rate. Returns false if it stopped, true once `deadline` has passed.
+    /// Sleeps until `deadline` unless `stop()` becomes true, looking at `stop` at least every `step`
+    /// nanoseconds (of this clock's time, and on each early return of `sleep(until:)`): every 50 ms, so a
+    /// stop is prompt at any frame rate; every half millisecond, to wait for something else's condition
+    /// without a lock shared with it. Returns false if it stopped, true once `deadline` has passed.
     @discardableResult
-    public func sleep(until deadline: UInt64, unless stop: () -> Bool) -> Bool {
+    public func sleep(until deadline: UInt64, unless stop: () -> Bool, checkingEvery step: UInt64 = 50_000_000) -> Bool {
         while !stop() {
             let now = now()
             if now >= deadline { return true }
-            sleep(until: min(deadline, now + 50_000_000))
+            sleep(until: min(deadline, now + max(step, 1)))
         }
         return false
     }

@@ -32,6 +32,7 @@ extension ProgramSwitcher.Core {
         let pictureStage = PictureStage()
         let lossTimeout = configuration.lossTimeoutNanoseconds(for: format)
         var meter = RateMeter(window: 2_000_000_000)
+        var onAir = OnAirWait(limit: configuration.onAirWaitNanoseconds(for: format))
         var mix = Mix()
         /// Cameras shown this tick with a reduced picture (`VideoFrame.reduction` > 1): scaled up.
         var reducedShown = 0
@@ -60,6 +61,9 @@ extension ProgramSwitcher.Core {
                 return s.pendingOverlays
             }
             for change in overlayChanges { apply(change, at: pts, tick: tick, after: &after) }
+
+            // A picture of this tick still on its way from a camera shown is worth a moment (`OnAirWait`).
+            waitForPictures(of: tick, on: grid, onAir: &onAir, transition: mix.transition)
 
             // What to show, with each camera's picture fetched once.
             let now = clock.now()
@@ -184,6 +188,32 @@ extension ProgramSwitcher.Core {
             tick += 1
         }
         shared.withLock { $0.status.isRunning = false }
+    }
+
+    /// Waits, up to `onAir.limit` past tick `tick`'s due time, for the pictures that belong to it from
+    /// the cameras it shows and are still to come (`OnAirWait`).
+    private func waitForPictures(of tick: Int64, on grid: FrameGrid, onAir: inout OnAirWait, transition: ProgramSwitcher.ActiveTransition?) {
+        guard onAir.limit > 0 else { return }
+        let (slots, all) = shared.withLock { s in
+            let cameras = s.camerasOnAir(program: s.status.program, transition: transition).subtracting(s.lost)
+            return (cameras.compactMap { camera in s.sources[camera].map { (camera, $0) } }, Array(s.sources.keys))
+        }
+        onAir.keep(only: all)
+        let due = grid.time(ofFrame: tick), period = grid.rate.periodNanoseconds
+        let previous = tick > 0 ? grid.time(ofFrame: tick - 1) : due &- period
+        var awaited: [(slot: LatestValue<VideoFrame>, version: UInt64)] = []
+        for (camera, slot) in slots {
+            let latest = slot.latest()
+            guard let frame = latest.value else { continue }
+            onAir.observe(camera, version: latest.version, capture: frame.captureTime)
+            if onAir.expectsPicture(of: camera, capture: frame.captureTime, due: due, previous: previous) {
+                awaited.append((slot, latest.version))
+            }
+        }
+        guard !awaited.isEmpty else { return }
+        clock.sleep(until: due + onAir.limit, unless: {
+            stopping || awaited.allSatisfy { $0.slot.latest().version > $0.version }
+        }, checkingEvery: 500_000)
     }
 
     // MARK: Commands

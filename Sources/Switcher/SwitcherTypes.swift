@@ -207,11 +207,22 @@ extension ProgramSwitcher {
         public var emitsLossEvents = false
         /// The program clock thread's name.
         public var threadName = "studio.program"
+        /// The longest a tick waits past its due time for a picture captured before it that has not
+        /// reached the switcher yet (`OnAirWait`), seconds. Nil: a quarter of the program frame interval;
+        /// 0: never wait.
+        public var onAirWait: Double?
 
-        public init(lossTimeout: Double? = nil, emitsLossEvents: Bool = false, threadName: String = "studio.program") {
+        public init(lossTimeout: Double? = nil, emitsLossEvents: Bool = false, threadName: String = "studio.program",
+                    onAirWait: Double? = nil) {
             self.lossTimeout = lossTimeout
             self.emitsLossEvents = emitsLossEvents
             self.threadName = threadName
+            self.onAirWait = onAirWait
+        }
+
+        public func onAirWaitNanoseconds(for format: ProgramFormat) -> UInt64 {
+            if let onAirWait { return UInt64(max(0, onAirWait) * 1e9) }
+            return format.frameRate.periodNanoseconds / 4
         }
 
         public func lossTimeoutNanoseconds(for format: ProgramFormat) -> UInt64 {

@@ -37,7 +37,10 @@ private final class Studio: Sendable {
 
     init(backups: [String: BackupRule], scenes: [SceneDescription] = []) throws {
         let shown = self.shown
-        switcher = ProgramSwitcher(format: format, configuration: .init(lossTimeout: 0.2), clock: clock, events: events) { frame, pts in
+        // Pictures are stamped by hand at each step, on the tick before the one that shows them: the
+        // on-air wait (OnAirWaitTests) would wait for each next one, which comes only with the next step.
+        switcher = ProgramSwitcher(format: format, configuration: .init(lossTimeout: 0.2, onAirWait: 0), clock: clock,
+                                   events: events) { frame, pts in
             let centre = frame.averageColor(in: PixelRect(x: 150, y: 80, width: 20, height: 20)) ?? .black
             // A slate's text may cross the centre; its top quarter is plain background.
             let top = frame.averageColor(in: PixelRect(x: 150, y: 10, width: 20, height: 20)) ?? .black

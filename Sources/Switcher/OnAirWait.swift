@@ -1,0 +1,93 @@
+import StudioCore
+import StudioSystem
+
+/// Whether a program tick waits a moment past its due time for a picture that belongs to it.
+///
+/// Tick `n` is due at `grid.time(ofFrame: n)` and shows each camera's newest picture. The picture that
+/// belongs to it is the one captured after tick `n - 1` was due and no later than tick `n` was: that is
+/// the pts an ISO recording gives the same picture (`FrameGrid.firstFrame(atOrAfter:)`), so program and
+/// ISO line up, and the picture waits at most one frame interval for its tick. A camera's way to the
+/// switcher (a PipeWire buffer's hand-over, an MJPEG decode) can bring that picture a few milliseconds
+/// after the tick was due; without waiting, the tick would show the picture before it, and the one that
+/// was late would wait a whole frame interval more for the next tick (measured: capture-to-tick 34.9 ms
+/// at 30 fps, a camera whose pictures came 1.6 ms after each tick).
+///
+/// So a tick waits, up to `limit` past its due time, for each camera it shows (`camerasOnAir`) whose
+/// newest picture is from an earlier tick while its next one, by the camera's own cadence, was captured
+/// by this tick's due time. It waits for no camera that is stalled (a picture already missing), lost, or
+/// whose cadence it has not learnt yet, and never for longer than `limit`: the rate never changes, and
+/// the pts stay on the grid. Only the program thread uses it.
+struct OnAirWait {
+    /// The longest a tick waits past its due time, ns (0: never).
+    let limit: UInt64
+
+    /// A camera's newest picture as last seen, and the interval between its pictures as measured.
+    private struct Cadence {
+        var version: UInt64
+        var capture: UInt64
+        var interval: UInt64?
+        /// Gaps in a row: intervals half as long again as the cadence (pictures missed).
+        var gaps = 0
+    }
+
+    private var cadences: [CameraID: Cadence] = [:]
+
+    init(limit: UInt64) { self.limit = limit }
+
+    /// Notes `camera`'s newest picture (its slot's version and its capture time) and learns its cadence:
+    /// the mean capture interval, smoothed over about eight pictures. A gap (pictures the camera missed)
+    /// is not its cadence, unless three come in a row (the camera's rate changed). A slot that starts over
+    /// (a replugged camera) starts the cadence over.
+    mutating func observe(_ camera: CameraID, version: UInt64, capture: UInt64) {
+        guard var cadence = cadences[camera], version >= cadence.version, capture >= cadence.capture else {
+            cadences[camera] = Cadence(version: version, capture: capture, interval: nil)
+            return
+        }
+        guard version > cadence.version else { return }
+        let sample = (capture - cadence.capture) / (version - cadence.version)
+        if let interval = cadence.interval, sample > interval + interval / 2 {
+            cadence.gaps += 1
+            if cadence.gaps >= 3 { cadence = Cadence(version: version, capture: capture, interval: sample) }
+        } else if let interval = cadence.interval {
+            cadence.interval = UInt64(Int64(interval) + (Int64(sample) - Int64(interval)) / 8)
+            cadence.gaps = 0
+        } else if sample > 0 {
+            cadence.interval = sample
+        }
+        cadence.version = version
+        cadence.capture = capture
+        cadences[camera] = cadence
+    }
+
+    /// Forgets the cameras not in `cameras` (gone from the switcher).
+    mutating func keep(only cameras: some Collection<CameraID>) {
+        let keep = Set(cameras)
+        cadences = cadences.filter { keep.contains($0.key) }
+    }
+
+    /// Whether `camera`'s picture for the tick due at `due` is still to come, its newest (observed)
+    /// picture captured at `capture`: the newest is from an earlier tick (captured at or before `previous`,
+    /// when the tick before was due), the next one was due by `due`, and not two (a stalled camera).
+    func expectsPicture(of camera: CameraID, capture: UInt64, due: UInt64, previous: UInt64) -> Bool {
+        guard limit > 0, let interval = cadences[camera]?.interval, interval > 0, capture <= previous else { return false }
+        let next = capture + interval
+        return next <= due && next + interval > due
+    }
+}
+
+extension ProgramSwitcher.Shared {
+    /// The cameras a tick shows: on program (inside its scene too), both sides of the running transition,
+    /// and in an overlay on air.
+    func camerasOnAir(program: ProgramSource?, transition: ProgramSwitcher.ActiveTransition?) -> Set<CameraID> {
+        var cameras = Set<CameraID>()
+        for source in [program, transition?.from, transition?.to] {
+            switch source {
+            case nil: break
+            case .camera(let camera): cameras.insert(camera)
+            case .scene(let name): cameras.formUnion(scenes[name]?.cameras ?? [])
+            }
+        }
+        for overlay in overlays where overlay.on { cameras.formUnion(overlay.description.cameraNames.map { CameraID($0) }) }
+        return cameras
+    }
+}
