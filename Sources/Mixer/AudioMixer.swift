@@ -102,7 +102,9 @@ public final class AudioMixer {
     private var nextMeterReading: Int64?
     /// The sample after the last call's span: where the next call should start.
     private var nextSample: Int64?
-    private var firstSample: Int64?
+    /// The program's first sample: nothing before it is returned (the limiter's start-up delay, a caller's
+    /// pre-roll). Nil until set, or until the first call, which sets it to that call's `first`.
+    public var origin: Int64?
 
     public init(format: AudioFormat = .program, readAhead: Int = 0) {
         precondition(format.channels == 2, "the mixer makes stereo program audio")
@@ -146,7 +148,8 @@ public final class AudioMixer {
     /// An input not in `inputs` (or a shorter array: its tail; or a sample that is NaN or infinite) is
     /// silence in its own strip only; an
     /// input with no strip gets one at unity. Returns the program for `first - latency ..< first + frames
-    /// - latency` (the first call's returns start at its `first`: the limiter's start-up delay is cut).
+    /// - latency`, nothing before `origin` (by default the first call's `first`: the limiter's start-up
+    /// delay is cut).
     /// Calls follow each other on the timeline (the audio clock makes a stall silence, not a gap); a
     /// call that does not start where the last one ended clears the delay lines (nothing of the skipped
     /// span is played) and its returned chunk begins with the 2 ms the limiter still held.
@@ -211,10 +214,11 @@ public final class AudioMixer {
         }
         var output = Array(bus[0..<(frames * channels)])
         var start = first - Int64(Self.latency)
-        if firstSample == nil { firstSample = first }
-        if let firstSample, start < firstSample {
-            output.removeFirst(min(output.count, Int(firstSample - start) * channels))
-            start = firstSample
+        if origin == nil { origin = first }
+        if let origin, start < origin {
+            let skipped = Int(min(origin - start, Int64(frames)))
+            output.removeFirst(skipped * channels)
+            start += Int64(skipped)
         }
         let chunk = AudioChunk(format: format, samples: output, pts: MediaTime(count: start, rate: Rational(Int32(format.sampleRate))),
                                firstSample: start)

@@ -307,8 +307,6 @@ private final class MixerStage: @unchecked Sendable {
     private var waiting: [AudioInputBlocks] = []
     /// The input names by slot, as of the newest span.
     private var names: [(slot: Int, name: String)] = []
-    /// The first sample of the program's audio (the clock's first span): nothing before it is delivered.
-    private var origin: Int64?
     /// The sample after the last span mixed.
     private var mixedUntil: Int64?
     private var spansSinceMeasure = 0
@@ -323,7 +321,9 @@ private final class MixerStage: @unchecked Sendable {
     func take(_ blocks: AudioInputBlocks, names: [(slot: Int, name: String)]) {
         let end = blocks.firstSample + Int64(blocks.frameCount)
         heard.store(end, ordering: .relaxed)
-        if origin == nil { origin = blocks.firstSample }
+        // The program's audio starts with the clock's first span: the mixer hands on nothing before
+        // it (the read-ahead's pre-roll, and the limiter's start-up delay).
+        if mixer.origin == nil { mixer.origin = blocks.firstSample }
         waiting.append(blocks)
         self.names = names
         spansSinceMeasure += 1
@@ -355,16 +355,11 @@ private final class MixerStage: @unchecked Sendable {
         }
     }
 
-    /// Mixes program samples `first..<first + frames` and hands on what lies from the origin on.
+    /// Mixes program samples `first..<first + frames` and hands on what the mixer returns (nothing
+    /// before the program's origin).
     private func mixAndDeliver(_ inputs: [String: [Float]], first: Int64, frames: Int) {
-        var chunk = mixer.mix(inputs, from: first, frames: frames)
+        let chunk = mixer.mix(inputs, from: first, frames: frames)
         mixedUntil = first + Int64(frames)
-        if let origin, chunk.firstSample < origin {
-            let skipped = Int(min(origin - chunk.firstSample, Int64(chunk.frameCount)))
-            chunk.samples.removeFirst(skipped * chunk.format.channels)
-            chunk.firstSample += Int64(skipped)
-            chunk.pts = MediaTime(count: chunk.firstSample, rate: Rational(Int32(chunk.format.sampleRate)))
-        }
         if chunk.frameCount > 0 { deliver(chunk) }
     }
 

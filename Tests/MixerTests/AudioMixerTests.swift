@@ -75,6 +75,25 @@ private let rate = 48_000
         #expect(chunk.samples[(2 * AudioMixer.latency)...].allSatisfy { $0 == 0 })
     }
 
+    @Test func nothingBeforeTheOriginIsHandedOn() throws {
+        // By default the first call's own first sample: the limiter's 2 ms start-up delay is cut.
+        let first = AudioMixer()
+        let opening = first.mix(["mic1": AudioSignals.constant(0.5, frames: 480)], from: 1000, frames: 480)
+        #expect(opening.firstSample == 1000 && opening.frameCount == 480 - AudioMixer.latency)
+        let next = first.mix(["mic1": AudioSignals.constant(0.5, frames: 480)], from: 1480, frames: 480)
+        #expect(next.firstSample == 1480 - Int64(AudioMixer.latency) && next.frameCount == 480)
+        // Set by a caller that mixes a pre-roll first: the spans before it give nothing (an empty chunk at
+        // its end), the one across it from the origin on, and nothing is lost or repeated after it.
+        let preRolled = AudioMixer()
+        preRolled.origin = 1200
+        let before = preRolled.mix([:], from: 0, frames: 480)
+        #expect(before.frameCount == 0 && before.firstSample == 480 - Int64(AudioMixer.latency))
+        let across = preRolled.mix(["mic1": AudioSignals.constant(0.5, frames: 480)], from: 960, frames: 480)
+        #expect(across.firstSample == 1200 && across.frameCount == 960 + 480 - AudioMixer.latency - 1200)
+        let after = preRolled.mix(["mic1": AudioSignals.constant(0.5, frames: 480)], from: 1440, frames: 480)
+        #expect(after.firstSample == across.firstSample + Int64(across.frameCount) && after.frameCount == 480)
+    }
+
     @Test func aDelayIsExactToTheSample() throws {
         var click = AudioSignals.constant(0, frames: rate)
         click[2 * 10_000] = 0.5
