@@ -205,7 +205,7 @@ extension ProgramSwitcher.Core {
         for (camera, slot) in slots {
             let latest = slot.latest()
             guard let frame = latest.value else { continue }
-            onAir.observe(camera, version: latest.version, capture: frame.captureTime)
+            onAir.observe(camera, version: latest.version, capture: frame.captureTime, arrival: frame.arrivedAt)
             if onAir.expectsPicture(of: camera, capture: frame.captureTime, due: due, previous: previous) {
                 awaited.append((slot, latest.version))
             }

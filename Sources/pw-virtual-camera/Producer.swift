@@ -8,16 +8,15 @@ import Glibc
 /// What the stream's callbacks need, reached through their `data` pointer (C callbacks cannot capture).
 ///
 /// `@unchecked Sendable`: `streaming` is written by the loop thread in callbacks (which hold the loop
-/// lock) and read by the render thread under that lock; `buffersSent` is the loop thread's alone; the
-/// rest is immutable.
+/// lock) and read by the render thread under that lock; `buffersSent` is written only under that lock
+/// (by `send`, on the render thread); the rest is immutable.
 final class Producer: @unchecked Sendable {
     let stream: OpaquePointer
     let wire: WireFormat
     let width: Int
     let height: Int
-    /// The newest rendered picture (and whether it is to be sent as a white flash instead), handed
-    /// from the render thread to the process callback, with the CLOCK_MONOTONIC time it was handed over
-    /// (its buffer's header pts).
+    /// The newest rendered picture (and whether it is to be sent as a white flash instead), with the
+    /// CLOCK_MONOTONIC time it was handed over (its buffer's header pts); `send` copies it out.
     let latest = Mutex<(frame: VideoFrame, flash: Bool, sentAt: UInt64)?>(nil)
     /// With --format mjpeg: the newest JPEG (already white for a flash, already cut when corrupt) and
     /// the time it was handed over (the time --log-frames writes).
@@ -55,40 +54,48 @@ final class Producer: @unchecked Sendable {
                 _ = pw_stream_update_params(producer.stream, &params, UInt32(params.count))
             }
         }
-        events.pointee.process = { data in
-            let producer = Unmanaged<Producer>.fromOpaque(data!).takeUnretainedValue()
-            let size = producer.wire.size(width: producer.width, height: producer.height), stride = producer.wire.stride(width: producer.width)
-            guard let buffer = pw_stream_dequeue_buffer(producer.stream) else { return }
-            defer { pw_stream_queue_buffer(producer.stream, buffer) }
-            if producer.wire == .mjpeg {
-                guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
-                      let base = datas[0].data, let jpeg = producer.latestJPEG.withLock({ $0 }),
-                      Int(datas[0].maxsize) >= jpeg.bytes.count else { return }
-                jpeg.bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-                producer.stamp(spaBuffer, sentAt: jpeg.sentAt)
-                datas[0].chunk.pointee.offset = 0
-                datas[0].chunk.pointee.size = UInt32(jpeg.bytes.count)
-                datas[0].chunk.pointee.stride = 0
-                datas[0].chunk.pointee.flags = 0
-                return
-            }
-            guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
-                  let base = datas[0].data, Int(datas[0].maxsize) >= size, let latest = producer.latest.withLock({ $0 }) else { return }
-            if latest.flash {
-                producer.writeWhite(to: base)
-            } else {
-                producer.write(latest.frame, to: base)
-            }
-            producer.stamp(spaBuffer, sentAt: latest.sentAt)
-            datas[0].chunk.pointee.offset = 0
-            datas[0].chunk.pointee.size = UInt32(size)
-            datas[0].chunk.pointee.stride = Int32(stride)
-            datas[0].chunk.pointee.flags = 0
-        }
+        // Nothing to do when the graph asks: the render thread fills a buffer and queues it before it
+        // triggers the cycle (`Producer.send`), so the cycle carries the picture just handed over.
+        // Filled here instead, on the trigger, a picture went out only with the next cycle: a frame
+        // interval late (measured 33.5 ms at 30 fps between a picture's pts and its arrival).
+        events.pointee.process = { _ in }
         return events
     }
 }
 extension Producer {
+    /// Render thread, with the loop locked: fills a free buffer with the newest picture (or JPEG) and
+    /// queues it, so the cycle the caller triggers next carries it. No free buffer (the consumer still
+    /// holds them all): the picture is not sent, as a camera drops a frame nobody took.
+    func send() {
+        guard streaming, let buffer = pw_stream_dequeue_buffer(stream) else { return }
+        defer { pw_stream_queue_buffer(stream, buffer) }
+        let size = wire.size(width: width, height: height), stride = wire.stride(width: width)
+        if wire == .mjpeg {
+            guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
+                  let base = datas[0].data, let jpeg = latestJPEG.withLock({ $0 }),
+                  Int(datas[0].maxsize) >= jpeg.bytes.count else { return }
+            jpeg.bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            stamp(spaBuffer, sentAt: jpeg.sentAt)
+            datas[0].chunk.pointee.offset = 0
+            datas[0].chunk.pointee.size = UInt32(jpeg.bytes.count)
+            datas[0].chunk.pointee.stride = 0
+            datas[0].chunk.pointee.flags = 0
+            return
+        }
+        guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
+              let base = datas[0].data, Int(datas[0].maxsize) >= size, let latest = latest.withLock({ $0 }) else { return }
+        if latest.flash {
+            writeWhite(to: base)
+        } else {
+            write(latest.frame, to: base)
+        }
+        stamp(spaBuffer, sentAt: latest.sentAt)
+        datas[0].chunk.pointee.offset = 0
+        datas[0].chunk.pointee.size = UInt32(size)
+        datas[0].chunk.pointee.stride = Int32(stride)
+        datas[0].chunk.pointee.flags = 0
+    }
+
     /// Writes `sentAt` (CLOCK_MONOTONIC ns) as the pts of `buffer`'s header meta, when the link gave the
     /// buffers one: what a V4L2 node's buffers carry (the driver's time of the frame), so a consumer
     /// that dequeues the buffer late still knows when it was sent. Loop thread.

@@ -42,7 +42,8 @@
 //
 // It connects to PIPEWIRE_REMOTE (or pipewire-0 in XDG_RUNTIME_DIR), prints `ready` once its node is
 // streaming-capable, and runs until it is killed. The stream is its own driver: a thread renders frame
-// n at origin + n/rate and then triggers the stream's process, which copies the newest picture out.
+// n at origin + n/rate, copies it into a buffer, queues it and triggers a cycle of the graph, which
+// carries it to the consumers at once (as PipeWire's V4L2 cameras do with each frame the driver gives).
 import CPipeWire
 import Capture
 import FrameDrawing
@@ -223,10 +224,14 @@ let framesPerSecond = UInt64(rate.numerator) / UInt64(max(rate.denominator, 1))
 let renderFormat = CameraFormat(pixelFormat: wire == .nv12 ? .nv12 : .i420, width: width, height: height, frameRate: rate)
 var noise = SensorNoise(amplitude: noiseAmplitude, seed: UInt64(truncatingIfNeeded: origin) | 1)
 let noisyPool = FramePool(capacity: VideoFrame.byteCount(format: renderFormat.pixelFormat, width: width, height: height), limit: 4)
-/// Hands the newest picture to the stream: its process callback copies it into the next buffer.
+/// Hands the newest picture to the stream: into a buffer, queued, then a cycle of the graph (this
+/// stream drives it), which carries it to the consumers at once.
 func triggerProcess(_ pipeWire: (loop: OpaquePointer, stream: OpaquePointer, producer: Producer)) {
     pw_thread_loop_lock(pipeWire.loop)
-    if pipeWire.producer.streaming { _ = pw_stream_trigger_process(pipeWire.stream) }
+    if pipeWire.producer.streaming {
+        pipeWire.producer.send()
+        _ = pw_stream_trigger_process(pipeWire.stream)
+    }
     pw_thread_loop_unlock(pipeWire.loop)
 }
 if let replay {
