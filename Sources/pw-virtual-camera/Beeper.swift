@@ -20,9 +20,9 @@ import Glibc
 ///   no port configuration of its own and not a driver (the graph's driver paces it). Its node has no
 ///   output ports until someone configures them (a session manager does; the microphone must).
 ///
-/// `@unchecked Sendable`: `stream` is set once before the loop starts; `produced` and `phase` are written
-/// by the process callback (loop or data thread, one at a time) and `produced` is read by the pacing
-/// thread under the loop lock.
+/// `@unchecked Sendable`: `stream` is set once before the loop starts; `produced` is written and read by
+/// `fill` only: on the pacing thread under the loop lock, or (a plain stream, which has no pacing) in the
+/// process callback; `pendingSince` is atomic.
 final class Beeper: @unchecked Sendable {
     enum Signal {
         /// Beeps starting `offset` nanoseconds after each whole second (negative: before it).
@@ -30,7 +30,11 @@ final class Beeper: @unchecked Sendable {
         case tone(frequency: Double)
     }
     static let rate = 48_000
+    /// Frames per buffer: the node's latency (`node.latency`), the rig's quantum.
+    static let quantum = 1024
     let signal: Signal
+    /// Published as a plain stream (see the type's doc): filled when the graph asks.
+    let plainStream: Bool
     var stream: OpaquePointer?
     var produced: Int64 = 0
     /// When the pacing thread last triggered a cycle whose process has not run yet (0: none pending).
@@ -44,7 +48,10 @@ final class Beeper: @unchecked Sendable {
     /// buffer; longer than a cycle on a loaded machine (10 ms doubled cycles: docs/benchmarks.md).
     static let lostTrigger: UInt64 = 30_000_000
 
-    init(signal: Signal) { self.signal = signal }
+    init(signal: Signal, plainStream: Bool) {
+        self.signal = signal
+        self.plainStream = plainStream
+    }
 
     /// - Parameters:
     ///   - ppm: the driver's clock skew against CLOCK_MONOTONIC (driver only).
@@ -65,9 +72,9 @@ final class Beeper: @unchecked Sendable {
             // One DSP port per channel (FL, FR), so a client can link per channel without a session manager.
             pw_properties_set(properties, "adapter.auto-port-config", "{ mode = dsp monitor = false control = false position = preserve }")
         }
-        pw_properties_set(properties, "node.latency", "1024/48000")
+        pw_properties_set(properties, "node.latency", "\(quantum)/\(rate)")
         guard let stream = pw_stream_new(core, nodeName, properties) else { fail("pw_stream_new failed") }
-        let beeper = Beeper(signal: signal)
+        let beeper = Beeper(signal: signal, plainStream: plainStream)
         beeper.stream = stream
         let hook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
         hook.initialize(to: spa_hook())
@@ -104,10 +111,52 @@ final class Beeper: @unchecked Sendable {
             }
             if beeper.produced <= due {
                 beeper.pendingSince.store(now, ordering: .releasing)
+                beeper.fill()
                 _ = pw_stream_trigger_process(stream)
             }
             pw_thread_loop_unlock(loop)
         }
+    }
+
+    /// Fills a free buffer with the next quantum and queues it: on the pacing thread, with the loop
+    /// locked, for the cycle it triggers next (1024 frames, the node's latency); a plain stream's in its
+    /// process callback (what the graph requests). No free buffer: nothing (the consumer holds them all;
+    /// the pacing tries again).
+    func fill() {
+        guard let stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
+        defer { pw_stream_queue_buffer(stream, buffer) }
+        guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
+              let base = datas[0].data else { return }
+        let capacity = Int(datas[0].maxsize) / 8
+        let frames = min(capacity, plainStream && buffer.pointee.requested > 0 ? Int(buffer.pointee.requested) : Beeper.quantum)
+        let samples = base.assumingMemoryBound(to: Float.self)
+        switch signal {
+        case .beeps(let offset):
+            let now = MonotonicClock.now()
+            for j in 0..<frames {
+                // The instant this sample stands for, less the offset: a beep starts where it is a whole second.
+                let time = Int64(now - UInt64(frames - j) * 1_000_000_000 / UInt64(Beeper.rate)) - offset
+                let withinSecond = UInt64(((time % 1_000_000_000) + 1_000_000_000) % 1_000_000_000)
+                var value: Float = 0
+                if withinSecond < 100_000_000 {
+                    value = Float(0.3 * sin(2 * Double.pi * 1000 * Double(withinSecond) / 1e9))
+                }
+                samples[2 * j] = value
+                samples[2 * j + 1] = value
+            }
+        case .tone(let frequency):
+            // The phase from this node's own sample count: a continuous sine on its clock.
+            let step = 2 * Double.pi * frequency / Double(Beeper.rate)
+            for j in 0..<frames {
+                let value = Float(0.25 * sin(step * Double(produced + Int64(j)).truncatingRemainder(dividingBy: 1e12)))
+                samples[2 * j] = value
+                samples[2 * j + 1] = value
+            }
+        }
+        datas[0].chunk.pointee.offset = 0
+        datas[0].chunk.pointee.size = UInt32(frames * 8)
+        datas[0].chunk.pointee.stride = 8
+        produced += Int64(frames)
     }
 
     /// Made in a method, not in top-level code (see `Producer.makeEvents`).
@@ -115,43 +164,15 @@ final class Beeper: @unchecked Sendable {
         let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
         events.initialize(to: pw_stream_events())
         events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        // A cycle ran: the pacing may trigger the next. The pacing thread fills and queues each buffer
+        // before it triggers the cycle that carries it (`fill`): filled here instead, a quantum went out
+        // only with the next cycle, a quantum later than its stamps say (as the camera's pictures did, a
+        // frame late: docs/benchmarks.md).
+        // A plain stream, paced by the graph's driver, fills its buffer when the graph asks, as such
+        // streams do.
         events.pointee.process = { data in
             let beeper = Unmanaged<Beeper>.fromOpaque(data!).takeUnretainedValue()
-            defer { beeper.pendingSince.store(0, ordering: .releasing) }
-            guard let stream = beeper.stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
-            defer { pw_stream_queue_buffer(stream, buffer) }
-            guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
-                  let base = datas[0].data else { return }
-            let capacity = Int(datas[0].maxsize) / 8
-            let frames = min(capacity, buffer.pointee.requested > 0 ? Int(buffer.pointee.requested) : 1024)
-            let samples = base.assumingMemoryBound(to: Float.self)
-            switch beeper.signal {
-            case .beeps(let offset):
-                let now = MonotonicClock.now()
-                for j in 0..<frames {
-                    // The instant this sample stands for, less the offset: a beep starts where it is a whole second.
-                    let time = Int64(now - UInt64(frames - j) * 1_000_000_000 / UInt64(Beeper.rate)) - offset
-                    let withinSecond = UInt64(((time % 1_000_000_000) + 1_000_000_000) % 1_000_000_000)
-                    var value: Float = 0
-                    if withinSecond < 100_000_000 {
-                        value = Float(0.3 * sin(2 * Double.pi * 1000 * Double(withinSecond) / 1e9))
-                    }
-                    samples[2 * j] = value
-                    samples[2 * j + 1] = value
-                }
-            case .tone(let frequency):
-                // The phase from this node's own sample count: a continuous sine on its clock.
-                let step = 2 * Double.pi * frequency / Double(Beeper.rate)
-                for j in 0..<frames {
-                    let value = Float(0.25 * sin(step * Double(beeper.produced + Int64(j)).truncatingRemainder(dividingBy: 1e12)))
-                    samples[2 * j] = value
-                    samples[2 * j + 1] = value
-                }
-            }
-            datas[0].chunk.pointee.offset = 0
-            datas[0].chunk.pointee.size = UInt32(frames * 8)
-            datas[0].chunk.pointee.stride = 8
-            beeper.produced += Int64(frames)
+            if beeper.plainStream { beeper.fill() } else { beeper.pendingSince.store(0, ordering: .releasing) }
         }
         return events
     }

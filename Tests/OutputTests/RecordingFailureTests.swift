@@ -84,8 +84,9 @@ private func fillerNAL(size: Int) -> [UInt8] {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("program.flv").path
         let stall = 2.0
-        let reader = try FIFOReader(path: path, stallSeconds: stall)
+        // Before the reader: it stalls from its own start, which a busy machine may take a while to reach.
         let readerStarted = MonotonicClock.now()
+        let reader = try FIFOReader(path: path, stallSeconds: stall)
         let events = CollectingSink()
         let output = MediaOutput(destination: OutputDestination(name: "recording", url: path), events: events,
                                  requestKeyframe: {}, policy: OutputPolicy(ioTimeoutSeconds: 1))
