@@ -9,8 +9,8 @@ import StudioSystem
 /// ISO line up, and the picture waits at most one frame interval for its tick. A camera's way to the
 /// switcher (a PipeWire buffer's hand-over, an MJPEG decode) can bring that picture a few milliseconds
 /// after the tick was due; without waiting, the tick would show the picture before it, and the one that
-/// was late would wait a whole frame interval more for the next tick (measured: capture-to-tick 34.9 ms
-/// at 30 fps, a camera whose pictures came 1.6 ms after each tick).
+/// was late would wait a whole frame interval more for the next tick: more than a frame interval from
+/// capture to tick, and the program a frame behind the ISO.
 ///
 /// So a tick waits, up to `limit` past its due time, for each camera it shows (`camerasOnAir`) whose
 /// newest picture is from an earlier tick while its next one, by the camera's own cadence, was captured

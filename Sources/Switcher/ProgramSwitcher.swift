@@ -14,8 +14,8 @@ import StudioSystem
 ///
 /// Each tick takes the NEWEST frame of each camera it shows (late frames are never queued; a slower
 /// camera's frame is repeated). A picture captured before the tick but still on its way is waited for,
-/// a quarter frame interval at most (`OnAirWait`). A camera full frame is passed on untouched when it is program-size I420
-/// (same storage, no copy), else scaled with libswscale; a scene is composed by `Compositor`. Before
+/// a quarter frame interval at most (`OnAirWait`). A camera full frame is passed on untouched when it
+/// is program-size I420 (same storage, no copy), else scaled with libswscale; a scene is composed by `Compositor`. Before
 /// that, a camera's picture settings (`setPicture`) are applied to its frame (`PictureStage`). A camera
 /// whose newest frame is older than the loss timeout shows a "CAMERA LOST" slate (in its layer only,
 /// inside a scene); with nothing selected a "NO CAMERA" slate. A camera or scene with a backup

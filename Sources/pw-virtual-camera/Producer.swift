@@ -98,7 +98,7 @@ extension Producer {
 
     /// Writes `sentAt` (CLOCK_MONOTONIC ns) as the pts of `buffer`'s header meta, when the link gave the
     /// buffers one: what a V4L2 node's buffers carry (the driver's time of the frame), so a consumer
-    /// that dequeues the buffer late still knows when it was sent. Loop thread.
+    /// that dequeues the buffer late still knows when it was sent. With the loop locked (`send`).
     func stamp(_ buffer: UnsafeMutablePointer<spa_buffer>, sentAt: UInt64) {
         guard let meta = spa_buffer_find_meta_data(buffer, SPA_META_Header.rawValue, MemoryLayout<spa_meta_header>.size) else { return }
         let header = meta.assumingMemoryBound(to: spa_meta_header.self)
