@@ -109,9 +109,10 @@ final class Beeper: @unchecked Sendable {
             if pending != 0, beeper.produced > 0 {
                 say("pw-virtual-camera: \(nodeName): no process \((now - pending) / 1_000_000) ms after a trigger at \(Double(pending - origin) / 1e9) s (driving: \(pw_stream_is_driving(stream)))", to: 2)
             }
-            if beeper.produced <= due {
+            // No free buffer yet (the consumer, late on a loaded machine, still holds the last ones): no
+            // cycle either, which would carry nothing; the next pass tries again.
+            if beeper.produced <= due, beeper.fill() {
                 beeper.pendingSince.store(now, ordering: .releasing)
-                beeper.fill()
                 _ = pw_stream_trigger_process(stream)
             }
             pw_thread_loop_unlock(loop)
@@ -120,13 +121,14 @@ final class Beeper: @unchecked Sendable {
 
     /// Fills a free buffer with the next quantum and queues it: on the pacing thread, with the loop
     /// locked, for the cycle it triggers next (1024 frames, the node's latency); a plain stream's in its
-    /// process callback (what the graph requests). No free buffer: nothing (the consumer holds them all;
-    /// the pacing tries again).
-    func fill() {
-        guard let stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
+    /// process callback (what the graph requests). False when there was no free buffer (the consumer
+    /// holds them all) or no memory in it: nothing was queued.
+    @discardableResult
+    func fill() -> Bool {
+        guard let stream, let buffer = pw_stream_dequeue_buffer(stream) else { return false }
         defer { pw_stream_queue_buffer(stream, buffer) }
         guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
-              let base = datas[0].data else { return }
+              let base = datas[0].data else { return false }
         let capacity = Int(datas[0].maxsize) / 8
         let frames = min(capacity, plainStream && buffer.pointee.requested > 0 ? Int(buffer.pointee.requested) : Beeper.quantum)
         let samples = base.assumingMemoryBound(to: Float.self)
@@ -157,6 +159,7 @@ final class Beeper: @unchecked Sendable {
         datas[0].chunk.pointee.size = UInt32(frames * 8)
         datas[0].chunk.pointee.stride = 8
         produced += Int64(frames)
+        return true
     }
 
     /// Made in a method, not in top-level code (see `Producer.makeEvents`).

@@ -184,8 +184,11 @@ import Glibc
 
         // Another process holds the write lock: the history still answers (WAL readers are not blocked).
         let before = try studio.run(["onair", String(history.stopped), "--json", "--db", studio.database])
+        // (Its own busy timeout: without one, a lock another step may still hold for a moment makes its
+        // BEGIN fail, and it goes on to block on the FIFO holding nothing. The likely cause of one failure
+        // on a loaded machine, not confirmed.)
         let holder = try ChildProcess(executable: "/usr/bin/sqlite3",
-                                      arguments: ["-cmd", "BEGIN EXCLUSIVE;", "-cmd",
+                                      arguments: ["-cmd", ".timeout 5000", "-cmd", "BEGIN EXCLUSIVE;", "-cmd",
                                                   "INSERT INTO cameras (identity, name, backend, display_name, first_seen, last_seen) VALUES ('x', 'lockcam', 'v4l2', 'x', 0, 0);",
                                                   studio.database, ".read '\(try Self.fifo(in: studio.directory))'"])
         defer { holder.terminate(signal: SIGKILL); _ = holder.wait(timeout: 5) }
