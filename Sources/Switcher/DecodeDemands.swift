@@ -17,20 +17,14 @@ extension ProgramSwitcher.Shared {
     /// The cameras seen now or about to be (see the extension's doc).
     var seenCameras: Set<CameraID> {
         var seen = Set<CameraID>()
-        func add(_ name: String?) {
-            guard let name else { return }
-            if let scene = scenes[name] { seen.formUnion(scene.cameras) } else { seen.insert(CameraID(name)) }
-        }
-        func add(_ source: ProgramSource?) { add(source?.name) }
+        func add(_ source: ProgramSource?) { seen.formUnion(cameras(in: source)) }
+        func add(_ name: String?) { add(name.map { scenes[$0] != nil ? .scene($0) : .camera(CameraID($0)) }) }
         add(status.program)
         add(status.preview)
         add(status.transition?.from)
         add(status.transition?.to)
         // Overlays on air, and those about to go on (a toggle may too).
-        let switchingOn = Set(pendingOverlays.filter { $0.on != false }.map(\.name))
-        for overlay in overlays where overlay.on || switchingOn.contains(overlay.name) {
-            seen.formUnion(overlay.description.cameraNames.map { CameraID($0) })
-        }
+        seen.formUnion(camerasInOverlays(switchingOn: Set(pendingOverlays.filter { $0.on != false }.map(\.name))))
         for command in pending {
             switch command {
             case .take(let take): add(take.target)

@@ -67,6 +67,9 @@ struct OnAirWait {
         cadences[camera] = cadence
     }
 
+    /// How many cameras it knows: more than the switcher has, and some are gone (`keep(only:)`).
+    var count: Int { cadences.count }
+
     /// Forgets the cameras not in `cameras` (gone from the switcher).
     mutating func keep(only cameras: some Collection<CameraID>) {
         let keep = Set(cameras)
@@ -90,15 +93,6 @@ extension ProgramSwitcher.Shared {
     /// The cameras a tick shows: on program (inside its scene too), both sides of the running transition,
     /// and in an overlay on air.
     func camerasOnAir(program: ProgramSource?, transition: ProgramSwitcher.ActiveTransition?) -> Set<CameraID> {
-        var cameras = Set<CameraID>()
-        for source in [program, transition?.from, transition?.to] {
-            switch source {
-            case nil: break
-            case .camera(let camera): cameras.insert(camera)
-            case .scene(let name): cameras.formUnion(scenes[name]?.cameras ?? [])
-            }
-        }
-        for overlay in overlays where overlay.on { cameras.formUnion(overlay.description.cameraNames.map { CameraID($0) }) }
-        return cameras
+        Set([program, transition?.from, transition?.to].flatMap { cameras(in: $0) } + camerasInOverlays())
     }
 }

@@ -244,6 +244,21 @@ extension ProgramSwitcher {
             }
         }
 
+        /// The cameras `source` shows: the camera itself, or its scene's cameras.
+        func cameras(in source: ProgramSource?) -> [CameraID] {
+            switch source {
+            case nil: return []
+            case .camera(let camera): return [camera]
+            case .scene(let name): return scenes[name]?.cameras ?? []
+            }
+        }
+
+        /// The cameras in the overlays on air (on program whatever is under them), and in those named in
+        /// `switchingOn`.
+        func camerasInOverlays(switchingOn: Set<String> = []) -> [CameraID] {
+            overlays.filter { $0.on || switchingOn.contains($0.name) }.flatMap { $0.description.cameraNames.map { CameraID($0) } }
+        }
+
         func unknown(_ source: ProgramSource) -> SwitchError {
             switch source {
             case .camera(let camera) where status.scenes.isEmpty: return .unknownCamera(camera, available: sortedSources)

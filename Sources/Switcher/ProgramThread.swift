@@ -194,11 +194,14 @@ extension ProgramSwitcher.Core {
     /// the cameras it shows and are still to come (`OnAirWait`).
     private func waitForPictures(of tick: Int64, on grid: FrameGrid, onAir: inout OnAirWait, transition: ProgramSwitcher.ActiveTransition?) {
         guard onAir.limit > 0 else { return }
-        let (slots, all) = shared.withLock { s in
+        let known = onAir.count
+        let (slots, remaining) = shared.withLock { s in
             let cameras = s.camerasOnAir(program: s.status.program, transition: transition).subtracting(s.lost)
-            return (cameras.compactMap { camera in s.sources[camera].map { (camera, $0) } }, Array(s.sources.keys))
+            // Cadences of cameras gone from the switcher are forgotten once they outnumber its cameras
+            // (not rebuilt every tick).
+            return (cameras.compactMap { camera in s.sources[camera].map { (camera, $0) } }, known > s.sources.count ? Array(s.sources.keys) : nil)
         }
-        onAir.keep(only: all)
+        if let remaining { onAir.keep(only: remaining) }
         let due = grid.time(ofFrame: tick), period = grid.rate.periodNanoseconds
         let previous = tick > 0 ? grid.time(ofFrame: tick - 1) : due &- period
         var awaited: [(slot: LatestValue<VideoFrame>, version: UInt64)] = []
@@ -352,19 +355,14 @@ extension ProgramSwitcher.Core {
 
     /// Recomputes who is seen where; a `tally` event when it changed.
     private func updateTally(_ mix: inout Mix, at pts: MediaTime) -> StudioEvent? {
-        let (program, preview, scenes, overlays) = shared.withLock { s in
-            (s.status.program, s.status.preview, s.scenes, s.overlays.filter(\.on).flatMap(\.description.cameraNames))
+        // A scene is on air under its own name and its cameras'; cameras in an overlay on air are on
+        // program whatever is under it.
+        let transition = mix.transition
+        let (onProgram, onPreview) = shared.withLock { s in
+            func names(_ source: ProgramSource?) -> [String] { (source.map { [$0.name] } ?? []) + s.cameras(in: source).map(\.name) }
+            return (Set(names(s.status.program) + names(transition?.from) + names(transition?.to) + s.camerasInOverlays().map(\.name)),
+                    Set(names(s.status.preview)))
         }
-        func names(_ source: ProgramSource?) -> [String] {
-            switch source {
-            case nil: return []
-            case .camera(let camera): return [camera.name]
-            case .scene(let name): return [name] + (scenes[name]?.cameras.map(\.name) ?? [])
-            }
-        }
-        // Cameras in an overlay on air are on program whatever is under it.
-        let onProgram = Set(names(program) + names(mix.transition?.from) + names(mix.transition?.to) + overlays)
-        let onPreview = Set(names(preview))
         var tally: [String: Tally] = [:]
         for name in onProgram { tally[name] = onPreview.contains(name) ? .both : .program }
         for name in onPreview where tally[name] == nil { tally[name] = .preview }

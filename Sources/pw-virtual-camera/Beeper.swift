@@ -122,13 +122,19 @@ final class Beeper: @unchecked Sendable {
     /// Fills a free buffer with the next quantum and queues it: on the pacing thread, with the loop
     /// locked, for the cycle it triggers next (1024 frames, the node's latency); a plain stream's in its
     /// process callback (what the graph requests). False when there was no free buffer (the consumer
-    /// holds them all) or no memory in it: nothing was queued.
+    /// holds them all) or no memory in it: nothing to carry (such a buffer goes back to the stream
+    /// marked empty, so the pool keeps it and no cycle carries stale samples).
     @discardableResult
     func fill() -> Bool {
         guard let stream, let buffer = pw_stream_dequeue_buffer(stream) else { return false }
         defer { pw_stream_queue_buffer(stream, buffer) }
-        guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
-              let base = datas[0].data else { return false }
+        guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas else {
+            return false
+        }
+        guard let base = datas[0].data else {
+            datas[0].chunk.pointee.size = 0
+            return false
+        }
         let capacity = Int(datas[0].maxsize) / 8
         let frames = min(capacity, plainStream && buffer.pointee.requested > 0 ? Int(buffer.pointee.requested) : Beeper.quantum)
         let samples = base.assumingMemoryBound(to: Float.self)
