@@ -19,7 +19,9 @@
 # resampling), a gain and a per input meter (volume, volumedetect), amix=normalize=0, alimiter,
 # ebur128=peak=true, AAC 128 kb/s (FFmpeg's own encoder, as studio's); single-threaded, `-f null`;
 # CPU (`-benchmark` utime + stime) per second of audio, minus the same 8 sines made and dropped
-# (generation is no part of the job).
+# (generation is no part of the job). Twice: as fast as it goes, and at the pace of live audio (`-re`
+# on every input), as studio has to run: a stage that wakes for each frame finds its caches cold
+# (FFmpeg's AAC encoder alone, paced one frame at a time, costs more than the same frames back to back).
 #
 # Usage: scripts/bench-audio-path.sh [SECONDS per run, default 60] [ROUNDS, default 2]
 #   (SWIFT_SCRATCH_PATH=DIR: build the release binaries there, e.g. beside a debug build in use;
@@ -133,11 +135,16 @@ print(json.dumps({"start": latencies(l0), "end": latencies(l1), "ppm": ppm, "cpu
 PY
 }
 
-# ffmpeg_run GRAPH: CPU seconds (user + system) of a single-threaded ffmpeg run of GRAPH over the 8 sines.
+# ffmpeg_run PACE GRAPH: CPU seconds (user + system) of a single-threaded ffmpeg run of GRAPH over the 8
+# sines, as fast as it can (PACE "fast") or at the pace of live audio (PACE "live": -re on every input, as
+# studio runs, each stage waking as the audio comes, its caches cold after each wait).
 ffmpeg_run() {
   local args=(-hide_banner -nostdin -nostats -benchmark -filter_threads 1 -filter_complex_threads 1) n
-  for n in 0 1 2 3 4 5 6 7; do args+=(-f lavfi -i "sine=frequency=${tones[$n]}:sample_rate=48000:duration=$seconds"); done
-  ffmpeg "${args[@]}" -filter_complex "$1" "${@:2}" 2>&1 |
+  for n in 0 1 2 3 4 5 6 7; do
+    [ "$1" = live ] && args+=(-re)
+    args+=(-f lavfi -i "sine=frequency=${tones[$n]}:sample_rate=48000:duration=$seconds")
+  done
+  ffmpeg "${args[@]}" -filter_complex "$2" "${@:3}" 2>&1 |
     awk '/bench: utime/ { sub("utime=", "", $2); sub("s", "", $2); sub("stime=", "", $3); sub("s", "", $3); print $2 + $3 }'
 }
 job="" base=""
@@ -153,7 +160,8 @@ base=${base%;}
 rows=()
 for round in $(seq "$rounds"); do
   rows+=("studio $(studio_run "$round")")
-  rows+=("ffmpeg $(ffmpeg_run "$job" -map '[out]' -c:a aac -b:a 128k -f null -) $(ffmpeg_run "$base" -map '[out]' -f null -)")
+  rows+=("ffmpeg $(ffmpeg_run fast "$job" -map '[out]' -c:a aac -b:a 128k -f null -) $(ffmpeg_run fast "$base" -map '[out]' -f null -)")
+  rows+=("paced $(ffmpeg_run live "$job" -map '[out]' -c:a aac -b:a 128k -f null -) $(ffmpeg_run live "$base" -map '[out]' -f null -)")
 done
 
 mkdir -p bench-results
@@ -161,18 +169,19 @@ python3 - "$seconds" "$rounds" "$(cut -d' ' -f1-3 /proc/loadavg)" "${rows[@]}" <
 import sys, json, statistics, datetime, subprocess
 seconds, rounds, load, *rows = sys.argv[1:]
 seconds = float(seconds)
-studio, peer = [], []
+studio, peer, paced = [], [], []
 for row in rows:
     kind, rest = row.split(" ", 1)
     if kind == "studio": studio.append(json.loads(rest))
     else:
-        job, base = map(float, rest.split()); peer.append((job - base) / seconds)
+        job, base = map(float, rest.split())
+        (peer if kind == "ffmpeg" else paced).append((job - base) / seconds)
 cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 print(f"\n### Audio path, 8 microphones, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC: {seconds:.0f} s per run, {rounds} round(s), {cpu_model}, {subprocess.getoutput('nproc')} cores, load at the end {load}\n")
 # The ratio leaves the PipeWire threads out: ffmpeg captures nothing.
-print("| round | studio audio path CPU, % of one core (cap.audio + encode.audio) | cap.audio | encode.audio | PipeWire threads (cap.audio.conn, pw.mic, data-loop) | all three | ffmpeg same job, % of one core | ratio studio (cap.audio + encode.audio) / ffmpeg | latency capture to encoder, ms, start (min..max of 8) | at the end | growth, ms (max of 8) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
-for i, (s, f) in enumerate(zip(studio, peer), 1):
+print("| round | studio audio path CPU, % of one core (cap.audio + encode.audio) | cap.audio | encode.audio | PipeWire threads (cap.audio.conn, pw.mic, data-loop) | all three | ffmpeg same job, % of one core | ratio studio (cap.audio + encode.audio) / ffmpeg | ffmpeg same job at live pace (-re) | ratio studio / ffmpeg at live pace | latency capture to encoder, ms, start (min..max of 8) | at the end | growth, ms (max of 8) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for i, (s, f, live) in enumerate(zip(studio, peer, paced), 1):
     c = s["cpu"]; total = sum(c.values()); path = c["cap.audio"] + c["encode.audio"]
     pairs = [(b, e) for b, e in zip(s["start"], s["end"]) if b is not None and e is not None]
     growth = max((abs(e - b) for b, e in pairs), default=float("nan"))
@@ -181,7 +190,7 @@ for i, (s, f) in enumerate(zip(studio, peer), 1):
         missing = len(values) - len(known)
         return (f"{min(known):.1f}..{max(known):.1f}" if known else "-") + (f" ({missing} not playing)" if missing else "")
     print(f"| {i} | {path * 100:.2f} | {c['cap.audio'] * 100:.2f} | {c['encode.audio'] * 100:.2f} | {c['pipewire'] * 100:.2f} | {total * 100:.2f} | "
-          f"{f * 100:.2f} | {path / f:.2f} | {span(s['start'])} | {span(s['end'])} | {growth:.1f} |")
+          f"{f * 100:.2f} | {path / f:.2f} | {live * 100:.2f} | {path / live:.2f} | {span(s['start'])} | {span(s['end'])} | {growth:.1f} |")
 print(f"\nThe inputs' clocks as studio measured them at the end of the last run: {', '.join('-' if p is None else f'{p:+.0f}' for p in studio[-1]['ppm'])} ppm "
       "(set: +100, -100, +150, -150, +200, -200, +300, -300).")
 top = sorted(studio[-1]["threads"].items(), key=lambda kv: -kv[1])[:12]

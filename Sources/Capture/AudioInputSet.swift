@@ -3,8 +3,8 @@ import StudioCore
 import StudioSystem
 
 /// Several audio inputs captured at once on one program clock: every span of the program's audio
-/// timeline (`chunkDuration`, 10 ms) gives one block per input, all for the same samples, handed over
-/// together (`AudioInputBlocks`), so a mixer takes one block per input per span.
+/// timeline (`chunkDuration`, `standardChunkDuration`: 10 ms) gives one block per input, all for the
+/// same samples, handed over together (`AudioInputBlocks`), so a mixer takes one block per input per span.
 ///
 /// One thread (`cap.audio`) runs the program's `AudioClock` and only ever reads jitter buffers,
 /// resamples and fills blocks: it never waits on PipeWire. A PipeWire input is a capture like
@@ -39,6 +39,11 @@ public final class AudioInputSet: Sendable {
     public typealias Status = PipeWireMicrophone.Status
 
     public let format: AudioFormat
+    /// The program clock's block, seconds: 10 ms. Every span costs the audio thread a wake-up and a pass
+    /// over every input, the mixer and the meters: 20 ms blocks take a quarter off the thread's CPU, but
+    /// need 10 ms more in every jitter buffer (`AudioCapture.target`) and were not taken
+    /// (docs/benchmarks.md, "a 20 ms clock block").
+    public static let standardChunkDuration = 0.01
     /// Seconds of program audio in each span (the clock's block).
     public let chunkDuration: Double
     private let audioClock: AudioClock
@@ -53,7 +58,7 @@ public final class AudioInputSet: Sendable {
     /// - Parameters:
     ///   - report: one line for the operator's log per input (prefixed with its index and source).
     ///   - deliver: called on the set's thread with each span's blocks (in `sources` order); must not block.
-    public init(sources: [Source], format: AudioFormat = .program, remote: String? = nil, chunkDuration: Double = 0.01,
+    public init(sources: [Source], format: AudioFormat = .program, remote: String? = nil, chunkDuration: Double = standardChunkDuration,
                 retryInterval: Double = 2, threadName: String = "cap.audio", clock: any Clock = .monotonic,
                 report: @escaping @Sendable (String) -> Void = { _ in }, deliver: @escaping @Sendable (AudioInputBlocks) -> Void) {
         self.format = format
@@ -124,7 +129,7 @@ public final class AudioInputSet: Sendable {
         // The inputs as this thread runs them: `add`'s new ones join at the next wake-up, begun there.
         var inputs = self.inputs.withLock { $0.map(\.input) }
         // Whether any input is a test tone (whose counts `countTones` keeps): a set of captures skips
-        // that lock and its dictionary walk 100 times a second.
+        // that lock and its dictionary walk on every span.
         func anyTone() -> Bool { inputs.contains { if case .tone = $0 { true } else { false } } }
         var hasTones = anyTone()
         func takeAdded(first: Int64) {

@@ -182,6 +182,8 @@ extension PipeWireMicrophone {
         let remote: String?
         let audioClock: AudioClock
         var clock: any Clock { audioClock.clock }
+        /// Frames in the clock's block (the jitter buffer's target allows for it).
+        var blockFrames: Int { Int(Double(audioClock.interval) * Double(format.sampleRate) / 1e9) }
         let retryInterval: Double
         let threadName: String
         let report: @Sendable (String) -> Void

@@ -302,14 +302,14 @@ private final class MixerStage: @unchecked Sendable {
     /// A compensation follows the buffer once they differ by this much (seconds): small enough to keep
     /// audio and picture within a fraction of a frame, large enough not to chase the level's ripple.
     static let compensationStep = 0.004
-    /// Spans between two readings of the inputs' buffers.
-    static let measureEvery = 10
+    /// Seconds of audio between two readings of the inputs' buffers.
+    static let measureInterval = 0.1
     private var waiting: [AudioInputBlocks] = []
     /// The input names by slot, as of the newest span.
     private var names: [(slot: Int, name: String)] = []
     /// The sample after the last span mixed.
     private var mixedUntil: Int64?
-    private var spansSinceMeasure = 0
+    private var framesSinceMeasure = 0
 
     init(mixer: AudioMixer, lagFrames: Int64, deliver: @escaping @Sendable (AudioChunk) -> Void) {
         self.mixer = mixer
@@ -326,9 +326,9 @@ private final class MixerStage: @unchecked Sendable {
         if mixer.origin == nil { mixer.origin = blocks.firstSample }
         waiting.append(blocks)
         self.names = names
-        spansSinceMeasure += 1
-        if spansSinceMeasure >= Self.measureEvery {
-            spansSinceMeasure = 0
+        framesSinceMeasure += blocks.frameCount
+        if Double(framesSinceMeasure) >= Self.measureInterval * Double(mixer.format.sampleRate) {
+            framesSinceMeasure = 0
             followCaptureLatency()
         }
         // A span's inputs are mixed `readAhead` before their own samples: the program's span

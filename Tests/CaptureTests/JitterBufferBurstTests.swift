@@ -15,8 +15,9 @@ import Testing
 /// catch-up). At `jumpAt` the source delivers `jumpFrames` more than its clock (more audio than the
 /// target, for good).
 ///
-/// The program's clock thread wakes every 10 ms, late by 0-0.3 ms and one wake-up in 50 by up to 5 ms,
-/// and fills what is due in blocks of at most 100 ms, as `AudioClock` does.
+/// The program's clock thread wakes every `block` (`AudioInputSet.standardChunkDuration`, as the program
+/// runs), late by 0-0.3 ms and one wake-up in 50 by up to 5 ms, and fills what is due in blocks of at
+/// most 100 ms, as `AudioClock` does.
 struct BurstSimulation {
     let ppm: Double
     let rate = 48_000.0, quantum = 1024
@@ -27,6 +28,8 @@ struct BurstSimulation {
     var delivery = 0.0003
     var earlyEvery = 7.0
     var stallEvery = 11.0, stallLength = 0.035
+    /// The clock's block, seconds (the program's unless a test asks for another).
+    var block = AudioInputSet.standardChunkDuration
     /// Every this many seconds a step up: the capture gets a quantum more than the source's clock, for
     /// good; and every third stall's catch-up comes a quantum short (a step down), as the test
     /// microphones' capture does now and then (docs/benchmarks.md).
@@ -92,16 +95,16 @@ struct BurstSimulation {
         var resampler = AdaptiveResampler.Accounting()
         var result = Result()
         var ring = 0, nextArrival = 0, next: Int64 = 0, headroom = UnderrunHeadroom(rate: Int(rate)), sinceSecond = 0, wake = 0
-        while Double(wake) * 0.01 < seconds {
+        while Double(wake) * block < seconds {
             wake += 1
-            let now = Double(wake) * 0.01 + (uniform() < 0.02 ? 0.005 * uniform() : 0.0003 * uniform())
+            let now = Double(wake) * block + (uniform() < 0.02 ? 0.005 * uniform() : 0.0003 * uniform())
             while nextArrival < arrivals.count, arrivals[nextArrival].time <= now {
                 ring += arrivals[nextArrival].frames
                 nextArrival += 1
             }
             let sinceArrival = nextArrival > 0 ? now - arrivals[nextArrival - 1].time : 0
             let due = Int64(now * rate)
-            let target = min(AudioCapture.target(largestQuantum: quantum, rate: Int(rate)) + headroom.extra, AudioCapture.maximumTarget(rate: Int(rate)))
+            let target = min(AudioCapture.target(largestQuantum: quantum, rate: Int(rate), block: Int(block * rate)) + headroom.extra, AudioCapture.maximumTarget(rate: Int(rate)))
             result.target = target
             while next < due {
                 let count = Int(min(due - next, 4800))
@@ -157,6 +160,19 @@ struct BurstSimulation {
         #expect(result.levelErrors.count > 500 && result.levelErrors.allSatisfy { abs($0) < Double(simulation.quantum) + rate * 0.005 },
                 "level - target \(result.levelErrors.min() ?? .nan)...\(result.levelErrors.max() ?? .nan) frames")
         #expect(abs(mean) < rate * 0.002, "level - target on average \(mean) frames")
+    }
+
+    /// A clock with 20 ms blocks on the same quiet machine: its jitter buffers get 10 ms more target
+    /// (`AudioCapture.target`'s block term), and nothing is cut and nothing runs dry. Without that term
+    /// the buffer ran dry after a stall within four minutes and the catch-up was cut (blocks of 12.5, 15
+    /// and 25 ms likewise), so the slack of two quanta is a 10 ms block's.
+    @Test func aLongerBlockGetsTheSlackItNeeds() {
+        var simulation = BurstSimulation(ppm: 300)
+        simulation.block = 0.02
+        let result = simulation.run()
+        #expect(result.target >= AudioCapture.target(largestQuantum: simulation.quantum, rate: 48_000, block: 480) + 480)
+        #expect(result.cut == 0 && result.underruns == 0, "\(result.cut) frames cut at \(result.cuts.prefix(10)), \(result.underruns) underruns")
+        #expect(abs(result.estimatedPPM - 300) < 50, "estimated \(result.estimatedPPM) ppm")
     }
 
     /// More audio than the target for good (the source sends 60 ms more at once, under the jump

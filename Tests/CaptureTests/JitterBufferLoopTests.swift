@@ -5,9 +5,9 @@ import Testing
 /// The drift loop as the capture runs it (`JitterBufferLoop`, `ClockRatioEstimator`)
 /// against a simulated busy machine, on simulated time: a source whose clock runs `ppm` fast or slow
 /// delivers 1024-frame quanta, each late by a random 0-30 ms, and now and then holds two back and sends
-/// three at once (a burst); the clock thread wakes every 10 ms, late by a random 0-20 ms a tenth of the
-/// time, once by 200 ms (a stall), and fills what is due in blocks of at most 100 ms, as `AudioClock`
-/// does. The buffer is a count of frames; reading takes `step` input frames per program frame.
+/// three at once (a burst); the clock thread wakes every block (`AudioInputSet.standardChunkDuration`,
+/// as the program runs), late by a random 0-20 ms a tenth of the time, once by 200 ms (a stall), and
+/// fills what is due in blocks of at most 100 ms, as `AudioClock` does. The buffer is a count of frames; reading takes `step` input frames per program frame.
 /// A deterministic uniform source for the simulations (a 64-bit LCG).
 struct SeededRandom {
     var state: UInt64
@@ -70,18 +70,19 @@ struct DriftSimulation {
         var result = Result(estimatedPPM: 0)
         var ring = 0.0, nextArrival = 0, next: Int64 = 0, headroom = UnderrunHeadroom(rate: Int(rate)), sinceSecond = 0
         var wake = 0, second = (time: 0.0, sum: 0.0, count: 0), now = 0.0
+        let block = AudioInputSet.standardChunkDuration
         while now < seconds {
             wake += 1
             var late = uniform() < 0.1 ? 0.02 * uniform() : 0.0
-            if stalls.contains(where: { abs(Double(wake) * 0.01 - $0) < 0.005 }) { late = 0.2 }
-            now = max(now, Double(wake) * 0.01 + late)
+            if stalls.contains(where: { abs(Double(wake) * block - $0) < block / 2 }) { late = 0.2 }
+            now = max(now, Double(wake) * block + late)
             // What arrived by now (the arrival clock stamps each quantum when it arrives).
             while nextArrival < arrivals.count, arrivals[nextArrival] <= now {
                 ring += Double(quantum)
                 nextArrival += 1
             }
             let due = Int64(now * rate)
-            let target = min(AudioCapture.target(largestQuantum: quantum, rate: Int(rate)) + headroom.extra, AudioCapture.maximumTarget(rate: Int(rate)))
+            let target = min(AudioCapture.target(largestQuantum: quantum, rate: Int(rate), block: Int(block * rate)) + headroom.extra, AudioCapture.maximumTarget(rate: Int(rate)))
             result.target = target
             while next < due {
                 let count = Int(min(due - next, 4800))
@@ -110,7 +111,7 @@ struct DriftSimulation {
                 _ = headroom.played(frames: count, left: Int(ring))
             }
             if now >= settled {
-                second = (second.time + 0.01, second.sum + ring, second.count + 1)
+                second = (second.time + block, second.sum + ring, second.count + 1)
                 if second.time >= 1 - 1e-9 {
                     result.delays.append(second.sum / Double(second.count))
                     second = (0, 0, 0)
@@ -160,7 +161,7 @@ struct DriftSimulation {
         simulation.burstEvery = 100_000
         simulation.stalls = []
         let result = simulation.run()
-        let base = AudioCapture.target(largestQuantum: 1024, rate: 48_000)
+        let base = AudioCapture.target(largestQuantum: 1024, rate: 48_000, block: Int(AudioInputSet.standardChunkDuration * 48_000))
         let raised = result.targets.prefix(20).max() ?? 0
         #expect(raised >= base + 2048, "raised by a quantum for each underrun: \(result.targets.prefix(20))")
         // 20 ms (960 frames) a relaxation, every two minutes from the last underrun on, as long as the
