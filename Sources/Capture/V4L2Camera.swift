@@ -25,9 +25,10 @@ public let standardErrorCaptureLog: CaptureLog = { line in
 /// by `demand`: every frame at full size while the camera is seen or recorded by an encoded ISO, a
 /// reduced picture for the tiles or a backup rule, nothing while nobody needs it; the newest JPEG is
 /// kept and decoded at once when the demand rises. Its frames count, and it is live, as JPEGs arrive.
-/// Switched to a raw mode mid-show (`setMode`), it publishes raw frames and offers no more JPEGs (a
-/// passthrough ISO then waits for MJPEG again); a camera that starts raw decodes any MJPEG mode it is
-/// switched to inline, every frame.
+/// A mode change mid-show (`setMode`) keeps it in JPEG where the device offers the new size and rate
+/// so (`V4L2ModeChoice.forChange`); switched to a mode offered raw only, it publishes raw frames and
+/// offers no more JPEGs (a passthrough ISO then waits for MJPEG again, and the change's reply says so);
+/// a camera that starts raw decodes any MJPEG mode it is switched to inline, every frame.
 ///
 /// The session ends by itself when the device goes away: any DQBUF error is taken as a possible loss
 /// and confirmed with QUERYCAP; then the state is `.lost` and the `onLost` handler runs (on the
@@ -260,7 +261,7 @@ extension V4L2Camera {
             let current = snapshot.choice
             let width = request.width ?? current.width, height = request.height ?? current.height
             let rate = request.frameRate ?? current.frameRate ?? program.frameRate
-            guard let choice = V4L2ModeChoice.ranked(modes, width: width, height: height, frameRate: rate).first else {
+            guard let choice = V4L2ModeChoice.forChange(from: current, in: modes, width: width, height: height, frameRate: rate) else {
                 throw CaptureError(camera: id, message: "the device offers no mode studio can capture")
             }
             if running.load(ordering: .sequentiallyConsistent) {

@@ -35,6 +35,18 @@ public enum V4L2ModeChoice {
         ranked(modes, width: program.width, height: program.height, frameRate: program.frameRate).first
     }
 
+    /// The mode for a change asked mid-show (`studio camera cam1 --size 640x480`) of a camera now in
+    /// `current`: the best by `ranked`, except that a camera sending JPEG keeps sending JPEG where the
+    /// device offers it at that mode's size and rate. At equal scores the ranking prefers raw (no decode
+    /// to pay); but a JPEG camera's own images are what its passthrough ISO records, and a raw mode would
+    /// leave that file without frames until a JPEG mode came back (a webcam typically offers VGA both
+    /// ways). Where the size is offered raw only, raw it is (the reply says what that does to the ISO).
+    public static func forChange(from current: Choice, in modes: [V4L2Mode], width: Int, height: Int, frameRate: Rational) -> Choice? {
+        let all = ranked(modes, width: width, height: height, frameRate: frameRate)
+        guard let best = all.first, current.fourcc.isCompressed, !best.fourcc.isCompressed else { return all.first }
+        return all.first { $0.fourcc.isCompressed && $0.width == best.width && $0.height == best.height && $0.frameRate == best.frameRate } ?? best
+    }
+
     /// What to try when STREAMON says the bus has no room (ENOSPC) for `current`: the same size in a
     /// compressed format first, then smaller sizes (compressed first, then by the usual ranking).
     public static func lighterAlternatives(to current: Choice, in modes: [V4L2Mode], frameRate: Rational) -> [Choice] {

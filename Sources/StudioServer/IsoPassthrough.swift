@@ -30,6 +30,17 @@ enum IsoMode: String, Sendable {
     }
 }
 
+extension IsoMode {
+    /// What an operator should know after `camera`'s mode changed mid-show (`studio camera`) and it now
+    /// `sendsCompressed` or not, its ISO in `mode` (nil: none): a passthrough ISO records the camera's
+    /// own JPEGs and gets no frames while it sends raw ones.
+    static func warning(afterModeChangeOf camera: CameraID, sendsCompressed: Bool, iso mode: IsoMode?) -> String? {
+        guard mode == .passthrough, !sendsCompressed else { return nil }
+        return "\(camera.name)'s ISO records the camera's own JPEG images, and the device offers this mode raw only: "
+            + "the ISO gets no frames until a JPEG mode is back (a size the device sends as MJPEG)"
+    }
+}
+
 /// A passthrough ISO feed: every compressed frame the camera receives (`CompressedFrameSource`) comes
 /// through a bounded queue (`CompressedFrameQueue`, `queueCapacity`: a full queue refuses the newest
 /// and counts it; the camera never waits) to this feed's thread (`iso.camN`), which stamps it on the

@@ -76,6 +76,7 @@ final class IsoRecorder: Sendable {
     private let encoder: EncoderSlot
     /// Passthrough mode's feed (nil when encoding).
     private let passthrough: IsoPassthrough?
+    var mode: IsoMode { settings.mode }
 
     init(camera: any Camera, path: String, settings: Settings, events: any EventSink,
          clock: any Clock = .monotonic) {

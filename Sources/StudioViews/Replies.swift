@@ -694,6 +694,8 @@ public struct CameraModeReply: Codable, Sendable {
     public var camera: String
     public var requested: String?
     @Nullable public var granted: GrantedMode?
+    /// What the change does beyond the camera (its passthrough ISO left without frames), or nil.
+    public var warning: String?
 
     public struct GrantedMode: Codable, Sendable {
         public var pixelFormat: String
@@ -718,10 +720,11 @@ public struct CameraModeReply: Codable, Sendable {
         }
     }
 
-    public init(camera: String, requested: String? = nil, granted: GrantedMode? = nil) {
+    public init(camera: String, requested: String? = nil, granted: GrantedMode? = nil, warning: String? = nil) {
         self.camera = camera
         self.requested = requested
         self.granted = granted
+        self.warning = warning
     }
 }
 

@@ -57,8 +57,9 @@ enum Format {
         decoded(result, as: CameraModeReply.self) { reply in
             guard let granted = reply.granted else { return "\(reply.camera): no format yet" }
             let mode = "\(granted.width)x\(granted.height) \(granted.pixelFormat) @\(granted.fpsText)"
-            if let requested = reply.requested { return "\(reply.camera): asked for \(requested); the device granted \(mode)" }
-            return "\(reply.camera): \(mode)"
+            let warning = reply.warning.map { "\nwarning: \($0)" } ?? ""
+            if let requested = reply.requested { return "\(reply.camera): asked for \(requested); the device granted \(mode)" + warning }
+            return "\(reply.camera): \(mode)" + warning
         }
     }
 

@@ -90,6 +90,28 @@ import StudioCore
     @Test func nothingUsableGivesNothing() {
         #expect(Self.choice([], for: .default) == nil)
     }
+
+    /// A mode change mid-show: a camera sending JPEG keeps sending JPEG where the device offers the
+    /// new size and rate so (its passthrough ISO records those images), where a fresh choice would take
+    /// raw at equal scores; a raw camera keeps the ranking's choice; a size offered raw only is raw.
+    @Test func aJPEGCameraStaysJPEGAcrossAModeChangeWhereTheDeviceOffersIt() throws {
+        let webcam = Self.v4l2(Self.webcam + [Mode(format: nil, width: 640, height: 480, rates: [Rational(30), Rational(15)]),
+                                              Mode(format: .yuyv, width: 320, height: 240, rates: [Rational(30)])])
+        let jpeg720 = V4L2ModeChoice.Choice(fourcc: .mjpeg, width: 1280, height: 720, frameRate: Rational(30))
+        let raw480 = V4L2ModeChoice.Choice(fourcc: .yuyv, width: 640, height: 480, frameRate: Rational(30))
+        // A fresh choice at VGA takes raw (no decode to pay)...
+        let fresh = try #require(V4L2ModeChoice.ranked(webcam, width: 640, height: 480, frameRate: Rational(30)).first)
+        #expect(fresh.fourcc == .yuyv)
+        // ...a JPEG camera asked for VGA stays JPEG, at the same size and rate.
+        let kept = try #require(V4L2ModeChoice.forChange(from: jpeg720, in: webcam, width: 640, height: 480, frameRate: Rational(30)))
+        #expect(kept == V4L2ModeChoice.Choice(fourcc: .mjpeg, width: 640, height: 480, frameRate: Rational(30)), "\(kept)")
+        // A raw camera gets the ranking's choice, JPEG where only that reaches the size and rate.
+        #expect(V4L2ModeChoice.forChange(from: raw480, in: webcam, width: 640, height: 480, frameRate: Rational(30)) == fresh)
+        #expect(V4L2ModeChoice.forChange(from: raw480, in: webcam, width: 1280, height: 720, frameRate: Rational(30))?.fourcc == .mjpeg)
+        // A size the device sends raw only: raw, for a JPEG camera too.
+        let small = try #require(V4L2ModeChoice.forChange(from: jpeg720, in: webcam, width: 320, height: 240, frameRate: Rational(30)))
+        #expect(small.fourcc == .yuyv && small.width == 320, "\(small)")
+    }
 }
 
 /// The pixel-format table keeps V4L2 fourccs and SPA ids as plain data: each must be the C headers' value.

@@ -38,6 +38,16 @@ import StudioSystem
         #expect(refused.warning?.contains("cam3 is set to iso: passthrough") == true, "\(refused.warning ?? "no warning")")
     }
 
+    /// A mode change that leaves a camera sending raw frames warns only when its ISO passes the
+    /// camera's JPEGs through (that file gets no frames meanwhile); an encoded ISO goes on.
+    @Test func aModeChangeToRawWarnsOnlyForAPassthroughISO() {
+        let warning = IsoMode.warning(afterModeChangeOf: CameraID("cam1"), sendsCompressed: false, iso: .passthrough)
+        #expect(warning?.contains("cam1's ISO records the camera's own JPEG images") == true, "\(warning ?? "no warning")")
+        #expect(IsoMode.warning(afterModeChangeOf: CameraID("cam1"), sendsCompressed: true, iso: .passthrough) == nil)
+        #expect(IsoMode.warning(afterModeChangeOf: CameraID("cam1"), sendsCompressed: false, iso: .encode) == nil)
+        #expect(IsoMode.warning(afterModeChangeOf: CameraID("cam1"), sendsCompressed: false, iso: nil) == nil)
+    }
+
     @Test func framesAreStampedOnTheGridAndCopiedAsTheyCame() throws {
         let camera = Self.pipeWireCamera(name: "cam1", offer: Self.mjpegOffer)
         let items = Mutex<[MediaItem]>([])
