@@ -417,9 +417,9 @@ public enum AudioCapture {
     /// span at once, and the slack of two quanta was found with 10 ms blocks: with 20 ms blocks and no
     /// more, the simulated quiet machine (`JitterBufferBurstTests`) ran dry after a stall and cut the
     /// catch-up, with 10 ms more it holds. With the test rig's 1024-frame quanta and the program's 10 ms
-    /// block: 2048 frames (42.7 ms).
-    static func target(largestQuantum: Int, rate: Int, block: Int) -> Int {
-        min(max(2 * largestQuantum, rate / 25) + max(0, block - rate / 100), maximumTarget(rate: rate))
+    /// block: 2048 frames (42.7 ms). `headroom` (frames) is what underruns added (`UnderrunHeadroom`).
+    static func target(largestQuantum: Int, rate: Int, block: Int, headroom: Int = 0) -> Int {
+        min(max(2 * largestQuantum, rate / 25) + max(0, block - rate / 100) + max(0, headroom), maximumTarget(rate: rate))
     }
     /// The most the target grows to after underruns: 125 ms.
     static func maximumTarget(rate: Int) -> Int { rate / 8 }

@@ -36,8 +36,8 @@ extension PipeWireMicrophone.Core {
                 // The target grows by a quantum after each underrun (a machine too busy for the
                 // smallest buffer), up to the most the jitter buffer may hold, and comes down again
                 // after a calm stretch (`UnderrunHeadroom`).
-                let target = min(AudioCapture.target(largestQuantum: buffer.largestQuantum, rate: format.sampleRate, block: blockFrames) + buffer.headroom.extra,
-                                 AudioCapture.maximumTarget(rate: format.sampleRate))
+                let target = AudioCapture.target(largestQuantum: buffer.largestQuantum, rate: format.sampleRate, block: blockFrames,
+                                                 headroom: buffer.headroom.extra)
                 // Once a second (of program time), the source's clock from its arrivals.
                 sinceArrivalCheck += count
                 if sinceArrivalCheck >= format.sampleRate {

@@ -104,7 +104,7 @@ struct BurstSimulation {
             }
             let sinceArrival = nextArrival > 0 ? now - arrivals[nextArrival - 1].time : 0
             let due = Int64(now * rate)
-            let target = min(AudioCapture.target(largestQuantum: quantum, rate: Int(rate), block: Int(block * rate)) + headroom.extra, AudioCapture.maximumTarget(rate: Int(rate)))
+            let target = AudioCapture.target(largestQuantum: quantum, rate: Int(rate), block: Int(block * rate), headroom: headroom.extra)
             result.target = target
             while next < due {
                 let count = Int(min(due - next, 4800))

@@ -7,7 +7,8 @@ import Testing
 /// delivers 1024-frame quanta, each late by a random 0-30 ms, and now and then holds two back and sends
 /// three at once (a burst); the clock thread wakes every block (`AudioInputSet.standardChunkDuration`,
 /// as the program runs), late by a random 0-20 ms a tenth of the time, once by 200 ms (a stall), and
-/// fills what is due in blocks of at most 100 ms, as `AudioClock` does. The buffer is a count of frames; reading takes `step` input frames per program frame.
+/// fills what is due in blocks of at most 100 ms, as `AudioClock` does. The buffer is a count of
+/// frames; reading takes `step` input frames per program frame.
 /// A deterministic uniform source for the simulations (a 64-bit LCG).
 struct SeededRandom {
     var state: UInt64
@@ -82,7 +83,7 @@ struct DriftSimulation {
                 nextArrival += 1
             }
             let due = Int64(now * rate)
-            let target = min(AudioCapture.target(largestQuantum: quantum, rate: Int(rate), block: Int(block * rate)) + headroom.extra, AudioCapture.maximumTarget(rate: Int(rate)))
+            let target = AudioCapture.target(largestQuantum: quantum, rate: Int(rate), block: Int(block * rate), headroom: headroom.extra)
             result.target = target
             while next < due {
                 let count = Int(min(due - next, 4800))
