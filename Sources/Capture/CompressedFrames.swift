@@ -103,4 +103,11 @@ public protocol CompressedFrameSource: Camera {
     /// The codec its frames arrive in; nil when it receives raw frames (then nothing is offered).
     var compressedCodec: CompressedCodec? { get }
     var compressedFrames: CompressedFrameTap { get }
+    /// True while the camera's current mode delivers compressed frames to `compressedFrames`: a camera
+    /// that started compressed can be switched to a mode its device offers raw only (`V4L2Camera`).
+    var isSendingCompressed: Bool { get }
+}
+
+extension CompressedFrameSource {
+    public var isSendingCompressed: Bool { compressedCodec != nil }
 }

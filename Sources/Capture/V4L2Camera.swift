@@ -27,7 +27,8 @@ public let standardErrorCaptureLog: CaptureLog = { line in
 /// kept and decoded at once when the demand rises. Its frames count, and it is live, as JPEGs arrive.
 /// A mode change mid-show (`setMode`) keeps it in JPEG where the device offers the new size and rate
 /// so (`V4L2ModeChoice.forChange`); switched to a mode offered raw only, it publishes raw frames and
-/// offers no more JPEGs (a passthrough ISO then waits for MJPEG again, and the change's reply says so);
+/// offers no more JPEGs (`isSendingCompressed` false: a passthrough ISO encodes its raw frames into its
+/// next file until JPEGs come again, and the change's reply says so);
 /// a camera that starts raw decodes any MJPEG mode it is switched to inline, every frame.
 ///
 /// The session ends by itself when the device goes away: any DQBUF error is taken as a possible loss
@@ -48,6 +49,8 @@ public final class V4L2Camera: AdjustableCamera {
     /// `compressedFrames` (see `CompressedFrameSource`).
     public let compressedCodec: CompressedCodec?
     public let compressedFrames = CompressedFrameTap()
+    /// False once a camera that started in MJPEG is switched to a mode the device offers raw only.
+    public var isSendingCompressed: Bool { compressedCodec != nil && core.snapshot.choice.fourcc.isCompressed }
     /// Who needs the picture at full size (a camera that starts in an MJPEG mode decodes less while nobody does).
     public let demand: CameraDemand?
     private let core: Core

@@ -204,7 +204,7 @@ struct OutputLoop {
         if description.kind == .video { video = description } else { audio = description }
         guard let current else { return }
         if description.kind == .video { minimumVideoGeneration = max(minimumVideoGeneration, description.generation) }
-        guard current.extradata != description.extradata || current.width != description.width
+        guard current.codec != description.codec || current.extradata != description.extradata || current.width != description.width
                 || current.height != description.height || current.sampleRate != description.sampleRate
                 || current.channels != description.channels else { return }
         switch destination.formatChange {

@@ -51,8 +51,9 @@ enum CameraCommands {
             server.log.info("\(camera.id.name): asked for \(mode), the device granted \(granted)")
             var view = modeView(camera, granted)
             view.requested = mode.description
+            let iso = server.cameras.isoRecorders.first { $0.cameraID == camera.id }
+            iso?.cameraModeChanged()
             if let v4l2 = camera as? V4L2Camera {
-                let iso = server.cameras.isoRecorders.first { $0.cameraID == camera.id }
                 view.warning = IsoMode.warning(afterModeChangeOf: camera.id, sendsCompressed: v4l2.wantedMode.fourcc.isCompressed, iso: iso?.mode)
                 if let warning = view.warning { server.log.info("warning: \(warning)") }
             }

@@ -32,12 +32,12 @@ enum IsoMode: String, Sendable {
 
 extension IsoMode {
     /// What an operator should know after `camera`'s mode changed mid-show (`studio camera`) and it now
-    /// `sendsCompressed` or not, its ISO in `mode` (nil: none): a passthrough ISO records the camera's
-    /// own JPEGs and gets no frames while it sends raw ones.
+    /// `sendsCompressed` or not, its ISO in `mode` (nil: none): a passthrough ISO, which records the
+    /// camera's own JPEGs, encodes the raw frames into a new file meanwhile (an encoder's CPU).
     static func warning(afterModeChangeOf camera: CameraID, sendsCompressed: Bool, iso mode: IsoMode?) -> String? {
         guard mode == .passthrough, !sendsCompressed else { return nil }
         return "\(camera.name)'s ISO records the camera's own JPEG images, and the device offers this mode raw only: "
-            + "the ISO gets no frames until a JPEG mode is back (a size the device sends as MJPEG)"
+            + "the ISO encodes the raw frames (an encoder's CPU) into a new file until a JPEG mode is back (a size the device sends as MJPEG)"
     }
 }
 

@@ -11,13 +11,15 @@ import Output
 struct IsoStatistics: Sendable {
     var camera: CameraID
     var path: String
+    /// How it records now (a passthrough ISO encodes while its camera sends raw frames).
     var mode = IsoMode.encode
     /// Passthrough: the camera's codec (`mjpeg`); encoded: `h264`.
     var codec = "h264"
     var encoderName = "-"
     /// Why this ISO is not on the encoder asked for (auto without a GPU, or a mid-show fallback).
     var fallbackReason: String?
-    /// +1 at each new stream (a size change, a fallback to x264): the file output starts `NAME-gN.mkv`.
+    /// +1 at each new stream (a size change, a fallback to x264, passthrough to encoding and back): the
+    /// file output starts `NAME-gN.mkv`.
     var generation = 0
     var width = 0
     var height = 0
@@ -41,8 +43,11 @@ struct IsoStatistics: Sendable {
 /// when encoding falls behind the encoder's queue refuses frames, counts them and warns
 /// (`frames_dropped`, stage `iso.camN`, at most once per 5 s).
 ///
-/// In passthrough mode (`IsoMode`, a camera that sends MJPEG) the clock and encoder are not used: an
-/// `IsoPassthrough` copies the camera's own frames into the same file output, stamped on the same grid.
+/// In passthrough mode (`IsoMode`, a camera that sends MJPEG) an `IsoPassthrough` copies the camera's
+/// own frames into the same file output, stamped on the same grid; the clock and encoder start only if
+/// the camera sends raw frames (switched to a mode its device offers raw only, or back from a loss
+/// sending raw), and the file's stream goes to whichever of the two the camera's state calls for
+/// (`IsoVideoSplice`: a new file at each change, `-gN.mkv`, on one timeline).
 final class IsoRecorder: Sendable {
     struct Settings: Sendable {
         var preset: String
@@ -72,13 +77,15 @@ final class IsoRecorder: Sendable {
     private let fanOut: OutputFanOut
     private let events: any EventSink
     private let frameClock: SourceFrameClock
-    /// Made at `start`, at the camera's rate then.
+    /// Made when encoding starts (at `start`, or when a passthrough ISO's camera first sends raw frames).
     private let encoder: EncoderSlot
     /// Passthrough mode's feed (nil when encoding).
     private let passthrough: IsoPassthrough?
+    private let splice: IsoVideoSplice
+    /// The mode asked for at creation (`passthrough` also encodes while the camera sends raw frames).
     var mode: IsoMode { settings.mode }
 
-    init(camera: any Camera, path: String, settings: Settings, events: any EventSink,
+    init(camera: any Camera, path: String, settings: Settings, events: any EventSink, log: ServerLog? = nil,
          clock: any Clock = .monotonic) {
         let source = BoundCamera(camera)
         self.source = source
@@ -86,18 +93,31 @@ final class IsoRecorder: Sendable {
         self.path = path
         self.settings = settings
         self.events = events
-        // Video from this ISO's encoder (or passthrough feed) plus the program audio: two producers end the stream.
+        // Video from this ISO's splice of its encoder and passthrough feed, plus the program audio: two producers end the stream.
         let fanOut = OutputFanOut(expectedEndOfStreams: 2)
         self.fanOut = fanOut
-        passthrough = settings.mode == .passthrough
-            ? IsoPassthrough(name: "iso.\(camera.id.name)", deliver: { fanOut.deliver($0) }) : nil
+        let passes = settings.mode == .passthrough, name = camera.id.name
+        let splice = IsoVideoSplice(
+            wanted: { passes && source.sendsCompressed ? .passthrough : .encoder },
+            forward: { fanOut.deliver($0) },
+            handedOver: { _, to in
+                log?.info(to == .encoder
+                    ? "\(name)'s ISO: the camera sends raw frames now; they are encoded into the next file until it sends JPEGs again"
+                    : "\(name)'s ISO: the camera sends JPEGs again; they are copied into the next file")
+            })
+        self.splice = splice
+        passthrough = passes ? IsoPassthrough(name: "iso.\(name)", deliver: { splice.deliver($0, from: .passthrough) }) : nil
+        if passes { splice.expect(.passthrough) }
         let encoder = EncoderSlot()
         self.encoder = encoder
-        output = MediaOutput(destination: OutputDestination(name: "iso-\(camera.id.name)", url: path), events: events,
+        output = MediaOutput(destination: OutputDestination(name: "iso-\(name)", url: path), events: events,
                              requestKeyframe: { encoder.stage?.requestKeyframe() })
         fanOut.add(output)
-        frameClock = SourceFrameClock(name: "iso.\(camera.id.name)", staleAfterSeconds: settings.staleAfterSeconds, clock: clock,
+        var accepts: (@Sendable (VideoFrame) -> Bool)?
+        if passes { accepts = { source.isRawFrame($0) } }
+        frameClock = SourceFrameClock(name: "iso.\(name)", staleAfterSeconds: settings.staleAfterSeconds, clock: clock,
                                       frames: { source.camera.frames },
+                                      accepts: accepts,
                                       submit: { frame, pts in _ = encoder.stage?.submit(frame, pts: pts) })
     }
 
@@ -108,76 +128,81 @@ final class IsoRecorder: Sendable {
     var needsDecodedFrames: Bool { passthrough == nil }
 
     /// Records `camera` from now on (the same device came back as a new camera object): same file,
-    /// same timeline; the encoder is reopened if its size changed.
+    /// same timeline; the encoder is reopened if its size changed. A passthrough ISO's camera that came
+    /// back sending raw frames is encoded from here on.
     func rebind(to camera: any Camera) {
         source.camera = camera
         passthrough?.rebind(to: camera)
+        followCamera()
     }
+
+    /// The camera's mode changed (`studio camera`): a passthrough ISO starts encoding if the camera
+    /// now sends raw frames.
+    func cameraModeChanged() { followCamera() }
 
     /// The program audio's items (format, packets, end of stream) for this ISO's file. Never blocks.
     func deliverAudio(_ item: MediaItem) { fanOut.deliver(item) }
 
     var statistics: IsoStatistics {
-        var statistics = IsoStatistics(camera: cameraID, path: path, mode: settings.mode)
-        if let passthrough {
-            let copied = passthrough.statistics
+        let spliced = splice.statistics
+        let encoding = encoder.stage?.statistics
+        let ticks = frameClock.statistics
+        let copied = passthrough?.statistics
+        let isCopying = passthrough != nil && spliced.active != .encoder
+        var statistics = IsoStatistics(camera: cameraID, path: path, mode: isCopying ? .passthrough : .encode)
+        statistics.generation = spliced.generation
+        statistics.framesEncoded = (copied?.framesWritten ?? 0) + (encoding?.framesEncoded ?? 0)
+        statistics.framesSkipped = (passthrough?.framesDropped ?? 0) + ticks.ticksMissed + (encoding?.framesDropped ?? 0)
+        statistics.framesUnusable = ticks.framesUnusable
+        statistics.encodeErrors = encoding?.encodeErrors ?? 0
+        if isCopying, let copied {
             statistics.codec = copied.codec?.rawValue ?? "-"
             statistics.encoderName = "none (passthrough)"
-            statistics.generation = copied.generation
-            statistics.width = copied.width
-            statistics.height = copied.height
-            statistics.framesEncoded = copied.framesWritten
-            statistics.framesSkipped = passthrough.framesDropped
-            return statistics
+            (statistics.width, statistics.height) = (copied.width, copied.height)
+        } else if let encoding {
+            statistics.encoderName = encoding.encoderName
+            statistics.fallbackReason = encoding.fallbackReason
+            (statistics.width, statistics.height) = (encoding.width, encoding.height)
         }
-        let ticks = frameClock.statistics
-        statistics.framesUnusable = ticks.framesUnusable
-        statistics.framesSkipped = ticks.ticksMissed
-        guard let encoding = encoder.stage?.statistics else { return statistics }
-        statistics.encoderName = encoding.encoderName
-        statistics.fallbackReason = encoding.fallbackReason
-        statistics.generation = encoding.generation
-        statistics.width = encoding.width
-        statistics.height = encoding.height
-        statistics.framesEncoded = encoding.framesEncoded
-        statistics.framesSkipped += encoding.framesDropped
-        statistics.encodeErrors = encoding.encodeErrors
         return statistics
     }
 
-    /// Starts the output, the encoder and the frame clock, ticking from the program's `origin`. Only
-    /// the first call does anything.
+    /// Starts the output, then the passthrough feed or the encoder and the frame clock, ticking from the
+    /// program's `origin`. Only the first call does anything.
     func start(origin: UInt64) {
         let rate = camera.currentFormat?.frameRate ?? settings.fallbackRate
-        // Both modes stamp frames on this grid: the program's origin, the camera's rate.
-        let grid = FrameGrid(origin: origin, rate: rate)
-        if let passthrough {
-            guard encoder.install(nil) else { return }
-            output.start()
-            passthrough.start(grid: grid, camera: camera)
-            return
-        }
-        // The encoder is opened at the first frame's size; the stage reopens it when the size changes.
-        var encoderSettings = VideoEncoderSettings(
-            width: 0, height: 0, frameRate: rate, bitRate: settings.bitRate, preset: settings.preset,
-            keyframeIntervalSeconds: settings.keyframeIntervalSeconds, encoder: settings.encoder)
-        encoderSettings.faultInjectionAfterFrames = settings.faultInjectionAfterFrames
-        let fanOut = self.fanOut, cameraID = self.cameraID, events = self.events
-        guard encoder.install({
-            VideoEncodingStage(settings: encoderSettings, role: .iso(cameraID), queueCapacity: Self.queueCapacity,
-                               events: events, deliver: { fanOut.deliver($0) })
-        }) else { return }
+        // Both ways stamp frames on this grid: the program's origin, the camera's rate.
+        guard encoder.begin(grid: FrameGrid(origin: origin, rate: rate)) else { return }
         output.start()
-        frameClock.start(grid: grid)
+        if let passthrough, let grid = encoder.grid { passthrough.start(grid: grid, camera: camera) }
+        followCamera()
     }
 
-    /// Stops the frame clock, then ends the video stream within the stop budget (`StopBudget`): the
-    /// encoder encodes what is queued until `deadline`, is flushed and sends end-of-stream (the file is
-    /// finished once the program audio has ended too; `output.stop` then drains it).
+    /// Starts encoding once this ISO needs it (an encoded ISO at its start; a passthrough one the first
+    /// time its camera sends raw frames), unless it has not started or has stopped.
+    private func followCamera() {
+        guard passthrough == nil || !source.sendsCompressed else { return }
+        // The encoder is opened at the first frame's size; the stage reopens it when the size changes.
+        var encoderSettings = VideoEncoderSettings(
+            width: 0, height: 0, frameRate: encoder.grid?.rate ?? settings.fallbackRate, bitRate: settings.bitRate,
+            preset: settings.preset, keyframeIntervalSeconds: settings.keyframeIntervalSeconds, encoder: settings.encoder)
+        encoderSettings.faultInjectionAfterFrames = settings.faultInjectionAfterFrames
+        let splice = self.splice, cameraID = self.cameraID, events = self.events
+        encoder.startEncoding(clock: frameClock) {
+            splice.expect(.encoder)
+            return VideoEncodingStage(settings: encoderSettings, role: .iso(cameraID), queueCapacity: Self.queueCapacity,
+                                      events: events, deliver: { splice.deliver($0, from: .encoder) })
+        }
+    }
+
+    /// Stops the feeds, then ends the video stream within the stop budget (`StopBudget`): the encoder
+    /// encodes what is queued until `deadline`, is flushed and sends end-of-stream (the file is finished
+    /// once the program audio has ended too; `output.stop` then drains it).
     func stopEncoding(deadline: UInt64 = StopBudget.deadline()) {
+        let stage = encoder.end()
         passthrough?.finish()
         frameClock.stop()
-        encoder.stage?.finish(deadline: deadline)
+        stage?.finish(deadline: deadline)
     }
 }
 
@@ -189,20 +214,55 @@ private final class BoundCamera: Sendable {
         get { value.withLock { $0 } }
         set { value.withLock { $0 = newValue } }
     }
+
+    /// The camera's current mode delivers compressed frames (its JPEGs reach a passthrough feed).
+    var sendsCompressed: Bool { (camera as? any CompressedFrameSource)?.isSendingCompressed ?? false }
+
+    /// A frame a passthrough ISO may encode while its camera sends raw ones: full size, at the camera's
+    /// current size (not a JPEG decoded before the mode changed, nor one decoded at reduced size).
+    func isRawFrame(_ frame: VideoFrame) -> Bool {
+        let camera = self.camera
+        guard !((camera as? any CompressedFrameSource)?.isSendingCompressed ?? false), frame.reduction == 1 else { return false }
+        guard let format = camera.currentFormat else { return true }
+        return frame.width == format.width && frame.height == format.height
+    }
 }
 
-/// The ISO's encoding stage, made once at `start`.
+/// The ISO's grid (known at `start`) and encoding stage (made once, when encoding starts), and
+/// whether it has stopped: a stage is never made, nor its clock started, after `end`.
 private final class EncoderSlot: Sendable {
-    private let value = Mutex<(installed: Bool, stage: VideoEncodingStage?)>((false, nil))
-    var stage: VideoEncodingStage? { value.withLock { $0.stage } }
+    private struct State {
+        var grid: FrameGrid?
+        var stage: VideoEncodingStage?
+        var ended = false
+    }
+    private let state = Mutex(State())
+    var stage: VideoEncodingStage? { state.withLock { $0.stage } }
+    var grid: FrameGrid? { state.withLock { $0.grid } }
 
-    /// Makes the stage (nil: a passthrough ISO's start, which has none) unless `install` was called
-    /// before; false if it was.
-    func install(_ make: (() -> VideoEncodingStage)?) -> Bool {
-        value.withLock { slot in
-            guard !slot.installed else { return false }
-            slot = (true, make?())
+    /// Keeps the grid; false if `begin` was called before.
+    func begin(grid: FrameGrid) -> Bool {
+        state.withLock { state in
+            guard state.grid == nil else { return false }
+            state.grid = grid
             return true
+        }
+    }
+
+    /// Makes the stage and starts `clock` on the grid, the first time only, once begun and before `end`.
+    func startEncoding(clock: SourceFrameClock, make: () -> VideoEncodingStage) {
+        state.withLock { state in
+            guard let grid = state.grid, !state.ended, state.stage == nil else { return }
+            state.stage = make()
+            clock.start(grid: grid)
+        }
+    }
+
+    /// No stage from now on; the one made, if any, to finish.
+    func end() -> VideoEncodingStage? {
+        state.withLock { state in
+            state.ended = true
+            return state.stage
         }
     }
 }

@@ -344,7 +344,7 @@ public final class StudioServer: Sendable {
                                                                             program: programEncoder))
             settings.faultInjectionAfterFrames = fault
             let path = RecordingDirectory.isoPath(in: directory, session: session, camera: camera.id)
-            let iso = IsoRecorder(camera: camera, path: path, settings: settings, events: events)
+            let iso = IsoRecorder(camera: camera, path: path, settings: settings, events: events, log: log)
             // Its files become `recordings` rows once they hold media (see `RecordingRows`).
             events.recordings.register(output: iso.output.destination.name, camera: camera.id)
             // The program audio goes into every ISO file; a recorder made mid-show first gets

@@ -15,7 +15,7 @@ public final class SourceFrameClock: Sendable {
         public var framesSubmitted = 0
         /// Ticks that passed while the thread was late (a slow conversion, a starved machine).
         public var ticksMissed = 0
-        /// Ticks without a fresh frame (none yet, or older than `staleAfterSeconds`).
+        /// Ticks without a fresh frame (none yet, older than `staleAfterSeconds`, or one `accepts` refused).
         public var ticksWithoutFrame = 0
         /// Frames that could not be converted to I420 (a pixel format libswscale cannot convert).
         public var framesUnusable = 0
@@ -26,6 +26,7 @@ public final class SourceFrameClock: Sendable {
     private let staleNanoseconds: UInt64
     private let clock: any Clock
     private let frames: @Sendable () -> LatestValue<VideoFrame>
+    private let accepts: (@Sendable (VideoFrame) -> Bool)?
     private let submit: @Sendable (VideoFrame, MediaTime) -> Void
     private let worker = WorkerThread()
     private let counters = Mutex(Statistics())
@@ -33,14 +34,17 @@ public final class SourceFrameClock: Sendable {
     /// - Parameters:
     ///   - name: the thread's name (`iso.camN`).
     ///   - frames: where the newest frame is, read on every tick (so the source can be replaced).
+    ///   - accepts: whether a fresh frame may be taken (nil: any), asked before it is converted.
     ///   - submit: takes each frame and its timestamp, on the clock's thread. Must not block.
     public init(name: String, staleAfterSeconds: Double, clock: any Clock = .monotonic,
                 frames: @escaping @Sendable () -> LatestValue<VideoFrame>,
+                accepts: (@Sendable (VideoFrame) -> Bool)? = nil,
                 submit: @escaping @Sendable (VideoFrame, MediaTime) -> Void) {
         self.name = name
         staleNanoseconds = UInt64(max(0, staleAfterSeconds) * 1e9)
         self.clock = clock
         self.frames = frames
+        self.accepts = accepts
         self.submit = submit
     }
 
@@ -68,7 +72,7 @@ public final class SourceFrameClock: Sendable {
             }
             defer { tick += 1 }
             guard let frame = frames().latest().value,
-                  now <= frame.arrivedAt || now - frame.arrivedAt <= staleNanoseconds else {
+                  now <= frame.arrivedAt || now - frame.arrivedAt <= staleNanoseconds, accepts?(frame) ?? true else {
                 counters.withLock { $0.ticksWithoutFrame += 1 }
                 continue
             }
