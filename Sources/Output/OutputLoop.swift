@@ -168,10 +168,7 @@ struct OutputLoop {
         case .timedOut:
             if isOpen, awaitingKeyframe {
                 if output.stopRequested { finished = true; return }
-                if MonotonicClock.now() - keyframeRequestedAt > UInt64(policy.keyframeRequestIntervalSeconds * 1e9) {
-                    keyframeRequestedAt = MonotonicClock.now()
-                    output.requestKeyframe()
-                }
+                requestKeyframeIfDue()
             }
         case .endOfStream:
             finished = true
@@ -221,10 +218,19 @@ struct OutputLoop {
         }
     }
 
+    /// Asks the encoder for a keyframe again while none came since the last request (that one may have
+    /// been taken by a frame that never got here): whether packets flow or not.
+    mutating func requestKeyframeIfDue() {
+        guard MonotonicClock.now() - keyframeRequestedAt > UInt64(policy.keyframeRequestIntervalSeconds * 1e9) else { return }
+        keyframeRequestedAt = MonotonicClock.now()
+        output.requestKeyframe()
+    }
+
     mutating func writeVideo(_ packet: EncodedPacket) {
         if awaitingKeyframe {
             guard packet.isKeyframe, packet.generation >= minimumVideoGeneration else {
                 queue.countDrop(video: 1)
+                requestKeyframeIfDue()
                 return
             }
             let extradata = pendingVideoExtradata

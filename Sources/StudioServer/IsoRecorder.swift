@@ -97,6 +97,8 @@ final class IsoRecorder: Sendable {
         let fanOut = OutputFanOut(expectedEndOfStreams: 2)
         self.fanOut = fanOut
         let passes = settings.mode == .passthrough, name = camera.id.name
+        let encoder = EncoderSlot()
+        self.encoder = encoder
         let splice = IsoVideoSplice(
             wanted: { passes && source.sendsCompressed ? .passthrough : .encoder },
             forward: { fanOut.deliver($0) },
@@ -104,12 +106,11 @@ final class IsoRecorder: Sendable {
                 log?.info(to == .encoder
                     ? "\(name)'s ISO: the camera sends raw frames now; they are encoded into the next file until it sends JPEGs again"
                     : "\(name)'s ISO: the camera sends JPEGs again; they are copied into the next file")
-            })
+            },
+            requestKeyframe: { if $0 == .encoder { encoder.stage?.requestKeyframe() } })
         self.splice = splice
         passthrough = passes ? IsoPassthrough(name: "iso.\(name)", deliver: { splice.deliver($0, from: .passthrough) }) : nil
         if passes { splice.expect(.passthrough) }
-        let encoder = EncoderSlot()
-        self.encoder = encoder
         output = MediaOutput(destination: OutputDestination(name: "iso-\(name)", url: path), events: events,
                              requestKeyframe: { encoder.stage?.requestKeyframe() })
         fanOut.add(output)

@@ -11,7 +11,8 @@ import StudioCore
 /// generation, so the file output starts the next file, `-gN.mkv`: one codec per file); the other's
 /// items still in flight (a queue's worth at most, sent in the mode the camera has left) are not used,
 /// nor the new one's frames stamped at or before the last frame passed on (the two producers stamp on
-/// one grid and may both have taken the tick at the handover): one timeline, no frame twice.
+/// one grid and may both have taken the tick at the handover): one timeline, no frame twice. A frame
+/// set aside that way may be the encoder's keyframe, so the producer is asked for another at once.
 /// Generations are renumbered so they only grow across producers, as the file output expects. The
 /// stream ends (one `.endOfStream`) once every producer that was made has ended.
 final class IsoVideoSplice: Sendable {
@@ -48,17 +49,22 @@ final class IsoVideoSplice: Sendable {
     private let wanted: @Sendable () -> Producer
     private let forward: @Sendable (MediaItem) -> Void
     private let handedOver: @Sendable (_ from: Producer, _ to: Producer) -> Void
+    private let requestKeyframe: @Sendable (Producer) -> Void
 
     /// - Parameters:
     ///   - wanted: the producer the camera's state calls for; read at each item, must not block.
     ///   - forward: takes the file's video items; must not block (called under the splice's lock, so
     ///     items go on in the order they were decided).
     ///   - handedOver: told (outside the lock) when the stream passes to the other producer.
+    ///   - requestKeyframe: asks a producer (outside the lock) for a keyframe: its frame stamped at the
+    ///     handover's tick was set aside. Must not block.
     init(wanted: @escaping @Sendable () -> Producer, forward: @escaping @Sendable (MediaItem) -> Void,
-         handedOver: @escaping @Sendable (_ from: Producer, _ to: Producer) -> Void = { _, _ in }) {
+         handedOver: @escaping @Sendable (_ from: Producer, _ to: Producer) -> Void = { _, _ in },
+         requestKeyframe: @escaping @Sendable (Producer) -> Void = { _ in }) {
         self.wanted = wanted
         self.forward = forward
         self.handedOver = handedOver
+        self.requestKeyframe = requestKeyframe
     }
 
     var statistics: Statistics { state.withLock { $0.statistics } }
@@ -70,7 +76,7 @@ final class IsoVideoSplice: Sendable {
 
     func deliver(_ item: MediaItem, from producer: Producer) {
         let isWanted = wanted() == producer
-        let handover: Producer? = state.withLock { state in
+        let (handover, setAside): (Producer?, Bool) = state.withLock { state in
             switch item {
             case .endOfStream:
                 state.ended.insert(producer)
@@ -78,28 +84,29 @@ final class IsoVideoSplice: Sendable {
                     state.endSent = true
                     forward(.endOfStream)
                 }
-                return nil
+                return (nil, false)
             case .format(let description):
                 state.descriptions[producer] = description
-                guard isWanted else { return nil }
+                guard isWanted else { return (nil, false) }
                 let previous = takeOver(&state, by: producer, announcing: false)
                 announce(description, &state)
-                return previous
+                return (previous, false)
             case .packet(var packet):
-                guard isWanted else { return nil }
+                guard isWanted else { return (nil, false) }
                 let previous = takeOver(&state, by: producer, announcing: true)
-                guard let mapped = state.mapped, mapped.from == packet.generation else { return previous }
+                guard let mapped = state.mapped, mapped.from == packet.generation else { return (previous, false) }
                 if let floor = state.floor {
-                    guard packet.pts > floor else { return previous }
+                    guard packet.pts > floor else { return (previous, true) }
                     state.floor = nil
                 }
                 packet.generation = mapped.to
                 state.last = packet.pts
                 forward(.packet(packet))
-                return previous
+                return (previous, false)
             }
         }
         if let handover { handedOver(handover, producer) }
+        if setAside { requestKeyframe(producer) }
     }
 
     /// Makes `producer` the active one (announcing its newest description when asked: a packet comes

@@ -28,7 +28,7 @@ import TestSupport
         defer { raw.stop() }
         var problem = ""
         guard let encoder = JPEGEncoder(width: 640, height: 360, rate: Rational(30), problem: &problem),
-              raw.frames.waitForNewer(than: 0, timeoutSeconds: 5) != nil, let picture = raw.frames.latest().value,
+              raw.frames.waitForNewer(than: 0, timeoutSeconds: 5).value != nil, let picture = raw.frames.latest().value,
               let jpeg = encoder.encode(picture) else {
             Issue.record("no JPEG to send: \(problem)")
             return

@@ -32,9 +32,10 @@ import StudioCore
     @Test func theStreamFollowsTheWantedProducerUnderGenerationsThatOnlyGrow() {
         let wanted = Mutex(IsoVideoSplice.Producer.passthrough)
         let received = Received()
-        let handovers = Mutex<[IsoVideoSplice.Producer]>([])
+        let handovers = Mutex<[IsoVideoSplice.Producer]>([]), keyframesAsked = Mutex<[IsoVideoSplice.Producer]>([])
         let splice = IsoVideoSplice(wanted: { wanted.withLock { $0 } }, forward: { item in received.items.withLock { $0.append(item) } },
-                                    handedOver: { _, to in handovers.withLock { $0.append(to) } })
+                                    handedOver: { _, to in handovers.withLock { $0.append(to) } },
+                                    requestKeyframe: { producer in keyframesAsked.withLock { $0.append(producer) } })
         splice.expect(.passthrough)
         splice.deliver(.format(Self.description(.mjpeg, generation: 0)), from: .passthrough)
         splice.deliver(.packet(Self.packet(1, generation: 0)), from: .passthrough)
@@ -57,6 +58,9 @@ import StudioCore
         splice.deliver(.packet(Self.packet(4, generation: 0)), from: .passthrough)
         splice.deliver(.packet(Self.packet(6, generation: 0)), from: .passthrough)
         wanted.withLock { $0 = .encoder }
+        // The encoder's frame on the tick the last JPEG took: set aside, and the encoder asked for a
+        // keyframe (that frame may have been its only one for a while).
+        splice.deliver(.packet(Self.packet(6, generation: 0)), from: .encoder)
         splice.deliver(.packet(Self.packet(7, generation: 0)), from: .encoder)
         // The encoder reopens at another size (its generation 1): the next generation again.
         splice.deliver(.format(Self.description(.h264, generation: 1, width: 320)), from: .encoder)
@@ -69,6 +73,7 @@ import StudioCore
         #expect(received.packets.map { $0.data[0] } == [1, 2, 4, 6, 7, 9])
         #expect(received.packets.map(\.generation) == [0, 0, 1, 2, 3, 4])
         #expect(handovers.withLock { $0 } == [.encoder, .passthrough, .encoder])
+        #expect(keyframesAsked.withLock { $0 } == [.passthrough, .encoder])
         #expect(splice.statistics == .init(active: .encoder, generation: 4, handovers: 3))
 
         // One end of stream, once both producers have ended, whichever order they end in.
