@@ -107,7 +107,9 @@ studio_run() {
     [ "$playing" = 8 ] && break
     sleep 0.1
   done
-  [ "$playing" = 8 ] || { echo "studio: $playing of 8 inputs playing" >&2; tail -n 20 "$work/studio$round.log" >&2; exit 1; }
+  # (This runs in a subshell: the EXIT trap does not know this studio, so it is stopped here.)
+  [ "$playing" = 8 ] || { echo "studio: $playing of 8 inputs playing" >&2; tail -n 20 "$work/studio$round.log" >&2
+                          kill -INT "$studio_pid"; wait "$studio_pid" || true; exit 1; }
   sleep "$settle"
   local l0 l1 t0 t1 w0 w1
   l0=$("$bin" audio --json --socket "$work/s$round.sock")

@@ -8,6 +8,7 @@
 # STUDIO_DRIFT_BENCH_SECONDS.
 #
 # Usage: scripts/bench-drift.sh [SECONDS, default 600]
+#   STUDIO_DRIFT_BENCH_BLOCK_MS=20 in the environment runs the program clock in 20 ms blocks (default 10).
 # Results: printed, and appended to bench-results/latest.md (copy into docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -47,6 +47,8 @@ final class Beeper: @unchecked Sendable {
     /// than any capture's buffer (42 ms at the least), so a lost trigger is a late quantum, not a dry
     /// buffer; longer than a cycle on a loaded machine (10 ms doubled cycles: docs/benchmarks.md).
     static let lostTrigger: UInt64 = 30_000_000
+    /// No process this long after a trigger, and no free buffer: the consumer that held them is gone.
+    static let abandoned: UInt64 = 500_000_000
 
     init(signal: Signal, plainStream: Bool) {
         self.signal = signal
@@ -110,10 +112,20 @@ final class Beeper: @unchecked Sendable {
                 say("pw-virtual-camera: \(nodeName): no process \((now - pending) / 1_000_000) ms after a trigger at \(Double(pending - origin) / 1e9) s (driving: \(pw_stream_is_driving(stream)))", to: 2)
             }
             // No free buffer yet (the consumer, late on a loaded machine, still holds the last ones): no
-            // cycle either, which would carry nothing; the next pass tries again.
-            if beeper.produced <= due, beeper.fill() {
-                beeper.pendingSince.store(now, ordering: .releasing)
-                _ = pw_stream_trigger_process(stream)
+            // cycle either, which would carry nothing; the next pass tries again. After a lost trigger the
+            // buffers may never come back: the consumer that held them went away (a studio stopped), and a
+            // new one links to a source with none free. The stream is flushed then (`abandoned` after the
+            // trigger: a consumer merely late keeps what is queued for it), which returns them.
+            if beeper.produced <= due {
+                var filled = beeper.fill()
+                if !filled, pending != 0, now - pending >= Beeper.abandoned {
+                    _ = pw_stream_flush(stream, false)
+                    filled = beeper.fill()
+                }
+                if filled {
+                    beeper.pendingSince.store(now, ordering: .releasing)
+                    _ = pw_stream_trigger_process(stream)
+                }
             }
             pw_thread_loop_unlock(loop)
         }

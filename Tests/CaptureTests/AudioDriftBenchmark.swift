@@ -8,12 +8,17 @@ import TestSupport
 /// microphones 300 ppm fast and 300 ppm slow captured for that long; every 30 s one line per input
 /// with its buffer delay (the smoothed fill), target, estimated ppm and the last-resort counters; at
 /// the end the delay's trend after the first minute (least squares), extrapolated to 8 hours.
+/// STUDIO_DRIFT_BENCH_BLOCK_MS runs the program clock in blocks of that many ms instead of
+/// `AudioInputSet.standardChunkDuration` (to weigh another block on a real rig).
 @Suite struct AudioDriftBenchmark {
     static let seconds = ProcessInfo.processInfo.environment["STUDIO_DRIFT_BENCH_SECONDS"].flatMap(Double.init)
+    static let block = ProcessInfo.processInfo.environment["STUDIO_DRIFT_BENCH_BLOCK_MS"].flatMap(Double.init).map { $0 / 1000 }
 
     @Test(.enabled(if: seconds != nil)) func driftOverALongRun() throws {
         let duration = Self.seconds ?? 0
-        let (rig, inputs, producers) = try AudioInputDriftTests.startDriftingMicrophones()
+        let block = Self.block ?? AudioInputSet.standardChunkDuration
+        print(String(format: "drift-bench: program clock block %.1f ms", block * 1000))
+        let (rig, inputs, producers) = try AudioInputDriftTests.startDriftingMicrophones(chunkDuration: block)
         defer {
             inputs.stop()
             rig.stop()

@@ -247,11 +247,12 @@ extension PipeWireDaemonTests {
     /// A rig with microphones 300 ppm fast (`fast`, 440 Hz) and 300 ppm slow (`slow`, 1 kHz), captured
     /// by an input set already playing both.
     /// The rig, the capture, and the two microphones' processes (fast first).
-    static func startDriftingMicrophones() throws -> (PipeWireRig, AudioInputSet, [ChildProcess]) {
+    static func startDriftingMicrophones(chunkDuration: Double = AudioInputSet.standardChunkDuration) throws -> (PipeWireRig, AudioInputSet, [ChildProcess]) {
         let rig = try PipeWireRig()
         try rig.start()
         let producers = [try rig.startMicrophone(node: "fast", tone: 440, ppm: 300), try rig.startMicrophone(node: "slow", tone: 1000, ppm: -300)]
-        let inputs = AudioInputSet(sources: [.pipewire(node: "fast"), .pipewire(node: "slow")], remote: rig.remote) { _ in }
+        let inputs = AudioInputSet(sources: [.pipewire(node: "fast"), .pipewire(node: "slow")], remote: rig.remote,
+                                   chunkDuration: chunkDuration) { _ in }
         inputs.start()
         #expect(waitUntil(seconds: 10) { inputs.status.allSatisfy { $0.state == "playing" } }, "\(inputs.status)")
         return (rig, inputs, producers)
