@@ -39,8 +39,9 @@ public enum V4L2ModeChoice {
     /// `current`: the best by `ranked`, except that a camera sending JPEG keeps sending JPEG where the
     /// device offers it at that mode's size and rate. At equal scores the ranking prefers raw (no decode
     /// to pay); but a JPEG camera's own images are what its passthrough ISO records, and a raw mode would
-    /// leave that file without frames until a JPEG mode came back (a webcam typically offers VGA both
-    /// ways). Where the size is offered raw only, raw it is (the reply says what that does to the ISO).
+    /// make that ISO start an encoder (an encoder's CPU, a new file) until a JPEG mode came back (a webcam
+    /// typically offers VGA both ways). Where the size is offered raw only, raw it is (the reply says what
+    /// that does to the ISO).
     public static func forChange(from current: Choice, in modes: [V4L2Mode], width: Int, height: Int, frameRate: Rational) -> Choice? {
         let all = ranked(modes, width: width, height: height, frameRate: frameRate)
         guard let best = all.first, current.fourcc.isCompressed, !best.fourcc.isCompressed else { return all.first }

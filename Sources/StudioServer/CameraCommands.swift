@@ -53,10 +53,9 @@ enum CameraCommands {
             view.requested = mode.description
             let iso = server.cameras.isoRecorders.first { $0.cameraID == camera.id }
             iso?.cameraModeChanged()
-            if let v4l2 = camera as? V4L2Camera {
-                view.warning = IsoMode.warning(afterModeChangeOf: camera.id, sendsCompressed: v4l2.isSendingCompressed, iso: iso?.mode)
-                if let warning = view.warning { server.log.info("warning: \(warning)") }
-            }
+            let sendsCompressed = (camera as? any CompressedFrameSource)?.isSendingCompressed ?? false
+            view.warning = IsoMode.warning(afterModeChangeOf: camera.id, sendsCompressed: sendsCompressed, iso: iso?.mode)
+            if let warning = view.warning { server.log.info("warning: \(warning)") }
             return view
         }
     }

@@ -694,7 +694,7 @@ public struct CameraModeReply: Codable, Sendable {
     public var camera: String
     public var requested: String?
     @Nullable public var granted: GrantedMode?
-    /// What the change does beyond the camera (its passthrough ISO left without frames), or nil.
+    /// What the change does beyond the camera (its passthrough ISO encoding raw frames meanwhile), or nil.
     public var warning: String?
 
     public struct GrantedMode: Codable, Sendable {

@@ -39,7 +39,7 @@ import StudioSystem
     }
 
     /// A mode change that leaves a camera sending raw frames warns only when its ISO passes the
-    /// camera's JPEGs through (that file gets no frames meanwhile); an encoded ISO goes on.
+    /// camera's JPEGs through (it encodes the raw frames into a new file meanwhile); an encoded ISO goes on.
     @Test func aModeChangeToRawWarnsOnlyForAPassthroughISO() {
         let warning = IsoMode.warning(afterModeChangeOf: CameraID("cam1"), sendsCompressed: false, iso: .passthrough)
         #expect(warning?.contains("cam1's ISO records the camera's own JPEG images") == true, "\(warning ?? "no warning")")
