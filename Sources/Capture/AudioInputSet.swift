@@ -40,9 +40,10 @@ public final class AudioInputSet: Sendable {
 
     public let format: AudioFormat
     /// The program clock's block, seconds: 10 ms. Every span costs the audio thread a wake-up and a pass
-    /// over every input, the mixer and the meters: 20 ms blocks take a quarter off the thread's CPU, but
-    /// need 10 ms more in every jitter buffer (`AudioCapture.target`) and were not taken
-    /// (docs/benchmarks.md, "a 20 ms clock block").
+    /// over every input, the mixer and the meters. 20 ms blocks were measured three times and not taken:
+    /// they need 10 ms more in every jitter buffer (`AudioCapture.target`) and add 10 ms of their own, so
+    /// a microphone reaches the encoder (and a viewer) 20 ms later, for 0.2 % of one core once the
+    /// per-block work had moved to C (docs/benchmarks.md, "the 20 ms block decided").
     public static let standardChunkDuration = 0.01
     /// Seconds of program audio in each span (the clock's block).
     public let chunkDuration: Double
