@@ -237,10 +237,23 @@ function renderLevels(levels) {
   $('[data-field="peak"]', meter).textContent = `${levels.peak_dbfs.map(shown).join(' / ')} dBFS`;
 }
 
+// The program's EBU R128 loudness (the mixer's meter, from the audio route with the inputs): M, S and I
+// in LUFS, LRA in LU, true peak in dBTP; each <b> carries its reading in data-value ("" while the meter
+// has none: too little audio, or silence), shown to a tenth. The page's fields name the API's.
+function renderLoudness(program) {
+  for (const cell of document.querySelectorAll('#loudness [data-field]')) {
+    const value = program[cell.dataset.field];
+    cell.dataset.value = value === null || value === undefined ? '' : String(value);
+    cell.textContent = value === null || value === undefined ? '-' : value.toFixed(1);
+  }
+}
+
 // A meter per mixer input (beside the program's), from the audio route 4 times a second: name, peak bar,
-// mute button and gain (dB, applied on change). Each carries data-meter="NAME" and data-peak-dbfs="L,R"
-// like the program meter; rows are kept by name, so a gain being typed is not replaced.
+// RMS tick, mute button and gain (dB, applied on change). Each carries data-meter="NAME",
+// data-peak-dbfs="L,R" and data-rms-dbfs="L,R" like the program meter; rows are kept by name, so a gain
+// being typed is not replaced.
 function renderAudioInputs(audio) {
+  if (audio.program) renderLoudness(audio.program);
   const section = $('#audio-inputs');
   const names = new Set();
   for (const input of audio.inputs || []) {
@@ -251,7 +264,7 @@ function renderAudioInputs(audio) {
       row.className = 'input-meter';
       row.dataset.meter = input.name;
       row.innerHTML = '<span class="meter-label" data-field="name"></span>'
-        + '<div class="meter-channels"><div class="meter-bar"><span class="meter-cover"></span></div></div>'
+        + '<div class="meter-channels"><div class="meter-bar"><span class="meter-cover"></span><span class="meter-rms"></span></div></div>'
         + '<button data-action="mute" aria-pressed="false">mute</button>'
         + '<label>gain <input type="number" step="1" min="-60" max="24" data-field="gain"></label>';
       const path = `/api/v1/audio/${encodeURIComponent(input.name)}`;
@@ -263,13 +276,17 @@ function renderAudioInputs(audio) {
       };
       section.append(row);
     }
-    const peaks = input.levels.peak_dbfs, floor = input.levels.floor_dbfs;
+    const peaks = input.levels.peak_dbfs, rms = input.levels.rms_dbfs, floor = input.levels.floor_dbfs;
     row.dataset.peakDbfs = peaks.join(',');
+    row.dataset.rmsDbfs = rms.join(',');
     row.dataset.state = input.state;
-    const peak = Math.max(floor, ...peaks);
+    const peak = Math.max(floor, ...peaks), power = Math.max(floor, ...rms);
     $('.meter-cover', row).style.width = `calc(100% - ${meterPosition(peak)})`;
+    $('.meter-rms', row).style.left = meterPosition(power);
     $('[data-field="name"]', row).textContent = input.name;
-    row.title = `${input.source} (${input.state})${input.camera ? `, camera ${input.camera}` : ''}${input.follow ? `, follows ${input.follow}` : ''}`;
+    const shown = (value) => (value <= floor ? '-inf' : value.toFixed(1));
+    row.title = `${input.source} (${input.state})${input.camera ? `, camera ${input.camera}` : ''}${input.follow ? `, follows ${input.follow}` : ''}`
+      + `: peak ${shown(peak)}, RMS ${shown(power)} dBFS`;
     $('[data-action="mute"]', row).setAttribute('aria-pressed', String(input.muted));
     const gain = $('[data-field="gain"]', row);
     if (document.activeElement !== gain) gain.value = input.gain_db === null ? '' : String(input.gain_db);

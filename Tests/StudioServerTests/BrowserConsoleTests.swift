@@ -121,6 +121,21 @@ import TestSupport
             // The mixer's input meter for the tone reads the same (unity gain); its mute button muted it.
             let input = report["input_peak_dbfs"]?.arrayValue?.compactMap(\.doubleValue) ?? []
             #expect(input.count == 2 && input.allSatisfy { abs($0 - level) < 1 }, "the tone input's meter reads \(input)")
+            // Its RMS tick: a sine's RMS is 3.01 dB under its peak.
+            let rms = report["input_rms_dbfs"]?.arrayValue?.compactMap(\.doubleValue) ?? []
+            #expect(rms.count == 2 && rms.allSatisfy { abs($0 - (level - 3.01)) < 0.5 }, "the tone input's RMS reads \(rms)")
+            // The loudness readout. BS.1770's calibration: a 1 kHz sine at L dBFS in both channels reads
+            // L LUFS (momentary, short-term and, steady since the start, integrated), its true peak L dBTP,
+            // and a steady sound has no loudness range. The page shows what the API says (to a tenth, read
+            // a poll apart).
+            let shown = report["loudness"]?.objectValue ?? [:], api = report["api_loudness"]?.objectValue ?? [:]
+            for field in ["momentary_lufs", "short_term_lufs", "integrated_lufs", "true_peak_dbtp"] {
+                let value = try #require(shown[field]?.doubleValue, "no \(field) shown: \(report)")
+                #expect(abs(value - level) < 0.5, "\(field) shows \(value) for a sine at \(level) dBFS")
+                let said = try #require(api[field]?.doubleValue, "the API has no \(field): \(report)")
+                #expect(abs(value - said) <= 0.2, "\(field): the page shows \(value), the API says \(said)")
+            }
+            #expect((shown["range_lu"]?.doubleValue ?? 0) < 1, "loudness range \(shown["range_lu"] ?? .null) for a steady sine")
         }
         #expect(report["input_muted"] == .bool(true), "\(report)")
         #expect(try studio.json(["audio"])["inputs"]?[0]?["muted"] == .bool(true))

@@ -34,6 +34,11 @@ Otherwise:
   cut_clicked_ms                wall time of the Cut click (ms since the epoch)
   meter_peak_dbfs: [l, r]       the program audio meter's data-peak-dbfs once it reads above the floor
   input_peak_dbfs: [l, r]       the `tone` input's meter (data-meter="tone") once it reads above the floor
+  input_rms_dbfs: [l, r]        that meter's data-rms-dbfs at the same moment
+  loudness: {field: value}      the loudness readout's data-value per field (momentary_lufs, short_term_lufs,
+                                integrated_lufs, range_lu, true_peak_dbtp; null where it shows none) once
+                                M, S, I and true peak show a reading, before the mute
+  api_loudness: {field: value}  /api/v1/audio's program readings fetched right after
   input_muted                   that input's mute button's aria-pressed after clicking it
 Exits 2 with a message when a step does not happen in time.
 """
@@ -201,6 +206,20 @@ try:
         peaks = [float(v) for v in rows[0].get_attribute("data-peak-dbfs").split(",")]
         return peaks if len(peaks) == 2 and all(p > -96 for p in peaks) else None
     result["input_peak_dbfs"] = wait("the tone input's meter", input_peaks)
+    result["input_rms_dbfs"] = [float(v) for v in driver.find_element(
+        By.CSS_SELECTOR, '#audio-inputs [data-meter="tone"]').get_attribute("data-rms-dbfs").split(",")]
+
+    # The program's loudness beside the meter: M, S, I and true peak show readings once the short-term
+    # window has 3 s of audio; then the same fields from the API, for the test to compare.
+    fields = ["momentary_lufs", "short_term_lufs", "integrated_lufs", "range_lu", "true_peak_dbtp"]
+    def loudness():
+        shown = {f: driver.find_element(By.CSS_SELECTOR, f'#loudness [data-field="{f}"]').get_attribute("data-value") for f in fields}
+        if any(not shown[f] for f in ["momentary_lufs", "short_term_lufs", "integrated_lufs", "true_peak_dbtp"]):
+            return None
+        return {f: float(v) if v else None for f, v in shown.items()}
+    result["loudness"] = wait("the loudness readout", loudness)
+    program = json.loads(urllib.request.urlopen(URL.rstrip("/") + "/api/v1/audio", timeout=10).read().decode())["program"]
+    result["api_loudness"] = {f: program.get(f) for f in fields}
     driver.find_element(By.CSS_SELECTOR, '#audio-inputs [data-meter="tone"] [data-action="mute"]').click()
     result["input_muted"] = wait("the mute button to say muted", lambda: driver.find_element(
         By.CSS_SELECTOR, '#audio-inputs [data-meter="tone"] [data-action="mute"]').get_attribute("aria-pressed") == "true" or None)
