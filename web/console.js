@@ -431,7 +431,11 @@ async function loadHistory() {
     const button = document.createElement('button');
     button.dataset.session = session.id;
     const ended = session.ended_at ? session.end_reason : 'running';
-    button.textContent = `#${session.id} ${session.started_at.slice(0, 16).replace('T', ' ')} · ${ended} · ${session.switch_count} switches`;
+    // A stopped session's program loudness (EBU R128 integrated, kept when it stopped): data-integrated-lufs.
+    const loudness = session.integrated_lufs === null || session.integrated_lufs === undefined ? '' : session.integrated_lufs.toFixed(1);
+    button.dataset.integratedLufs = loudness;
+    button.textContent = `#${session.id} ${session.started_at.slice(0, 16).replace('T', ' ')} · ${ended} · ${session.switch_count} switches`
+      + (loudness ? ` · ${loudness} LUFS` : '');
     button.addEventListener('click', () => act(showSession(session.id)));
     item.append(button);
     return item;

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Capture
 import Control
 import TestSupport
 
@@ -11,6 +12,13 @@ import TestSupport
                    "needs chromium, chromium-driver and python3-selenium (Debian packages; run scripts/setup.sh)"))
     func theHistoryPanelShowsATimelineAndItsEvents() throws {
         let studio = try StudioHarness()
+        // A session before, stopped: its row keeps the program's integrated loudness (the demo tone, a
+        // 1 kHz sine at -20 dBFS in both channels: -20 LUFS by BS.1770's calibration).
+        _ = try HTTPAPIEndToEndTests.serve(studio)
+        #expect(waitFor(seconds: 20) { (try? studio.json(["audio"]))?["program"]?["integrated_lufs"]?.doubleValue != nil },
+                "the mixer gave no integrated loudness")
+        let stopped = try #require(try studio.status()["session"]?.intValue)
+        #expect(studio.stopServer() == .exited(0))
         let port = try HTTPAPIEndToEndTests.serve(studio)
         #expect(studio.waitForProgramFrames(3))
         for camera in ["cam2", "cam3"] {
@@ -22,7 +30,14 @@ import TestSupport
         let browser = try ChildProcess(executable: BrowserConsoleTests.python,
                                        arguments: [BrowserConsoleTests.script, "--history", String(session), "http://127.0.0.1:\(port)/", screenshot])
         let report = try BrowserConsoleTests.report(of: browser)
-        #expect(report["sessions"]?.arrayValue?.first?.intValue == session, "newest first: \(report)")
+        #expect(report["sessions"]?.arrayValue?.compactMap(\.intValue).prefix(2) == [session, stopped], "newest first: \(report)")
+        // The stopped session shows its loudness; the running one has none yet.
+        let loudness = report["session_loudness"]?.objectValue ?? [:]
+        let kept = try #require(loudness[String(stopped)]?.doubleValue, "no loudness on session \(stopped): \(report)")
+        if case .tone(_, let level) = TestToneSource.Signal.standard {
+            #expect(abs(kept - level) < 0.5, "session \(stopped) shows \(kept) LUFS for a sine at \(level) dBFS")
+        }
+        #expect(loudness[String(session)] == .null, "the running session shows a loudness: \(report)")
         let sources = report["program_sources"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(sources == ["cam1", "cam2", "cam3"], "\(report)")
         let kinds = report["event_kinds"]?.arrayValue?.compactMap(\.stringValue) ?? []

@@ -13,6 +13,7 @@ data-state="lost" (the test unplugs the camera after READY_FILE appears); report
 
 --history: clicks SESSION in the History panel and waits for its timeline and its events; reports
   sessions                      the session ids the panel lists, in order
+  session_loudness: {id: LUFS}  each listed session's data-integrated-lufs (null where it has none)
   program_sources               data-source of the timeline's program-lane rects, in order
   event_kinds                   data-kind of the event table's rows, in order
 
@@ -89,6 +90,8 @@ try:
         button = lambda: driver.find_element(By.CSS_SELECTOR, f'#history-sessions button[data-session="{HISTORY}"]')
         wait(f"session {HISTORY} in the History panel", button)
         result["sessions"] = [int(b.get_attribute("data-session")) for b in driver.find_elements(By.CSS_SELECTOR, "#history-sessions button")]
+        result["session_loudness"] = {b.get_attribute("data-session"): float(b.get_attribute("data-integrated-lufs")) if b.get_attribute("data-integrated-lufs") else None
+                                      for b in driver.find_elements(By.CSS_SELECTOR, "#history-sessions button")}
         button().click()
         rects = lambda: driver.find_elements(By.CSS_SELECTOR, '#history-timeline svg rect[data-lane="program"]')
         wait("the session's timeline", rects)
