@@ -249,9 +249,9 @@ function renderLoudness(program) {
 }
 
 // A meter per mixer input (beside the program's), from the audio route 4 times a second: name, peak bar,
-// RMS tick, mute button and gain (dB, applied on change). Each carries data-meter="NAME",
-// data-peak-dbfs="L,R" and data-rms-dbfs="L,R" like the program meter; rows are kept by name, so a gain
-// being typed is not replaced.
+// RMS tick, mute button, gain (dB) and the camera or scene it follows (each applied on change). Each
+// carries data-meter="NAME", data-peak-dbfs="L,R" and data-rms-dbfs="L,R" like the program meter; rows
+// are kept by name, so a gain being typed or a choice being made is not replaced.
 function renderAudioInputs(audio) {
   if (audio.program) renderLoudness(audio.program);
   const section = $('#audio-inputs');
@@ -266,7 +266,8 @@ function renderAudioInputs(audio) {
       row.innerHTML = '<span class="meter-label" data-field="name"></span>'
         + '<div class="meter-channels"><div class="meter-bar"><span class="meter-cover"></span><span class="meter-rms"></span></div></div>'
         + '<button data-action="mute" aria-pressed="false">mute</button>'
-        + '<label>gain <input type="number" step="1" min="-60" max="24" data-field="gain"></label>';
+        + '<label>gain <input type="number" step="1" min="-60" max="24" data-field="gain"></label>'
+        + '<label>follow <select data-field="follow"></select></label>';
       const path = `/api/v1/audio/${encodeURIComponent(input.name)}`;
       $('[data-action="mute"]', row).onclick = (event) =>
         act(api('POST', path, { mute: event.currentTarget.getAttribute('aria-pressed') !== 'true' }).then(renderAudioInputs));
@@ -274,6 +275,8 @@ function renderAudioInputs(audio) {
         const value = event.currentTarget.value.trim();
         act(api('POST', path, { gain: value === '' ? '-inf' : Number(value) }).then(renderAudioInputs));
       };
+      $('[data-field="follow"]', row).onchange = (event) =>
+        act(api('POST', path, { follow: event.currentTarget.value }).then(renderAudioInputs));
       section.append(row);
     }
     const peaks = input.levels.peak_dbfs, rms = input.levels.rms_dbfs, floor = input.levels.floor_dbfs;
@@ -290,6 +293,16 @@ function renderAudioInputs(audio) {
     $('[data-action="mute"]', row).setAttribute('aria-pressed', String(input.muted));
     const gain = $('[data-field="gain"]', row);
     if (document.activeElement !== gain) gain.value = input.gain_db === null ? '' : String(input.gain_db);
+    // Audio-follow-video: up only while the chosen camera or scene is on program ("none": always).
+    const follow = $('[data-field="follow"]', row);
+    if (document.activeElement !== follow) {
+      const choices = ['none', ...state.cameras.map((c) => c.name), ...state.scenes.map((s) => s.name)];
+      if (input.follow && !choices.includes(input.follow)) choices.push(input.follow);
+      if ([...follow.options].map((o) => o.value).join() !== choices.join()) {
+        follow.replaceChildren(...choices.map((name) => new Option(name, name)));
+      }
+      follow.value = input.follow || 'none';
+    }
   }
   for (const row of section.querySelectorAll('[data-meter]')) if (!names.has(row.dataset.meter)) row.remove();
 }

@@ -86,7 +86,10 @@ public final class LoudnessMeter {
     /// The readings now (see the type's doc). Cheap: the audio thread reads it every 100 ms.
     public var loudness: ProgramLoudness {
         let levels = self.levels ?? {
-            func loudness(_ energy: Double) -> Double? { windows.closed > 0 && energy > 0 ? LoudnessHistogram.loudness(energy: energy) : nil }
+            func loudness(_ energy: Double) -> Double? {
+                guard windows.closed > 0, energy > 0 else { return nil }
+                return ProgramLoudness.reading(LoudnessHistogram.loudness(energy: energy))
+            }
             return (loudness(windows.mean(newest: 4)), loudness(windows.mean(newest: WindowEnergies.capacity)),
                     blocks.integrated, shortTermBlocks.range)
         }()

@@ -4,6 +4,11 @@
 /// The program's loudness after EBU R128 / ITU-R BS.1770 (K-weighted, LUFS; 0 LU = the target's
 /// reference). nil where there is nothing to report: silence, or too little audio for the window.
 public struct ProgramLoudness: Sendable, Equatable {
+    /// A momentary or short-term loudness as reported: nil below `AudioLevels.floor` (-96), as the level
+    /// meters read silence. After digital silence the K-weighting filter's tail decays towards zero
+    /// without reaching it, and read as a number it is -2000 LUFS and less (seen in the console).
+    public static func reading(_ lufs: Double) -> Double? { lufs.isFinite && lufs >= AudioLevels.floor ? lufs : nil }
+
     /// The last 400 ms (EBU R128 "M").
     public var momentaryLUFS: Double?
     /// The last 3 s ("S").

@@ -20,8 +20,10 @@ import TestSupport
         }
         func read(_ call: (UnsafeMutablePointer<ebur128_state>?, UnsafeMutablePointer<Double>?) -> Int32) -> Double? {
             var value = 0.0
-            guard call(state, &value) == cebur_success, value.isFinite else { return nil }
-            return value
+            guard call(state, &value) == cebur_success else { return nil }
+            // As the meter reports it (the integrated loudness is gated at -70 LUFS and the range is
+            // in LU: only momentary and short-term ever fall below the floor).
+            return ProgramLoudness.reading(value)
         }
         /// Momentary, short-term, integrated and range now.
         var readings: [Double?] {
@@ -83,6 +85,22 @@ import TestSupport
     /// As the mixer feeds it: 10 ms blocks, a reading every 100 ms.
     @Test func readingsEvery100MillisecondsAreLibebur128s() throws {
         #expect(try compare(block: 480, readEvery: 10) == 160)
+    }
+
+    /// Digital silence after sound: the momentary loudness is none once its 400 ms hold only silence
+    /// (libebur128 reads the K-weighting filter's tail there as -2000 LUFS and less); the short-term,
+    /// which still holds sound, reads on.
+    @Test func silenceReadsAsNoLoudness() throws {
+        let meter = try #require(LoudnessMeter())
+        meter.add(program())
+        let reading = meter.loudness
+        #expect(reading.momentaryLUFS == nil, "momentary after 1 s of silence: \(String(describing: reading.momentaryLUFS))")
+        #expect((reading.shortTermLUFS ?? -.infinity) > -40, "short-term: \(String(describing: reading.shortTermLUFS))")
+        let reference = Reference()
+        reference.add(program()[...])
+        var raw = 0.0
+        #expect(ebur128_loudness_momentary(reference.state, &raw) == cebur_success && raw < AudioLevels.floor,
+                "libebur128's momentary over the silence: \(raw)")
     }
 
     /// Blocks of 441 frames read every 9 (3969 frames apart, across the windows' ends), blocks of 1200

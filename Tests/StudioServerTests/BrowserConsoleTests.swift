@@ -139,6 +139,12 @@ import TestSupport
         }
         #expect(report["input_muted"] == .bool(true), "\(report)")
         #expect(try studio.json(["audio"])["inputs"]?[0]?["muted"] == .bool(true))
+        #expect(report["silent_momentary"] == .bool(true), "\(report)")
+        // Its follow menu: none, the three cameras and the scene; choosing cam2 set it, as `studio audio`
+        // says, and the log has the change.
+        #expect(report["follow_choices"]?.arrayValue?.compactMap(\.stringValue) == ["none", "cam1", "cam2", "cam3", "duo"], "\(report)")
+        #expect(report["input_follow"] == "cam2", "\(report)")
+        #expect(try studio.json(["audio"])["inputs"]?[0]?["follow"] == "cam2")
         #expect(FileManager.default.fileExists(atPath: screenshot))
         #expect(try studio.status()["program"]?["source"] == "cam2")
         #expect(studio.waitForProgramFrames(30))
@@ -148,6 +154,8 @@ import TestSupport
         let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
         let switches = EndToEndTests.events(log, kind: "switch")
         #expect(switches.compactMap { $0["camera"]?.stringValue } == ["cam1", "cam2"], "\(switches)")
+        let changes = EndToEndTests.events(log, kind: "audio_changed")
+        #expect(changes.contains { $0["details"]?["input"] == "tone" && $0["details"]?["follow"] == "none -> cam2" }, "\(changes)")
         let focus = try #require(EndToEndTests.events(log, kind: "camera_focus").first, "no camera_focus event")
         #expect(focus["camera"] == "cam2" && focus["details"]?["method"] == "none", "\(focus)")
         let connected = try #require(EndToEndTests.events(log, kind: "output_connected").first)

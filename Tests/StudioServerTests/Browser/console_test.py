@@ -41,7 +41,11 @@ Otherwise:
                                 M, S, I and true peak show a reading, before the mute
   api_loudness: {field: value}  /api/v1/audio's program readings fetched right after
   input_muted                   that input's mute button's aria-pressed after clicking it
-Exits 2 with a message when a step does not happen in time.
+  silent_momentary              true once the loudness readout's momentary shows none after the mute (the
+                                program is silence: no reading, not a number of -2000 LUFS)
+  follow_choices                that input's follow menu's options
+  input_follow                  the follow menu's value once the server's answer to choosing cam2 came back
+Exits 2 with a message when a step does not happen in time; says on stderr how long each wait took.
 """
 import json
 import sys
@@ -52,6 +56,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.support.ui import Select
 
 LOST = sys.argv[2] if sys.argv[1] == "--lost" else None
 HISTORY = sys.argv[2] if sys.argv[1] == "--history" else None
@@ -73,6 +78,7 @@ def wait(description, condition, seconds=20):
         except Exception:  # the element is not there yet, or was replaced
             value = None
         if value:
+            print(f"waited {seconds - (deadline - time.monotonic()):.2f} s for {description}", file=sys.stderr)
             return value
         time.sleep(0.05)
     fail(f"timed out waiting for {description}")
@@ -226,6 +232,20 @@ try:
     driver.find_element(By.CSS_SELECTOR, '#audio-inputs [data-meter="tone"] [data-action="mute"]').click()
     result["input_muted"] = wait("the mute button to say muted", lambda: driver.find_element(
         By.CSS_SELECTOR, '#audio-inputs [data-meter="tone"] [data-action="mute"]').get_attribute("aria-pressed") == "true" or None)
+
+    result["silent_momentary"] = wait("the momentary loudness to show none", lambda: driver.find_element(
+        By.CSS_SELECTOR, '#loudness [data-field="momentary_lufs"]').get_attribute("data-value") == "" or None)
+
+    # Audio-follow-video from the row: its menu lists none, the cameras and the scenes; choosing cam2
+    # posts it, and the row shows what the server then holds.
+    menu = lambda: Select(driver.find_element(By.CSS_SELECTOR, '#audio-inputs [data-meter="tone"] [data-field="follow"]'))
+    result["follow_choices"] = wait("the follow menu", lambda: [o.get_attribute("value") for o in menu().options] if len(menu().options) > 1 else None)
+    menu().select_by_value("cam2")
+    driver.execute_script("document.activeElement.blur()")  # leave the menu, so the next poll may update it
+    def followed():
+        audio = json.loads(urllib.request.urlopen(URL.rstrip("/") + "/api/v1/audio", timeout=10).read().decode())
+        return audio["inputs"][0].get("follow") == "cam2" and menu().first_selected_option.get_attribute("value")
+    result["input_follow"] = wait("the tone input to follow cam2", followed)
 
     driver.execute_script("window.scrollTo(0, 0)")
     time.sleep(0.3)  # let the tiles show their newest pictures for the screenshot
