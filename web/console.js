@@ -221,6 +221,8 @@ function renderOutputs(status) {
 // levels route; the meter carries data-peak-dbfs="L,R" (and each bar its own) for tests and scripts.
 const meterRange = 60;
 const meterPosition = (dbfs) => `${Math.min(100, Math.max(0, (dbfs + meterRange) / meterRange * 100))}%`;
+// A level as the meters print it: to a tenth, "-inf" at or under the floor (silence).
+const dbfsText = (value, floor) => (value <= floor ? '-inf' : value.toFixed(1));
 
 function renderLevels(levels) {
   const meter = $('[data-meter="program"]');
@@ -233,8 +235,7 @@ function renderLevels(levels) {
     $('.meter-cover', bar).style.width = `calc(100% - ${meterPosition(peak)})`;
     $('.meter-hold', bar).style.left = meterPosition(hold);
   });
-  const shown = (value) => (value <= levels.floor_dbfs ? '-inf' : value.toFixed(1));
-  $('[data-field="peak"]', meter).textContent = `${levels.peak_dbfs.map(shown).join(' / ')} dBFS`;
+  $('[data-field="peak"]', meter).textContent = `${levels.peak_dbfs.map((v) => dbfsText(v, levels.floor_dbfs)).join(' / ')} dBFS`;
 }
 
 // The program's EBU R128 loudness (the mixer's meter, from the audio route with the inputs): M, S and I
@@ -242,9 +243,9 @@ function renderLevels(levels) {
 // has none: too little audio, or silence), shown to a tenth. The page's fields name the API's.
 function renderLoudness(program) {
   for (const cell of document.querySelectorAll('#loudness [data-field]')) {
-    const value = program[cell.dataset.field];
-    cell.dataset.value = value === null || value === undefined ? '' : String(value);
-    cell.textContent = value === null || value === undefined ? '-' : value.toFixed(1);
+    const value = program[cell.dataset.field], none = value == null;  // null, or a field the reply lacks
+    cell.dataset.value = none ? '' : String(value);
+    cell.textContent = none ? '-' : value.toFixed(1);
   }
 }
 
@@ -287,9 +288,8 @@ function renderAudioInputs(audio) {
     $('.meter-cover', row).style.width = `calc(100% - ${meterPosition(peak)})`;
     $('.meter-rms', row).style.left = meterPosition(power);
     $('[data-field="name"]', row).textContent = input.name;
-    const shown = (value) => (value <= floor ? '-inf' : value.toFixed(1));
     row.title = `${input.source} (${input.state})${input.camera ? `, camera ${input.camera}` : ''}${input.follow ? `, follows ${input.follow}` : ''}`
-      + `: peak ${shown(peak)}, RMS ${shown(power)} dBFS`;
+      + `: peak ${dbfsText(peak, floor)}, RMS ${dbfsText(power, floor)} dBFS`;
     $('[data-action="mute"]', row).setAttribute('aria-pressed', String(input.muted));
     const gain = $('[data-field="gain"]', row);
     if (document.activeElement !== gain) gain.value = input.gain_db === null ? '' : String(input.gain_db);
@@ -445,7 +445,7 @@ async function loadHistory() {
     button.dataset.session = session.id;
     const ended = session.ended_at ? session.end_reason : 'running';
     // A stopped session's program loudness (EBU R128 integrated, kept when it stopped): data-integrated-lufs.
-    const loudness = session.integrated_lufs === null || session.integrated_lufs === undefined ? '' : session.integrated_lufs.toFixed(1);
+    const loudness = session.integrated_lufs == null ? '' : session.integrated_lufs.toFixed(1);
     button.dataset.integratedLufs = loudness;
     button.textContent = `#${session.id} ${session.started_at.slice(0, 16).replace('T', ' ')} · ${ended} · ${session.switch_count} switches`
       + (loudness ? ` · ${loudness} LUFS` : '');

@@ -111,3 +111,9 @@ public protocol CompressedFrameSource: Camera {
 extension CompressedFrameSource {
     public var isSendingCompressed: Bool { compressedCodec != nil }
 }
+
+extension Camera {
+    /// Whether this camera sends compressed frames now (`CompressedFrameSource.isSendingCompressed`);
+    /// false for a camera that never does.
+    public var sendsCompressedFrames: Bool { (self as? any CompressedFrameSource)?.isSendingCompressed ?? false }
+}

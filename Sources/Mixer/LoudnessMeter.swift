@@ -86,9 +86,9 @@ public final class LoudnessMeter {
     /// The readings now (see the type's doc). Cheap: the audio thread reads it every 100 ms.
     public var loudness: ProgramLoudness {
         let levels = self.levels ?? {
+            // No energy reads -inf, which `reading` turns into none, as it does the silence floor.
             func loudness(_ energy: Double) -> Double? {
-                guard windows.closed > 0, energy > 0 else { return nil }
-                return ProgramLoudness.reading(LoudnessHistogram.loudness(energy: energy))
+                windows.closed > 0 ? ProgramLoudness.reading(LoudnessHistogram.loudness(energy: energy)) : nil
             }
             return (loudness(windows.mean(newest: 4)), loudness(windows.mean(newest: WindowEnergies.capacity)),
                     blocks.integrated, shortTermBlocks.range)

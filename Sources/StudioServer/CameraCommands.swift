@@ -53,8 +53,7 @@ enum CameraCommands {
             view.requested = mode.description
             let iso = server.cameras.isoRecorders.first { $0.cameraID == camera.id }
             iso?.cameraModeChanged()
-            let sendsCompressed = (camera as? any CompressedFrameSource)?.isSendingCompressed ?? false
-            view.warning = IsoMode.warning(afterModeChangeOf: camera.id, sendsCompressed: sendsCompressed, iso: iso?.mode)
+            view.warning = IsoMode.warning(afterModeChangeOf: camera.id, sendsCompressed: camera.sendsCompressedFrames, iso: iso?.mode)
             if let warning = view.warning { server.log.info("warning: \(warning)") }
             return view
         }

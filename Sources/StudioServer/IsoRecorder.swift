@@ -217,17 +217,13 @@ private final class BoundCamera: Sendable {
     }
 
     /// The camera's current mode delivers compressed frames (its JPEGs reach a passthrough feed).
-    var sendsCompressed: Bool { Self.sendsCompressed(camera) }
-
-    private static func sendsCompressed(_ camera: any Camera) -> Bool {
-        (camera as? any CompressedFrameSource)?.isSendingCompressed ?? false
-    }
+    var sendsCompressed: Bool { camera.sendsCompressedFrames }
 
     /// A frame a passthrough ISO may encode while its camera sends raw ones: full size, at the camera's
     /// current size (not a JPEG decoded before the mode changed, nor one decoded at reduced size).
     func isRawFrame(_ frame: VideoFrame) -> Bool {
         let camera = self.camera
-        guard !Self.sendsCompressed(camera), frame.reduction == 1 else { return false }
+        guard !camera.sendsCompressedFrames, frame.reduction == 1 else { return false }
         guard let format = camera.currentFormat else { return true }
         return frame.width == format.width && frame.height == format.height
     }

@@ -84,6 +84,11 @@ def wait(description, condition, seconds=20):
     fail(f"timed out waiting for {description}")
 
 
+def audio_route():
+    """The server's own answer, GET /api/v1/audio, to compare the page with."""
+    return json.loads(urllib.request.urlopen(URL.rstrip("/") + "/api/v1/audio", timeout=10).read().decode())
+
+
 options = webdriver.ChromeOptions()
 options.binary_location = "/usr/bin/chromium"
 for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1000"]:
@@ -227,7 +232,7 @@ try:
             return None
         return {f: float(v) if v else None for f, v in shown.items()}
     result["loudness"] = wait("the loudness readout", loudness)
-    program = json.loads(urllib.request.urlopen(URL.rstrip("/") + "/api/v1/audio", timeout=10).read().decode())["program"]
+    program = audio_route()["program"]
     result["api_loudness"] = {f: program.get(f) for f in fields}
     driver.find_element(By.CSS_SELECTOR, '#audio-inputs [data-meter="tone"] [data-action="mute"]').click()
     result["input_muted"] = wait("the mute button to say muted", lambda: driver.find_element(
@@ -243,8 +248,7 @@ try:
     menu().select_by_value("cam2")
     driver.execute_script("document.activeElement.blur()")  # leave the menu, so the next poll may update it
     def followed():
-        audio = json.loads(urllib.request.urlopen(URL.rstrip("/") + "/api/v1/audio", timeout=10).read().decode())
-        return audio["inputs"][0].get("follow") == "cam2" and menu().first_selected_option.get_attribute("value")
+        return audio_route()["inputs"][0].get("follow") == "cam2" and menu().first_selected_option.get_attribute("value")
     result["input_follow"] = wait("the tone input to follow cam2", followed)
 
     driver.execute_script("window.scrollTo(0, 0)")
