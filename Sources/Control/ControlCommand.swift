@@ -87,6 +87,13 @@ public struct ControlHTTPRoute: Sendable, Equatable {
     }
 }
 
+/// Arguments that are told where their request came from (`ControlRequest.origin`: `socket` or `http`):
+/// the router sets `requester` after decoding, so a client cannot claim another origin. Leave
+/// `requester` out of the type's `CodingKeys`.
+public protocol RequesterAware {
+    var requester: String { get set }
+}
+
 /// The arguments of a command that takes none (any `arguments` object is accepted).
 public struct NoArguments: Codable, Sendable, Equatable {
     public init() {}

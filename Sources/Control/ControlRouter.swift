@@ -78,7 +78,7 @@ public final class ControlRouter<Context: AnyObject & Sendable>: ControlHandler 
     private static func handle<Command: ControlCommand>(_ command: Command.Type, worker: Worker?) -> Handle
     where Command.Context == Context {
         { request, context, reply in
-            let arguments = try request.decodeArguments(Command.Arguments.self)
+            let arguments = told(try request.decodeArguments(Command.Arguments.self), origin: request.origin)
             let answer: @Sendable (Result<Command.Reply, ControlError>) -> Void = { result in
                 switch result {
                 case .success(let value): reply(encoded(value, command: request.command))
@@ -100,6 +100,13 @@ public final class ControlRouter<Context: AnyObject & Sendable>: ControlHandler 
                 if !worker(job) { throw ControlError(.busy, "too many queries waiting; try again") }
             }
         }
+    }
+
+    /// `arguments` with the request's origin set, where they are `RequesterAware`.
+    private static func told<Arguments>(_ arguments: Arguments, origin: String) -> Arguments {
+        guard var aware = arguments as? any RequesterAware else { return arguments }
+        aware.requester = origin
+        return aware as? Arguments ?? arguments
     }
 
     /// A thrown `ControlError` as it is; anything else `internal`, prefixed with the command's name when given.

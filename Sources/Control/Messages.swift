@@ -22,6 +22,10 @@ public struct ControlErrorCode: RawRepresentable, Hashable, Sendable, Codable, C
     public static let unknownCamera = ControlErrorCode(rawValue: "unknown_camera")
     /// Something named by the request (a session, an output) does not exist.
     public static let notFound = ControlErrorCode(rawValue: "not_found")
+    /// What the request would create exists already (an output of that name).
+    public static let alreadyExists = ControlErrorCode(rawValue: "already_exists")
+    /// The request would go beyond one of the server's limits (the number of outputs).
+    public static let limitReached = ControlErrorCode(rawValue: "limit_reached")
     /// The server cannot do it now (for example it is starting or stopping).
     public static let unavailable = ControlErrorCode(rawValue: "unavailable")
     /// The server already has as many clients as it accepts.
@@ -64,11 +68,16 @@ public struct ControlRequest: Sendable, Equatable {
     public var id: JSONValue
     public var command: String
     public var arguments: [String: JSONValue]
+    /// Where the request came from: `socket` (the control socket: the CLI, scripts) or `http` (the HTTP
+    /// API: the console, curl). Set by the server side that received it, never by the client; commands
+    /// whose arguments are `RequesterAware` see it (the history says who changed what).
+    public var origin: String
 
-    public init(id: JSONValue, command: String, arguments: [String: JSONValue] = [:]) {
+    public init(id: JSONValue, command: String, arguments: [String: JSONValue] = [:], origin: String = "socket") {
         self.id = id
         self.command = command
         self.arguments = arguments
+        self.origin = origin
     }
 
     /// Parses one line of the protocol. The id is returned even when the rest is bad, so the error

@@ -103,10 +103,10 @@ struct Started {
 }
 
 extension OutputDestination {
-    /// The destination that writes there: a network URL is an `RTMPDestination`, anything else a
+    /// The destination that writes there: a network kind's URL is a `NetworkDestination`, anything else a
     /// `RecordingDestination`.
     func makeDestination(policy: OutputPolicy, interrupt: InterruptState) -> any Destination {
-        if isNetwork { return RTMPDestination(url: url, policy: policy, interrupt: interrupt) }
+        if isNetwork { return NetworkDestination(url: url, container: containerFormat, policy: policy, interrupt: interrupt) }
         return RecordingDestination(path: url, format: containerFormat, policy: policy, interrupt: interrupt)
     }
 }

@@ -7,7 +7,7 @@ import StudioSystem
 /// `OutputQueue` by `accept`, which never blocks.
 ///
 /// The thread runs an `OutputLoop` (keyframe gating, the audio hold, statistics, events, backoff) that
-/// writes to a `Destination`: an `RTMPDestination` (reconnects, in-band sequence headers) or a
+/// writes to a `Destination`: a `NetworkDestination` (RTMP or SRT: reconnects, in-band sequence headers) or a
 /// `RecordingDestination` (parts after write failures, a new file per generation, flushes).
 public final class MediaOutput: Sendable {
     public let destination: OutputDestination

@@ -1,39 +1,31 @@
 import Foundation
 import StudioCore
 
-/// Where one output goes: an RTMP URL (FLV over libavformat's rtmp protocol) or a recording file
-/// (Matroska unless the path ends in `.flv`).
+/// Where one output goes: a network URL of an `OutputKind` (RTMP as FLV, SRT as MPEG-TS) or a recording
+/// file (Matroska unless the path ends in `.flv`).
 public struct OutputDestination: Sendable, Hashable {
     public var name: String
     public var url: String
-    /// True for `scheme://` URLs other than `file:`: written by an `RTMPDestination` (reconnects to the
-    /// same URL), anything else by a `RecordingDestination` (the next file `NAME-partK` after a write error).
-    public var isNetwork: Bool
-    /// libavformat muxer name: `flv` for network and `.flv` files, `matroska` otherwise.
-    public var containerFormat: String
+    /// The row of the output-kind table that `url` belongs to. A URL of a scheme no kind takes is
+    /// refused before it gets here (the config, `studio output add`); one that does is written as a file.
+    public var kind: OutputKind
+    /// A network kind: written by a `NetworkDestination` (reconnects to the same URL), anything else by a
+    /// `RecordingDestination` (the next file `NAME-partK` after a write error).
+    public var isNetwork: Bool { kind.isNetwork }
+    /// libavformat muxer name: the kind's (`flv`, `mpegts`), `flv` for `.flv` files, `matroska` otherwise.
+    public var containerFormat: String { kind.container(for: url) }
 
     public init(name: String, url: String) {
         self.name = name
         self.url = url
-        let lower = url.lowercased()
-        isNetwork = lower.contains("://") && !lower.hasPrefix("file:")
-        containerFormat = isNetwork || lower.hasSuffix(".flv") ? "flv" : "matroska"
+        kind = OutputKind.of(url) ?? .file
     }
 
-    /// The URL with its stream key (and any credentials or query) masked; file paths as they are.
-    public var maskedURL: String { isNetwork ? SecretMasking.maskURL(url) : url }
+    /// The URL with its secrets masked as its kind says; file paths as they are.
+    public var maskedURL: String { kind.masked(url) }
 
-    /// Removes the URL and its stream key from free text (error messages from lower layers).
-    public func redact(_ text: String) -> String {
-        guard isNetwork else { return text }
-        var result = text.replacingOccurrences(of: url, with: maskedURL)
-        let withoutQuery = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
-        if let key = withoutQuery.split(separator: "/").last, key.count >= 4, !withoutQuery.hasSuffix("/"),
-           withoutQuery.split(separator: "/").count >= 4 {
-            result = result.replacingOccurrences(of: String(key), with: "****")
-        }
-        return result
-    }
+    /// Removes the URL and its secrets from free text (error messages from lower layers).
+    public func redact(_ text: String) -> String { kind.redact(text, url: url) }
 }
 
 /// How an output behaves under congestion and failure.

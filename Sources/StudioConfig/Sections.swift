@@ -195,7 +195,7 @@ struct OutputList: Decodable {
                 url = try keys.parse(.url, .text())
                 name = try keys.parse(.name, .text())
             }
-            guard let url else { throw item.failure("missing: every output needs an rtmp:// or rtmps:// URL", at: OutputTarget.CodingKeys.url) }
+            guard let url else { throw item.failure("missing: every output needs an \(OutputKind.networkSchemes) URL", at: OutputTarget.CodingKeys.url) }
             _ = try item.check(at: OutputTarget.CodingKeys.url) { () throws(ValueError) in try ValueSyntax.outputURL.parse(url) }
             let finalName = name ?? "output\(index + 1)"
             let namePath = item.codingPath + [OutputTarget.CodingKeys.name]

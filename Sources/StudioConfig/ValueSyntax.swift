@@ -88,19 +88,13 @@ extension ValueSyntax where Value == String {
         }
     }
 
-    /// An RTMP(S) destination with its stream key (`rtmp://host/app/key`).
+    /// A network output's URL, of a kind in the output-kind table (`OutputKind`): rtmp://, rtmps://, srt://.
     public static var outputURL: Self {
         Self("a string") { (url: String) throws(ValueError) -> String in
-            let scheme = ["rtmp://", "rtmps://"].first { url.lowercased().hasPrefix($0) }
-            guard let scheme else {
-                throw ValueError("expected an rtmp:// or rtmps:// URL, got \"\(SecretMasking.maskURL(url))\"")
+            guard let kind = OutputKind.of(url), kind.isNetwork else {
+                throw ValueError("expected an \(OutputKind.networkSchemes) URL, got \"\(SecretMasking.maskURL(url))\"")
             }
-            let rest = url.dropFirst(scheme.count)
-            let host = rest.prefix { $0 != "/" }
-            guard !host.isEmpty, rest.count > host.count + 1, !url.contains(where: { $0.isWhitespace }) else {
-                // Not echoed: in a malformed URL the key may sit where masking does not look.
-                throw ValueError("expected \(scheme)host/app/stream-key (a host, then a path; no spaces)")
-            }
+            if let problem = kind.problem(with: url) { throw ValueError(problem) }
             return url
         }
     }

@@ -58,6 +58,14 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let audioInputBack = EventKind(rawValue: "audio_input_back")
     /// An input's source lost and back too often to write each time (details: input, lost, returned, over_ms, state, ended).
     public static let audioInputFlapping = EventKind(rawValue: "audio_input_flapping")
+    /// The operator added an output mid-show (details: output, url masked, kind, by: `socket` or `http`).
+    public static let outputAdded = EventKind(rawValue: "output_added")
+    /// The operator stopped an output; it stays listed, ready to start again (details: output, by).
+    public static let outputStopped = EventKind(rawValue: "output_stopped")
+    /// The operator started a stopped output again (details: output, by).
+    public static let outputStarted = EventKind(rawValue: "output_started")
+    /// The operator removed an output (details: output, url masked, by).
+    public static let outputRemoved = EventKind(rawValue: "output_removed")
     public static let outputConnected = EventKind(rawValue: "output_connected")
     public static let outputDisconnected = EventKind(rawValue: "output_disconnected")
     public static let outputReconnectAttempt = EventKind(rawValue: "output_reconnect_attempt")
@@ -86,7 +94,7 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let all: [EventKind] = [
         .sessionStarted, .databaseReplaced, .sessionEnded, .cameraAdded, .cameraLost, .cameraReturned, .cameraFlapping, .cameraModeChanged,
         .cameraControlChanged, .cameraFocus, .switchProgram, .backupTaken, .preview, .transitionStarted, .transitionEnded,
-        .pictureChanged, .overlayOn, .overlayOff, .tally, .configReloaded, .configReloadFailed, .audioChanged, .audioInputFound, .audioInputLost, .audioInputBack, .audioInputFlapping, .outputConnected,
+        .pictureChanged, .overlayOn, .overlayOff, .tally, .configReloaded, .configReloadFailed, .audioChanged, .audioInputFound, .audioInputLost, .audioInputBack, .audioInputFlapping, .outputAdded, .outputStopped, .outputStarted, .outputRemoved, .outputConnected,
         .outputDisconnected, .outputReconnectAttempt, .outputReconnected, .recordingStarted, .recordingStopped, .encoderChosen,
         .encoderFallback, .framesDropped, .encoderOverloaded, .serverStalled, .eventsLost, .error,
     ]

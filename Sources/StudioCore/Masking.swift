@@ -1,21 +1,12 @@
 /// Stream keys never appear in logs, `status` or the database.
 public enum SecretMasking {
-    /// Masks the stream key (the last path component and any query string) of an RTMP-style URL:
-    /// `rtmp://host/app/abcdef` becomes `rtmp://host/app/****`. Credentials in the authority are masked too.
+    /// Masks the secrets of a URL as its output kind says (`OutputKind.masked`): the stream key (the last
+    /// path component) and any query of an RTMP-style URL, `rtmp://host/app/abcdef` becoming
+    /// `rtmp://host/app/****`; an SRT URL's `streamid` and `passphrase`. Credentials in the authority are
+    /// masked too. A URL of a scheme no kind takes is masked like RTMP; text that is no URL at all entirely.
     public static func maskURL(_ url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url.isEmpty ? url : "****" }
-        let scheme = url[..<schemeEnd.lowerBound]
-        var rest = url[schemeEnd.upperBound...]
-        var query = ""
-        if let q = rest.firstIndex(of: "?") {
-            query = "?****"
-            rest = rest[..<q]
-        }
-        var parts = rest.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        if let at = parts[0].lastIndex(of: "@") { parts[0] = "****@" + parts[0][parts[0].index(after: at)...] }
-        // The stream key is the last non-empty path component (`rtmp://host/app/KEY`, also with a
-        // trailing slash). With a single component it may be the key too: mask it, safety first.
-        if let last = parts.indices.dropFirst().last(where: { !parts[$0].isEmpty }) { parts[last] = "****" }
-        return "\(scheme)://" + parts.joined(separator: "/") + query
+        guard url.contains("://") else { return url.isEmpty ? url : "****" }
+        let kind = OutputKind.of(url)
+        return (kind?.isNetwork == true ? kind! : .rtmp).masked(url)
     }
 }

@@ -15,7 +15,7 @@ enum ServerCommands {
         [Ping.self, Cameras.self, SwitcherCommands.Switch.self, SwitcherCommands.Preview.self, SwitcherCommands.Cut.self,
          SwitcherCommands.Auto.self, SwitcherCommands.Transition.self, SwitcherCommands.Scene.self, SwitcherCommands.Scenes.self,
          SwitcherCommands.Overlay.self,
-         Status.self, Levels.self, AudioCommands.Audio.self, Metrics.self, Reload.self, Sessions.self, Log.self, OnAir.self, Report.self, Recordings.self, Prune.self,
+         Status.self, OutputCommands.Outputs.self, OutputCommands.Output.self, Levels.self, AudioCommands.Audio.self, Metrics.self, Reload.self, Sessions.self, Log.self, OnAir.self, Report.self, Recordings.self, Prune.self,
          CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self, CameraCommands.Focus.self,
          PictureCommands.Picture.self]
     }
@@ -198,16 +198,7 @@ extension StudioServer {
             framesEncoded: video.framesIn, framesDropped: video.framesDropped, encodeErrors: video.encodeErrors,
             overloadedFPS: video.overload.map { tenths($0.measuredFPS) }, probeFPS: startSpeed.map { tenths($0.measuredFPS) },
             audio: audio.encoderName)
-        let now = MonotonicClock.now()
-        let outputViews = outputs.map { output in
-            let s = output.statistics
-            return StatusReply.OutputView(
-                name: s.name, url: s.maskedURL, state: s.state.rawValue, bytesSent: Int(s.bytesSent), packetsSent: s.packetsSent,
-                droppedVideo: s.droppedVideo, droppedAudio: s.droppedAudio, reconnects: s.reconnectCount,
-                reconnectAttempts: s.reconnectAttempts, lastError: s.lastError, bitsPerSecond: s.bitsPerSecond,
-                nextAttemptInSeconds: s.nextAttemptAt.map { Double(($0 > now ? $0 - now : 0) / 1_000_000) / 1000 },
-                latency: Self.latencyView(s.latency))
-        }
+        let outputViews = outputs.entries.map(outputView)
         let isoViews = cameras.isoRecorders.map { iso in
             let s = iso.statistics, output = iso.output.statistics
             return StatusReply.IsoView(

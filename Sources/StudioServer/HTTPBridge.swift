@@ -24,6 +24,7 @@ enum HTTPBridge {
     static let statuses: [ControlErrorCode: Int] = [
         .badRequest: 400, .invalidArgument: 400,
         .unknownCommand: 404, .unknownCamera: 404, .notFound: 404,
+        .alreadyExists: 409, .limitReached: 409,
         .tooLarge: 413,
         .busy: 503, .unavailable: 503,
         .timeout: 504,
@@ -45,7 +46,7 @@ enum HTTPBridge {
                 let error = error as? ControlError ?? ControlError(.badRequest, "\(error)")
                 return respond(.error(status(of: error.code), code: error.code.rawValue, error.message))
             }
-            router.handle(ControlRequest(id: "http", command: call.route.name, arguments: arguments)) { reply in
+            router.handle(ControlRequest(id: "http", command: call.route.name, arguments: arguments, origin: "http")) { reply in
                 switch reply.outcome {
                 case .success(let result):
                     if let route = texts[call.route.name], let field = route.textField, let text = result[field]?.stringValue {

@@ -26,7 +26,8 @@ public final class StudioServer: Sendable {
     let videoStage: VideoEncodingStage
     let audioStage: AudioEncodingStage
     let fanOut: OutputFanOut
-    let outputs: [MediaOutput]
+    /// The program's destinations, by name: the start's, and those added, stopped and removed mid-show.
+    let outputs: ProgramOutputs
     /// Every camera of the session, present and lost, with its ISO recorder (when recording, ISO on).
     let cameras: CameraHub
     /// The program audio: its inputs, the mixer and its meters.
@@ -196,35 +197,31 @@ public final class StudioServer: Sendable {
             })
             self.audioStage = audioStage
 
-            var outputs: [MediaOutput] = []
-            for target in configuration.outputs {
-                outputs.append(MediaOutput(destination: OutputDestination(name: target.name, url: target.url), events: events,
-                                           requestKeyframe: { videoStage.requestKeyframe() }))
-            }
+            var recordingPath: (@Sendable (String) -> String)?
             if let directory = configuration.recordDirectory {
-                let path = RecordingDirectory.programPath(in: directory, session: sessionID)
-                let output = MediaOutput(destination: OutputDestination(name: "recording", url: path), events: events,
-                                         requestKeyframe: { videoStage.requestKeyframe() })
-                // Each file of it becomes a `recordings` row once it holds media (see `RecordingRows`).
-                events.recordings.register(output: output.destination.name, camera: nil)
-                outputs.append(output)
+                recordingPath = { name in RecordingDirectory.outputPath(in: directory, session: session, output: name) }
             }
+            let outputs = ProgramOutputs(
+                fanOut: fanOut, events: events, recordingPath: recordingPath,
+                // Each file of a recording becomes a `recordings` row once it holds media (see `RecordingRows`).
+                registerRecording: { name in events.recordings.register(output: name, camera: nil) },
+                make: { destination in
+                    MediaOutput(destination: destination, events: events, requestKeyframe: { videoStage.requestKeyframe() })
+                })
             self.outputs = outputs
-            let programOutputs = outputs
             // All outputs (the program's and the ISO files) drain at the same time, so the whole stop is
             // bounded by one output's budget; each reports its last file closed (its row ends with its
             // size), and rows of an output that did not finish in time are ended here.
             services.start("outputs", {
-                for output in programOutputs {
-                    fanOut.add(output)
-                    output.start()
+                for target in configuration.outputs {
+                    outputs.startAtLaunch(OutputDestination(name: target.name, url: target.url), origin: .config)
+                }
+                if let directory = configuration.recordDirectory {
+                    outputs.startAtLaunch(OutputDestination(name: "recording", url: RecordingDirectory.programPath(in: directory, session: session)),
+                                          origin: .record)
                 }
             }, stop: {
-                let isoRecorders = cameras.isoRecorders
-                let stopping = (programOutputs + isoRecorders.map(\.output)).map { output in
-                    NamedThread.start(name: "stop.\(output.destination.name)") { output.stop(timeoutSeconds: 5) }
-                }
-                for thread in stopping { thread.join(timeoutSeconds: 6) }
+                outputs.stopAll(with: cameras.isoRecorders.map(\.output))
                 do { try store.finishOpenRecordings() } catch { log.info("could not end the recordings' rows: \(error)") }
             })
             // The encoders' threads run from their making; stopping them sends end-of-stream downstream
@@ -301,7 +298,7 @@ public final class StudioServer: Sendable {
             throw error
         }
         log.info("session \(sessionID) started: program \(configuration.program), \(cameras.all.count) camera(s), control socket \(options.socketPath)")
-        for output in outputs { log.info("output \(output.destination.name): \(output.destination.maskedURL)") }
+        for entry in outputs.entries { log.info("output \(entry.output.destination.name): \(entry.output.destination.maskedURL)") }
     }
 
     /// Stops every service in the reverse of the order it started, which is data-flow order so nothing
@@ -458,6 +455,12 @@ enum RecordingDirectory {
 
     static func programPath(in directory: String, session: Int64) -> String {
         (directory as NSString).appendingPathComponent("session-\(session)-program.mkv")
+    }
+
+    /// A recording the operator added mid-show as NAME (`studio output add NAME --record`):
+    /// `session-ID-output-NAME.mkv`, apart from the cameras' ISO files and the program's.
+    static func outputPath(in directory: String, session: Int64, output: String) -> String {
+        (directory as NSString).appendingPathComponent("session-\(session)-output-\(output).mkv")
     }
 
     /// A camera's ISO recording: `session-ID-camN.mkv`.

@@ -333,56 +333,8 @@ public struct StatusReply: Codable, Sendable {
         }
     }
 
-    public struct OutputView: Codable, Sendable {
-        public var name: String
-        /// The URL with its stream key masked.
-        public var url: String
-        public var state: String
-        public var bytesSent: Int
-        public var packetsSent: Int
-        public var droppedVideo: Int
-        public var droppedAudio: Int
-        public var reconnects: Int
-        /// Connection attempts after a failure, successful or not (a server never reached counts here).
-        public var reconnectAttempts: Int
-        @Nullable public var lastError: String?
-        /// Bits per second written over the last second or two (0 while not connected).
-        public var bitsPerSecond: Int
-        /// While waiting to try again after a failure: seconds until the next attempt; else nil.
-        @Nullable public var nextAttemptInSeconds: Double?
-        /// The program video's latency budget over the last frames written: p50 and p95 in ms by
-        /// `LatencyStage` (empty until known).
-        public var latency: [String: LatencyQuantiles] = [:]
-
-        enum CodingKeys: String, CodingKey {
-            case name, url, state, reconnects
-            case latency = "latency_ms"
-            case reconnectAttempts = "reconnect_attempts"
-            case bitsPerSecond = "bits_per_second"
-            case nextAttemptInSeconds = "next_attempt_in_s"
-            case bytesSent = "bytes_sent"
-            case packetsSent = "packets_sent"
-            case droppedVideo = "dropped_video"
-            case droppedAudio = "dropped_audio"
-            case lastError = "last_error"
-        }
-
-        public init(name: String, url: String, state: String, bytesSent: Int, packetsSent: Int, droppedVideo: Int, droppedAudio: Int, reconnects: Int, reconnectAttempts: Int, lastError: String? = nil, bitsPerSecond: Int, nextAttemptInSeconds: Double? = nil, latency: [String: LatencyQuantiles] = [:]) {
-            self.name = name
-            self.url = url
-            self.state = state
-            self.bytesSent = bytesSent
-            self.packetsSent = packetsSent
-            self.droppedVideo = droppedVideo
-            self.droppedAudio = droppedAudio
-            self.reconnects = reconnects
-            self.reconnectAttempts = reconnectAttempts
-            self.lastError = lastError
-            self.bitsPerSecond = bitsPerSecond
-            self.nextAttemptInSeconds = nextAttemptInSeconds
-            self.latency = latency
-        }
-    }
+    /// An output as `status` lists it (the same view as `outputs`).
+    public typealias OutputView = StudioViews.OutputView
 
     public struct IsoView: Codable, Sendable {
         public var camera: String

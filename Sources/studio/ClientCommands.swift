@@ -396,7 +396,7 @@ extension ClientCommand {
     /// What the operator asked for does not exist or does not fit (a session, a camera, a kind, a time
     /// range): a usage error (exit 2) naming the command; anything else a failure (exit 1).
     static func refusal(_ error: ControlError, _ command: String) -> any Error {
-        if [.invalidArgument, .notFound, .unknownCamera].contains(error.code) { return UsageError("studio \(command): \(error.message)") }
+        if [.invalidArgument, .notFound, .unknownCamera, .alreadyExists, .limitReached].contains(error.code) { return UsageError("studio \(command): \(error.message)") }
         return ClientFailure(error.message)
     }
 }

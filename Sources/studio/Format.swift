@@ -146,13 +146,7 @@ enum Format {
             }
             lines.append("levels    peak \(dbfs(levels.peakDBFS)) dBFS · rms \(dbfs(levels.rmsDBFS)) · hold \(dbfs(levels.peakHoldDBFS))")
             if reply.outputs.isEmpty { lines.append("outputs   none") }
-            for output in reply.outputs {
-                var line = "output    \(output.name) \(output.url): \(output.state) · \(output.bytesSent) bytes · dropped \(output.droppedVideo) video / \(output.droppedAudio) audio · \(output.reconnects) reconnects (\(output.reconnectAttempts) attempts)"
-                if output.bitsPerSecond > 0 { line += String(format: " · %.0f kbit/s", Double(output.bitsPerSecond) / 1000) }
-                if let next = output.nextAttemptInSeconds { line += String(format: " · next attempt in %.1f s", next) }
-                if let error = output.lastError { line += " · last error: \(error)" }
-                lines.append(line)
-            }
+            for output in reply.outputs { lines.append("output    " + Format.output(output)) }
             let store = reply.store
             var storeLine = "store     \(store.written) events written · \(store.queued) queued · \(store.lost) lost"
             if let since = store.retryingSince { storeLine += " · RETRYING since \(time(since)): \(text(store.lastError))" }

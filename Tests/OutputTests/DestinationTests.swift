@@ -15,10 +15,16 @@ private func size(_ path: String) -> String {
 @Suite(.serialized) struct DestinationTests {
     init() { FFmpegLogging.configure(verbose: false) }
 
-    @Test func aNetworkURLIsAnRTMPDestinationAnythingElseARecording() {
+    @Test func aNetworkURLIsANetworkDestinationAnythingElseARecording() {
         let interrupt = InterruptState()
         let policy = OutputPolicy()
-        #expect(OutputDestination(name: "live", url: "rtmp://host/live/key").makeDestination(policy: policy, interrupt: interrupt) is RTMPDestination)
+        #expect(OutputDestination(name: "live", url: "rtmp://host/live/key").makeDestination(policy: policy, interrupt: interrupt) is NetworkDestination)
+        #expect(OutputDestination(name: "live", url: "rtmp://host/live/key").containerFormat == "flv")
+        let srt = OutputDestination(name: "contrib", url: "srt://127.0.0.1:9000?streamid=abcdef&passphrase=secretsecret")
+        #expect(srt.makeDestination(policy: policy, interrupt: interrupt) is NetworkDestination && srt.containerFormat == "mpegts")
+        #expect(srt.maskedURL == "srt://127.0.0.1:9000?streamid=****&passphrase=****")
+        #expect(srt.redact("connect to srt://127.0.0.1:9000?streamid=abcdef&passphrase=secretsecret failed; passphrase secretsecret")
+                == "connect to srt://127.0.0.1:9000?streamid=****&passphrase=**** failed; passphrase ****")
         let file = OutputDestination(name: "rec", url: "/tmp/x/program.mkv").makeDestination(policy: policy, interrupt: interrupt)
         #expect((file as? RecordingDestination)?.formatChange == .reopen)
         let flv = OutputDestination(name: "rec", url: "file:/tmp/x/program.flv").makeDestination(policy: policy, interrupt: interrupt)
@@ -34,7 +40,7 @@ private func size(_ path: String) -> String {
     }
 
     @Test func rtmpReconnectsForeverAndReportsOnlyWhatTheViewerNotices() {
-        let rtmp = RTMPDestination(url: "rtmp://127.0.0.1:1/live/key", policy: OutputPolicy(), interrupt: InterruptState())
+        let rtmp = NetworkDestination(url: "rtmp://127.0.0.1:1/live/key", container: "flv", policy: OutputPolicy(), interrupt: InterruptState())
         #expect(rtmp.formatChange == .inBand && rtmp.currentFile == nil && rtmp.openFormats == nil)
         guard case .retry(let first) = rtmp.openFailed("refused", firstFailure: true, everStarted: false) else {
             Issue.record("a network destination never gives up"); return
@@ -58,7 +64,7 @@ private func size(_ path: String) -> String {
     /// outage is reported when writing stops and when it resumes), at most `maxRetrySeconds` apart.
     @Test func networkRetriesAreReportedRecordingRetriesAreQuietAndCapped() {
         let policy = OutputPolicy(initialBackoffSeconds: 1, maxBackoffSeconds: 15)
-        let rtmp = RTMPDestination(url: "rtmp://127.0.0.1:1/live/key", policy: policy, interrupt: InterruptState())
+        let rtmp = NetworkDestination(url: "rtmp://127.0.0.1:1/live/key", container: "flv", policy: policy, interrupt: InterruptState())
         let third = rtmp.retry(attempt: 3)
         #expect(third.delay == 4 && kind(third.event) == "output_reconnect_attempt")
         #expect(third.event?.details == ["attempt": "3", "delay_ms": "4000"])

@@ -51,7 +51,7 @@ import Testing
         do {
             _ = try parsed.parseAll("url", .outputURL)
         } catch {
-            #expect(error.message == "studio demo-cmd: --url: expected an rtmp:// or rtmps:// URL, got \"http://host/app/****\"")
+            #expect(error.message == "studio demo-cmd: --url: expected an rtmp://, rtmps:// or srt:// URL, got \"http://host/app/****\"")
             #expect(!error.message.contains("SECRETKEY"))
         }
         #expect(try ParsedArguments(["x"], for: Self.spec).parse("size", .evenSize) == nil)

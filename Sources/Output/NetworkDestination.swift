@@ -1,18 +1,23 @@
 import StudioCore
 import MediaSupport
 
-/// A network URL (RTMP: FLV over libavformat's protocol). Every connect, read and write has a deadline
+/// A network URL of an `OutputKind`: RTMP(S) as FLV, SRT (caller) as MPEG-TS, over libavformat's
+/// protocols. Every connect, read and write has a deadline
 /// (`OutputPolicy.connectTimeoutSeconds`, `ioTimeoutSeconds`: `rw_timeout` plus the interrupt callback);
 /// after a failure the output reconnects to the same URL with backoff, forever until stopped, and the
 /// first connection is `output_connected`, later ones `output_reconnected`. A new description mid-stream
-/// (encoder fallback, generation + 1) goes out as a new sequence header in-band, on the same connection.
-final class RTMPDestination: Destination {
+/// (encoder fallback, generation + 1) goes out as a new sequence header in-band, on the same connection
+/// (FLV: a new AVC sequence header tag; MPEG-TS: the new SPS/PPS before the next keyframe, which
+/// libavformat's Annex B filter takes from the packet's new extradata).
+final class NetworkDestination: Destination {
     private let url: String
+    private let container: String
     private let policy: OutputPolicy
     private let connection: MuxerConnection
 
-    init(url: String, policy: OutputPolicy, interrupt: InterruptState) {
+    init(url: String, container: String, policy: OutputPolicy, interrupt: InterruptState) {
         self.url = url
+        self.container = container
         self.policy = policy
         connection = MuxerConnection(interrupt: interrupt)
     }
@@ -24,7 +29,7 @@ final class RTMPDestination: Destination {
 
     func open(video: StreamDescription, audio: StreamDescription) throws {
         do {
-            try connection.open(format: "flv", url: url, isNetwork: true, video: video, audio: audio,
+            try connection.open(format: container, url: url, isNetwork: true, video: video, audio: audio,
                                 connectTimeout: policy.connectTimeoutSeconds, ioTimeout: policy.ioTimeoutSeconds)
         } catch let error as FFmpegError {
             throw Self.explained(error)

@@ -1,0 +1,73 @@
+import Foundation
+import StudioCore
+import StudioSystem
+import Control
+import Output
+
+/// The program's destinations while on air (`ProgramOutputs`): list them, add one, stop, start again,
+/// remove. Nothing here is written to the config file.
+enum OutputCommands {
+    enum Outputs: ControlCommand {
+        static let name = "outputs"
+        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/outputs")
+        static let summary = "the program's outputs (network and recordings) with their kind, origin, state and counters"
+        static func run(_ arguments: NoArguments, in server: StudioServer) -> OutputsReply {
+            OutputsReply(outputs: server.outputs.entries.map(server.outputView), limit: ProgramOutputs.limit)
+        }
+    }
+
+    enum Output: ControlCommand {
+        static let name = "output"
+        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/outputs/{output}/{action}")
+        static let summary = "adds an output mid-show (url, or record: true), or stops, starts or removes one; answers once done"
+        static let execution = ControlExecution.deferred
+
+        /// What `output` does, one word each.
+        enum Action: String, CaseIterable, Sendable { case add, stop, start, remove }
+
+        struct Arguments: Decodable, Sendable, RequesterAware {
+            var output: String
+            var action: String
+            var url: String?
+            var record: Bool?
+            var requester = "socket"
+
+            enum CodingKeys: String, CodingKey { case output, action, url, record }
+        }
+
+        static func start(_ arguments: Arguments, in server: StudioServer,
+                          reply: @escaping @Sendable (Result<OutputReply, ControlError>) -> Void) throws {
+            guard let action = Action(rawValue: arguments.action) else {
+                throw ControlError(.invalidArgument, "output: unknown action \"\(arguments.action)\" (actions: \(Action.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            let outputs = server.outputs, name = arguments.output, by = arguments.requester
+            let answer: @Sendable (ProgramOutputs.Entry) -> Void = { entry in
+                reply(.success(OutputReply(action: action.rawValue, output: server.outputView(entry))))
+            }
+            if action != .add, arguments.url != nil || arguments.record != nil {
+                throw ControlError(.invalidArgument, "output \(action.rawValue): url and record are for add only")
+            }
+            switch action {
+            case .add: answer(try outputs.add(name: name, url: arguments.url, record: arguments.record ?? false, by: by))
+            case .start: answer(try outputs.start(name, by: by))
+            case .stop: try outputs.stop(name, by: by, done: answer)
+            case .remove: try outputs.remove(name, by: by, done: answer)
+            }
+        }
+    }
+}
+
+extension StudioServer {
+    /// An output as `outputs` and `status` show it.
+    func outputView(_ entry: ProgramOutputs.Entry) -> OutputView {
+        let s = entry.output.statistics, destination = entry.output.destination
+        let now = MonotonicClock.now()
+        return OutputView(
+            name: s.name, url: s.maskedURL, kind: destination.kind.name, origin: entry.origin.rawValue, addedBy: entry.addedBy,
+            state: (entry.stopped ? OutputState.stopped : s.state).rawValue, bytesSent: Int(s.bytesSent), packetsSent: s.packetsSent,
+            droppedVideo: s.droppedVideo, droppedAudio: s.droppedAudio, reconnects: s.reconnectCount,
+            reconnectAttempts: s.reconnectAttempts, lastError: s.lastError, bitsPerSecond: s.bitsPerSecond,
+            nextAttemptInSeconds: s.nextAttemptAt.map { Double(($0 > now ? $0 - now : 0) / 1_000_000) / 1000 },
+            latency: Self.latencyView(s.latency))
+    }
+}
