@@ -187,3 +187,23 @@ import Glibc
         #expect(!log.contains(passphrase) && !log.contains("studio-program"))
     }
 }
+
+extension OutputsEndToEndTests {
+    /// At most 16 outputs: the 17th is refused until one is removed. (They call a port nobody listens on:
+    /// each retries with backoff on its own thread, costing nothing else.)
+    @Test func theSeventeenthOutputIsRefusedUntilOneIsRemoved() throws {
+        let studio = try StudioHarness()
+        try studio.serve(["--cameras", "1"] + EndToEndTests.smallProgram)
+        for index in 1...16 {
+            let added = try studio.run(["output", "add", "o\(index)", "rtmp://127.0.0.1:1/live/key\(index)", "--socket", studio.socket])
+            #expect(added.status == 0, "\(added)")
+        }
+        let over = try studio.run(["output", "add", "o17", "rtmp://127.0.0.1:1/live/key17", "--socket", studio.socket])
+        #expect(over.status == 2 && over.error.contains("already sends to 16 outputs, its limit"), "\(over)")
+        #expect(try studio.run(["output", "remove", "o3", "--socket", studio.socket]).status == 0)
+        #expect(try studio.run(["output", "add", "o17", "rtmp://127.0.0.1:1/live/key17", "--socket", studio.socket]).status == 0)
+        let listed = try studio.run(["outputs", "--socket", studio.socket])
+        #expect(listed.output.hasSuffix("16 of at most 16\n") && !listed.output.contains("key17"), "\(listed.output)")
+        #expect(studio.stopServer() == .exited(0))
+    }
+}
