@@ -187,13 +187,26 @@ function render() {
   renderOutputs(status);
 }
 
+// An output's buttons: stop or start it, remove it (POST /api/v1/outputs/{name}/{action}).
+function outputButtons(output) {
+  const actions = [output.state === 'stopped' ? 'start' : 'stop', 'remove'];
+  return actions.map((action) => {
+    const button = document.createElement('button');
+    button.textContent = action;
+    button.dataset.action = `output-${action}`;
+    button.onclick = () => act(api('POST', `/api/v1/outputs/${encodeURIComponent(output.name)}/${action}`).then(refresh));
+    return button;
+  });
+}
+
 function renderOutputs(status) {
   const rows = [];
   for (const output of status.outputs || []) {
     const state = output.next_attempt_in_s == null ? output.state : `${output.state}, next attempt in ${Math.ceil(output.next_attempt_in_s)} s`;
     const rate = output.bits_per_second > 0 ? ` · ${(output.bits_per_second / 1e6).toFixed(2)} Mbit/s` : '';
-    rows.push([output.name, state, `${(output.bytes_sent / 1e6).toFixed(1)} MB${rate}`,
-      `drops ${output.dropped_video + output.dropped_audio}`, output.last_error || '']);
+    const origin = output.added_by ? `added by ${output.added_by}` : output.origin;
+    rows.push([`${output.name} (${output.kind}, ${origin})`, state, `${(output.bytes_sent / 1e6).toFixed(1)} MB${rate}`,
+      `drops ${output.dropped_video + output.dropped_audio}`, output.last_error || '', output]);
   }
   for (const iso of status.iso || []) rows.push([`ISO ${iso.camera}`, iso.state, `${(iso.bytes_written / 1e6).toFixed(1)} MB`, `skipped ${iso.frames_skipped}`, '']);
   const encoder = status.encoder || {};
@@ -202,7 +215,13 @@ function renderOutputs(status) {
   const table = document.createElement('table');
   for (const row of rows) {
     const tr = table.insertRow();
+    const output = typeof row[5] === 'object' ? row.pop() : null;
     for (const cell of row) tr.insertCell().textContent = cell ?? '';
+    if (output) {
+      tr.dataset.output = output.name;
+      tr.dataset.state = output.state;
+      tr.insertCell().replaceChildren(...outputButtons(output));
+    }
   }
   $('#outputs').replaceChildren(table);
   const overlays = $('#overlays');
@@ -509,6 +528,13 @@ function actions() {
   };
   for (const button of document.querySelectorAll('#switching [data-action]')) button.addEventListener('click', () => run[button.dataset.action]());
   $('[data-action="history-refresh"]').addEventListener('click', () => act(loadHistory()));
+  // Adding an output: a URL, or the recording box (into the server's recording directory).
+  $('#output-add').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const body = form.elements.record.checked ? { record: true } : { url: form.elements.url.value.trim() };
+    act(api('POST', `/api/v1/outputs/${encodeURIComponent(form.elements.name.value.trim())}/add`, body).then(() => { form.reset(); return refresh(); }));
+  });
   $('[data-role="preview"] img').addEventListener('click', (event) => {
     const camera = state.status && state.status.program.preview;
     if (camera && state.cameras.some((c) => c.name === camera)) { selectCamera(camera); focusAt($('[data-role="preview"]'), camera, event); }

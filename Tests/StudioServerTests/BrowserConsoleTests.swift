@@ -145,6 +145,13 @@ import TestSupport
         #expect(report["follow_choices"]?.arrayValue?.compactMap(\.stringValue) == ["none", "cam1", "cam2", "cam3", "duo"], "\(report)")
         #expect(report["input_follow"] == "cam2", "\(report)")
         #expect(try studio.json(["audio"])["inputs"]?[0]?["follow"] == "cam2")
+        // The outputs panel added, stopped and removed an output; the history says the console (http) did.
+        let addedRow = report["output_added"]?.stringValue ?? ""
+        #expect(addedRow.contains("backup (rtmp, added by http)") && !addedRow.contains("browserkey"), "\(report)")
+        #expect(report["output_stopped"] == .bool(true) && report["output_removed"] == .bool(true), "\(report)")
+        let outputEvents = try studio.json(["log", "--kind", "output_added,output_stopped,output_removed"])["events"]?.arrayValue ?? []
+        #expect(outputEvents.map { $0["kind"]?.stringValue ?? "" } == ["output_added", "output_stopped", "output_removed"]
+                && outputEvents.allSatisfy { $0["details"]?["by"] == "http" }, "\(outputEvents)")
         #expect(FileManager.default.fileExists(atPath: screenshot))
         #expect(try studio.status()["program"]?["source"] == "cam2")
         #expect(studio.waitForProgramFrames(30))

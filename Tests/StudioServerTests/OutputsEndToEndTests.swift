@@ -149,7 +149,8 @@ import Glibc
         #expect(EndToEndTests.events(log, kind: "output_started").count == 1)
     }
 
-    /// MPEG-TS over SRT in caller mode to a listener (ffmpeg), its stream id and passphrase masked.
+    /// MPEG-TS over SRT in caller mode to a listener (ffmpeg), its stream id and passphrase masked, through
+    /// an encoder fallback mid-stream (a new encoder's parameter sets go in-band before its first keyframe).
     @Test func anSRTOutputReachesAListener() throws {
         let port = try NginxRTMP.freePort()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-srt-\(UUID().uuidString.prefix(8))")
@@ -164,14 +165,16 @@ import Glibc
             outputDirectory: directory.appendingPathComponent("ffmpeg"))
         defer { if !listener.hasExited { _ = listener.stop() } }
         let studio = try StudioHarness()
-        try studio.serve(["--cameras", "1"] + EndToEndTests.smallProgram)
+        try studio.serve(["--cameras", "1", "--encoder", "x264", "--inject-encoder-fault", "120"] + EndToEndTests.smallProgram)
         let url = "srt://127.0.0.1:\(port)?streamid=studio-program&passphrase=\(passphrase)&latency=120000"
         let added = try studio.run(["output", "add", "contribution", url, "--socket", studio.socket])
         #expect(added.status == 0, "\(added)")
         #expect(waitFor(seconds: 20) { Self.output(studio, "contribution")?["state"]?.stringValue == "connected" },
                 "\(Self.output(studio, "contribution") ?? .null) \(listener.errorText())")
-        #expect(studio.waitForProgramFrames(90))
+        #expect(waitFor(seconds: 30) { (try? studio.status())?["encoder"]?["generation"]?.intValue == 1 }, "the encoder fell back")
+        #expect(studio.waitForProgramFrames(60))
         let shown = try #require(Self.output(studio, "contribution"))
+        #expect(shown["reconnects"]?.intValue == 0, "the fallback went in-band, on the same connection: \(shown)")
         #expect(shown["kind"] == "srt" && shown["url"]?.stringValue == "srt://127.0.0.1:\(port)?streamid=****&passphrase=****&latency=120000",
                 "\(shown)")
         #expect(try studio.run(["output", "remove", "contribution", "--socket", studio.socket]).status == 0)
@@ -181,7 +184,7 @@ import Glibc
 
         let probe = try MediaProbe.probe(received)
         #expect(probe.formatName == "mpegts" && probe.video?.codecName == "h264" && probe.audio?.codecName == "aac", "\(probe.streams)")
-        #expect(probe.videoPackets.count >= 60, "\(probe.videoPackets.count) frames")
+        #expect(probe.videoPackets.count >= 90, "\(probe.videoPackets.count) frames")
         #expect(try MediaProbe.decodeCheck(received).clean)
         let log = try studio.run(["log", "--json", "--db", studio.database]).output
         #expect(!log.contains(passphrase) && !log.contains("studio-program"))

@@ -251,6 +251,21 @@ try:
         return audio_route()["inputs"][0].get("follow") == "cam2" and menu().first_selected_option.get_attribute("value")
     result["input_follow"] = wait("the tone input to follow cam2", followed)
 
+    # The outputs panel: add one (to a port nobody listens on: it keeps connecting), stop it, remove it.
+    form = driver.find_element(By.CSS_SELECTOR, '[data-role="output-add"]')
+    form.find_element(By.NAME, "name").send_keys("backup")
+    form.find_element(By.NAME, "url").send_keys("rtmp://127.0.0.1:1/live/browserkey")
+    form.find_element(By.CSS_SELECTOR, '[data-action="output-add"]').click()
+    row = lambda: driver.find_elements(By.CSS_SELECTOR, '#outputs [data-output="backup"]')
+    result["output_added"] = wait("the added output's row", lambda: row() and row()[0].text)
+    def click_in_row(action):  # the panel is drawn anew at each poll: find the button and click it in one go
+        row()[0].find_element(By.CSS_SELECTOR, f'[data-action="{action}"]').click()
+        return True
+    wait("the output's stop button", lambda: click_in_row("output-stop"))
+    result["output_stopped"] = wait("the output to be stopped", lambda: row() and row()[0].get_attribute("data-state") == "stopped" or None)
+    wait("the output's remove button", lambda: click_in_row("output-remove"))
+    result["output_removed"] = wait("the output's row to go", lambda: not row() or None)
+
     driver.execute_script("window.scrollTo(0, 0)")
     time.sleep(0.3)  # let the tiles show their newest pictures for the screenshot
     driver.save_screenshot(OUTPUT)
