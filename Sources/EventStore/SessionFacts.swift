@@ -1,7 +1,7 @@
 import Foundation
 import StudioCore
 
-// What `studio report` says about one session beyond its program timeline (History.swift): the rows of the
+// What `studio report` says about one session beyond its program timeline (HistoryQueries.swift): the rows of the
 // views `camera_outages` and `output_outages` (migration 0004), drop totals by stage, and measurements a
 // later schema keeps in the `sessions` row (loudness), read by column name when the columns exist.
 

@@ -1,7 +1,7 @@
 import Foundation
 import StudioCore
 
-/// The history's queries (see History.swift), on the store thread.
+/// The history's queries (see HistoryQueries.swift), on the store thread.
 extension StoreWorker {
     func events(matching query: EventQuery) throws -> [EventRecord] {
         var events: [EventRecord] = []

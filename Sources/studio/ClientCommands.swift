@@ -69,7 +69,7 @@ enum ControlsCommand: ClientCommand {
     }
 }
 
-enum ControlCommand: ClientCommand {
+enum SetControlCommand: ClientCommand {
     static let usage = "expected a camera and NAME=VALUE, e.g. `studio control cam1 brightness=140`"
     static let spec = CommandSpec(
         "control", abstract: "set one control of a device camera.", summary: "set a control (e.g. brightness=140, test_pattern=0)",

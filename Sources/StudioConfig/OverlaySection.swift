@@ -1,7 +1,7 @@
 import Foundation
 import StudioCore
 
-// `overlays:` and the `style:` of a text layer (Scenes.swift's header shows both).
+// `overlays:` and the `style:` of a text layer (SceneSection.swift's header shows both).
 
 /// One item of `overlays:`.
 struct OverlayEntry: Codable {
