@@ -73,6 +73,11 @@ let package = Package(
         // a brickwall limiter; meters and EBU R128 loudness. Runs on the program's audio thread.
         .target(name: "Mixer", dependencies: ["StudioCore", "StudioSystem", "CEBUR128", "AudioKernels"]),
 
+        // Each camera recorded on its own (ISO) beside the program: its frame clock (Switcher), its encoder
+        // (Encoding) or its own compressed frames passed through (Capture), one file per feed (Output). A
+        // composite like Transcoding, not an adapter; the server wires one recorder per camera.
+        .target(name: "IsoRecording", dependencies: ["StudioCore", "StudioSystem", "Capture", "Switcher", "Encoding", "Output"]),
+
         // After the show: a passthrough ISO (MJPEG in Matroska) into H.264 in MOV/MP4 for editors
         // (`studio transcode`), in-process with the pipeline's own decoder, encoder and muxer types.
         .target(name: "Transcoding", dependencies: ["StudioCore", "StudioSystem", "CFFmpeg", "MediaSupport", "Encoding", "Output"]),
@@ -98,7 +103,7 @@ let package = Package(
         // Wiring and the executable.
         .target(name: "StudioServer", dependencies: [
             "StudioCore", "StudioSystem", "Capture", "Switcher", "Encoding", "Output",
-            "EventStore", "Control", "StudioConfig", "MediaSupport", "LivePictures", "HTTPConsole", "Mixer", "StudioViews",
+            "EventStore", "Control", "StudioConfig", "MediaSupport", "LivePictures", "HTTPConsole", "Mixer", "StudioViews", "IsoRecording",
         ], plugins: ["EmbedWebConsole"]),
         // Build time: compiles web/ (the operator's console page, package root) into StudioServer as a generated Swift file.
         .executableTarget(name: "embed-web"),
@@ -156,6 +161,7 @@ let package = Package(
         .testTarget(name: "HTTPConsoleTests", dependencies: ["TestSupport", "HTTPConsole", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore", "TestSupport"]),
         .testTarget(name: "StudioCLITests", dependencies: ["StudioCLI", "StudioEngine", "StudioConfig", "StudioCore", "TestSupport"]),
-        .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "StudioViews", "LivePictures", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem"], exclude: ["Browser"]),
+        .testTarget(name: "IsoRecordingTests", dependencies: ["IsoRecording", "StudioCore"]),
+        .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "IsoRecording", "StudioViews", "LivePictures", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem"], exclude: ["Browser"]),
     ]
 )

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import StudioCore
+import IsoRecording
 import StudioSystem
 import Capture
 import Switcher

@@ -1,5 +1,6 @@
 import Foundation
 import StudioCore
+import IsoRecording
 import Capture
 import EventStore
 import Control

@@ -7,6 +7,7 @@ import Switcher
 import Encoding
 import MediaSupport
 import Output
+import IsoRecording
 import EventStore
 import Control
 import StudioConfig
@@ -314,45 +315,6 @@ public final class StudioServer: Sendable {
     /// event store (`config_reloaded` or `config_reload_failed`).
     public func reload(by trigger: String) {
         _ = try? reloadConfiguration(by: trigger)
-    }
-
-    /// ISO recordings: each camera encoded and recorded on its own, beside the program recording,
-    /// including cameras plugged in mid-show (see `CameraHub`). Nil when not recording.
-    private static func isoFactory(options: ServerOptions, session: Int64, events: ServerEventSink, log: ServerLog,
-                                   audioFormat: StreamDescription) -> CameraHub.IsoFactory? {
-        let configuration = options.configuration
-        guard let directory = configuration.recordDirectory else { return nil }
-        // A keyframe at least every second: an editor's cuts and seeks land near one, and a killed
-        // server's ISO files keep all but the last second or two (they are flushed at keyframes).
-        let settings = IsoRecorder.Settings(preset: configuration.cameras.isoPreset, bitRate: configuration.video.bitRate,
-                                            keyframeIntervalSeconds: min(1, configuration.video.keyframeIntervalSeconds),
-                                            fallbackRate: configuration.program.frameRate,
-                                            staleAfterSeconds: options.cameraLossTimeoutSeconds)
-        let cameraSettings = configuration.cameras
-        let programEncoder = configuration.video.encoder, fault = options.injectEncoderFaultAfterFrames
-        return { camera in
-            let asked = cameraSettings.isoRecording(forIdentity: camera.identity, displayName: camera.displayName)
-            guard asked != .off else { return nil }
-            var settings = settings
-            let mode = IsoMode.resolve(asked: asked, camera: camera)
-            if let warning = mode.warning { log.info("warning: \(warning)") }
-            settings.mode = mode.mode
-            settings.encoder = VideoEncoderChoice(cameraSettings.isoEncoder(forIdentity: camera.identity, displayName: camera.displayName,
-                                                                            program: programEncoder))
-            settings.faultInjectionAfterFrames = fault
-            let path = RecordingDirectory.isoPath(in: directory, session: session, camera: camera.id)
-            let iso = IsoRecorder(camera: camera, path: path, settings: settings, events: events, log: log)
-            // Its files become `recordings` rows once they hold media (see `RecordingRows`).
-            events.recordings.register(output: iso.output.destination.name, camera: camera.id)
-            // The program audio goes into every ISO file; a recorder made mid-show first gets
-            // the audio stream's description, then packets from the next one on.
-            iso.deliverAudio(.format(audioFormat))
-            let how = settings.mode == .passthrough
-                ? "passthrough: the camera's own \((camera as? any CompressedFrameSource)?.compressedCodec?.rawValue ?? "compressed") frames, not re-encoded"
-                : "encoder \(settings.encoder.rawValue), x264 preset \(settings.preset)"
-            log.info("ISO \(camera.id.name): \(path) (\(how))")
-            return iso
-        }
     }
 
     /// The HTTP console on `http.listen` with its token (see `HTTPToken`), stopped before control.

@@ -8,6 +8,7 @@ import TestSupport
 import StudioCore
 import StudioSystem
 @testable import StudioServer
+@testable import IsoRecording
 #if canImport(Glibc)
 import Glibc
 #endif

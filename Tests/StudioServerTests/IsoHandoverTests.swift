@@ -6,6 +6,7 @@ import StudioCore
 import StudioSystem
 import TestSupport
 @testable import StudioServer
+@testable import IsoRecording
 
 /// A passthrough ISO whose camera stops sending JPEGs (switched to a mode its device offers raw only,
 /// or back from a loss sending raw frames) encodes the raw frames into its next file, and copies the

@@ -6,6 +6,7 @@ import StudioConfig
 import StudioCore
 import StudioSystem
 @testable import StudioServer
+@testable import IsoRecording
 
 /// The passthrough ISO feed on its own: real cameras (a PipeWire camera made for an MJPEG-only node,
 /// not started; a test-pattern camera), the real queue and thread; frames offered through the camera's

@@ -1,7 +1,7 @@
 import Testing
 import Synchronization
 import StudioCore
-@testable import StudioServer
+@testable import IsoRecording
 
 /// The splice of an ISO's two video producers on its own: which items reach the file, under which
 /// generation, and when the stream ends.

@@ -8,29 +8,29 @@ import Switcher
 import Output
 
 /// What `studio status` shows for one ISO feed.
-struct IsoStatistics: Sendable {
-    var camera: CameraID
-    var path: String
+public struct IsoStatistics: Sendable {
+    public var camera: CameraID
+    public var path: String
     /// How it records now (a passthrough ISO encodes while its camera sends raw frames).
-    var mode = IsoMode.encode
+    public var mode = IsoMode.encode
     /// Passthrough: the camera's codec (`mjpeg`); encoded: `h264`.
-    var codec = "h264"
-    var encoderName = "-"
+    public var codec = "h264"
+    public var encoderName = "-"
     /// Why this ISO is not on the encoder asked for (auto without a GPU, or a mid-show fallback).
-    var fallbackReason: String?
+    public var fallbackReason: String?
     /// +1 at each new stream (a size change, a fallback to x264, passthrough to encoding and back): the
     /// file output starts `NAME-gN.mkv`.
-    var generation = 0
-    var width = 0
-    var height = 0
+    public var generation = 0
+    public var width = 0
+    public var height = 0
     /// Frames encoded into the ISO file (passthrough: copied into it).
-    var framesEncoded = 0
+    public var framesEncoded = 0
     /// Frames the ISO did not encode because its encoder was behind: refused by the encoder's full
     /// queue, or ticks its clock missed (passthrough: refused by its full queue).
-    var framesSkipped = 0
+    public var framesSkipped = 0
     /// Frames the ISO could not use (a pixel format libswscale cannot convert).
-    var framesUnusable = 0
-    var encodeErrors = 0
+    public var framesUnusable = 0
+    public var encodeErrors = 0
 }
 
 /// One camera's ISO feed, built from the same pieces as the program: a one-source frame clock
@@ -48,21 +48,29 @@ struct IsoStatistics: Sendable {
 /// the camera sends raw frames (switched to a mode its device offers raw only, or back from a loss
 /// sending raw), and the file's stream goes to whichever of the two the camera's state calls for
 /// (`IsoVideoSplice`: a new file at each change, `-gN.mkv`, on one timeline).
-final class IsoRecorder: Sendable {
-    struct Settings: Sendable {
-        var preset: String
-        var bitRate: Int
-        var keyframeIntervalSeconds: Double
+public final class IsoRecorder: Sendable {
+    public struct Settings: Sendable {
+        public var preset: String
+        public var bitRate: Int
+        public var keyframeIntervalSeconds: Double
         /// Rate used when the camera has not reported its own.
-        var fallbackRate: Rational
+        public var fallbackRate: Rational
         /// A frame older than this is not encoded (the camera stopped delivering).
-        var staleAfterSeconds: Double
+        public var staleAfterSeconds: Double
         /// auto (VAAPI where the machine has it), vaapi or x264; VAAPI falls back to x264 by itself.
-        var encoder: VideoEncoderChoice = .x264
+        public var encoder: VideoEncoderChoice = .x264
         /// Testing aid (`--inject-encoder-fault N`): the encoder fails after N frames.
-        var faultInjectionAfterFrames: Int?
+        public var faultInjectionAfterFrames: Int?
         /// Encode, or copy the camera's compressed frames (see `IsoMode.resolve`).
-        var mode = IsoMode.encode
+        public var mode = IsoMode.encode
+
+        public init(preset: String, bitRate: Int, keyframeIntervalSeconds: Double, fallbackRate: Rational, staleAfterSeconds: Double) {
+            self.preset = preset
+            self.bitRate = bitRate
+            self.keyframeIntervalSeconds = keyframeIntervalSeconds
+            self.fallbackRate = fallbackRate
+            self.staleAfterSeconds = staleAfterSeconds
+        }
     }
 
     /// Frames waiting for the ISO encoder: a short burst is absorbed, a slower encoder drops.
@@ -70,9 +78,9 @@ final class IsoRecorder: Sendable {
 
     /// The camera recorded; a returning device's new camera object replaces it (`rebind`).
     private let source: BoundCamera
-    let cameraID: CameraID
-    let path: String
-    let output: MediaOutput
+    public let cameraID: CameraID
+    public let path: String
+    public let output: MediaOutput
     private let settings: Settings
     private let fanOut: OutputFanOut
     private let events: any EventSink
@@ -83,9 +91,9 @@ final class IsoRecorder: Sendable {
     private let passthrough: IsoPassthrough?
     private let splice: IsoVideoSplice
     /// The mode asked for at creation (`passthrough` also encodes while the camera sends raw frames).
-    var mode: IsoMode { settings.mode }
+    public var mode: IsoMode { settings.mode }
 
-    init(camera: any Camera, path: String, settings: Settings, events: any EventSink, log: ServerLog? = nil,
+    public init(camera: any Camera, path: String, settings: Settings, events: any EventSink, report: (@Sendable (String) -> Void)? = nil,
          clock: any Clock = .monotonic) {
         let source = BoundCamera(camera)
         self.source = source
@@ -103,7 +111,7 @@ final class IsoRecorder: Sendable {
             wanted: { passes && source.sendsCompressed ? .passthrough : .encoder },
             forward: { fanOut.deliver($0) },
             handedOver: { _, to in
-                log?.info(to == .encoder
+                report?(to == .encoder
                     ? "\(name)'s ISO: the camera sends raw frames now; they are encoded into the next file until it sends JPEGs again"
                     : "\(name)'s ISO: the camera sends JPEGs again; they are copied into the next file")
             },
@@ -122,16 +130,16 @@ final class IsoRecorder: Sendable {
                                       submit: { frame, pts in _ = encoder.stage?.submit(frame, pts: pts) })
     }
 
-    var camera: any Camera { source.camera }
+    public var camera: any Camera { source.camera }
 
     /// True when this ISO encodes the camera's decoded frames (it then needs every frame at full size);
     /// a passthrough ISO copies the compressed frames and leaves decoding to what the switcher shows.
-    var needsDecodedFrames: Bool { passthrough == nil }
+    public var needsDecodedFrames: Bool { passthrough == nil }
 
     /// Records `camera` from now on (the same device came back as a new camera object): same file,
     /// same timeline; the encoder is reopened if its size changed. A passthrough ISO's camera that came
     /// back sending raw frames is encoded from here on.
-    func rebind(to camera: any Camera) {
+    public func rebind(to camera: any Camera) {
         source.camera = camera
         passthrough?.rebind(to: camera)
         followCamera()
@@ -139,12 +147,12 @@ final class IsoRecorder: Sendable {
 
     /// The camera's mode changed (`studio camera`): a passthrough ISO starts encoding if the camera
     /// now sends raw frames.
-    func cameraModeChanged() { followCamera() }
+    public func cameraModeChanged() { followCamera() }
 
     /// The program audio's items (format, packets, end of stream) for this ISO's file. Never blocks.
-    func deliverAudio(_ item: MediaItem) { fanOut.deliver(item) }
+    public func deliverAudio(_ item: MediaItem) { fanOut.deliver(item) }
 
-    var statistics: IsoStatistics {
+    public var statistics: IsoStatistics {
         let spliced = splice.statistics
         let encoding = encoder.stage?.statistics
         let ticks = frameClock.statistics
@@ -170,7 +178,7 @@ final class IsoRecorder: Sendable {
 
     /// Starts the output, then the passthrough feed or the encoder and the frame clock, ticking from the
     /// program's `origin`. Only the first call does anything.
-    func start(origin: UInt64) {
+    public func start(origin: UInt64) {
         let rate = camera.currentFormat?.frameRate ?? settings.fallbackRate
         // Both ways stamp frames on this grid: the program's origin, the camera's rate.
         guard encoder.begin(grid: FrameGrid(origin: origin, rate: rate)) else { return }
@@ -199,7 +207,7 @@ final class IsoRecorder: Sendable {
     /// Stops the feeds, then ends the video stream within the stop budget (`StopBudget`): the encoder
     /// encodes what is queued until `deadline`, is flushed and sends end-of-stream (the file is finished
     /// once the program audio has ended too; `output.stop` then drains it).
-    func stopEncoding(deadline: UInt64 = StopBudget.deadline()) {
+    public func stopEncoding(deadline: UInt64 = StopBudget.deadline()) {
         let stage = encoder.end()
         passthrough?.finish()
         frameClock.stop()

@@ -3,38 +3,20 @@ import StudioCore
 import StudioSystem
 import Capture
 import Output
-import StudioConfig
 
 /// How a camera's ISO file is made.
-enum IsoMode: String, Sendable {
+public enum IsoMode: String, Sendable {
     /// The camera's own compressed frames (its JPEG images), copied into the file as they came.
     case passthrough
     /// The camera's decoded frames through an ISO encoder (x264 or VAAPI).
     case encode
-
-    /// The mode for a camera whose config says `asked` (`cameras.iso`, a pin's `iso:`): passthrough for
-    /// a camera that sends compressed frames unless `encode` is asked, encode otherwise. A camera that
-    /// sends raw frames cannot pass them through: asked to, it is encoded and `warning` says why.
-    static func resolve(asked: IsoRecording, camera: any Camera) -> (mode: IsoMode, warning: String?) {
-        let codec = (camera as? any CompressedFrameSource)?.compressedCodec
-        switch asked {
-        case .encode, .off:
-            return (.encode, nil)
-        case .auto:
-            return (codec == nil ? .encode : .passthrough, nil)
-        case .passthrough:
-            guard codec == nil else { return (.passthrough, nil) }
-            let sends = camera.currentFormat.map { " (it sends raw \($0.pixelFormat.rawValue))" } ?? ""
-            return (.encode, "\(camera.id.name) is set to iso: passthrough, but it does not send compressed frames\(sends): its ISO is encoded instead")
-        }
-    }
 }
 
 extension IsoMode {
     /// What an operator should know after `camera`'s mode changed mid-show (`studio camera`) and it now
     /// `sendsCompressed` or not, its ISO in `mode` (nil: none): a passthrough ISO, which records the
     /// camera's own JPEGs, encodes the raw frames into a new file meanwhile (an encoder's CPU).
-    static func warning(afterModeChangeOf camera: CameraID, sendsCompressed: Bool, iso mode: IsoMode?) -> String? {
+    public static func warning(afterModeChangeOf camera: CameraID, sendsCompressed: Bool, iso mode: IsoMode?) -> String? {
         guard mode == .passthrough, !sendsCompressed else { return nil }
         return "\(camera.name)'s ISO records the camera's own JPEG images, and the device offers this mode raw only: "
             + "the ISO encodes the raw frames (an encoder's CPU) into a new file until a JPEG mode is back (a size the device sends as MJPEG)"
