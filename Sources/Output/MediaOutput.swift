@@ -14,10 +14,13 @@ public final class MediaOutput: Sendable {
     public let policy: OutputPolicy
     let events: EventSink
     let requestKeyframe: @Sendable () -> Void
+    /// The clock of the output's decisions: the backoff before each new attempt, when to ask for a
+    /// keyframe again, when to report congestion (tests pass a `ManualClock`). Latencies are measured on
+    /// the monotonic clock that stamped the frames, and libavformat's I/O deadlines are real time.
+    let clock: any Clock
     let queue: OutputQueue
     let interrupt = InterruptState()
     private let shared: Mutex<Shared>
-    private let wake = ConditionLock()
 
     private struct Shared {
         var statistics: OutputStatistics
@@ -27,7 +30,8 @@ public final class MediaOutput: Sendable {
     }
 
     public init(destination: OutputDestination, events: EventSink, requestKeyframe: @escaping @Sendable () -> Void,
-                policy: OutputPolicy = .init()) {
+                policy: OutputPolicy = .init(), clock: any Clock = .monotonic) {
+        self.clock = clock
         self.destination = destination
         self.events = events
         self.requestKeyframe = requestKeyframe
@@ -69,7 +73,6 @@ public final class MediaOutput: Sendable {
             return shared.thread
         }
         queue.close()
-        wake.withLock { wake.broadcast() }
         if let thread {
             let elapsed = Double(MonotonicClock.now() - start) / 1e9
             thread.join(timeoutSeconds: max(0.05, budget - elapsed))
@@ -83,6 +86,10 @@ public final class MediaOutput: Sendable {
         var statistics = shared.withLock { $0.statistics }
         statistics.droppedVideo = queue.droppedVideo
         statistics.droppedAudio = queue.droppedAudio
+        if let next = statistics.nextAttemptAt {
+            let now = clock.now()
+            statistics.secondsToNextAttempt = Double(next > now ? next - now : 0) / 1e9
+        }
         return statistics
     }
 
@@ -91,14 +98,9 @@ public final class MediaOutput: Sendable {
     var stopRequested: Bool { shared.withLock { $0.stopRequested } }
     func update(_ body: (inout OutputStatistics) -> Void) { shared.withLock { body(&$0.statistics) } }
 
-    /// Sleeps up to `seconds`, waking early on stop. Returns false if stop was requested.
+    /// Sleeps up to `seconds` of the output's clock, waking early on stop. Returns false if stop was requested.
     func pause(seconds: Double) -> Bool {
-        let deadline = MonotonicClock.now() + UInt64(max(0, seconds) * 1e9)
-        return wake.withLock {
-            while !stopRequested {
-                if !wake.wait(untilMonotonic: deadline) { return !stopRequested }
-            }
-            return false
-        }
+        let deadline = clock.now() + UInt64(max(0, seconds) * 1e9)
+        return clock.sleep(until: deadline, unless: { stopRequested }) && !stopRequested
     }
 }

@@ -106,7 +106,7 @@ struct OutputLoop {
     /// Counts the queue's congestion drops since the last look and warns when a report is due.
     mutating func reportCongestion(finishing: Bool = false) {
         let total = queue.droppedForSpace
-        let report = congestion.note(total - congestionSeen, at: MonotonicClock.now())
+        let report = congestion.note(total - congestionSeen, at: output.clock.now())
         congestionSeen = total
         guard let report = report ?? (finishing ? congestion.flush() : nil) else { return }
         emit(.framesDropped, [
@@ -120,7 +120,7 @@ struct OutputLoop {
     mutating func connect(video: StreamDescription, audio: StreamDescription) {
         if failures > 0 {
             let retry = destination.retry(attempt: failures)
-            output.update { $0.nextAttemptAt = MonotonicClock.now() + UInt64(max(0, retry.delay) * 1e9) }
+            output.update { $0.nextAttemptAt = output.clock.now() + UInt64(max(0, retry.delay) * 1e9) }
             guard output.pause(seconds: retry.delay) else { finished = true; return }
             output.update {
                 $0.reconnectAttempts += 1
@@ -152,7 +152,7 @@ struct OutputLoop {
         minimumVideoGeneration = video.generation
         let file = destination.currentFile
         output.update { $0.currentFile = file }
-        keyframeRequestedAt = MonotonicClock.now()
+        keyframeRequestedAt = output.clock.now()
         output.requestKeyframe()
         let waiting = early
         early.removeAll()
@@ -221,8 +221,9 @@ struct OutputLoop {
     /// Asks the encoder for a keyframe again while none came since the last request (that one may have
     /// been taken by a frame that never got here): whether packets flow or not.
     mutating func requestKeyframeIfDue() {
-        guard MonotonicClock.now() - keyframeRequestedAt > UInt64(policy.keyframeRequestIntervalSeconds * 1e9) else { return }
-        keyframeRequestedAt = MonotonicClock.now()
+        let now = output.clock.now()
+        guard now - keyframeRequestedAt > UInt64(policy.keyframeRequestIntervalSeconds * 1e9) else { return }
+        keyframeRequestedAt = now
         output.requestKeyframe()
     }
 

@@ -89,6 +89,8 @@ public struct OutputStatistics: Sendable, Equatable {
     public var currentFile: String?
     /// While waiting to try again after a failure: when the next attempt starts (CLOCK_MONOTONIC ns).
     public var nextAttemptAt: UInt64?
+    /// While waiting to try again: seconds until the next attempt, on the output's clock (see `nextAttemptAt`).
+    public var secondsToNextAttempt: Double?
     /// Bits per second written over the last second or two (0 while not connected).
     public var bitsPerSecond: Int = 0
     /// The program video's latency budget over the last frames written (ms, by stage), updated once a

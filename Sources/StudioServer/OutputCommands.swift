@@ -61,13 +61,12 @@ extension StudioServer {
     /// An output as `outputs` and `status` show it.
     func outputView(_ entry: ProgramOutputs.Entry) -> OutputView {
         let s = entry.output.statistics, destination = entry.output.destination
-        let now = MonotonicClock.now()
         return OutputView(
             name: s.name, url: s.maskedURL, kind: destination.kind.name, origin: entry.origin.rawValue, addedBy: entry.addedBy,
             state: (entry.stopped ? OutputState.stopped : s.state).rawValue, bytesSent: Int(s.bytesSent), packetsSent: s.packetsSent,
             droppedVideo: s.droppedVideo, droppedAudio: s.droppedAudio, reconnects: s.reconnectCount,
             reconnectAttempts: s.reconnectAttempts, lastError: s.lastError, bitsPerSecond: s.bitsPerSecond,
-            nextAttemptInSeconds: s.nextAttemptAt.map { Double(($0 > now ? $0 - now : 0) / 1_000_000) / 1000 },
+            nextAttemptInSeconds: s.secondsToNextAttempt.map { ($0 * 1000).rounded() / 1000 },
             latency: Self.latencyView(s.latency))
     }
 }
