@@ -7,38 +7,22 @@ import Output
 /// The program's destinations while on air (`ProgramOutputs`): list them, add one, stop, start again,
 /// remove. Nothing here is written to the config file.
 enum OutputCommands {
-    enum Outputs: ControlCommand {
-        static let name = "outputs"
-        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/outputs")
-        static let summary = "the program's outputs (network and recordings) with their kind, origin, state and counters"
+    enum Outputs: SignedCommand {
+        typealias Signature = OutputSignatures.List
         static func run(_ arguments: NoArguments, in server: StudioServer) -> OutputsReply {
             OutputsReply(outputs: server.outputs.entries.map(server.outputView), limit: ProgramOutputs.limit)
         }
     }
 
-    enum Output: ControlCommand {
-        static let name = "output"
-        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/outputs/{output}/{action}")
-        static let summary = "adds an output mid-show (url, or record: true), or stops, starts or removes one; answers once done"
+    enum Output: SignedCommand {
+        typealias Signature = OutputSignatures.Change
         static let execution = ControlExecution.deferred
 
-        /// What `output` does, one word each.
-        enum Action: String, CaseIterable, Sendable { case add, stop, start, remove }
-
-        struct Arguments: Decodable, Sendable, RequesterAware {
-            var output: String
-            var action: String
-            var url: String?
-            var record: Bool?
-            var requester = "socket"
-
-            enum CodingKeys: String, CodingKey { case output, action, url, record }
-        }
-
-        static func start(_ arguments: Arguments, in server: StudioServer,
+        static func start(_ arguments: OutputChange, in server: StudioServer,
                           reply: @escaping @Sendable (Result<OutputReply, ControlError>) -> Void) throws {
-            guard let action = Action(rawValue: arguments.action) else {
-                throw ControlError(.invalidArgument, "output: unknown action \"\(arguments.action)\" (actions: \(Action.allCases.map(\.rawValue).joined(separator: ", ")))")
+            guard let action = OutputChange.Action(rawValue: arguments.action) else {
+                let actions = OutputChange.Action.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ControlError(.invalidArgument, "output: unknown action \"\(arguments.action)\" (actions: \(actions))")
             }
             let outputs = server.outputs, name = arguments.output, by = arguments.requester
             let answer: @Sendable (ProgramOutputs.Entry) -> Void = { entry in

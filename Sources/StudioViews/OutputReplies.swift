@@ -92,3 +92,50 @@ public struct OutputReply: Codable, Sendable {
         self.output = output
     }
 }
+
+// MARK: the commands
+
+/// The program's outputs' commands, as the server and the CLI both know them.
+public enum OutputSignatures {
+    /// `outputs`: list them.
+    public enum List: CommandSignature {
+        public typealias Reply = OutputsReply
+        public static let name = "outputs"
+        public static let summary = "the program's outputs (network and recordings) with their kind, origin, state and counters"
+        public static let httpRoute: ControlHTTPRoute? = .get("/api/v1/outputs")
+    }
+
+    /// `output`: add one, or stop, start, remove one.
+    public enum Change: CommandSignature {
+        public typealias Arguments = OutputChange
+        public typealias Reply = OutputReply
+        public static let name = "output"
+        public static let summary = "adds an output mid-show (url, or record: true), or stops, starts or removes one; answers once done"
+        public static let httpRoute: ControlHTTPRoute? = .post("/api/v1/outputs/{output}/{action}")
+    }
+}
+
+/// `output`'s arguments: what to do to which output.
+public struct OutputChange: Codable, Sendable, RequesterAware {
+    /// What `output` does, one word each.
+    public enum Action: String, CaseIterable, Sendable { case add, stop, start, remove }
+
+    public var output: String
+    /// An `Action`'s word; anything else is refused naming the actions.
+    public var action: String
+    /// `add`: where to send the program (`rtmp://`, `rtmps://`, `srt://`).
+    public var url: String?
+    /// `add`: record the program into the server's recording directory instead.
+    public var record: Bool?
+    /// Where the request came from (`socket`, `http`): set by the server, never sent.
+    public var requester = "socket"
+
+    enum CodingKeys: String, CodingKey { case output, action, url, record }
+
+    public init(output: String, action: String, url: String? = nil, record: Bool? = nil) {
+        self.output = output
+        self.action = action
+        self.url = url
+        self.record = record
+    }
+}

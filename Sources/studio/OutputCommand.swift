@@ -18,11 +18,13 @@ enum OutputsCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try request(socket, "outputs", [:])
-        print(json ? result.jsonText : Format.decoded(result, as: OutputsReply.self) { reply in
-            let lines = reply.outputs.map(Format.output)
-            return (lines.isEmpty ? ["no outputs"] : lines).joined(separator: "\n") + "\n\(reply.outputs.filter { $0.origin != "record" }.count) of at most \(reply.limit)"
-        })
+        let client = try connect(socket)
+        let reply: TypedReply<OutputsReply>
+        do { reply = try client.call(OutputSignatures.List.self, NoArguments()) } catch { throw ClientFailure(error.message) }
+        let outputs = reply.value.outputs
+        let lines = (outputs.isEmpty ? ["no outputs"] : outputs.map(Format.output))
+            + ["\(outputs.filter { $0.origin != "record" }.count) of at most \(reply.value.limit)"]
+        print(json ? reply.json.jsonText : lines.joined(separator: "\n"))
         return 0
     }
 }
@@ -48,17 +50,14 @@ enum OutputCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let action = arguments.positionals[0], name = arguments.positionals[1]
-        var request: [String: JSONValue] = ["action": .string(action), "output": .string(name)]
-        if arguments.positionals.count > 2 { request["url"] = .string(arguments.positionals[2]) }
-        if arguments.flag(record.name) { request["record"] = .bool(true) }
+        let change = OutputChange(output: arguments.positionals[1], action: arguments.positionals[0],
+                                  url: arguments.positionals.count > 2 ? arguments.positionals[2] : nil,
+                                  record: arguments.flag(record.name) ? true : nil)
         let client = try connect(socket)
-        let result: JSONValue
-        do { result = try client.request("output", arguments: request, timeoutSeconds: 10) } catch { throw refusal(error, "output") }
-        print(json ? result.jsonText : Format.decoded(result, as: OutputReply.self) { reply in
-            let done = ["add": "added", "stop": "stopped", "start": "started", "remove": "removed"][reply.action] ?? reply.action
-            return "\(done) " + Format.output(reply.output)
-        })
+        let reply: TypedReply<OutputReply>
+        do { reply = try client.call(OutputSignatures.Change.self, change) } catch { throw refusal(error, "output") }
+        let done = ["add": "added", "stop": "stopped", "start": "started", "remove": "removed"][reply.value.action] ?? reply.value.action
+        print(json ? reply.json.jsonText : "\(done) " + Format.output(reply.value.output))
         return 0
     }
 }
