@@ -260,8 +260,7 @@ import Testing
             .deletingLastPathComponent().appendingPathComponent("deploy/studio.yaml").path
         let config = try StudioConfiguration.load(path: path)
         #expect(config.program == .default)
-        #expect(config.outputs.count == 1)
-        #expect(config.outputs.first?.name == "local")
+        #expect(config.outputs.isEmpty, "the packaged /etc/studio/studio.yaml streams nowhere until a destination is set")
         #expect(config.cameras.pins.count == 1)
         #expect(config.socketPath == "/run/studio/studio.sock")
         #expect(config.http.enabled && config.http.listen == .httpDefault && config.http.token == nil && config.http.tls == nil)
