@@ -266,6 +266,18 @@ import Testing
         #expect(config.http.enabled && config.http.listen == .httpDefault && config.http.token == nil && config.http.tls == nil)
     }
 
+    /// docs/config.md's table of sections names every top-level key the parser takes, once.
+    @Test func theConfigReferenceListsEverySection() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/config.md").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "\n## The config file\n").dropFirst().first, "docs/config.md has the section")
+        let documented = section.components(separatedBy: "\n## ")[0].split(separator: "\n")
+            .filter { $0.hasPrefix("| `") }
+            .flatMap { $0.dropFirst(2).prefix { $0 != "|" }.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " `")) } }
+        #expect(documented.sorted() == StudioConfiguration.CodingKeys.allCases.map(\.rawValue).sorted())
+    }
+
     @Test(arguments: [
         ("4500000", 4_500_000), ("4500k", 4_500_000), ("4.5M", 4_500_000), ("4500K", 4_500_000),
         ("4.5m", 4_500_000), ("128k", 128_000), ("0.5M", 500_000), (" 2500k ", 2_500_000),
