@@ -112,7 +112,7 @@ expected="studio $(in_root dpkg-query -W -f='${Version}' studio)"
 [ "$version" = "$expected" ] || fail "studio version printed '$version', expected '$expected'"
 say "studio version: $version"
 
-in_root ldd /usr/bin/studio /usr/lib/studio/libStudioEngine.so >"$run_dir/ldd.txt"
+in_root ldd /usr/bin/studio /usr/lib/studio/libStudioEngine.so >"$run_dir/ldd.txt" 2>&1 || fail "ldd: $(cat "$run_dir/ldd.txt")"
 ! grep -q "not found" "$run_dir/ldd.txt" || fail "unresolved libraries: $(grep 'not found' "$run_dir/ldd.txt")"
 
 # `studio doctor` loads the engine library (FFmpeg, PipeWire, libva...) and checks the machine: in a bare
