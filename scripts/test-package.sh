@@ -76,7 +76,8 @@ EOF
   mv "$base.partial" "$base"
 fi
 
-# A clean root for this run: an overlay on the cached one (its writes go to a temporary directory), with
+# A clean root for this run: an overlay on the cached one (its writes go to a temporary directory; a copy
+# where overlayfs is not allowed), with
 # /proc (studio finds its engine library through /proc/self/exe) and the shared apt cache mounted.
 run_dir=$(mktemp -d /tmp/studio-test-package.XXXXXX)
 root="$run_dir/root"
@@ -88,8 +89,12 @@ cleanup() {
   rm -rf "$run_dir"
 }
 trap cleanup EXIT
-mount -t overlay overlay -o "lowerdir=$base,upperdir=$run_dir/upper,workdir=$run_dir/work" "$root"
-mounts+=("$root")
+if mount -t overlay overlay -o "lowerdir=$base,upperdir=$run_dir/upper,workdir=$run_dir/work" "$root" 2>/dev/null; then
+  mounts+=("$root")
+else
+  say "no overlayfs here: copying the cached root instead"
+  cp -a "$base/." "$root/"
+fi
 mount -t proc proc "$root/proc"
 mounts+=("$root/proc")
 mount --bind "$archives" "$root/var/cache/apt/archives"
