@@ -67,7 +67,7 @@ version=${version#studio }
 arch=$(dpkg --print-architecture)
 # Reproducible: every timestamp is the last commit's.
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
-maintainer="${DEBFULLNAME:-$(git log -1 --format=%an)} <${DEBEMAIL:-$(git log -1 --format=%ae)}>"
+maintainer="${DEBFULLNAME:-$(git log -1 --format=%an 2>/dev/null || echo studio maintainers)} <${DEBEMAIL:-$(git log -1 --format=%ae 2>/dev/null || echo studio@example.org)}>"
 
 # dpkg-shlibdeps wants a source tree: debian/control, and the package's files under debian/studio.
 work=$(realpath -m .build/package)
