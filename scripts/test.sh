@@ -30,3 +30,5 @@ scripts/vm/test-v4l2.sh .build
 # on code the debug build took). `studio serve` runs in the engine library built beside it.
 swift build -c release --product studio
 swift build -c release --product StudioEngine
+# The Debian package from that build: lintian, then installed and run in a clean Debian 12 root.
+scripts/test-package.sh --skip-build

@@ -98,7 +98,7 @@ public struct CommandSpec: Sendable {
         if !discussion.isEmpty { text += "\n\n" + discussion }
         if engine {
             text += "\n\nRuns in the engine library \(EngineLibrary.fileName) (with FFmpeg, PipeWire, VAAPI), which studio\n"
-                + "loads from beside its binary or from ../lib/studio/: install it with studio (README)."
+                + "loads from beside its binary or from ../lib/studio/: install it with studio (docs/install.md)."
         }
         return text
     }

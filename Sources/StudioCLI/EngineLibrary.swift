@@ -40,7 +40,7 @@ public enum EngineLibrary {
         -> @convention(c) (Int32, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
         guard let path = paths.first(where: { access($0, F_OK) == 0 }) else {
             throw ClientFailure("`studio \(name)` runs in the engine library \(fileName), which is not installed: looked for "
-                                + paths.joined(separator: " and ") + " (install it with the binary: see README, Install)")
+                                + paths.joined(separator: " and ") + " (install it with the binary: see docs/install.md)")
         }
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown error"

@@ -150,12 +150,14 @@ import StudioCore
         }
     }
 
-    /// The README's `studio serve [...]` synopsis lists the declared options (all but the testing aid).
-    @Test func readmeSynopsisMatchesTheDeclarations() throws {
+    /// The `studio serve [...]` synopsis of the README and of the config reference lists the declared
+    /// options (all but the testing aid).
+    @Test(arguments: ["README.md", "docs/config.md"])
+    func synopsisMatchesTheDeclarations(_ document: String) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let start = try #require(readme.range(of: "    studio serve [--config"))
-        let lines = readme[start.lowerBound...].split(separator: "\n", omittingEmptySubsequences: false).prefix { $0.hasPrefix("    ") }
+        let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
+        let start = try #require(text.range(of: "    studio serve [--config"), "\(document) has the synopsis")
+        let lines = text[start.lowerBound...].split(separator: "\n", omittingEmptySubsequences: false).prefix { $0.hasPrefix("    ") }
         var documented: [String] = []
         for line in lines {
             var rest = Substring(line)
@@ -167,7 +169,7 @@ import StudioCore
             }
         }
         let declared = ServeFlags.options.filter { $0.name != "inject-encoder-fault" }.map(\.synopsis)
-        #expect(Set(documented) == Set(declared), "README: \(documented)")
+        #expect(Set(documented) == Set(declared), "\(document): \(documented)")
         #expect(documented.count == declared.count)
     }
 }

@@ -260,11 +260,22 @@ import Testing
             .deletingLastPathComponent().appendingPathComponent("deploy/studio.yaml").path
         let config = try StudioConfiguration.load(path: path)
         #expect(config.program == .default)
-        #expect(config.outputs.count == 1)
-        #expect(config.outputs.first?.name == "local")
+        #expect(config.outputs.isEmpty, "the packaged /etc/studio/studio.yaml streams nowhere until a destination is set")
         #expect(config.cameras.pins.count == 1)
         #expect(config.socketPath == "/run/studio/studio.sock")
         #expect(config.http.enabled && config.http.listen == .httpDefault && config.http.token == nil && config.http.tls == nil)
+    }
+
+    /// docs/config.md's table of sections names every top-level key the parser takes, once.
+    @Test func theConfigReferenceListsEverySection() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/config.md").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "\n## The config file\n").dropFirst().first, "docs/config.md has the section")
+        let documented = section.components(separatedBy: "\n## ")[0].split(separator: "\n")
+            .filter { $0.hasPrefix("| `") }
+            .flatMap { $0.dropFirst(2).prefix { $0 != "|" }.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " `")) } }
+        #expect(documented.sorted() == StudioConfiguration.CodingKeys.allCases.map(\.rawValue).sorted())
     }
 
     @Test(arguments: [
