@@ -125,5 +125,13 @@ extension EndToEndTests {
             Self.expectSentence(response.text, "\(method) \(path) \(body ?? "")")
         }
         #expect(studio.stopServer() == .exited(0))
+
+        // Files that cannot be written: errno in words, not Foundation's error codes.
+        let missing = studio.directory.appendingPathComponent("missing/x").path
+        for words in [["report", "1", "--svg", missing], ["export", "1", "--format", "csv", "--output", missing]] {
+            let result = try studio.run(words + ["--db", studio.database])
+            #expect(result.status == 1 && result.error.contains("No such file or directory"), "\(words): \(result)")
+            Self.expectSentence(result.error, "studio \(words.joined(separator: " "))")
+        }
     }
 }
