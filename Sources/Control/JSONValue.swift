@@ -109,7 +109,13 @@ public enum JSONValue: Sendable, Codable, Equatable, CustomStringConvertible {
             self = .array(elements)
             return
         }
-        let keyed = try decoder.container(keyedBy: MemberKey.self)
+        guard let keyed = try? decoder.container(keyedBy: MemberKey.self) else {
+            // A value that is no null, boolean, string, array, object or number that fits a Double: a number
+            // out of range (1e309). Foundation would say it expected a Dictionary<String, Any>; say what it is.
+            let path = decoder.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: decoder.codingPath, debugDescription:
+                "the number\(path.isEmpty ? "" : " at \(path)") is too large (JSON numbers here are at most about 1.8e308)"))
+        }
         var members: [String: JSONValue] = [:]
         for key in keyed.allKeys { members[key.stringValue] = try keyed.decode(JSONValue.self, forKey: key) }
         self = .object(members)

@@ -168,6 +168,11 @@ public final class EventStore: Sendable {
         }
     }
 
+    /// `camN` with the smallest N no camera has: where a camera goes whose stored name a scene now holds.
+    public func freeCameraName() throws -> CameraID {
+        try perform("freeCameraName") { CameraID(try $0.lowestFreeName(in: "cameras", prefix: "cam")) }
+    }
+
     /// The stable name of an audio input (a PipeWire Audio/Source), as `cameraName` for cameras: the same
     /// identity keeps its name across restarts, a new one gets the lowest free `micN`, and `pinnedName`
     /// (from the config) wins, the input that had it moving to the lowest free `micN`.

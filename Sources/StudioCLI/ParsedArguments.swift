@@ -8,14 +8,17 @@ public struct UsageError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// A failure while running a command: `studio: MESSAGE`, exit code 1 unless said otherwise.
-public struct ClientFailure: Error {
+/// A failure while running a command: `studio: MESSAGE`, exit code 1 unless said otherwise. Its
+/// description is the message, so a server that passes one on (`studio reload` re-reads the config through
+/// the CLI's loader) says the sentence and not the type.
+public struct ClientFailure: Error, CustomStringConvertible {
     public let message: String
     public let exitCode: Int32
     public init(_ message: String, exitCode: Int32 = 1) {
         self.message = message
         self.exitCode = exitCode
     }
+    public var description: String { message }
 }
 
 /// The words after a command, parsed strictly by its declaration: `--name value`, `--name=value`,

@@ -54,7 +54,7 @@ struct NodeDecoder: Decoder {
 
 /// A decoding error at a coding path. `got` is set for "expected X, got Y" errors about the node
 /// at that path, so a caller that knows better what X is can say so (`rewording`).
-struct NodeDecodingError: Error {
+struct NodeDecodingError: Error, CustomStringConvertible {
     var codingPath: [any CodingKey]
     var message: String
     var got: String?
@@ -69,6 +69,9 @@ struct NodeDecodingError: Error {
         self.message = "expected \(expected), got \(got)"
         self.got = got
     }
+
+    /// The message alone: `ConfigError` adds the file, line and key path from the coding path.
+    var description: String { message }
 }
 
 extension Decoder {

@@ -150,11 +150,11 @@ struct LayerEntry: Codable {
         }
         if case .image = source { layer.fit = .fit }
         try keys.update(&layer.fit, .fit, .layerFit)
-        if let z = try keys.parse(.z, .number) { layer.z = Int(z) }
+        if let z = try keys.parse(.z, .wholeNumber) { layer.z = z }
         try keys.update(&layer.opacity, .opacity, .fraction("an opacity", 0...1))
         if keys.contains(.border) {
             let border = try keys.nestedContainer(keyedBy: BorderKeys.self, forKey: .border)
-            if let width = try border.parse(.width, .number) { layer.borderWidth = Int(width) }
+            if let width = try border.parse(.width, .wholeNumber) { layer.borderWidth = width }
             try border.update(&layer.borderColor, .color, .color)
         }
         if let problem = layer.problem { throw decoder.failure(problem) }
@@ -167,7 +167,7 @@ struct LayerEntry: Codable {
         if numbers.allSatisfy({ $0 <= 1 }) {
             rect = .fraction(RelativeRect(x: numbers[0], y: numbers[1], width: numbers[2], height: numbers[3]))
         } else {
-            guard numbers.allSatisfy({ $0 == $0.rounded() }) else {
+            guard numbers.allSatisfy({ $0 == $0.rounded() && abs($0) < 1e9 }) else {
                 throw ValueError("pixels are whole numbers (or give every value as a fraction of the program, at most 1)")
             }
             rect = .pixels(x: Int(numbers[0]), y: Int(numbers[1]), width: Int(numbers[2]), height: Int(numbers[3]))

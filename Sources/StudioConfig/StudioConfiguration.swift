@@ -100,15 +100,19 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         }
     }
 
-    /// Scenes against the rest: their names are not camera names, and pixel layers fit the program.
+    /// Scenes against the rest: their names are not camera names (SceneNames.swift), none shows itself,
+    /// and pixel layers fit the program.
     private func checkScenes(_ decoder: any Decoder) throws {
-        let pinned = Set(cameras.pins.map(\.name.name))
         for (index, scene) in scenes.enumerated() {
             let place: [any CodingKey] = [CodingKeys.scenes, NodeKey(intValue: index)]
-            if pinned.contains(scene.name) {
-                throw NodeDecodingError(decoder.codingPath + place, "\"\(scene.name)\" is a camera's name (cameras.pins); a scene needs its own")
+            if let clash = cameraNameClash(scene.name) {
+                throw NodeDecodingError(decoder.codingPath + place + [SceneEntry.CodingKeys.name], clash)
             }
             if let outside = outside(scene.layers) { throw NodeDecodingError(decoder.codingPath + place, outside) }
+        }
+        if let cycle = sceneCycle() {
+            throw NodeDecodingError(decoder.codingPath + [CodingKeys.scenes, NodeKey(intValue: cycle.index)],
+                                    "scene \(cycle.path): a scene cannot show itself, directly or through other scenes")
         }
         for (index, overlay) in overlays.enumerated() {
             if let outside = outside(overlay.layers) {
@@ -204,7 +208,9 @@ extension StudioConfiguration {
     /// Like `load(path:)`, but a file that does not exist gives the defaults (for a default path that
     /// the operator may not have created). Other problems still throw.
     public static func loadIfPresent(path: String) throws(ConfigError) -> StudioConfiguration {
-        guard FileManager.default.fileExists(atPath: path) else { return StudioConfiguration() }
+        // lstat, not fileExists: a dangling link or a loop of links is there, and reading it says what is wrong.
+        var status = stat()
+        guard lstat(path, &status) == 0 || errno != ENOENT else { return StudioConfiguration() }
         return try load(path: path)
     }
 
@@ -224,26 +230,33 @@ extension StudioConfiguration {
         }
     }
 
+    /// The file's bytes through open(2)/read(2), so a failure is errno's (a loop of symbolic links, a
+    /// directory, a permission) said in words, not a Foundation error code.
     private static func readFile(_ path: String) throws(ConfigError) -> String {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch let error as CocoaError {
-            let reason: String
-            switch error.code {
-            case .fileReadNoSuchFile, .fileNoSuchFile: reason = "no such file"
-            case .fileReadNoPermission: reason = "permission denied"
-            default:
-                var isDirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-                    reason = "it is a directory"
-                } else {
-                    reason = error.localizedDescription
-                }
+        func failure(_ code: Int32) -> ConfigError {
+            let reason = switch code {
+            case ENOENT, ENOTDIR: "no such file"
+            case EACCES, EPERM: "permission denied"
+            case EISDIR: "it is a directory"
+            case ELOOP: "a loop of symbolic links (a link that leads back to itself)"
+            default: String(cString: strerror(code)).lowercased()
             }
-            throw ConfigError(source: path, message: "cannot read the config file: \(reason)")
-        } catch {
-            throw ConfigError(source: path, message: "cannot read the config file: \(error.localizedDescription)")
+            return ConfigError(source: path, message: "cannot read the config file: \(reason)")
+        }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure(errno) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw failure(errno) }
+        if status.st_mode & S_IFMT == S_IFDIR { throw failure(EISDIR) }
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while data.count <= maxFileBytes {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw failure(errno) }
+            if count == 0 { break }
+            data.append(contentsOf: chunk[..<count])
         }
         guard data.count <= maxFileBytes else {
             throw ConfigError(source: path, message: "the config file is larger than \(maxFileBytes) bytes")

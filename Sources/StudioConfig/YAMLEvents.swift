@@ -16,9 +16,10 @@ enum YAMLEvent {
 }
 
 /// A libyaml syntax error, with a 1-based line.
-struct YAMLSyntaxError: Error {
+struct YAMLSyntaxError: Error, CustomStringConvertible {
     var line: Int
     var message: String
+    var description: String { "line \(line): \(message)" }
 }
 
 /// Owns one `yaml_parser_t` (and the copy of the input it reads) and hands out its events.
@@ -90,8 +91,19 @@ final class YAMLEventParser {
     private func syntaxError() -> YAMLSyntaxError {
         let problem = parser.pointee.problem.map { String(cString: $0) } ?? "cannot parse"
         let mark = parser.pointee.problem_mark
-        let line = Int(mark.line) + 1
+        var line = Int(mark.line) + 1
         var message = "invalid YAML: \(problem)"
+        if parser.pointee.error == YAML_READER_ERROR {
+            // The reader (bad bytes, control characters) gives a byte offset, not a mark: count the lines to it.
+            let offset = min(Int(parser.pointee.problem_offset), input.count)
+            line = 1 + input.prefix(offset).lazy.filter { $0 == UInt8(ascii: "\n") }.count
+            let value = parser.pointee.problem_value
+            if value == 0, problem.contains("control characters") {
+                message = "invalid YAML: a NUL byte (a config is text: it cannot hold one)"
+            } else if value >= 0, problem.contains("control characters") {
+                message += String(format: " (the byte 0x%02X)", Int(value))
+            }
+        }
         if let context = parser.pointee.context.map({ String(cString: $0) }) {
             message += " (\(context) at line \(Int(parser.pointee.context_mark.line) + 1))"
         }

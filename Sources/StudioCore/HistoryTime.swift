@@ -115,10 +115,16 @@ public enum HistoryTime {
     public static func durationMilliseconds(_ text: String) throws(HistoryTimeError) -> Int64 {
         let word = text.trimmingCharacters(in: .whitespaces).lowercased()
         let units: [Character: Int64] = ["s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000]
-        guard let unit = word.last, let size = units[unit], let amount = Int64(word.dropLast()), amount > 0,
-              word.dropLast().allSatisfy(\.isNumber), amount <= 100 * 365 * 86_400_000 / size else {
+        let digits = word.dropLast()
+        guard let unit = word.last, let size = units[unit], !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
             throw HistoryTimeError("expected \(durationForms)\(text.isEmpty ? ", got nothing" : ", got \"\(text)\"")")
         }
+        // Too many digits for a number is too long a time, not a malformed one: say which.
+        let limit = 100 * 365 * 86_400_000 / size
+        guard let amount = Int64(digits), amount <= limit else {
+            throw HistoryTimeError("\"\(text)\" is longer than 100 years (at most \(limit)\(unit))")
+        }
+        guard amount > 0 else { throw HistoryTimeError("expected a length of time above zero, got \"\(text)\"") }
         return amount * size
     }
 

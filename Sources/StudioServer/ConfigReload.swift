@@ -75,13 +75,17 @@ extension StudioServer {
                 return ControlError(.unavailable, reason + "; nothing was changed")
             }
             let new: StudioConfiguration
-            do { new = try reread() } catch { throw refuse("\(error)") }
+            do { new = try reread() } catch { throw refuse(String(describing: error)) }
             let old = reloader.configuration
             let changes = old.changes(to: new)
             if !changes.fixed.isEmpty {
                 throw refuse(changes.fixed.map { "\($0) cannot change while the server runs; restart to apply" }.joined(separator: "; "))
             }
             let status = switcher.status
+            // One namespace: a connected camera keeps its name (the file alone cannot know a stored one).
+            if let clash = new.scenes.first(where: { status.sources.contains(CameraID($0.name)) }) {
+                throw refuse("scene \(clash.name): a connected camera has that name; a scene needs its own")
+            }
             let kept = Set(new.scenes.map(\.name))
             let onAir = [("program", status.program), ("preview", status.preview),
                          ("program", status.transition.map { ProgramSource.scene($0.to) }),
@@ -104,7 +108,9 @@ extension StudioServer {
             events.emit(StudioEvent(kind: .configReloaded, details: [
                 "file": path, "by": trigger, "changed": changes.live.isEmpty ? "nothing" : changes.live.joined(separator: ","),
             ]))
-            return ReloadReply(file: path, changed: changes.live)
+            let warnings = new.sceneWarnings(cameras: status.sources)
+            for warning in warnings { log.info("warning: \(warning)") }
+            return ReloadReply(file: path, changed: changes.live, warnings: warnings)
         }
     }
 }

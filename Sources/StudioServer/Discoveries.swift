@@ -79,27 +79,42 @@ enum Discoveries {
     /// first is named as the pin says (`wide`), the others `wide-2`, `wide-3`... with a warning in the log
     /// that says how to tell them apart. No camera is dropped, and each device keeps its name across
     /// restarts (a device that already holds a name of the pin's family keeps it).
-    static func namer(store: EventStore, settings: CameraSettings, log: ServerLog) -> CameraNamer {
+    ///
+    /// Cameras and scenes share one namespace: the config refuses a scene named as a pin or `camN`, but a
+    /// device may hold a name from an older config (a pin since removed) that a scene now has. That camera
+    /// moves to the lowest free `camN`, kept from then on, with a warning: `studio switch NAME` stays the scene.
+    static func namer(store: EventStore, settings: CameraSettings, sceneNames: @escaping @Sendable () -> Set<String>,
+                      log: ServerLog) -> CameraNamer {
         { identity in
-            let pin = settings.pin(forIdentity: identity.identity, displayName: identity.displayName)
-            var pinned = pin?.name
-            if let pin, pin.match != identity.identity {
-                // The other devices this same pin fits, with the names they hold.
-                let family = PinFamily(name: pin.name.name)
-                let fitting = try store.cameras().filter { record in
-                    settings.pin(forIdentity: record.identity, displayName: record.displayName) == pin
-                }
-                let chosen = family.name(for: identity.identity, known: fitting.map { ($0.identity, $0.name.name) })
-                if chosen != pin.name.name {
-                    let others = fitting.filter { $0.identity != identity.identity && family.contains($0.name.name) }
-                        .map { "\($0.name.name) = \($0.identity)" }
-                    log.info("warning: the pin `match: \(pin.match)` fits several devices (\(others.joined(separator: ", "))); \(identity.identity) (\(identity.displayName)) is named \(chosen). To name each one yourself, pin its exact identity (`studio cameras` lists them: a serial or a /dev/v4l/by-id name)")
-                }
-                pinned = CameraID(chosen)
-            }
+            let name = try pinnedName(store: store, settings: settings, log: log, identity: identity)
+            guard sceneNames().contains(name.name) else { return name }
+            let free = try store.freeCameraName()
+            log.info("warning: \(identity.identity) (\(identity.displayName)) had the name \(name.name), which is a scene's now: the camera is named \(free.name) (pin it in cameras.pins to choose its name)")
             return try store.cameraName(forIdentity: identity.identity, backend: identity.backend, displayName: identity.displayName,
-                                        pinnedName: pinned)
+                                        pinnedName: free)
         }
+    }
+
+    /// The name the store and the pins give the device.
+    private static func pinnedName(store: EventStore, settings: CameraSettings, log: ServerLog, identity: CameraIdentity) throws -> CameraID {
+        let pin = settings.pin(forIdentity: identity.identity, displayName: identity.displayName)
+        var pinned = pin?.name
+        if let pin, pin.match != identity.identity {
+            // The other devices this same pin fits, with the names they hold.
+            let family = PinFamily(name: pin.name.name)
+            let fitting = try store.cameras().filter { record in
+                settings.pin(forIdentity: record.identity, displayName: record.displayName) == pin
+            }
+            let chosen = family.name(for: identity.identity, known: fitting.map { ($0.identity, $0.name.name) })
+            if chosen != pin.name.name {
+                let others = fitting.filter { $0.identity != identity.identity && family.contains($0.name.name) }
+                    .map { "\($0.name.name) = \($0.identity)" }
+                log.info("warning: the pin `match: \(pin.match)` fits several devices (\(others.joined(separator: ", "))); \(identity.identity) (\(identity.displayName)) is named \(chosen). To name each one yourself, pin its exact identity (`studio cameras` lists them: a serial or a /dev/v4l/by-id name)")
+            }
+            pinned = CameraID(chosen)
+        }
+        return try store.cameraName(forIdentity: identity.identity, backend: identity.backend, displayName: identity.displayName,
+                                    pinnedName: pinned)
     }
 }
 

@@ -340,7 +340,10 @@ public enum Doctor {
 
 /// A bounded TCP connect, for `studio doctor`.
 enum TCPProbe {
-    struct Failure: Error { let message: String }
+    struct Failure: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
 
     static func connect(host: String, port: Int, timeout: Double) -> Result<Int, Failure> {
         var hints = addrinfo()

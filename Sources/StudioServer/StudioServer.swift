@@ -237,7 +237,8 @@ public final class StudioServer: Sendable {
             })
             try services.start("cameras", {
                 let discoveries = try Discoveries.make(Discoveries.Context(
-                    options: options, namer: Discoveries.namer(store: store, settings: configuration.cameras, log: log), events: events, log: log))
+                    options: options, namer: Discoveries.namer(store: store, settings: configuration.cameras,
+                                                               sceneNames: { [reloader] in Set(reloader.configuration.scenes.map(\.name)) }, log: log), events: events, log: log))
                 for discovery in discoveries { cameras.attach(discovery) }
             }, stop: { cameras.stop() })
             // Give the cameras up to a second to deliver their first frame, so the program opens on a
@@ -300,6 +301,7 @@ public final class StudioServer: Sendable {
         }
         log.info("session \(sessionID) started: program \(configuration.program), \(cameras.all.count) camera(s), control socket \(options.socketPath)")
         for entry in outputs.entries { log.info("output \(entry.output.destination.name): \(entry.output.destination.maskedURL)") }
+        for warning in configuration.sceneWarnings(cameras: switcher.status.sources) { log.info("warning: \(warning)") }
     }
 
     /// Stops every service in the reverse of the order it started, which is data-flow order so nothing

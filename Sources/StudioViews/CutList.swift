@@ -143,6 +143,13 @@ extension History {
             return candidates.last { media[$0].start <= from } ?? candidates.first
         }
 
+        // The frames each transition showed, by the program time it ended at (its `switch`'s): the switch is
+        // on the transition's last frame, so the length is not the time from `transition_started` to it.
+        let transitionsShown = try store.events(matching: EventQuery(sessionID: session.id, kinds: [.transitionEnded]))
+            .reduce(into: [Int64: Int64]()) { shown, event in
+                if let ms = event.programMilliseconds, let frames = event.details["shown"].flatMap({ Int64($0) }), frames > 0 { shown[ms] = frames }
+            }
+
         var clips: [CutList.Clip] = []
         for (index, interval) in intervals.enumerated() {
             let start = frame(interval.fromMilliseconds)
@@ -155,7 +162,9 @@ extension History {
             if arguments.iso, let previous, previous.endedBy == "transition", let via = previous.via, via != "cut",
                let began = previous.transitionFromMilliseconds, frame(began) < start, frame(began) > clips[index - 1].from {
                 clip.from = frame(began)
-                clip.incoming = CutList.Transition(kind: via, frames: start - frame(began))
+                // A history without `transition_ended` (older than it): the switch is on the last frame shown.
+                let shown = transitionsShown[interval.fromMilliseconds].map { FrameCount($0) } ?? start - clip.from + FrameCount(1)
+                clip.incoming = CutList.Transition(kind: via, frames: shown)
                 clips[index - 1].to = clip.from
             }
             var reference: Int?

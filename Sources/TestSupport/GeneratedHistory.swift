@@ -84,7 +84,9 @@ public struct GeneratedHistory: Sendable {
         first.add(.switchProgram, "cam1", program: 0, ["from": "none", "reason": "first source"])
         first.add(.preview, "cam2", program: 5_000, ["preview": "cam2", "from": "none"])
         first.add(.switchProgram, "cam2", program: 10_000, ["from": "cam1"])
-        first.add(.transitionStarted, "cam1", program: 19_000, ["kind": "mix", "frames": "30", "from": "cam2", "to": "cam1"])
+        // As the switcher writes a transition: its first frame (571) at transition_started, its 30th and last
+        // (600) at transition_ended and the switch, so the frames shown are one more than the frames between.
+        first.add(.transitionStarted, "cam1", program: 19_033, ["kind": "mix", "frames": "30", "from": "cam2", "to": "cam1"])
         first.add(.transitionEnded, "cam1", program: 20_000, ["kind": "mix", "frames": "30", "shown": "30", "from": "cam2", "to": "cam1"])
         first.add(.switchProgram, "cam1", program: 20_000, ["from": "cam2", "via": "mix"])
         first.add(.cameraLost, "cam1", wall: 25_000, ["reason": "removed"])

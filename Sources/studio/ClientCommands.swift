@@ -176,6 +176,7 @@ enum ReloadCommand: ClientCommand {
         if json { print(result.jsonText) } else {
             let changed = result["changed"]?.arrayValue?.compactMap(\.stringValue) ?? []
             print("reloaded \(result["file"]?.stringValue ?? "?"): " + (changed.isEmpty ? "nothing changed" : "changed " + changed.joined(separator: ", ")))
+            for warning in result["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? [] { writeStandardError("studio: warning: \(warning)\n") }
         }
         return 0
     }

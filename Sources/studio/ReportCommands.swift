@@ -4,6 +4,7 @@ import StudioViews
 import EventStore
 import Control
 import StudioCLI
+import StudioSystem
 
 /// `studio report` (a session at a glance, and its timeline picture) and `studio prune` (retention).
 
@@ -44,7 +45,7 @@ enum ReportCommand: ClientCommand {
                 throw ClientFailure("the server's report cannot be read by this studio (\(error)); is it a newer version?")
             }
             let svg = TimelinePicture.svg(reply)
-            if let svgPath { try PictureFile.write(Array(svg.utf8), to: svgPath) }
+            if let svgPath { try PictureFile.write(svg, to: svgPath) }
             if let pngPath { try PictureFile.writePNG(svg: svg, to: pngPath) }
         }
         if json { print(result.jsonText) } else { print(Format.decoded(result, as: ReportReply.self, ReportText.text)) }
@@ -85,10 +86,10 @@ enum PruneCommand: ClientCommand {
 
 /// A picture written whole or not at all: to a temporary file beside it, then renamed over PATH.
 enum PictureFile {
-    static func write(_ bytes: [UInt8], to path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        do { try Data(bytes).write(to: url, options: .atomic) } catch {
-            throw ClientFailure("cannot write \(path): \((error as NSError).localizedFailureReason ?? error.localizedDescription)")
+    static func write(_ text: String, to path: String) throws {
+        // errno in words ("No such file or directory"), not Foundation's "NSCocoaErrorDomain error 4".
+        do { try FileModes.writeAtomically(text, to: path) } catch {
+            throw ClientFailure("cannot write \(path): \(String(cString: strerror(error.errno))) (\(error.call))")
         }
     }
 

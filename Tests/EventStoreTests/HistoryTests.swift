@@ -99,7 +99,7 @@ import TestSupport
             GeneratedHistory.Interval($0.source, $0.sourceKind, $0.fromMilliseconds, $0.toMilliseconds, $0.endedBy, via: $0.via)
         }
         #expect(stopped == GeneratedHistory.stoppedIntervals)
-        #expect(try store.programIntervals(sessionID: history.stopped)[1].transitionFromMilliseconds == 19_000)
+        #expect(try store.programIntervals(sessionID: history.stopped)[1].transitionFromMilliseconds == 19_033)
         #expect(try store.programIntervals(sessionID: history.stopped)[3].camera == "cam1", "the slate says which camera was lost")
 
         for session in [history.stopped, history.failed, history.crashed, history.open] {

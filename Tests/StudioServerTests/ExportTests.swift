@@ -48,7 +48,7 @@ import FoundationXML
         let edl = try CMX3600(parsing: try Self.export(studio, [String(history.stopped), "--format", "edl", "--iso"]), base: Self.rate)
         #expect(edl.title == "studio session \(history.stopped)")
         let expected: [(reel: String, code: String, length: Int?, from: Int, to: Int)] = [
-            ("CAM1", "C", nil, 0, 300), ("CAM2", "C", nil, 300, 570), ("CAM2", "C", nil, 570, 570), ("CAM1", "D", 30, 570, 750),
+            ("CAM1", "C", nil, 0, 300), ("CAM2", "C", nil, 300, 571), ("CAM2", "C", nil, 571, 571), ("CAM1", "D", 30, 571, 750),
             ("PROGRAM", "C", nil, 750, 900), ("CAM1", "C", nil, 900, 1200), ("CAM3", "C", nil, 1200, 1500), ("PROGRAM", "C", nil, 1500, 1800),
         ]
         #expect(edl.lines.map { "\($0.reel) \($0.code) \($0.length ?? -1) \($0.recordIn)-\($0.recordOut)" }
@@ -56,10 +56,11 @@ import FoundationXML
         #expect(edl.lines.map(\.number) == [1, 2, 3, 3, 4, 5, 6, 7])
         #expect(edl.lines.allSatisfy { $0.sourceIn == $0.recordIn && $0.sourceOut == $0.recordOut }, "source times are program times")
         #expect(edl.lines.last?.recordOut == Self.frame(60_000), "the program's end")
-        // Every switch is on the record timeline: a cut's record in, or where a dissolve ends.
+        // Every switch is on the record timeline: a cut's record in, or a dissolve's last frame (the switcher
+        // switches on the transition's last frame, and the dissolve is as long as the frames it showed).
         for (source, frame) in try Self.switches(studio, history.stopped) {
             let starts = edl.lines.contains { $0.code == "C" && $0.recordIn == frame && $0.recordOut > frame }
-            let dissolves = edl.lines.contains { $0.code != "C" && $0.recordIn + ($0.length ?? 0) == frame }
+            let dissolves = edl.lines.contains { $0.code != "C" && $0.recordIn + ($0.length ?? 0) - 1 == frame }
             #expect(starts || dissolves, "the switch to \(source) at frame \(frame) is no edit of the EDL")
         }
         // The comments name each event's file; the scene and the slate say why they come from the program.
@@ -108,8 +109,8 @@ import FoundationXML
         }
         let s = history.stopped
         #expect(described == [
-            "cam1 0+300 session-\(s)-cam1.mkv", "cam2 300+270 session-\(s)-cam2.mkv", "Transition SMPTE_Dissolve 0 30",
-            "cam1 570+180 session-\(s)-cam1.mkv", "slate 750+150 session-\(s)-program.mkv", "cam1 900+300 session-\(s)-cam1.mkv",
+            "cam1 0+300 session-\(s)-cam1.mkv", "cam2 300+271 session-\(s)-cam2.mkv", "Transition SMPTE_Dissolve 0 30",
+            "cam1 571+179 session-\(s)-cam1.mkv", "slate 750+150 session-\(s)-program.mkv", "cam1 900+300 session-\(s)-cam1.mkv",
             "cam3 1200+300 session-\(s)-cam3.mkv", "pip 1500+300 session-\(s)-program.mkv",
         ])
         #expect(report["duration"]?.intValue == Self.frame(60_000) && report["rate"]?.doubleValue == 30)
@@ -134,7 +135,7 @@ import FoundationXML
         let clips = try spine.items.filter { $0.element == "asset-clip" }.map { clip in
             (clip.name, try frames(clip.offset), try frames(clip.start), try frames(clip.duration), clip.asset)
         }
-        #expect(clips.map { "\($0.0) \($0.1)+\($0.3)" } == ["cam1 0+300", "cam2 300+270", "cam1 570+180", "slate 750+150", "cam1 900+300",
+        #expect(clips.map { "\($0.0) \($0.1)+\($0.3)" } == ["cam1 0+300", "cam2 300+271", "cam1 571+179", "slate 750+150", "cam1 900+300",
                                                             "cam3 1200+300", "pip 1500+300"])
         #expect(clips.allSatisfy { $0.1 == $0.2 }, "each clip's start in its file is its program time")
         #expect(zip(clips, clips.dropFirst()).allSatisfy { $0.1 + $0.3 == $1.1 }, "end to end")
@@ -142,7 +143,7 @@ import FoundationXML
                                    "session-\(history.stopped)-program.mkv", "session-\(history.stopped)-cam1.mkv", "session-\(history.stopped)-cam3.mkv",
                                    "session-\(history.stopped)-program.mkv"])
         let transitions = spine.items.filter { $0.element == "transition" }
-        #expect(try transitions.map { "\($0.name) \(try frames($0.offset))+\(try frames($0.duration))" } == ["Cross Dissolve 570+30"])
+        #expect(try transitions.map { "\($0.name) \(try frames($0.offset))+\(try frames($0.duration))" } == ["Cross Dissolve 571+30"])
         #expect(spine.items.map(\.element) == ["asset-clip", "asset-clip", "transition", "asset-clip", "asset-clip", "asset-clip", "asset-clip", "asset-clip"])
         #expect(try frames(spine.sequenceDuration) == 1800 && spine.markers == 2)
     }

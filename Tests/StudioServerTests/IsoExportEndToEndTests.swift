@@ -124,3 +124,59 @@ extension EndToEndTests {
         }
     }
 }
+
+/// Issue 34: a transition in a cut list is as long as the frames the switcher showed (`transition_ended`'s
+/// `shown`), in every format. A real server mixes 15 frames and dips 30; the EDL's `D 015`/`D 030`, the
+/// FCPXML's transition durations and the OTIO's (read by the real `opentimelineio`) say the same, and each
+/// starts on the frame `transition_started` was on. Written as the time from the start to the switch, they
+/// were 14 and 29: the switch is on a transition's last frame.
+extension EndToEndTests {
+    @Test func exportedTransitionsAreAsLongAsTheFramesShown() throws {
+        let studio = try StudioHarness()
+        let directory = studio.directory.appendingPathComponent("recordings")
+        try studio.serve(["--record", directory.path] + Self.isoArguments)
+        #expect(Self.waitForIsoFrames(studio, moreThan: 15), "the ISO feeds encode")
+        let session = try #require(try studio.status()["session"]?.intValue)
+        func ended() -> [JSONValue] { (try? studio.json(["log", "--kind", "transition_ended"]))?["events"]?.arrayValue ?? [] }
+        func programMs() -> Int { (try? studio.status())?["program"]?["program_ms"]?.intValue ?? -1 }
+        for (index, (camera, kind, frames)) in [("cam2", "mix", 15), ("cam1", "dip", 30)].enumerated() {
+            #expect(try studio.run(["preview", camera, "--socket", studio.socket]).status == 0)
+            let reply = try studio.run(["auto", kind, "--frames", String(frames), "--socket", studio.socket])
+            #expect(reply.status == 0, "\(reply)")
+            #expect(waitFor(seconds: 30) { ended().count == index + 1 }, "the \(kind) ends")
+            let at = programMs()
+            #expect(waitFor(seconds: 30) { programMs() > at + 500 }, "the program runs on after the \(kind)")
+        }
+        #expect(studio.stopServer() == .exited(0))
+
+        let rate = 30
+        func frame(_ milliseconds: Int) -> Int { (milliseconds * rate + 500) / 1000 }
+        let log = try JSONValue(parsing: try studio.run(["log", String(session), "--json", "--db", studio.database]).output)
+        let started = EndToEndTests.events(log, kind: "transition_started").compactMap { $0["program_ms"]?.intValue }.map(frame)
+        let shown = EndToEndTests.events(log, kind: "transition_ended").compactMap { $0["details"]?["shown"]?.stringValue.flatMap { Int($0) } }
+        try #require(shown == [15, 30] && started.count == 2, "\(log)")
+
+        func export(_ format: String) throws -> String {
+            let result = try studio.run(["export", String(session), "--format", format, "--iso", "--db", studio.database])
+            try #require(result.status == 0, "export \(format): \(result)")
+            return result.output
+        }
+        let edl = try CMX3600(parsing: try export("edl"), base: rate)
+        let dissolves = edl.lines.filter { $0.code == "D" }
+        #expect(dissolves.map { $0.length ?? -1 } == shown && dissolves.map(\.recordIn) == started, "\(edl.lines)")
+
+        let spine = try FCPXMLSpine(try export("fcpxml"))
+        let transitions = try spine.items.filter { $0.element == "transition" }.map {
+            (try FCPXMLSpine.frames($0.offset, rate: rate), try FCPXMLSpine.frames($0.duration, rate: rate))
+        }
+        #expect(transitions.map(\.1) == shown && transitions.map(\.0) == started, "\(transitions)")
+
+        if OTIO.python != nil {
+            let file = studio.directory.appendingPathComponent("show.otio").path
+            try export("otio").write(toFile: file, atomically: true, encoding: .utf8)
+            let items = try OTIO.read(file)["items"]?.arrayValue ?? []
+            let lengths = items.filter { $0["type"] == "Transition" }.map { ($0["in"]?.intValue ?? -1) + ($0["out"]?.intValue ?? -1) }
+            #expect(lengths == shown, "\(items)")
+        }
+    }
+}
