@@ -6,43 +6,6 @@ import Control
 /// The vision mixer's commands: what goes on program and preview, and how (cuts and transitions).
 /// Each answers once its frame is on air, like `switch`.
 enum SwitcherCommands {
-    /// A camera or scene name: `source`, or `camera` (the older name of the argument).
-    struct SourceArguments: Decodable, Sendable {
-        var source: String?
-        var camera: String?
-
-        func name(_ command: String) throws -> String {
-            guard let name = source ?? camera else { throw ControlError(.invalidArgument, "\(command): missing argument \"source\"") }
-            return name
-        }
-    }
-
-    /// `kind` with `frames` or `ms`: a transition (the default's kind and length where left out).
-    struct TransitionArguments: Decodable, Sendable {
-        var kind: String?
-        var frames: Int?
-        var ms: Int?
-
-        func spec(_ command: String, base: TransitionSpec, rate: Rational) throws -> TransitionSpec {
-            var kind = base.kind
-            if let name = self.kind {
-                guard let parsed = TransitionKind(rawValue: name) else {
-                    throw ControlError(.invalidArgument, "\(command): unknown transition '\(name)'; transitions: \(TransitionKind.names)")
-                }
-                kind = parsed
-            }
-            if frames != nil, ms != nil { throw ControlError(.invalidArgument, "\(command): give frames or ms, not both") }
-            var frames = self.frames ?? base.frames
-            if let ms {
-                guard ms > 0 else { throw ControlError(.invalidArgument, "\(command): ms must be above 0, got \(ms)") }
-                frames = TransitionSpec.frames(milliseconds: ms, rate: rate)
-            }
-            let spec = TransitionSpec(kind: kind, frames: frames, color: base.color)
-            if let problem = spec.problem(rate: rate) { throw ControlError(.invalidArgument, "\(command): \(problem)") }
-            return spec
-        }
-    }
-
     /// Turns a switcher outcome into the reply every one of these commands gives.
     static func answer(_ reply: @escaping @Sendable (Result<SwitchReply, ControlError>) -> Void, _ server: StudioServer)
         -> @Sendable (Result<SwitchOutcome, SwitchError>) -> Void {
@@ -68,10 +31,8 @@ enum SwitcherCommands {
         do { return try server.switcher.source(named: name) } catch { throw controlError(error) }
     }
 
-    enum Switch: ControlCommand {
-        static let name = "switch"
-        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/switch")
-        static let summary = "cuts the program to a camera or scene; answers once the cut is on air"
+    enum Switch: SignedCommand {
+        typealias Signature = SwitcherSignatures.Switch
         static let execution = ControlExecution.deferred
         static func start(_ arguments: SourceArguments, in server: StudioServer,
                           reply: @escaping @Sendable (Result<SwitchReply, ControlError>) -> Void) throws {
@@ -79,13 +40,10 @@ enum SwitcherCommands {
         }
     }
 
-    enum Scene: ControlCommand {
-        static let name = "scene"
-        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/scene/{scene}")
-        static let summary = "cuts the program to a scene (switch, for scenes only)"
+    enum Scene: SignedCommand {
+        typealias Signature = SwitcherSignatures.Scene
         static let execution = ControlExecution.deferred
-        struct Arguments: Decodable, Sendable { var scene: String }
-        static func start(_ arguments: Arguments, in server: StudioServer,
+        static func start(_ arguments: SceneArguments, in server: StudioServer,
                           reply: @escaping @Sendable (Result<SwitchReply, ControlError>) -> Void) throws {
             let status = server.switcher.status
             guard status.scenes.contains(arguments.scene) else {
@@ -95,10 +53,8 @@ enum SwitcherCommands {
         }
     }
 
-    enum Preview: ControlCommand {
-        static let name = "preview"
-        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/preview")
-        static let summary = "puts a camera or scene on preview, ready for cut or auto"
+    enum Preview: SignedCommand {
+        typealias Signature = SwitcherSignatures.Preview
         static let execution = ControlExecution.deferred
         static func start(_ arguments: SourceArguments, in server: StudioServer,
                           reply: @escaping @Sendable (Result<SwitchReply, ControlError>) -> Void) throws {
@@ -106,10 +62,8 @@ enum SwitcherCommands {
         }
     }
 
-    enum Cut: ControlCommand {
-        static let name = "cut"
-        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/cut")
-        static let summary = "swaps preview and program on the next frame (completes a running transition at once)"
+    enum Cut: SignedCommand {
+        typealias Signature = SwitcherSignatures.Cut
         static let execution = ControlExecution.deferred
         static func start(_ arguments: NoArguments, in server: StudioServer,
                           reply: @escaping @Sendable (Result<SwitchReply, ControlError>) -> Void) {
@@ -117,10 +71,8 @@ enum SwitcherCommands {
         }
     }
 
-    enum Auto: ControlCommand {
-        static let name = "auto"
-        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/auto")
-        static let summary = "runs a transition from program to preview (the default one unless given)"
+    enum Auto: SignedCommand {
+        typealias Signature = SwitcherSignatures.Auto
         static let execution = ControlExecution.deferred
         static func start(_ arguments: TransitionArguments, in server: StudioServer,
                           reply: @escaping @Sendable (Result<SwitchReply, ControlError>) -> Void) throws {
@@ -129,10 +81,8 @@ enum SwitcherCommands {
         }
     }
 
-    enum Transition: ControlCommand {
-        static let name = "transition"
-        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/transition")
-        static let summary = "sets (or, with no arguments, shows) the transition auto runs"
+    enum Transition: SignedCommand {
+        typealias Signature = SwitcherSignatures.Transition
         static func run(_ arguments: TransitionArguments, in server: StudioServer) throws -> TransitionReply {
             let rate = server.switcher.format.frameRate
             let spec = try arguments.spec(name, base: server.switcher.status.defaultTransition, rate: rate)
@@ -143,16 +93,10 @@ enum SwitcherCommands {
         }
     }
 
-    enum Overlay: ControlCommand {
-        static let name = "overlay"
-        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/overlay/{name}")
-        static let summary = "switches an overlay on or off (toggles it without on); answers once the frame is on air"
+    enum Overlay: SignedCommand {
+        typealias Signature = SwitcherSignatures.Overlay
         static let execution = ControlExecution.deferred
-        struct Arguments: Decodable, Sendable {
-            var name: String
-            var on: Bool?
-        }
-        static func start(_ arguments: Arguments, in server: StudioServer,
+        static func start(_ arguments: OverlayArguments, in server: StudioServer,
                           reply: @escaping @Sendable (Result<OverlayReply, ControlError>) -> Void) {
             server.switcher.setOverlay(arguments.name, on: arguments.on) { result in
                 switch result {
@@ -163,10 +107,37 @@ enum SwitcherCommands {
         }
     }
 
-    enum Scenes: ControlCommand {
-        static let name = "scenes"
-        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/scenes")
-        static let summary = "the scenes with their layers, sources and tally"
+    enum Scenes: SignedCommand {
+        typealias Signature = SwitcherSignatures.Scenes
         static func run(_ arguments: NoArguments, in server: StudioServer) -> ScenesReply { server.scenesView() }
+    }
+}
+
+extension SourceArguments {
+    /// The name given, as `source` or `camera`.
+    func name(_ command: String) throws -> String {
+        guard let name = source ?? camera else { throw ControlError(.invalidArgument, "\(command): missing argument \"source\"") }
+        return name
+    }
+}
+
+extension TransitionArguments {
+    func spec(_ command: String, base: TransitionSpec, rate: Rational) throws -> TransitionSpec {
+        var kind = base.kind
+        if let name = self.kind {
+            guard let parsed = TransitionKind(rawValue: name) else {
+                throw ControlError(.invalidArgument, "\(command): unknown transition '\(name)'; transitions: \(TransitionKind.names)")
+            }
+            kind = parsed
+        }
+        if frames != nil, ms != nil { throw ControlError(.invalidArgument, "\(command): give frames or ms, not both") }
+        var frames = self.frames ?? base.frames
+        if let ms {
+            guard ms > 0 else { throw ControlError(.invalidArgument, "\(command): ms must be above 0, got \(ms)") }
+            frames = TransitionSpec.frames(milliseconds: ms, rate: rate)
+        }
+        let spec = TransitionSpec(kind: kind, frames: frames, color: base.color)
+        if let problem = spec.problem(rate: rate) { throw ControlError(.invalidArgument, "\(command): \(problem)") }
+        return spec
     }
 }

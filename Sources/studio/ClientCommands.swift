@@ -345,6 +345,13 @@ extension ClientCommand {
         }
     }
 
+    /// Sends `signature`'s command and decodes its reply; a refusal or failure becomes the CLI's error.
+    static func call<Signature: CommandSignature>(_ socket: String, _ signature: Signature.Type,
+                                                  _ arguments: Signature.Arguments) throws -> TypedReply<Signature.Reply> {
+        let client = try connect(socket)
+        do { return try client.call(signature, arguments) } catch { throw ClientFailure(error.message) }
+    }
+
     static func request(_ socket: String, _ command: String, _ arguments: [String: JSONValue]) throws -> JSONValue {
         let client = try connect(socket)
         do { return try client.request(command, arguments: arguments, timeoutSeconds: 10) } catch {

@@ -13,22 +13,22 @@ private let lengthOptions = [OptionSpec("frames", "N", help: "length in program 
                              OptionSpec("ms", "N", help: "length in milliseconds (rounded to whole frames)")]
 
 /// The request's `kind`, `frames` and `ms` from the command line (each only when given).
-private func transitionArguments(_ arguments: ParsedArguments) throws -> [String: JSONValue] {
-    var request: [String: JSONValue] = [:]
-    if let kind = try arguments.parse(positional: 0, "TRANSITION", .transitionKind) { request["kind"] = .string(kind.rawValue) }
-    if let frames = try arguments.parse("frames", .positive("a number of frames")) { request["frames"] = .number(Double(frames)) }
-    if let ms = try arguments.parse("ms", .positive("a number of milliseconds")) { request["ms"] = .number(Double(ms)) }
-    return request
+private func transitionArguments(_ arguments: ParsedArguments) throws -> TransitionArguments {
+    TransitionArguments(kind: try arguments.parse(positional: 0, "TRANSITION", .transitionKind)?.rawValue,
+                        frames: try arguments.parse("frames", .positive("a number of frames")),
+                        ms: try arguments.parse("ms", .positive("a number of milliseconds")))
 }
 
-/// "program: pip at program time 00:01:02.300" and, for a transition, its kind and length.
-private func describe(_ result: JSONValue, _ bus: String) -> String {
-    let at = result["program_ms"]?.intValue.map { " at program time \(Format.programTime(Int64($0)))" } ?? ""
-    var line = "\(bus): \(result["source"]?.stringValue ?? "?")\(at)"
-    if let transition = result["transition"], let kind = transition["kind"]?.stringValue, let frames = transition["frames"]?.intValue {
-        line = "\(bus): \(kind) to \(result["source"]?.stringValue ?? "?") over \(frames) frames, starting\(at)"
+/// "program: pip at program time 00:01:02.300" and, for a transition, its kind and length; `--json`:
+/// the server's own JSON.
+private func describe(_ reply: TypedReply<SwitchReply>, _ bus: String, json: Bool) -> String {
+    guard !json else { return reply.json.jsonText }
+    let result = reply.value
+    let at = " at program time \(Format.programTime(result.programMilliseconds))"
+    if let transition = result.transition {
+        return "\(bus): \(transition.kind) to \(result.source) over \(transition.frames) frames, starting\(at)"
     }
-    return line
+    return "\(bus): \(result.source)\(at)"
 }
 
 enum SwitchCommand: ClientCommand {
@@ -44,8 +44,7 @@ enum SwitchCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try request(socket, "switch", ["source": .string(arguments.positionals[0])])
-        print(json ? result.jsonText : describe(result, "program"))
+        print(describe(try call(socket, SwitcherSignatures.Switch.self, SourceArguments(source: arguments.positionals[0])), "program", json: json))
         return 0
     }
 }
@@ -59,8 +58,7 @@ enum SceneCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try request(socket, "scene", ["scene": .string(arguments.positionals[0])])
-        print(json ? result.jsonText : describe(result, "program"))
+        print(describe(try call(socket, SwitcherSignatures.Scene.self, SceneArguments(scene: arguments.positionals[0])), "program", json: json))
         return 0
     }
 }
@@ -74,8 +72,7 @@ enum PreviewCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try request(socket, "preview", ["source": .string(arguments.positionals[0])])
-        print(json ? result.jsonText : describe(result, "preview"))
+        print(describe(try call(socket, SwitcherSignatures.Preview.self, SourceArguments(source: arguments.positionals[0])), "preview", json: json))
         return 0
     }
 }
@@ -91,8 +88,7 @@ enum CutCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try request(socket, "cut", [:])
-        print(json ? result.jsonText : describe(result, "program"))
+        print(describe(try call(socket, SwitcherSignatures.Cut.self, NoArguments()), "program", json: json))
         return 0
     }
 }
@@ -111,8 +107,7 @@ enum AutoCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try request(socket, "auto", try transitionArguments(arguments))
-        print(json ? result.jsonText : describe(result, "program"))
+        print(describe(try call(socket, SwitcherSignatures.Auto.self, try transitionArguments(arguments)), "program", json: json))
         return 0
     }
 }
@@ -127,10 +122,9 @@ enum TransitionCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try request(socket, "transition", try transitionArguments(arguments))
-        if json { print(result.jsonText) } else {
-            print("transition: \(result["kind"]?.stringValue ?? "?") \(result["frames"]?.intValue ?? 0) frames (\(result["ms"]?.intValue ?? 0) ms)")
-        }
+        let reply = try call(socket, SwitcherSignatures.Transition.self, try transitionArguments(arguments))
+        let transition = reply.value
+        print(json ? reply.json.jsonText : "transition: \(transition.kind) \(transition.frames) frames (\(transition.ms) ms)")
         return 0
     }
 }
@@ -149,15 +143,12 @@ enum OverlayCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        var overlay: [String: JSONValue] = ["name": .string(arguments.positionals[0])]
-        if let on = try arguments.parse(positional: 1, "on|off", .boolean) { overlay["on"] = .bool(on) }
-        let result = try request(socket, "overlay", overlay)
-        if json { print(result.jsonText) } else {
-            let state = result["on"]?.boolValue == true ? "on" : "off"
-            let at = result["program_ms"]?.intValue.map { " at program time \(Format.programTime(Int64($0)))" } ?? ""
-            let already = result["changed"]?.boolValue == false ? " (it already was)" : ""
-            print("overlay \(result["overlay"]?.stringValue ?? "?"): \(state)\(at)\(already)")
-        }
+        let overlay = OverlayArguments(name: arguments.positionals[0], on: try arguments.parse(positional: 1, "on|off", .boolean))
+        let reply = try call(socket, SwitcherSignatures.Overlay.self, overlay)
+        let result = reply.value
+        let already = result.changed ? "" : " (it already was)"
+        print(json ? reply.json.jsonText
+              : "overlay \(result.overlay): \(result.on ? "on" : "off") at program time \(Format.programTime(result.programMilliseconds))\(already)")
         return 0
     }
 }
@@ -168,8 +159,8 @@ enum ScenesCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try request(socket, "scenes", [:])
-        print(json ? result.jsonText : Format.scenes(result))
+        let reply = try call(socket, SwitcherSignatures.Scenes.self, NoArguments())
+        print(json ? reply.json.jsonText : Format.scenes(reply.json))
         return 0
     }
 }
