@@ -74,6 +74,8 @@ public final class EventStore: Sendable {
             if error.errno == ENOENT { throw EventStoreError.databaseMissing(path: path) }
             throw EventStoreError.cannotRead(path: path, reason: "\(error)")
         }
+        // SQLite would say "disk I/O error" of a directory.
+        if info.st_mode & S_IFMT == S_IFDIR { throw EventStoreError.cannotRead(path: path, reason: "it is a directory") }
         return try EventStore(opening: path, readOnly: true, queueCapacity: 64)
     }
 

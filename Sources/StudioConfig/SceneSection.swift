@@ -40,7 +40,9 @@ import StudioCore
 //             rect: [1100, 40, 140, 80]
 //     transition: { kind: mix, frames: 15 }   # or ms: 500; dip has color
 //
-// A missing image or font file is an error at its line; a file that is there but cannot be decoded (or
+// A scene's name is no camera's (`camN`, a pin's, a pin's `NAME-2`...), and no scene shows itself, directly
+// or through other scenes: both errors at the scene's line (SceneNames.swift says what only the running
+// server can check). A missing image or font file is an error at its line; a file that is there but cannot be decoded (or
 // a font FreeType refuses) is refused by the server when it loads the scenes, naming scene and layer.
 
 /// One item of `scenes:`.

@@ -11,8 +11,10 @@ import StudioConfig
 ///
 /// A reload is all or nothing: a file that does not parse (its error names file:line), a change to a
 /// key that only a restart applies (each named: "program.format cannot change while the server runs;
-/// restart to apply"), or a scene on program or preview that the new file removes refuses the whole
-/// reload, and nothing changes. Applying only the live part would leave the file saying one thing and
+/// restart to apply"), a scene on program or preview that the new file removes, or a scene named as a
+/// connected camera (a stored name the file alone cannot know: cameras and scenes share one namespace)
+/// refuses the whole reload, and nothing changes. Scenes showing cameras that are not connected are
+/// warnings in the reply and the log (their layers show the slate). Applying only the live part would leave the file saying one thing and
 /// the server doing another with nobody noticing; refusing keeps the two in step the moment a reload
 /// succeeds. Every reload is an event: `config_reloaded` (what changed) or `config_reload_failed` (why).
 final class ConfigReloader: Sendable {

@@ -91,4 +91,18 @@ import StudioCore
             #expect(try HistoryTime.programMilliseconds(HistoryTime.programText(ms)) == ms)
         }
     }
+
+    /// `--older-than`: an age too long for a number says it is too long, not that it is no whole number.
+    @Test func anAgeTooLongSaysSo() throws {
+        #expect(try HistoryTime.durationMilliseconds("90d") == 90 * 86_400_000)
+        #expect(try HistoryTime.durationMilliseconds("36500d") == 36_500 * 86_400_000)
+        func message(_ text: String) -> String {
+            do { _ = try HistoryTime.durationMilliseconds(text); return "" } catch { return error.message }
+        }
+        #expect(message("99999999999d") == "\"99999999999d\" is longer than 100 years (at most 36500d)")
+        #expect(message("36501d") == "\"36501d\" is longer than 100 years (at most 36500d)")
+        #expect(message("0d") == "expected a length of time above zero, got \"0d\"")
+        #expect(message("1e3d").hasPrefix("expected a whole number and a unit"))
+        #expect(message("-5d").hasPrefix("expected a whole number and a unit"))
+    }
 }

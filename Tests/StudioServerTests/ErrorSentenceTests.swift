@@ -32,12 +32,15 @@ extension EndToEndTests {
             ["audio", "tone", "--pan", "nan"], ["transition", "mix", "--frames", "99999999999999999999"], ["switch"],
             ["switch", "cam1", "--socket", nowhere], ["status", "--socket", nowhere], ["reload", "--socket", nowhere],
             ["nonsense"], ["camera", "cam1", "--mode", "huge", "--socket", nowhere],
+            ["sessions", "--socket", nowhere, "--db", studio.directory.path], ["transcode", "/nonexistent.mkv"],
         ]
         for words in refused {
-            let result = try studio.run(words + (words.contains("--socket") || words.first == "serve" ? [] : ["--db", studio.database]))
+            let result = try studio.run(words + (words.contains("--socket") || ["serve", "transcode"].contains(words.first ?? "") ? [] : ["--db", studio.database]))
             #expect(result.status != 0, "\(words) succeeded: \(result)")
             Self.expectSentence(result.error, "studio \(words.joined(separator: " "))")
         }
+        let directory = try studio.run(["sessions", "--socket", nowhere, "--db", studio.directory.path])
+        #expect(directory.error.contains("cannot read the event database \(studio.directory.path): it is a directory"), "\(directory)")
         let age = try studio.run(["prune", "--older-than", "99999999999d", "--db", studio.database])
         #expect(age.error.contains("longer than 100 years"), "\(age)")
 
