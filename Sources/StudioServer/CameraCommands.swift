@@ -8,25 +8,11 @@ import Control
 /// (any `AdjustableCamera`; the server never sees a backend's types). They run on the query worker,
 /// not the control thread: a mode change waits for the capture thread to restart its stream.
 enum CameraCommands {
-    /// `{"camera": "cam1"}`.
-    struct CameraArguments: Decodable, Sendable {
-        var camera: String
-    }
-
-    enum Mode: ControlCommand {
-        static let name = "camera"
-        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/camera/{camera}/mode")
-        static let summary = "asks a device camera for a size and/or frame rate; answers what the device granted"
+    enum Mode: SignedCommand {
+        typealias Signature = CameraSignatures.Mode
         static let execution = ControlExecution.worker
-        struct Arguments: Decodable, Sendable {
-            var camera: String
-            /// `WIDTHxHEIGHT`.
-            var size: String?
-            /// `30`, `29.97`, `30000/1001`.
-            var fps: String?
-        }
 
-        static func run(_ arguments: Arguments, in server: StudioServer) throws -> CameraModeReply {
+        static func run(_ arguments: CameraModeArguments, in server: StudioServer) throws -> CameraModeReply {
             let camera = try adjustable(server, arguments.camera)
             var mode = CameraModeRequest()
             if let size = arguments.size {
@@ -60,10 +46,8 @@ enum CameraCommands {
         }
     }
 
-    enum Controls: ControlCommand {
-        static let name = "controls"
-        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/camera/{camera}/controls")
-        static let summary = "a device camera's controls (brightness, focus...) with their ranges and values"
+    enum Controls: SignedCommand {
+        typealias Signature = CameraSignatures.Controls
         static let execution = ControlExecution.worker
         static func run(_ arguments: CameraArguments, in server: StudioServer) throws -> ControlsReply {
             let camera = try adjustable(server, arguments.camera)
@@ -73,18 +57,11 @@ enum CameraCommands {
         }
     }
 
-    enum SetControl: ControlCommand {
-        static let name = "control"
-        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/camera/{camera}/controls")
-        static let summary = "sets one control of a device camera and answers it read back"
+    enum SetControl: SignedCommand {
+        typealias Signature = CameraSignatures.SetControl
         static let execution = ControlExecution.worker
-        struct Arguments: Decodable, Sendable {
-            var camera: String
-            var name: String
-            var value: String
-        }
 
-        static func run(_ arguments: Arguments, in server: StudioServer) throws -> ControlSetReply {
+        static func run(_ arguments: SetControlArguments, in server: StudioServer) throws -> ControlSetReply {
             let camera = try adjustable(server, arguments.camera)
             let (name, value) = (arguments.name, arguments.value)
             let previous = (try? camera.controls())?.first { $0.name == name }?.valueText
@@ -97,18 +74,11 @@ enum CameraCommands {
         }
     }
 
-    enum Focus: ControlCommand {
-        static let name = "focus"
-        static let summary = "asks a camera to focus and expose on a point of its picture (x, y from 0 to 1); answers how it could"
-        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/camera/{camera}/focus")
+    enum Focus: SignedCommand {
+        typealias Signature = CameraSignatures.Focus
         static let execution = ControlExecution.worker
-        struct Arguments: Decodable, Sendable {
-            var camera: String
-            var x: Double
-            var y: Double
-        }
 
-        static func run(_ arguments: Arguments, in server: StudioServer) throws -> FocusReply {
+        static func run(_ arguments: FocusArguments, in server: StudioServer) throws -> FocusReply {
             guard let point = FocusPoint(x: arguments.x, y: arguments.y) else {
                 throw ControlError(.invalidArgument, "focus: x and y are fractions of the picture from 0 to 1 (0 0 top left, 0.5 0.5 the centre), "
                                    + "got x \(arguments.x), y \(arguments.y)")

@@ -30,17 +30,13 @@ enum ServerCommands {
         var session: Int64?
     }
 
-    enum Ping: ControlCommand {
-        static let name = "ping"
-        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/ping")
-        static let summary = "answers {\"pong\": true}"
+    enum Ping: SignedCommand {
+        typealias Signature = CameraSignatures.Ping
         static func run(_ arguments: NoArguments, in server: StudioServer) -> PingReply { PingReply() }
     }
 
-    enum Cameras: ControlCommand {
-        static let name = "cameras"
-        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/cameras")
-        static let summary = "every camera of the session, lost ones included, with its state, format and offered modes"
+    enum Cameras: SignedCommand {
+        typealias Signature = CameraSignatures.Cameras
         static func run(_ arguments: NoArguments, in server: StudioServer) -> CamerasReply { server.camerasView() }
     }
 

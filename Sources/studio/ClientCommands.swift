@@ -18,8 +18,8 @@ enum CamerasCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try request(socket, "cameras", [:])
-        if json { print(result.jsonText) } else { print(Format.cameras(result)) }
+        let reply = try call(socket, CameraSignatures.Cameras.self, NoArguments())
+        print(json ? reply.json.jsonText : Format.cameras(reply.json))
         return 0
     }
 }
@@ -41,11 +41,9 @@ enum CameraCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        var requestArguments: [String: JSONValue] = ["camera": .string(arguments.positionals[0])]
-        if let fps = arguments.value("fps") { requestArguments["fps"] = .string(fps) }
-        if let size = arguments.value("size") { requestArguments["size"] = .string(size) }
-        let result = try request(socket, "camera", requestArguments)
-        if json { print(result.jsonText) } else { print(Format.cameraMode(result)) }
+        let mode = CameraModeArguments(camera: arguments.positionals[0], size: arguments.value("size"), fps: arguments.value("fps"))
+        let reply = try call(socket, CameraSignatures.Mode.self, mode)
+        print(json ? reply.json.jsonText : Format.cameraMode(reply.json))
         return 0
     }
 }
@@ -63,8 +61,8 @@ enum ControlsCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try request(socket, "controls", ["camera": .string(arguments.positionals[0])])
-        if json { print(result.jsonText) } else { print(Format.controls(result)) }
+        let reply = try call(socket, CameraSignatures.Controls.self, CameraArguments(camera: arguments.positionals[0]))
+        print(json ? reply.json.jsonText : Format.controls(reply.json))
         return 0
     }
 }
@@ -86,10 +84,8 @@ enum SetControlCommand: ClientCommand {
         guard let equals = arguments.positionals[1].firstIndex(of: "=") else { throw UsageError("studio control: \(usage)") }
         let setting = arguments.positionals[1]
         let name = String(setting[..<equals]), value = String(setting[setting.index(after: equals)...])
-        let result = try request(socket, "control", ["camera": .string(arguments.positionals[0]), "name": .string(name), "value": .string(value)])
-        if json { print(result.jsonText) } else {
-            print("\(result["camera"]?.stringValue ?? ""): \(result["control"]?["summary"]?.stringValue ?? name)")
-        }
+        let reply = try call(socket, CameraSignatures.SetControl.self, SetControlArguments(camera: arguments.positionals[0], name: name, value: value))
+        print(json ? reply.json.jsonText : "\(reply.value.camera): \(reply.value.control.summary)")
         return 0
     }
 }
@@ -120,8 +116,8 @@ enum FocusCommand: ClientCommand {
         guard let x = try arguments.parse(positional: 1, "X", fraction), let y = try arguments.parse(positional: 2, "Y", fraction) else {
             throw UsageError("studio focus: \(usage)")
         }
-        let result = try request(socket, "focus", ["camera": .string(arguments.positionals[0]), "x": .number(x), "y": .number(y)])
-        if json { print(result.jsonText) } else { print(Format.focus(result)) }
+        let reply = try call(socket, CameraSignatures.Focus.self, FocusArguments(camera: arguments.positionals[0], x: x, y: y))
+        print(json ? reply.json.jsonText : Format.focus(reply.json))
         return 0
     }
 }
