@@ -25,11 +25,6 @@ enum ServerCommands {
         ControlRouter(commands: all, worker: queries.submit)
     }
 
-    /// `{"session": 3}`: a session id, the current session when absent.
-    struct SessionArguments: Decodable, Sendable {
-        var session: Int64?
-    }
-
     enum Ping: SignedCommand {
         typealias Signature = CameraSignatures.Ping
         static func run(_ arguments: NoArguments, in server: StudioServer) -> PingReply { PingReply() }
@@ -61,59 +56,48 @@ enum ServerCommands {
         static func run(_ arguments: NoArguments, in server: StudioServer) -> MetricsReply { MetricsReply(text: server.metricsText()) }
     }
 
-    enum Sessions: ControlCommand {
-        static let name = "sessions"
-        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/sessions")
-        static let summary = "the sessions in the database, newest first"
+    enum Sessions: SignedCommand {
+        typealias Signature = HistorySignatures.Sessions
         static let execution = ControlExecution.worker
         static func run(_ arguments: SessionsArguments, in server: StudioServer) throws -> SessionsReply {
             try History.sessions(arguments, store: server.store)
         }
     }
 
-    enum Log: ControlCommand {
-        static let name = "log"
-        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/sessions/{session:int}/events")
-        static let summary = "a session's events, oldest first (the current session by default), or with filters those of every session"
+    enum Log: SignedCommand {
+        typealias Signature = HistorySignatures.Log
         static let execution = ControlExecution.worker
         static func run(_ arguments: LogArguments, in server: StudioServer) throws -> LogReply {
             try History.log(arguments, store: server.store, defaultSession: server.currentStoredSessionID)
         }
     }
 
-    enum OnAir: ControlCommand {
-        static let name = "onair"
-        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/sessions/{session:int}/onair")
-        static let summary = "what was on program, interval by interval, with each source's share (the current session by default)"
+    enum OnAir: SignedCommand {
+        typealias Signature = HistorySignatures.OnAir
         static let execution = ControlExecution.worker
         static func run(_ arguments: OnAirArguments, in server: StudioServer) throws -> OnAirReply {
             try History.onAir(arguments, store: server.store, defaultSession: server.currentStoredSessionID)
         }
     }
 
-    enum Report: ControlCommand {
-        static let name = "report"
-        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/sessions/{session:int}/report")
-        static let summary = "a session at a glance: how it ended, switches, time per source, cameras lost, outputs off air, fallbacks, drops, loudness, recordings"
+    enum Report: SignedCommand {
+        typealias Signature = HistorySignatures.Report
         static let execution = ControlExecution.worker
         static func run(_ arguments: ReportArguments, in server: StudioServer) throws -> ReportReply {
             try History.report(arguments, store: server.store, defaultSession: server.currentStoredSessionID)
         }
     }
 
-    enum Prune: ControlCommand {
-        static let name = "prune"
-        static let summary = "removes the sessions that ended longer ago than older_than_ms, with their events (and recording files when asked)"
+    enum Prune: SignedCommand {
+        typealias Signature = HistorySignatures.Prune
         static let execution = ControlExecution.worker
         static func run(_ arguments: PruneArguments, in server: StudioServer) throws -> PruneReply {
             try Retention.prune(arguments, store: server.store)
         }
     }
 
-    enum Recordings: ControlCommand {
-        static let name = "recordings"
-        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/sessions/{session:int}/recordings")
-        static let summary = "a session's recording files with their sizes (the current session by default)"
+    enum Recordings: SignedCommand {
+        typealias Signature = HistorySignatures.Recordings
         static let execution = ControlExecution.worker
         static func run(_ arguments: SessionArguments, in server: StudioServer) throws -> RecordingsReply {
             let session = try server.storedSession(arguments.session)

@@ -192,7 +192,7 @@ enum SessionsCommand: ClientCommand {
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
         let query = try HistoryFlags.sessions(arguments, now: Date(), timeZone: .current)
-        let result = try requestOrReadDatabase(socket, arguments, environment, "sessions", try requestArguments(query)) { store in
+        let result = try requestOrReadDatabase(socket, arguments, environment, HistorySignatures.Sessions.self, query) { store in
             try Views.sessions(query, store: store)
         }
         if json { print(result.jsonText) } else { print(Format.sessions(result)) }
@@ -255,7 +255,7 @@ enum OnAirCommand: ClientCommand {
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
         let query = try HistoryFlags.onAir(arguments, session: try sessionPositional(arguments, "onair"))
-        let result = try requestOrReadDatabase(socket, arguments, environment, "onair", try requestArguments(query)) { store in
+        let result = try requestOrReadDatabase(socket, arguments, environment, HistorySignatures.OnAir.self, query) { store in
             try Views.onAir(query, store: store)
         }
         if json { print(result.jsonText) } else { print(Format.onAir(result)) }
@@ -277,7 +277,7 @@ enum RecordingsCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try requestSession(socket, arguments, environment, "recordings") { store, record in
+        let result = try requestSession(socket, arguments, environment, HistorySignatures.Recordings.self) { store, record in
             Views.recordings(session: record, recordings: try store.recordings(sessionID: record.id))
         }
         if json { print(result.jsonText) } else { print(Format.recordings(result)) }
@@ -313,10 +313,11 @@ extension ClientCommand {
 
     /// `log` and `recordings`: about the session SESSION (default: the current or latest one), from
     /// the server or, with none running, from the database.
-    static func requestSession(_ socket: String, _ arguments: ParsedArguments, _ environment: [String: String], _ command: String,
-                               offline: (EventStore, SessionRecord) throws -> JSONValue) throws -> JSONValue {
-        let session = try sessionPositional(arguments, command)
-        return try requestOrReadDatabase(socket, arguments, environment, command, session.map { ["session": .number(Double($0))] } ?? [:]) { store in
+    static func requestSession<Signature: CommandSignature>(_ socket: String, _ arguments: ParsedArguments, _ environment: [String: String],
+                                                           _ signature: Signature.Type, offline: (EventStore, SessionRecord) throws -> JSONValue)
+    throws -> JSONValue where Signature.Arguments == SessionArguments {
+        let session = try sessionPositional(arguments, Signature.name)
+        return try requestOrReadDatabase(socket, arguments, environment, signature, SessionArguments(session: session)) { store in
             try offline(store, try History.session(session, store: store, defaultSession: nil))
         }
     }
@@ -353,6 +354,13 @@ extension ClientCommand {
         do { return try client.request(command, arguments: arguments, timeoutSeconds: 10) } catch {
             throw ClientFailure(error.message)
         }
+    }
+
+    /// `signature`'s command with `query`, asked of the server when one runs, else `offline` on the database.
+    static func requestOrReadDatabase<Signature: CommandSignature>(_ socket: String, _ arguments: ParsedArguments, _ environment: [String: String],
+                                                                  _ signature: Signature.Type, _ query: Signature.Arguments, writable: Bool = false,
+                                                                  offline: (EventStore) throws -> JSONValue) throws -> JSONValue {
+        try requestOrReadDatabase(socket, arguments, environment, Signature.name, try requestArguments(query), writable: writable, offline: offline)
     }
 
     /// `sessions`, `log` and `recordings` ask the server when one runs, else read the database directly.

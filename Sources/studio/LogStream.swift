@@ -41,7 +41,7 @@ final class LogStream: @unchecked Sendable {
         var request = arguments
         var first = true
         while true {
-            let page = try client.request("log", arguments: try JSONValue(encoding: request).objectValue ?? [:]).decode(LogReply.self)
+            let page = try client.call(HistorySignatures.Log.self, request).value
             if first {
                 try stream.begin(page.session)
                 // The same session on every page, even if another one starts meanwhile.

@@ -36,7 +36,7 @@ enum ReportCommand: ClientCommand {
         for path in [svgPath, pngPath].compactMap({ $0 }) where path.isEmpty || path.hasSuffix("/") {
             throw UsageError("studio report: \"\(path)\" is no file name for the picture")
         }
-        let result = try requestOrReadDatabase(socket, arguments, environment, "report", try requestArguments(query)) { store in
+        let result = try requestOrReadDatabase(socket, arguments, environment, HistorySignatures.Report.self, query) { store in
             try Views.report(query, store: store)
         }
         if svgPath != nil || pngPath != nil {
@@ -74,7 +74,7 @@ enum PruneCommand: ClientCommand {
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
         let query = try HistoryFlags.prune(arguments)
-        let result = try requestOrReadDatabase(socket, arguments, environment, "prune", try requestArguments(query), writable: true) { store in
+        let result = try requestOrReadDatabase(socket, arguments, environment, HistorySignatures.Prune.self, query, writable: true) { store in
             do { return try Views.prune(query, store: store) } catch let error as ControlError { throw error } catch {
                 throw ClientFailure("could not prune \(store.path): \(error); nothing was removed")
             }
