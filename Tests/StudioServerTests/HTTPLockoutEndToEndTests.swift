@@ -114,6 +114,11 @@ import Glibc
         let server = try studio.serve(["--cameras", "2", "--http", "127.0.0.1:\(port)"] + EndToEndTests.smallProgram + extra)
         #expect(studio.waitForProgramFrames(3))
         let authorization = token.map { ["Authorization": "Bearer \($0)"] } ?? [:]
+        // HEAD on the page: the GET's status and headers, no body.
+        let page = try HTTPTestClient.fetch(port: port, "GET", "/", headers: authorization)
+        let head = try HTTPTestClient.fetch(port: port, "HEAD", "/", headers: authorization)
+        #expect(head.status == 200 && head.body.isEmpty && head.headers["content-length"] == String(page.body.count)
+                && head.headers["content-type"] == page.headers["content-type"], "\(head) \(head.headers)")
         let lateBefore = try #require(try studio.status()["program"]?["late_ticks"]?.intValue)
         let threadsBefore = Self.threads(server.pid)
 
