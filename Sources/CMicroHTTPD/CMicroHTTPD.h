@@ -33,39 +33,42 @@ static inline void cmhd_log_during_start(void *cls, const char *format, va_list 
 
 // MHD_start_daemon takes its options as variadic (option, value) pairs ending in MHD_OPTION_END, which
 // Swift cannot call. This one fixes the threading model: MHD's own listening thread and one thread per
-// connection (at most `connection_limit`, `per_address_limit` from one address), never a caller's thread;
-// `timeout_seconds` closes a connection that neither sends nor takes data for that long.
+// connection (at most `connection_limit`), never a caller's thread; `timeout_seconds` closes a connection
+// that neither sends nor takes data for that long. The console keeps its own account of connections
+// (per address, by what each is doing): `accept` decides on each new one before MHD takes it, `notify`
+// hears each start and close (MHD's own per-address limit is left off: the console's is the one).
 // `address` is a sockaddr_in, or a sockaddr_in6 when `ipv6` is 1 (2: dual stack, IPv4 too, for `::`).
 // With `tls_certificate` and `tls_key` (NUL-terminated PEM; NULL for plain HTTP) it speaks HTTPS only.
 // MHD's messages during the start land in `log` (the logger first: MHD wants it before any other option).
 static inline struct MHD_Daemon *cmhd_start(const struct sockaddr *address, int ipv6, unsigned int connection_limit,
-                                            unsigned int per_address_limit, unsigned int timeout_seconds,
+                                            unsigned int timeout_seconds,
                                             const char *tls_certificate, const char *tls_key, struct cmhd_start_log *log,
+                                            MHD_AcceptPolicyCallback accept, MHD_NotifyConnectionCallback notify,
                                             MHD_AccessHandlerCallback handler, void *handler_context,
-                                            MHD_RequestCompletedCallback completed, void *completed_context) {
+                                            MHD_RequestCompletedCallback completed) {
     unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
     if (ipv6 == 1) flags |= MHD_USE_IPv6;
     if (ipv6 == 2) flags |= MHD_USE_DUAL_STACK;
     struct MHD_Daemon *daemon;
     if (tls_certificate != NULL && tls_key != NULL) {
-        daemon = MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, handler, handler_context,
+        daemon = MHD_start_daemon(flags | MHD_USE_TLS, 0, accept, handler_context, handler, handler_context,
                                   MHD_OPTION_EXTERNAL_LOGGER, cmhd_log_during_start, log,
                                   MHD_OPTION_SOCK_ADDR, address,
                                   MHD_OPTION_HTTPS_MEM_CERT, tls_certificate,
                                   MHD_OPTION_HTTPS_MEM_KEY, tls_key,
                                   MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-                                  MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
                                   MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
-                                  MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                                  MHD_OPTION_NOTIFY_COMPLETED, completed, handler_context,
+                                  MHD_OPTION_NOTIFY_CONNECTION, notify, handler_context,
                                   MHD_OPTION_END);
     } else {
-        daemon = MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,
+        daemon = MHD_start_daemon(flags, 0, accept, handler_context, handler, handler_context,
                                   MHD_OPTION_EXTERNAL_LOGGER, cmhd_log_during_start, log,
                                   MHD_OPTION_SOCK_ADDR, address,
                                   MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-                                  MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
                                   MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
-                                  MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                                  MHD_OPTION_NOTIFY_COMPLETED, completed, handler_context,
+                                  MHD_OPTION_NOTIFY_CONNECTION, notify, handler_context,
                                   MHD_OPTION_END);
     }
     while (__atomic_exchange_n(&log->busy, 1, __ATOMIC_ACQUIRE)) {}
@@ -83,12 +86,9 @@ static inline uint16_t cmhd_bound_port(struct MHD_Daemon *daemon) {
     return info ? info->port : 0;
 }
 
-// MHD_get_connection_info is variadic and answers a union holding a sockaddr: the client's address as
-// text (IPv4 or IPv6) in `buffer`, for the per-client request budget. Returns 0, or -1 when unknown.
-static inline int cmhd_client_address(struct MHD_Connection *connection, char *buffer, socklen_t size) {
-    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    if (info == NULL || info->client_addr == NULL) return -1;
-    const struct sockaddr *address = info->client_addr;
+// A client's address (IPv4 or IPv6) as text in `buffer`. Returns 0, or -1 when it is neither.
+static inline int cmhd_address_text(const struct sockaddr *address, char *buffer, socklen_t size) {
+    if (address == NULL) return -1;
     if (address->sa_family == AF_INET) {
         return inet_ntop(AF_INET, &((const struct sockaddr_in *)address)->sin_addr, buffer, size) ? 0 : -1;
     }
@@ -96,5 +96,27 @@ static inline int cmhd_client_address(struct MHD_Connection *connection, char *b
         return inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, buffer, size) ? 0 : -1;
     }
     return -1;
+}
+
+// MHD_get_connection_info is variadic and answers a union holding a sockaddr: the client's address as
+// text in `buffer`, for the per-client request budget. Returns 0, or -1 when unknown.
+static inline int cmhd_client_address(struct MHD_Connection *connection, char *buffer, socklen_t size) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL) return -1;
+    return cmhd_address_text(info->client_addr, buffer, size);
+}
+
+// The connection's socket, which the console shuts down to end a connection from another thread (MHD
+// has no call for that in thread-per-connection mode); -1 when unknown.
+static inline int cmhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
+}
+
+// What the console stored for the connection when MHD announced it (MHD_CONNECTION_NOTIFY_STARTED), or
+// NULL.
+static inline void *cmhd_connection_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
 }
 #endif

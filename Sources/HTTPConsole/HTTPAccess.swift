@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import StudioSystem
 import StudioCore
@@ -5,7 +6,8 @@ import StudioCore
 /// Who may use the console: the token (when one is set, every request must carry it) and, for POSTs,
 /// the Origin (a page of another site must not be able to cut the show through the operator's browser).
 public struct HTTPAccessPolicy: Sendable {
-    /// The token every request must carry (`Authorization: Bearer TOKEN`, or `?token=TOKEN` on a GET);
+    /// The token every request must carry (`Authorization: Bearer TOKEN`, the scheme in any case as RFC
+    /// 7235 has it, or `?token=TOKEN` on a GET or HEAD);
     /// nil: none needed (a loopback listener without `http.token`).
     public var token: String?
     /// The listener speaks TLS: a page of this console has an `https://` origin. On plain HTTP both
@@ -29,8 +31,8 @@ public struct HTTPAccessPolicy: Sendable {
     public func refusal(method: String, authorization: String?, queryToken: String?, host: String?, origin: String?) -> Refusal? {
         if let token {
             var given: String?
-            if let authorization, authorization.hasPrefix("Bearer ") { given = String(authorization.dropFirst(7)) }
-            if given == nil, method == HTTPMethod.get.rawValue { given = queryToken }
+            if let authorization { given = Self.bearerToken(authorization) }
+            if given == nil, method == HTTPMethod.get.rawValue || method == "HEAD" { given = queryToken }
             guard let given else {
                 return .unauthorized("this listener needs a token: send \"Authorization: Bearer TOKEN\" (see `studio doctor` for where it is)")
             }
@@ -65,15 +67,45 @@ public struct HTTPAccessPolicy: Sendable {
         return difference == 0
     }
 
-    /// `127.0.0.1:8080`, `localhost`, `[::1]:8080`: a loopback name with or without a port.
+    /// The token of an `Authorization` header in the Bearer scheme, whose name is matched in any case
+    /// (RFC 7235: `bearer`, `BEARER`); nil for another scheme or no token.
+    static func bearerToken(_ authorization: String) -> String? {
+        let text = authorization.trimmingCharacters(in: .whitespaces)
+        guard let space = text.firstIndex(where: { $0 == " " || $0 == "\t" }),
+              text[..<space].lowercased() == "bearer" else { return nil }
+        let token = text[space...].trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+
+    /// `127.0.0.1:8080`, `localhost`, `[::1]:8080`: a loopback name with or without a port. The port is
+    /// parsed, not cut off: `127.0.0.1:8080.evil.example` is no loopback name.
     static func isLoopbackHost(_ host: String) -> Bool {
-        var name = Substring(host)
-        if name.hasPrefix("[") {
-            guard let end = name.firstIndex(of: "]") else { return false }
-            return name[name.index(after: name.startIndex)..<end] == "::1"
+        guard let (name, _) = hostAndPort(host) else { return false }
+        return name == "localhost" || ListenAddress.isLoopback(name)
+    }
+
+    /// A `Host` header's name and port (RFC 9110: `uri-host [ ":" port ]`, an IPv6 address in brackets,
+    /// given without them): nil when it is not that shape (a port that is not a number up to 65535,
+    /// anything after it, an unclosed bracket).
+    static func hostAndPort(_ host: String) -> (name: String, port: UInt16?)? {
+        let name: Substring, rest: Substring
+        if host.hasPrefix("[") {
+            guard let end = host.firstIndex(of: "]") else { return nil }
+            name = host[host.index(after: host.startIndex)..<end]
+            rest = host[host.index(after: end)...]
+        } else if let colon = host.firstIndex(of: ":") {
+            name = host[..<colon]
+            rest = host[colon...]
+        } else {
+            name = host[...]
+            rest = ""
         }
-        if let colon = name.lastIndex(of: ":") { name = name[..<colon] }
-        return name == "localhost" || ListenAddress.isLoopback(String(name))
+        guard !name.isEmpty else { return nil }
+        if rest.isEmpty { return (String(name), nil) }
+        let digits = rest.dropFirst()
+        guard rest.first == ":", (1...5).contains(digits.count), digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
+              let port = UInt16(digits) else { return nil }
+        return (String(name), port)
     }
 }
 

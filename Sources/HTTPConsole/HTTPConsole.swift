@@ -13,9 +13,13 @@ public struct HTTPConsoleSettings: Sendable {
     public var tls: HTTPTLSCredentials?
     /// A larger request body is answered 413 (and not read).
     public var maxBodyBytes = 64 * 1024
-    /// Connections (each its own thread, event streams included) at once, and from one address.
-    public var maxConnections: UInt32 = 64
-    public var maxConnectionsPerAddress: UInt32 = 32
+    /// Connections (each its own thread, streams included) at once, and from one address; when full, a
+    /// new connection takes the place of one that waits for its request (see `HTTPConnections`).
+    public var maxConnections = 512
+    public var maxConnectionsPerAddress = 64
+    /// A connection's request (headers and body) must arrive whole within this long of its accept, or of
+    /// its previous answer on a kept-alive connection, however slowly it trickles in.
+    public var requestDeadlineSeconds = 10.0
     /// A connection that neither sends nor takes data for this long is closed.
     public var idleTimeoutSeconds: UInt32 = 30
     /// How long a connection waits for a command's answer (a cut answers once its frame is out).
@@ -57,9 +61,11 @@ public struct HTTPConsoleError: Error, CustomStringConvertible, Sendable {
 }
 
 /// The operator's HTTP API on libmicrohttpd: MHD's listening thread and one thread per connection
-/// (bounded by `maxConnections`), never the Swift cooperative pool nor a media thread. Each request is
-/// checked (request budget 429, token 401, Host/Origin 403, route 404/405, body size 413), then handed
-/// to `handler`, whose answer its connection thread waits for; `GET /api/v1/events` streams `events`.
+/// (bounded by `maxConnections`, accounted by `HTTPConnections`, whose `http.deadline` thread cuts
+/// requests that do not arrive in time), never the Swift cooperative pool nor a media thread. Each
+/// request is checked (request budget 429, token 401, Host/Origin 403, route 404/405, body size 413),
+/// then handed to `handler`, whose answer its connection thread waits for; `GET /api/v1/events` streams
+/// `events`. `HEAD` is answered on every `GET` route: the GET's status and headers, no body.
 public final class HTTPConsole: Sendable {
     /// The console's own route: the server-sent event stream.
     public static let eventsRoute = HTTPRoute(.get, "/api/v1/events", name: "events")
@@ -68,6 +74,7 @@ public final class HTTPConsole: Sendable {
     public let events: HTTPEventStream
     let core: Core
     private let daemon = DaemonHandle()
+    private let deadlines = HTTPDeadlineWatch()
 
     public init(settings: HTTPConsoleSettings, routes: [HTTPRoute], events: HTTPEventStream, clock: any Clock = MonotonicClock(),
                 handler: @escaping HTTPHandler) {
@@ -75,6 +82,8 @@ public final class HTTPConsole: Sendable {
         self.events = events
         core = Core(settings: settings, table: HTTPRouteTable(routes + [Self.eventsRoute]), events: events,
                     budget: HTTPRequestBudget(burst: settings.burst, ratePerSecond: settings.ratePerSecond, clock: clock),
+                    connections: HTTPConnections(limits: .init(total: settings.maxConnections, perAddress: settings.maxConnectionsPerAddress,
+                                                               requestSeconds: settings.requestDeadlineSeconds), clock: clock),
                     handler: handler)
     }
 
@@ -123,8 +132,8 @@ public final class HTTPConsole: Sendable {
         let context = Unmanaged.passRetained(core)
         let started = withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                cmhd_start(address, family, settings.maxConnections, settings.maxConnectionsPerAddress, settings.idleTimeoutSeconds,
-                           certificate, key, log, accessHandler, context.toOpaque(), completedHandler, nil)
+                cmhd_start(address, family, Self.threadLimit(settings), settings.idleTimeoutSeconds, certificate, key, log,
+                           acceptPolicy, connectionNotice, accessHandler, context.toOpaque(), completedHandler)
             }
         }
         guard let started else {
@@ -134,6 +143,13 @@ public final class HTTPConsole: Sendable {
             throw Self.startFailure(listen: listen, tls: settings.tls, said: said)
         }
         daemon.set(started, context: context, log: log)
+        deadlines.start(core.connections)
+    }
+
+    /// MHD's own limit, above the console's: a connection the console cut keeps its thread for the
+    /// moment it takes to notice, while the connection that took its place already has one.
+    static func threadLimit(_ settings: HTTPConsoleSettings) -> UInt32 {
+        UInt32(clamping: settings.maxConnections + max(8, settings.maxConnections / 4))
     }
 
     /// What MHD wrote while starting, one line per message.
@@ -166,11 +182,15 @@ public final class HTTPConsole: Sendable {
     public func stop() {
         events.close()
         core.stopping()
+        deadlines.stop()
         daemon.stop()
     }
 
     /// Requests refused because their client had spent its budget.
     public var throttledCount: Int { core.throttled.load(ordering: .relaxed) }
+
+    /// The connections now, and those refused or cut so far (`/metrics`).
+    public var connectionCounts: HTTPConnections.Counts { core.connections.counts }
 }
 
 /// The MHD daemon and the retained `Core` it calls back into.
@@ -221,8 +241,37 @@ private let accessHandler: MHD_AccessHandlerCallback = { context, connection, ur
     return core.access(connection, url: String(cString: url), method: String(cString: method), data: data, size: dataSize, state: state)
 }
 
-private let completedHandler: MHD_RequestCompletedCallback = { _, _, state, _ in
+/// A request is over (answered, or its connection closed): on a kept-alive connection the next request's
+/// deadline starts now.
+private let completedHandler: MHD_RequestCompletedCallback = { context, connection, state, _ in
+    if let context, let connection, let tracked = HTTPConsole.Core.tracked(connection) {
+        Unmanaged<HTTPConsole.Core>.fromOpaque(context).takeUnretainedValue().connections.waiting(tracked)
+    }
     guard let state, let pointer = state.pointee else { return }
     Unmanaged<RequestState>.fromOpaque(pointer).release()
     state.pointee = nil
+}
+
+/// Whether MHD may take a new connection (`HTTPConnections.admit`), on its listening thread.
+private let acceptPolicy: MHD_AcceptPolicyCallback = { context, address, _ in
+    guard let context else { return .NO }
+    let text = HTTPConsole.Core.addressText { cmhd_address_text(address, $0, $1) }
+    return Unmanaged<HTTPConsole.Core>.fromOpaque(context).takeUnretainedValue().connections.admit(text) ? .YES : .NO
+}
+
+/// A connection starts (listening thread) or ends (before MHD closes its socket): listed in, and out of,
+/// `HTTPConnections`, which MHD's socket context holds a reference to meanwhile.
+private let connectionNotice: MHD_NotifyConnectionCallback = { context, connection, socketContext, code in
+    guard let context, let connection, let socketContext else { return }
+    let core = Unmanaged<HTTPConsole.Core>.fromOpaque(context).takeUnretainedValue()
+    switch code {
+    case .CONNECTION_NOTIFY_STARTED:
+        let tracked = core.connections.opened(fd: cmhd_connection_fd(connection), address: core.clientAddress(connection))
+        socketContext.pointee = Unmanaged.passRetained(tracked).toOpaque()
+    case .CONNECTION_NOTIFY_CLOSED:
+        guard let pointer = socketContext.pointee else { return }
+        let tracked = Unmanaged<HTTPConnections.Connection>.fromOpaque(pointer).takeRetainedValue()
+        socketContext.pointee = nil
+        core.connections.closed(tracked)
+    }
 }

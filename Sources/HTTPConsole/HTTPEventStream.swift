@@ -3,8 +3,8 @@ import StudioSystem
 
 /// The clients of `GET /api/v1/events` (server-sent events): each `publish`ed line goes to every client's
 /// own bounded queue, which its connection thread writes out as `data: LINE`. A client whose queue is
-/// full (it does not read) is dropped, and counted, rather than buffered without bound: `publish` never
-/// blocks and never waits for a client.
+/// full (it does not read) is dropped, and counted, rather than buffered without bound, and its
+/// connection ended at once (`connect(dropped:)`): `publish` never blocks and never waits for a client.
 public final class HTTPEventStream: Sendable {
     /// Lines one client may have waiting before it is dropped.
     public let queueLimit: Int
@@ -34,6 +34,7 @@ public final class HTTPEventStream: Sendable {
         for client in all where !client.push(message, limit: queueLimit) {
             remove(client)
             dropped.add(1, ordering: .relaxed)
+            client.dropped()
         }
     }
 
@@ -47,10 +48,11 @@ public final class HTTPEventStream: Sendable {
         for client in all { client.end() }
     }
 
-    /// A new client; nil when the console is stopping.
-    func connect() -> Client? {
+    /// A new client; nil when the console is stopping. `dropped` ends its connection when it is dropped
+    /// for not reading (called on the publishing thread: it must not block).
+    func connect(dropped: @escaping @Sendable () -> Void = {}) -> Client? {
         guard !closed.load(ordering: .sequentiallyConsistent) else { return nil }
-        let client = Client(keepaliveSeconds: keepaliveSeconds)
+        let client = Client(keepaliveSeconds: keepaliveSeconds, dropped: dropped)
         clients.withLock { $0[ObjectIdentifier(client)] = client }
         return client
     }
@@ -69,9 +71,11 @@ public final class HTTPEventStream: Sendable {
         private var ended = false
         private var lastSent = MonotonicClock.now()
         private let keepaliveNanoseconds: UInt64
+        let dropped: @Sendable () -> Void
 
-        init(keepaliveSeconds: Double) {
+        init(keepaliveSeconds: Double, dropped: @escaping @Sendable () -> Void) {
             keepaliveNanoseconds = UInt64(keepaliveSeconds * 1e9)
+            self.dropped = dropped
         }
 
         /// Queues `message`; false when the queue is full or the stream over (the client is to go).

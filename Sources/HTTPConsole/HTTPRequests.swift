@@ -11,6 +11,7 @@ extension HTTPConsole {
         let table: HTTPRouteTable
         let events: HTTPEventStream
         let budget: HTTPRequestBudget
+        let connections: HTTPConnections
         let handler: HTTPHandler
         let access: HTTPAccessPolicy
         let throttled = Atomic<Int>(0)
@@ -19,11 +20,12 @@ extension HTTPConsole {
         private let closed = Atomic<Bool>(false)
 
         init(settings: HTTPConsoleSettings, table: HTTPRouteTable, events: HTTPEventStream, budget: HTTPRequestBudget,
-             handler: @escaping HTTPHandler) {
+             connections: HTTPConnections, handler: @escaping HTTPHandler) {
             self.settings = settings
             self.table = table
             self.events = events
             self.budget = budget
+            self.connections = connections
             self.handler = handler
             access = HTTPAccessPolicy(token: settings.token, isTLS: settings.tls != nil)
         }
@@ -45,7 +47,7 @@ extension HTTPConsole {
                 state.pointee = Unmanaged.passRetained(request).toOpaque()
                 if let refusal = check(connection, url: url, method: method, request: request) {
                     request.answered = true
-                    return queue(refusal, on: connection)
+                    return queue(refusal, on: connection, answering: true)
                 }
                 return .YES
             }
@@ -67,11 +69,19 @@ extension HTTPConsole {
             }
             if request.answered { return .YES }
             request.answered = true
+            // The request is whole: no deadline while it is answered (a cut may take a while).
+            let tracked = Self.tracked(connection)
+            if let tracked { connections.answering(tracked) }
             if request.tooLarge { return queue(tooLarge(), on: connection) }
             guard case .route(let route, let parameters) = request.match else { return .NO }
-            if route == HTTPConsole.eventsRoute { return queue(eventStream(), on: connection) }
+            if route == HTTPConsole.eventsRoute { return queue(eventStream(tracked), on: connection) }
             let call = HTTPCall(route: route, parameters: parameters, query: request.query, body: request.body)
             return queue(answer(call), on: connection)
+        }
+
+        /// What `HTTPConnections` holds for `connection` (MHD's socket context), nil when untracked.
+        static func tracked(_ connection: OpaquePointer) -> HTTPConnections.Connection? {
+            cmhd_connection_context(connection).map { Unmanaged<HTTPConnections.Connection>.fromOpaque($0).takeUnretainedValue() }
         }
 
         /// The checks made on the headers, in order; the answer when the request goes no further.
@@ -83,7 +93,9 @@ extension HTTPConsole {
             }
             request.query = Self.values(connection, kind: .GET_ARGUMENT_KIND)
             let token = request.query.removeValue(forKey: "token")
-            if let refusal = access.refusal(method: method, authorization: header(connection, "Authorization"), queryToken: token,
+            // HEAD is a GET whose body MHD leaves out (it sends the GET's headers, Content-Length included).
+            let routeMethod = method == "HEAD" ? HTTPMethod.get.rawValue : method
+            if let refusal = access.refusal(method: routeMethod, authorization: header(connection, "Authorization"), queryToken: token,
                                             host: header(connection, "Host"), origin: header(connection, "Origin")) {
                 switch refusal {
                 case .unauthorized(let message):
@@ -91,13 +103,13 @@ extension HTTPConsole {
                 case .forbidden(let message): return .error(403, code: "forbidden", message)
                 }
             }
-            let match = table.match(method: method, path: url)
+            let match = table.match(method: routeMethod, path: url)
             request.match = match
             switch match {
             case .notFound(let reason):
                 return .error(404, code: "not_found", reason.map { "\(method) \(url): \($0)" } ?? "no route \(method) \(url) (see docs/http-api.md)")
             case .methodNotAllowed(let allowed):
-                let list = allowed.map(\.rawValue).joined(separator: ", ")
+                let list = (allowed.map(\.rawValue) + (allowed.contains(.get) ? ["HEAD"] : [])).joined(separator: ", ")
                 return .error(405, code: "method_not_allowed", "\(url) takes \(list), not \(method)", headers: [("Allow", list)])
             case .route:
                 if let length = header(connection, "Content-Length").flatMap(Int.init), length > settings.maxBodyBytes {
@@ -123,14 +135,39 @@ extension HTTPConsole {
                 ?? .error(504, code: "timeout", "\(call.route.name) did not answer within \(Int(settings.replyTimeoutSeconds)) s")
         }
 
-        /// `GET /api/v1/events`: its client's queue, read by this connection's thread.
-        private func eventStream() -> HTTPResponse {
-            guard let client = events.connect() else { return .error(503, code: "unavailable", "the server is stopping") }
+        /// `GET /api/v1/events`: its client's queue, read by this connection's thread. A client dropped for
+        /// not reading has its socket shut down at once (its thread may be stuck waiting to write), and a
+        /// small send buffer, so what it leaves unread is its queue rather than the kernel's buffers.
+        private func eventStream(_ tracked: HTTPConnections.Connection?) -> HTTPResponse {
+            if let tracked {
+                guard connections.beginStream(tracked) else { return tooManyStreams() }
+                var size = Self.eventStreamSendBuffer
+                setsockopt(tracked.fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
+            let client = events.connect(dropped: { [connections] in if let tracked { connections.cut(tracked, .streamDropped) } })
+            guard let client else { return .error(503, code: "unavailable", "the server is stopping") }
             return .streaming(contentType: "text/event-stream", headers: [("X-Accel-Buffering", "no")],
                               HTTPBodyStream(next: { client.next() }, finished: { [events] in events.remove(client) }))
         }
 
-        private func queue(_ answer: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        /// The kernel's send buffer of an event stream's socket (it doubles it): room for a burst of events.
+        static let eventStreamSendBuffer: Int32 = 16 * 1024
+
+        private func tooManyStreams() -> HTTPResponse {
+            .error(503, code: "unavailable", "too many streams are open (at most \(connections.limits.streams), \(connections.limits.streamsPerAddress) from one address); close one and retry",
+                   headers: [("Retry-After", "5")])
+        }
+
+        /// Queues `answer`; `answering`: the request is answered before its body arrived (a refusal), so
+        /// its deadline ends here. A stream needs a stream's slot (see `HTTPConnections`).
+        private func queue(_ answer: HTTPResponse, on connection: OpaquePointer, answering: Bool = false) -> MHD_Result {
+            var answer = answer
+            let tracked = Self.tracked(connection)
+            if answering, let tracked { connections.answering(tracked) }
+            if let stream = answer.stream, let tracked, !connections.beginStream(tracked) {
+                stream.finished()
+                answer = tooManyStreams()
+            }
             let response: OpaquePointer?
             if let stream = answer.stream {
                 let box = Unmanaged.passRetained(BodyStreamBox(stream, console: self))
@@ -156,10 +193,15 @@ extension HTTPConsole {
             MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
         }
 
-        private func clientAddress(_ connection: OpaquePointer) -> String {
+        func clientAddress(_ connection: OpaquePointer) -> String {
+            Self.addressText { cmhd_client_address(connection, $0, $1) }
+        }
+
+        /// An address as `fill` writes it (a `cmhd_` call: 0 when it did), "unknown" when it did not.
+        static func addressText(_ fill: (UnsafeMutablePointer<CChar>, socklen_t) -> Int32) -> String {
             var buffer = [CChar](repeating: 0, count: 64)
-            guard cmhd_client_address(connection, &buffer, socklen_t(buffer.count)) == 0 else { return "unknown" }
-            return String(cString: buffer)
+            guard fill(&buffer, socklen_t(buffer.count)) == 0 else { return "unknown" }
+            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
 
         /// Every value of `kind` (the query's items), copied out of MHD's iterator.

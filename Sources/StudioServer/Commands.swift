@@ -144,8 +144,10 @@ extension StudioServer {
     }
 
     /// What `metrics` answers and the HTTP console serves at `/metrics`.
-    public func metricsText() -> String { Metrics.render(status: statusView(), cameras: camerasView(),
-                                                                    tiles: TileMetrics(counters: tiles.counters, requests: tileRequests.byRoute)) }
+    public func metricsText() -> String {
+        Metrics.render(status: statusView(), cameras: camerasView(), tiles: TileMetrics(counters: tiles.counters, requests: tileRequests.byRoute),
+                       http: http.map(HTTPMetrics.init))
+    }
 
     /// A latency budget as replies give it: by stage name.
     static func latencyView(_ latency: [LatencyStage: LatencyQuantiles]) -> [String: LatencyQuantiles] {

@@ -2,6 +2,7 @@ import Foundation
 import StudioCore
 import Output
 import LivePictures
+import HTTPConsole
 
 /// The server's counters in the Prometheus text exposition format (version 0.0.4), made from the same
 /// replies as `status` and `cameras`: one place reads the pipeline, this only renders. Served by the
@@ -15,7 +16,7 @@ public enum Metrics {
     /// The text format's content type, for an HTTP response.
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    public static func render(status: StatusReply, cameras: CamerasReply, tiles: TileMetrics? = nil) -> String {
+    public static func render(status: StatusReply, cameras: CamerasReply, tiles: TileMetrics? = nil, http: HTTPMetrics? = nil) -> String {
         var text = MetricsText()
         text.gauge("studio_session_id", "The current session's id (see `studio sessions`).", Double(status.session))
         text.gauge("studio_start_time_seconds", "When the server started, in seconds since the Unix epoch.",
@@ -190,6 +191,25 @@ public enum Metrics {
                          tiles.requests.map { (["route": $0.route], Double($0.count)) })
         }
 
+        if let http {
+            // The HTTP console's connections (see HTTPConnections) and event-stream clients.
+            let connections = http.connections
+            text.gauge("studio_http_connections", "HTTP connections open now, by what they do.", [
+                (["state": "waiting"], Double(connections.waiting)),
+                (["state": "answering"], Double(connections.answering)),
+                (["state": "stream"], Double(connections.streams)),
+            ])
+            text.counter("studio_http_connections_refused_total", "HTTP connections refused at accept, by reason.",
+                         HTTPConnections.Refusal.allCases.map { (["reason": $0.rawValue], Double(connections.refused[$0] ?? 0)) })
+            text.counter("studio_http_connections_cut_total", "HTTP connections the console ended itself, by reason.",
+                         HTTPConnections.Cut.allCases.map { (["reason": $0.rawValue], Double(connections.cut[$0] ?? 0)) })
+            text.gauge("studio_http_event_clients", "Clients of the HTTP event stream now.", Double(http.eventClients))
+            text.counter("studio_http_event_clients_dropped_total", "Event-stream clients dropped because they did not read.",
+                         http.eventClientsDropped)
+            text.counter("studio_http_throttled_requests_total", "HTTP requests refused (429) because their address had spent its budget.",
+                         http.throttledRequests)
+        }
+
         if let disk = status.disk, let free = disk.freeBytes {
             text.gauge("studio_disk_free_bytes", "Free space in the recording directory.", [(["path": disk.path], Double(free))])
         }
@@ -252,6 +272,21 @@ struct MetricsText {
         if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         return "\(value)"
+    }
+}
+
+/// The HTTP console's part of the metrics.
+public struct HTTPMetrics: Sendable {
+    public var connections: HTTPConnections.Counts
+    public var eventClients: Int
+    public var eventClientsDropped: Int
+    public var throttledRequests: Int
+
+    init(_ console: HTTPConsole) {
+        connections = console.connectionCounts
+        eventClients = console.events.clientCount
+        eventClientsDropped = console.events.droppedClientCount
+        throttledRequests = console.throttledCount
     }
 }
 

@@ -19,12 +19,26 @@ public final class HTTPTestClient {
     }
 
     /// Connects to `host:port` (IPv4, or IPv6 when `host` has a colon: `::1`), with `receiveBuffer`
-    /// bytes of kernel receive buffer when given (a small one makes a client that does not read fill up quickly).
-    public init(host: String = "127.0.0.1", port: Int, receiveBuffer: Int32? = nil) throws {
+    /// bytes of kernel receive buffer when given (a small one makes a client that does not read fill up
+    /// quickly), from the IPv4 address `from` when given (any of 127.0.0.0/8 is this machine's: a test
+    /// plays several clients from one process).
+    public init(host: String = "127.0.0.1", port: Int, receiveBuffer: Int32? = nil, from: String? = nil) throws {
         let isIPv6 = host.contains(":")
         fd = try syscall("socket") { socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let from, !isIPv6 {
+            var local = NginxRTMP.loopbackAddress(port: 0)
+            inet_pton(AF_INET, from, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if bound != 0 {
+                let error = errno
+                close(fd)
+                throw SystemError(call: "bind \(from)", errno: error)
+            }
         }
         let result: Int32
         if isIPv6 {
@@ -112,6 +126,21 @@ public final class HTTPTestClient {
             received += chunk[0..<count]
         }
         return received
+    }
+
+    /// Reads and forgets what arrives until the server ends the connection (end of stream or reset):
+    /// true, or false when it is still open after `seconds`.
+    public func waitForClose(seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while Date() < deadline {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(max(1, min(200, deadline.timeIntervalSinceNow * 1000))))
+            if ready <= 0 { continue }
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) { return true }
+        }
+        return false
     }
 
     /// Reads one whole response (the connection closes after it, or its Content-Length says where it ends).

@@ -59,6 +59,31 @@ import TestSupport
                 "a POST takes the token in its header only")
     }
 
+    @Test func theBearerSchemeIsMatchedInAnyCase() {
+        let policy = HTTPAccessPolicy(token: "0123456789abcdef")
+        for header in ["Bearer 0123456789abcdef", "bearer 0123456789abcdef", "BEARER 0123456789abcdef", "bEaReR   0123456789abcdef "] {
+            #expect(policy.refusal(method: "POST", authorization: header, queryToken: nil, host: nil, origin: nil) == nil, "\(header)")
+        }
+        for header in ["Basic 0123456789abcdef", "Bearer0123456789abcdef", "Bearer ", "0123456789abcdef"] {
+            #expect(policy.refusal(method: "POST", authorization: header, queryToken: nil, host: nil, origin: nil) != nil, "\(header)")
+        }
+    }
+
+    @Test func theHostCheckParsesNameAndPort() {
+        #expect(HTTPAccessPolicy.hostAndPort("127.0.0.1:18431")! == ("127.0.0.1", 18431))
+        #expect(HTTPAccessPolicy.hostAndPort("localhost")! == ("localhost", nil))
+        #expect(HTTPAccessPolicy.hostAndPort("[::1]:80")! == ("::1", 80))
+        #expect(HTTPAccessPolicy.hostAndPort("[::1]")! == ("::1", nil))
+        for bad in ["127.0.0.1:18431.evil.com", "127.0.0.1:", "127.0.0.1:99999", "127.0.0.1:80:81", "[::1]evil", "[::1", ":80", "127.0.0.1:+80", "127.0.0.1:８０"] {
+            #expect(HTTPAccessPolicy.hostAndPort(bad) == nil, "\(bad)")
+            #expect(!HTTPAccessPolicy.isLoopbackHost(bad), "\(bad)")
+        }
+        let open = HTTPAccessPolicy(token: nil)
+        #expect(open.refusal(method: "GET", authorization: nil, queryToken: nil, host: "127.0.0.1:18431.evil.com", origin: nil)
+                == .forbidden("Host \"127.0.0.1:18431.evil.com\" is not a loopback name; without http.token only 127.0.0.1, localhost and [::1] are served"))
+        #expect(open.refusal(method: "GET", authorization: nil, queryToken: nil, host: "[::1]:18431", origin: nil) == nil)
+    }
+
     @Test func postsFromAnotherOriginAndForeignHostsAreRefused() {
         let open = HTTPAccessPolicy(token: nil)
         #expect(open.refusal(method: "POST", authorization: nil, queryToken: nil, host: "127.0.0.1:8080", origin: nil) == nil)
@@ -84,11 +109,13 @@ final class ConsoleRig {
     var port: Int { Int(console.port) }
 
     init(token: String? = nil, burst: Int = 1000, keepaliveSeconds: Double = 15, queueLimit: Int = 256,
-         listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 0), tls: HTTPTLSCredentials? = nil) throws {
+         listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 0), tls: HTTPTLSCredentials? = nil,
+         configure: (inout HTTPConsoleSettings) -> Void = { _ in }) throws {
         var settings = HTTPConsoleSettings(listen: listen, token: token, tls: tls)
         settings.burst = burst
         settings.ratePerSecond = 1
         settings.maxBodyBytes = 1024
+        configure(&settings)
         events = HTTPEventStream(queueLimit: queueLimit, keepaliveSeconds: keepaliveSeconds)
         console = HTTPConsole(settings: settings, routes: [
             HTTPRoute(.get, "/api/v1/status", name: "status"),
@@ -134,7 +161,7 @@ final class ConsoleRig {
         #expect(missing.status == 404 && missing.text.contains("\"code\":\"not_found\""), "\(missing)")
 
         let wrong = try HTTPTestClient.fetch(port: rig.port, "DELETE", "/api/v1/status")
-        #expect(wrong.status == 405 && wrong.headers["allow"] == "GET", "\(wrong) \(wrong.headers)")
+        #expect(wrong.status == 405 && wrong.headers["allow"] == "GET, HEAD", "\(wrong) \(wrong.headers)")
         #expect(wrong.text.contains("\"error\":{\"code\":\"method_not_allowed\""))
 
         let large = try HTTPTestClient.fetch(port: rig.port, "POST", "/api/v1/camera/cam2/controls", body: [UInt8](repeating: 0x20, count: 5000))
@@ -204,6 +231,10 @@ final class ConsoleRig {
         #expect(rig.events.droppedClientCount == 1, "the client that never reads is dropped")
         #expect(rig.events.clientCount == 0)
         #expect(seconds < 5, "publishing never waited for the client (\(seconds) s for \(published) events)")
+        // Its socket is freed at once, not after the idle timeout (its thread was waiting to write).
+        #expect(slow.waitForClose(seconds: 3), "the dropped client's connection is closed")
+        #expect(waitUntil(seconds: 3) { rig.console.connectionCounts.open == 0 }, "\(rig.console.connectionCounts)")
+        #expect(rig.console.connectionCounts.cut[.streamDropped] == 1)
         // A reading client still gets what comes next.
         let reader = try HTTPTestClient(port: rig.port)
         try reader.send(HTTPTestClient.requestBytes("GET", "/api/v1/events"))
