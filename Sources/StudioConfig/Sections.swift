@@ -151,7 +151,7 @@ public struct AudioSettings: Sendable, Equatable, Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var keys = encoder.container(keyedBy: CodingKeys.self)
-        try keys.encodeIfPresent(source, forKey: .source)
+        try keys.encode(source, forKey: .source)  // null: unset (see `source(testCameras:)`)
         try keys.encode(bitRate, forKey: .bitRate)
         try keys.encode(master, forKey: .master)
         try keys.encode(inputs, forKey: .inputs)

@@ -137,7 +137,10 @@ public final class StudioServer: Sendable {
             http = try Self.startHTTP(options: options, router: router, events: httpEvents, tiles: tiles, tileRequests: tileRequests,
                                       services: services, log: log)
 
-            sessionID = try store.startSession(configSnapshot: configuration.jsonSnapshot())
+            // The session's row keeps the audio source it took (the default resolved: microphones or the tone).
+            var snapshot = configuration
+            snapshot.audio.source = configuration.audio.source(testCameras: options.testCameraCount > 0)
+            sessionID = try store.startSession(configSnapshot: snapshot.jsonSnapshot())
             let session = sessionID
             // A failure from here on closes the session it opened, as `error`.
             services.add("session", stop: {
