@@ -58,6 +58,24 @@ import TestSupport
         #expect(studio.stopServer() == .exited(0))
     }
 
+    /// A microphone plugged in mid-show starts muted while another is up (the rig's own test source,
+    /// the default by the rule without a session manager), and is listed, ready to raise.
+    @Test func aMicrophoneFoundMidShowStartsMutedWhileAnotherIsUp() throws {
+        let rig = try PipeWireRig()
+        try rig.start()
+        let studio = try StudioHarness()
+        try studio.serve(["--backends", "none"] + EndToEndTests.smallProgram, environment: rig.environment)
+        func audio() -> JSONValue { (try? studio.json(["audio"])) ?? .null }
+        func inputs() -> [JSONValue] { audio()["inputs"]?.arrayValue ?? [] }
+        #expect(waitFor(seconds: 20) { inputs().count == 1 && inputs()[0]["muted"] == false }, "the rig's source, up: \(audio())")
+        try rig.startMicrophone(node: "vmicA", tone: 440)
+        #expect(waitFor(seconds: 20) { Mixer.input(audio(), node: "vmicA")?["state"]?.stringValue == "streaming" }, "\(audio())")
+        let late = try #require(Mixer.input(audio(), node: "vmicA"))
+        #expect(late["muted"] == true && late["gain_db"]?.doubleValue == 0, "\(late)")
+        #expect(inputs().filter { $0["muted"] == false }.count == 1, "\(inputs())")
+        #expect(studio.stopServer() == .exited(0))
+    }
+
     /// No PipeWire daemon at all: the program is silence, and `studio audio`, `studio status` and the
     /// start's log say so and why; the console's address is said too.
     @Test func withNoPipeWireDaemonTheProgramIsSilenceAndSaysWhy() throws {
