@@ -132,7 +132,7 @@ public enum ServeFlags {
             $0.configuration.video.encoder = $1
         },
         .value("audio", "microphones|tone|silence|pipewire|pipewire:all|pipewire:NODE", .audioSource, config: "audio.source",
-               help: "program audio: microphones (the default: every PipeWire microphone, the\ndesktop's default one up, the others muted; tone with --demo), tone,\nsilence, pipewire (the default Audio/Source), pipewire:NODE (by\nnode.name) or pipewire:all (every Audio/Source, all up)") {
+               help: "program audio: microphones (the default: every PipeWire microphone, the\ndesktop's default one up, the others muted; tone with test-pattern\ncameras, --demo), tone, silence, pipewire (the default Audio/Source),\npipewire:NODE (by node.name) or pipewire:all (every Audio/Source, all up)") {
             $0.configuration.audio.source = $1
         },
         .value("inject-encoder-fault", "N", .positive("a frame count"),
