@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
-scripts/setup.sh
+scripts/setup.sh test
 swift build --build-tests
 # At most 3 tests at a time: the end-to-end tests each run a real server (cameras, x264, PipeWire, nginx),
 # and on a 2-core CI machine an unbounded number of them at once starved each other's cameras and

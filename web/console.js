@@ -271,9 +271,14 @@ function renderLoudness(program) {
 // A meter per mixer input (beside the program's), from the audio route 4 times a second: name, peak bar,
 // RMS tick, mute button, gain (dB) and the camera or scene it follows (each applied on change). Each
 // carries data-meter="NAME", data-peak-dbfs="L,R" and data-rms-dbfs="L,R" like the program meter; rows
-// are kept by name, so a gain being typed or a choice being made is not replaced.
+// are kept by name, so a gain being typed or a choice being made is not replaced. Above them,
+// #audio-silence says why the program is silence, while it is.
 function renderAudioInputs(audio) {
   if (audio.program) renderLoudness(audio.program);
+  // Why the program is silence (no microphone, no PipeWire daemon), as `studio audio` says it.
+  const silence = $('#audio-silence');
+  silence.hidden = !audio.silence_reason;
+  silence.textContent = audio.silence_reason ? `Program audio is silence: ${audio.silence_reason}` : '';
   const section = $('#audio-inputs');
   const names = new Set();
   for (const input of audio.inputs || []) {

@@ -69,10 +69,16 @@ public enum USBDeviceKey {
 ///
 /// `start` connects and reports the sources present (on the caller's thread); then a thread
 /// (`pw.audio.discovery`) follows the registry. With no daemon it says so once through `report` and
-/// tries again every `retryInterval`; a daemon that goes away removes all its sources.
+/// tries again every `retryInterval`; a daemon that goes away removes all its sources. It also tells
+/// which source is the desktop's default microphone and, while it has none, why.
 public final class PipeWireAudioDiscovery: Sendable {
     public let remote: String?
     private let state = Mutex<[UInt32: PipeWireAudioSource]>([:])
+    /// The default microphone's node name and why there is no daemon, as of the last look.
+    private let graph = Mutex<(defaultNodeName: String?, unreachable: String?)>((nil, nil))
+    /// default.audio.source, followed with the session's loop lock held (the discovery's thread, or
+    /// `start`'s caller before that thread runs).
+    private let defaultSource = PipeWireDefaultSource()
     private let worker = WorkerThread()
     private let retryInterval: Double
     private let report: @Sendable (String) -> Void
@@ -84,6 +90,14 @@ public final class PipeWireAudioDiscovery: Sendable {
     }
 
     deinit { worker.requestStop() }
+
+    /// The desktop's default microphone: the source the session manager's default.audio.source names,
+    /// else the one a microphone without a node name would take (`PipeWireMicrophone.choose`: the
+    /// highest priority.session). Known before `onAdded` reports a source; nil without sources.
+    public var defaultNodeName: String? { graph.withLock { $0.defaultNodeName } }
+
+    /// Why no daemon answers (its connection's error, or that it went away); nil while connected.
+    public var unreachable: String? { graph.withLock { $0.unreachable } }
 
     /// The sources present now, by node name.
     public var sources: [PipeWireAudioSource] { state.withLock { Array($0.values) }.sorted { $0.nodeName < $1.nodeName } }
@@ -115,12 +129,15 @@ public final class PipeWireAudioDiscovery: Sendable {
             }
             if !scan(connected, wait: true, scanned: &scanned, onAdded: onAdded, onRemoved: onRemoved) {
                 report("PipeWire audio: the daemon went away; its audio sources are removed")
+                graph.withLock { $0 = (nil, "the PipeWire daemon went away") }
+                connected.withLock { defaultSource.drop() }
                 connected.close()
                 session = nil
                 nextAttempt = MonotonicClock.now() + UInt64(retryInterval * 1e9)
                 for source in state.withLock({ state in defer { state = [:] }; return Array(state.values) }) { onRemoved(source) }
             }
         }
+        session?.withLock { defaultSource.drop() }
         session?.close()
     }
 
@@ -130,8 +147,10 @@ public final class PipeWireAudioDiscovery: Sendable {
         do {
             let session = try PipeWireSession(name: "pw.audio.discovery", remote: remote)
             session.withLock { _ = session.roundTrip() }
+            graph.withLock { $0.unreachable = nil }
             return session
         } catch {
+            graph.withLock { $0.unreachable = error.message }
             if !saidMissing { report("PipeWire audio: \(error.message); audio sources will be picked up when it appears") }
             return nil
         }
@@ -147,6 +166,9 @@ public final class PipeWireAudioDiscovery: Sendable {
         let alive = session.withLock { () -> Bool in
             if wait && session.generation == scanned { session.wait(seconds: 0.2) }
             if session.isDisconnected { return false }
+            defaultSource.follow(session: session)
+            let chosen = PipeWireMicrophone.choose(Array(session.globals.values), nodeName: nil, defaultName: defaultSource.name)
+            graph.withLock { $0.defaultNodeName = chosen?.properties["node.name"] }
             guard session.generation != scanned else { return true }
             scanned = session.generation
             present = Self.audioSources(in: session.globals)

@@ -165,7 +165,7 @@ extension PipeWireMicrophone {
     /// - the clock's thread (`fill`, `stalled`, `begin`) only reads the jitter buffer: it never waits
     ///   on PipeWire.
     ///
-    /// `@unchecked Sendable`: `session`, `stream`, `links`, hooks, `current`, `metadata*`, `nextAttempt`,
+    /// `@unchecked Sendable`: `session`, `stream`, `links`, hooks, `current`, `defaultSource`, `nextAttempt`,
     /// `saidMissing`, `configuredPorts` and `streamCreatedAt` are touched only by the connect thread
     /// (holding the loop lock for every PipeWire call) and by the stream's callbacks on the loop thread
     /// (which hold that lock), except `process`, which runs on PipeWire's data thread
@@ -224,14 +224,8 @@ extension PipeWireMicrophone {
         /// Whether this node's ports were configured by us (a stream-published source has none before).
         private var configuredPorts = false
         private var saidMissing = false
-        /// The bound "default" metadata (only without `nodeName`), its global id, and what it says.
-        private var metadata: OpaquePointer?
-        private var metadataID: UInt32 = 0
-        private var metadataSearchedAt: UInt64 = .max
-        private let metadataHook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
-        private let metadataEvents = UnsafeMutablePointer<pw_metadata_events>.allocate(capacity: 1)
-        /// default.audio.source's node name (written by the metadata callback on the loop thread).
-        private var defaultSource: String?
+        /// default.audio.source (followed only without `nodeName`).
+        private let defaultSource = PipeWireDefaultSource()
 
         init(nodeName: String?, format: AudioFormat, remote: String?, audioClock: AudioClock, retryInterval: Double, threadName: String,
              report: @escaping @Sendable (String) -> Void, deliver: @escaping @Sendable (AudioChunk) -> Void) {
@@ -248,15 +242,11 @@ extension PipeWireMicrophone {
             resampler = AdaptiveResampler(channels: format.channels)
             hook.initialize(to: spa_hook())
             events.initialize(to: pw_stream_events())
-            metadataHook.initialize(to: spa_hook())
-            metadataEvents.initialize(to: pw_metadata_events())
         }
 
         deinit {
             hook.deallocate()
             events.deallocate()
-            metadataHook.deallocate()
-            metadataEvents.deallocate()
         }
 
         func start(origin: UInt64) {
@@ -335,14 +325,17 @@ extension PipeWireMicrophone {
                     lostWhy = "the PipeWire daemon went away"
                     return
                 }
-                if nodeName == nil { followDefaultMetadata(session: session) }
+                if nodeName == nil {
+                    defaultSource.follow(session: session)
+                    status.withLock { $0.defaultNode = defaultSource.name }
+                }
                 if let current {
                     guard let node = session.globals[current.id], node.properties["object.serial"] == current.serial else {
                         lostWhy = "microphone \(current.name) went away"
                         return
                     }
                     // The default moved to another Audio/Source that exists: follow it.
-                    if nodeName == nil, let wanted = defaultSource, wanted != current.name,
+                    if nodeName == nil, let wanted = defaultSource.name, wanted != current.name,
                        PipeWireMicrophone.choose(Array(session.globals.values), nodeName: wanted) != nil {
                         movedTo = wanted
                         return
@@ -350,7 +343,7 @@ extension PipeWireMicrophone {
                     if !linked.load(ordering: .sequentiallyConsistent) { link(session: session, source: current.id) }
                     return
                 }
-                guard let node = PipeWireMicrophone.choose(Array(session.globals.values), nodeName: nodeName, defaultName: defaultSource) else {
+                guard let node = PipeWireMicrophone.choose(Array(session.globals.values), nodeName: nodeName, defaultName: defaultSource.name) else {
                     if !saidMissing {
                         report("PipeWire microphone: no Audio/Source\(nodeName.map { " named \($0)" } ?? ""); the program audio is silence until it appears")
                         saidMissing = true
@@ -370,61 +363,6 @@ extension PipeWireMicrophone {
                 saidMissing = true
                 teardown(closeSession: session.withLock { session.isDisconnected })
             }
-        }
-
-        /// Binds the daemon's "default" metadata when it appears (and lets go of it when it goes), so
-        /// `defaultSource` follows default.audio.source. Must hold the loop lock.
-        private func followDefaultMetadata(session: PipeWireSession) {
-            if metadata != nil {
-                guard session.globals[metadataID] == nil else { return }
-                dropMetadata()
-            }
-            // Look again only when the registry changed.
-            guard session.generation != metadataSearchedAt else { return }
-            metadataSearchedAt = session.generation
-            guard let registry = session.registry,
-                  let global = session.globals.values.first(where: {
-                      $0.type == "PipeWire:Interface:Metadata" && $0.properties["metadata.name"] == "default"
-                  }),
-                  let proxy = cpw_registry_bind_metadata(registry, global.id) else { return }
-            metadata = proxy
-            metadataID = global.id
-            metadataEvents.pointee.version = UInt32(PW_VERSION_METADATA_EVENTS)
-            metadataEvents.pointee.property = { data, subject, key, _, value in
-                Unmanaged<Core>.fromOpaque(data!).takeUnretainedValue().metadataChanged(subject: subject, key: key, value: value)
-                return 0
-            }
-            cpw_metadata_add_listener(proxy, metadataHook, metadataEvents, Unmanaged.passUnretained(self).toOpaque())
-            // The metadata's current properties arrive before the answer: the first choice sees them.
-            session.roundTrip()
-        }
-
-        /// Must hold the loop lock.
-        private func dropMetadata() {
-            if let metadata {
-                spa_hook_remove(metadataHook)
-                pw_proxy_destroy(metadata)
-            }
-            metadata = nil
-            defaultSource = nil
-            metadataSearchedAt = .max
-            status.withLock { $0.defaultNode = nil }
-        }
-
-        // Callback (loop thread): copy only. A nil key clears everything.
-        private func metadataChanged(subject: UInt32, key: UnsafePointer<CChar>?, value: UnsafePointer<CChar>?) {
-            guard subject == PW_ID_CORE else { return }
-            if let key, String(cString: key) != "default.audio.source" { return }
-            var name: String?
-            if let value {
-                var text = [CChar](repeating: 0, count: 1024)
-                if cpw_json_object_string(value, "name", &text, Int32(text.count)) > 0 {
-                    name = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                }
-            }
-            defaultSource = name
-            status.withLock { $0.defaultNode = name }
-            if let loop = session?.loop { pw_thread_loop_signal(loop, false) }
         }
 
         /// Must hold the loop lock.
@@ -537,7 +475,8 @@ extension PipeWireMicrophone {
                 $0.streamState = "none"
             }
             if closeSession {
-                session.withLock { dropMetadata() }
+                session.withLock { defaultSource.drop() }
+                status.withLock { $0.defaultNode = nil }
                 session.close()
                 self.session = nil
                 nextAttempt = clock.now() + UInt64(retryInterval * 1e9)

@@ -131,8 +131,8 @@ public enum ServeFlags {
                help: "program encoder: auto (VAAPI if the GPU has H.264 encode, else x264;\nthe default), vaapi (fail if unavailable) or x264") {
             $0.configuration.video.encoder = $1
         },
-        .value("audio", "tone|silence|pipewire|pipewire:all|pipewire:NODE", .audioSource, config: "audio.source",
-               help: "program audio: tone (default), silence, or PipeWire microphones:\npipewire (the default Audio/Source), pipewire:NODE (by node.name)\nor pipewire:all (every Audio/Source, each an input of the mixer)") {
+        .value("audio", "microphones|tone|silence|pipewire|pipewire:all|pipewire:NODE", .audioSource, config: "audio.source",
+               help: "program audio: microphones (the default: every PipeWire microphone, the\ndesktop's default one up, the others muted; tone with test-pattern\ncameras, --demo), tone, silence, pipewire (the default Audio/Source),\npipewire:NODE (by node.name) or pipewire:all (every Audio/Source, all up)") {
             $0.configuration.audio.source = $1
         },
         .value("inject-encoder-fault", "N", .positive("a frame count"),

@@ -99,6 +99,11 @@ public enum AudioSource: Sendable, Equatable, CustomStringConvertible, Encodable
     /// Every PipeWire Audio/Source found (present, lost, back), each an input of the mixer
     /// (`mic1`, `mic2`...), written `pipewire:all`.
     case pipewireAll
+    /// The studio PC's own microphones, written `microphones`: every PipeWire Audio/Source as with
+    /// `pipewire:all`, but only the desktop's default microphone starts up (0 dB); the others start
+    /// muted, ready to raise: several webcams' microphones open at once give echo and comb filtering.
+    /// The default without `audio.source` (but for test-pattern cameras: `AudioSettings.source(testCameras:)`).
+    case microphones
 
     public var description: String {
         switch self {
@@ -106,6 +111,7 @@ public enum AudioSource: Sendable, Equatable, CustomStringConvertible, Encodable
         case .silence: return "silence"
         case .pipewire(let node): return node.isEmpty ? "pipewire" : "pipewire:\(node)"
         case .pipewireAll: return "pipewire:all"
+        case .microphones: return "microphones"
         }
     }
 
@@ -116,7 +122,8 @@ public enum AudioSource: Sendable, Equatable, CustomStringConvertible, Encodable
 }
 
 public struct AudioSettings: Sendable, Equatable, Codable {
-    public var source: AudioSource = .tone
+    /// `audio.source`; nil when neither the config nor `--audio` says (see `source(testCameras:)`).
+    public var source: AudioSource?
     /// AAC bit rate in bits per second.
     public var bitRate = 128_000
     /// The mixer's master (`audio.master`: gain, limiter ceiling).
@@ -125,13 +132,18 @@ public struct AudioSettings: Sendable, Equatable, Codable {
     public var inputs: [AudioInputPin] = []
     public init() {}
 
+    /// The program audio's source: the one set, else the test tone beside test-pattern cameras (`--demo`:
+    /// a demo needs no hardware) and the studio PC's microphones otherwise (a real show never puts a
+    /// tone on air by default).
+    public func source(testCameras: Bool) -> AudioSource { source ?? (testCameras ? .tone : .microphones) }
+
     enum CodingKeys: String, CodingKey, CaseIterable {
         case source, bitRate = "bitrate", master, inputs
     }
 
     public init(from decoder: any Decoder) throws {
         let keys = try decoder.container(keyedBy: CodingKeys.self)
-        try keys.update(&source, .source, .audioSource)
+        source = try keys.parse(.source, .audioSource) ?? source
         try keys.update(&bitRate, .bitRate, .audioBitRate)
         try keys.update(&master, .master)
         if let list = try keys.decodeIfPresent(AudioInputList.self, forKey: .inputs) { inputs = list.pins }
@@ -139,7 +151,7 @@ public struct AudioSettings: Sendable, Equatable, Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var keys = encoder.container(keyedBy: CodingKeys.self)
-        try keys.encode(source, forKey: .source)
+        try keys.encode(source, forKey: .source)  // null: unset (see `source(testCameras:)`)
         try keys.encode(bitRate, forKey: .bitRate)
         try keys.encode(master, forKey: .master)
         try keys.encode(inputs, forKey: .inputs)

@@ -259,7 +259,8 @@ extension ValueSyntax where Value == EncoderChoice {
 }
 
 extension ValueSyntax where Value == AudioSource {
-    /// tone, silence, pipewire (the default microphone), pipewire:all (every Audio/Source, mixed) or pipewire:NODE.
+    /// tone, silence, microphones (every Audio/Source, the default one up), pipewire (the default
+    /// microphone), pipewire:all (every Audio/Source, mixed) or pipewire:NODE.
     public static var audioSource: Self {
         Self("a string") { (text: String) throws(ValueError) -> AudioSource in
             switch text {
@@ -267,10 +268,11 @@ extension ValueSyntax where Value == AudioSource {
             case "silence": return .silence
             case "pipewire": return .pipewire(node: "")
             case "pipewire:all": return .pipewireAll
+            case "microphones": return .microphones
             default:
                 let node = text.hasPrefix("pipewire:") ? String(text.dropFirst("pipewire:".count)) : ""
                 guard !node.trimmingCharacters(in: .whitespaces).isEmpty else {
-                    throw ValueError("expected tone, silence, pipewire (the default microphone) or pipewire:<node name> (pipewire:all: every microphone, mixed), got \(quoted(text))")
+                    throw ValueError("expected tone, silence, pipewire (the default microphone) or pipewire:<node name> (pipewire:all: every microphone, mixed; microphones: every microphone, the default one up), got \(quoted(text))")
                 }
                 return .pipewire(node: node)
             }

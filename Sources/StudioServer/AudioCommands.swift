@@ -167,7 +167,7 @@ extension StudioServer {
         let loudness = meters.loudness
         func tenths(_ value: Double?) -> Double? { value.map { ($0 * 10).rounded() / 10 } }
         return AudioReply(
-            source: audio.source.description, inputs: inputs,
+            source: audio.source.description, silenceReason: audio.silenceReason, inputs: inputs,
             master: AudioReply.MasterView(gainDB: master.gainDB == -.infinity ? nil : master.gainDB, ceilingDBFS: master.ceilingDBFS),
             program: AudioReply.ProgramView(
                 levels: LevelsReply(meters.program), momentaryLUFS: tenths(loudness.momentaryLUFS), shortTermLUFS: tenths(loudness.shortTermLUFS),

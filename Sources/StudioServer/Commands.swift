@@ -194,12 +194,12 @@ extension StudioServer {
 
         // Where the program audio comes from; a single microphone (`pipewire`, `pipewire:NODE`) says
         // which node it has and how it is doing.
-        var audioInput = StatusReply.AudioInputView(source: configuration.audio.source.description)
-        if case .pipewire = configuration.audio.source, let name = self.audio.inputs.first?.name, let mic = self.audio.status[name] {
+        var audioInput = StatusReply.AudioInputView(source: self.audio.source.description)
+        if case .pipewire = self.audio.source, let name = self.audio.inputs.first?.name, let mic = self.audio.status[name] {
             let rate = Double(self.audio.format.sampleRate)
             audioInput.node = Nullable(wrappedValue: mic.node)
             // The default microphone: what the daemon's default.audio.source metadata names (it follows it).
-            if configuration.audio.source == .pipewire(node: "") { audioInput.defaultNode = Nullable(wrappedValue: mic.defaultNode) }
+            if self.audio.source == .pipewire(node: "") { audioInput.defaultNode = Nullable(wrappedValue: mic.defaultNode) }
             audioInput.state = mic.streamState
             audioInput.connections = mic.connections
             audioInput.capturedSeconds = tenths(Double(mic.framesCaptured) / rate)

@@ -13,7 +13,8 @@ import StudioConfig
 ///
 /// The inputs: `tone` (named `tone`), `silence` (none: the program is silence), `pipewire` or
 /// `pipewire:NODE` (one microphone, `mic1`), `pipewire:all` (every PipeWire Audio/Source discovery finds,
-/// present, lost and back, each under a stable name: `mic1`, `mic2`...).
+/// present, lost and back, each under a stable name: `mic1`, `mic2`...), `microphones` (the same inputs,
+/// the desktop's default microphone up and the others muted: `standby`).
 ///
 /// Timing: a change (`studio audio`, a cut for audio-follow-video) is posted to the mixer for a sample of
 /// the program's audio timeline. The mixer runs `lag` behind the clock, so a change for "now" (the
@@ -45,7 +46,7 @@ final class ProgramAudio: Sendable {
     }
 
     let format: AudioFormat
-    /// `tone`, `silence`, `pipewire`, `pipewire:NODE` or `pipewire:all`.
+    /// `tone`, `silence`, `microphones`, `pipewire`, `pipewire:NODE` or `pipewire:all`.
     let source: AudioSource
     private let set: AudioInputSet
     private let controls: MixerControls
@@ -57,6 +58,9 @@ final class ProgramAudio: Sendable {
     private let log: ServerLog
     /// The input names are `namePrefix` + a number (`mic1`).
     static let namePrefix = "mic"
+    /// How `microphones` starts every microphone but the default one (unless the config's pins say
+    /// otherwise): listed, at 0 dB, muted, ready to raise.
+    static let standby = { var settings = MixerInputSettings.unity; settings.muted = true; return settings }()
 
     /// - Parameters:
     ///   - settings: each input's settings by name (the config's pins), applied from the start.
@@ -70,6 +74,7 @@ final class ProgramAudio: Sendable {
         self.source = source
         self.events = events
         self.log = log
+        var settings = settings
         // Slot 0 is silence that belongs to no input: it gives every span its length, inputs or none.
         var sources: [AudioInputSet.Source] = [.silence]
         var inputs: [Input] = []
@@ -87,7 +92,7 @@ final class ProgramAudio: Sendable {
         case .pipewire(let node):
             let node = node.trimmingCharacters(in: .whitespaces)
             add(node.isEmpty ? Self.namePrefix + "1" : naming("pipewire:" + node, node, []), .pipewire(node: node.isEmpty ? nil : node))
-        case .pipewireAll:
+        case .pipewireAll, .microphones:
             // The sources present now become the set's first inputs; `relay` holds their `added` reports
             // (and any later ones) until this object exists.
             let watch = PipeWireAudioDiscovery(report: { log.info($0) })
@@ -97,6 +102,7 @@ final class ProgramAudio: Sendable {
                 let name = naming(found.identity, found.displayName, taken)
                 taken.insert(name)
                 add(name, .pipewire(node: found.nodeName), found)
+                if source == .microphones, settings[name] == nil, found.nodeName != watch.defaultNodeName { settings[name] = Self.standby }
             }
             discovery = watch
         }
@@ -169,6 +175,20 @@ final class ProgramAudio: Sendable {
         Double(stage.compensations.withLock { $0[name] } ?? 0) / Double(format.sampleRate)
     }
 
+    /// Why the program's audio is silence, for the operator (`studio audio`, `studio status`, the
+    /// console); nil while it has an input. Said for the microphones (`microphones`, `pipewire:all`):
+    /// none found, or no PipeWire daemon.
+    var silenceReason: String? {
+        switch source {
+        case .silence: return "audio.source is silence"
+        case .microphones, .pipewireAll:
+            guard !inputs.contains(where: \.present) else { return nil }
+            if let unreachable = discovery?.unreachable { return "no microphone: \(unreachable)" }
+            return "no microphone: PipeWire has no audio source (one plugged in is taken as it appears)"
+        case .tone, .pipewire: return nil
+        }
+    }
+
     /// The newest sample the clock delivered (the program's audio "now").
     var now: Int64 { stage.heard.load(ordering: .relaxed) }
 
@@ -238,6 +258,12 @@ final class ProgramAudio: Sendable {
                 return (input.name, said, false)
             }
             let name = nameSource(source.identity, source.displayName, Set(state.inputs.map(\.name)))
+            // `microphones`: one found mid-show starts muted unless it is the default and none is up yet.
+            let anyUp = state.inputs.contains { $0.present && !(state.settings[$0.name]?.muted ?? false) }
+            if self.source == .microphones, state.settings[name] == nil, anyUp || source.nodeName != discovery?.defaultNodeName {
+                state.settings[name] = Self.standby
+                controls.post(.input(name, Self.standby), at: now)
+            }
             state.inputs.append(Input(name: name, source: .pipewire(node: source.nodeName), slot: -1, identity: source.identity,
                                       displayName: source.displayName, usbDevice: source.usbDevice, present: true, announced: true))
             return (name, .found, true)

@@ -139,7 +139,10 @@ public final class StudioServer: Sendable {
             http = try Self.startHTTP(options: options, router: router, events: httpEvents, tiles: tiles, tileRequests: tileRequests,
                                       services: services, log: log)
 
-            sessionID = try store.startSession(configSnapshot: configuration.jsonSnapshot())
+            // The session's row keeps the audio source it took (the default resolved: microphones or the tone).
+            var snapshot = configuration
+            snapshot.audio.source = configuration.audio.source(testCameras: options.testCameraCount > 0)
+            sessionID = try store.startSession(configSnapshot: snapshot.jsonSnapshot())
             let session = sessionID
             // A failure from here on closes the session it opened, as `error`.
             services.add("session", stop: {
@@ -258,7 +261,7 @@ public final class StudioServer: Sendable {
             startedAt = Date(timeIntervalSinceNow: Self.originLead)
             startedMonotonic = MonotonicClock.now() + UInt64(Self.originLead * 1e9)
             let origin = startedMonotonic
-            let audio = ProgramAudio(source: configuration.audio.source, settings: configuration.audio.inputSettings,
+            let audio = ProgramAudio(source: configuration.audio.source(testCameras: options.testCameraCount > 0), settings: configuration.audio.inputSettings,
                                      master: configuration.audio.master, events: events, log: log,
                                      naming: Self.audioNaming(configuration.audio, store: store, log: log),
                                      deliver: { chunk in _ = audioStage.submit(chunk) })
@@ -302,6 +305,16 @@ public final class StudioServer: Sendable {
         log.info("session \(sessionID) started: program \(configuration.program), \(cameras.all.count) camera(s), control socket \(options.socketPath)")
         for entry in outputs.entries { log.info("output \(entry.output.destination.name): \(entry.output.destination.maskedURL)") }
         for warning in configuration.sceneWarnings(cameras: switcher.status.sources) { log.info("warning: \(warning)") }
+        let audio = self.audio, settings = audio.settings
+        let summary = StartSummary(
+            cameras: cameras.all.map { StartSummary.Camera(name: $0.id.name, displayName: $0.displayName, backend: $0.backend) },
+            backends: configuration.cameras.backends.sorted().map(\.rawValue), audioSource: audio.source,
+            microphones: audio.inputs.filter { if case .pipewire = $0.source { $0.present } else { false } }.map { StartSummary.Microphone(name: $0.name, displayName: $0.displayName, muted: settings[$0.name]?.muted ?? false) },
+            silenceReason: audio.silenceReason,
+            consoleURL: http.map { StartSummary.consoleURL(configuration.http, port: $0.port) },
+            streams: !configuration.outputs.isEmpty,
+            recording: configuration.recordDirectory.map { RecordingDirectory.programPath(in: $0, session: sessionID) })
+        for line in summary.lines { log.info(line) }
     }
 
     /// Stops every service in the reverse of the order it started, which is data-flow order so nothing
@@ -354,7 +367,7 @@ public final class StudioServer: Sendable {
         let access = token == nil ? "no token (loopback)" : settings.token != nil ? "token from http.token"
             : "token in \(HTTPToken.path(databasePath: options.databasePath))"
         let tlsNote = settings.tls.map { "; TLS with \($0.certificate)" } ?? ""
-        log.info("HTTP API on \(settings.scheme)://\(settings.listen.authority(port: console.port))/api/v1/ (\(access)\(tlsNote))")
+        log.info("HTTP API on \(StartSummary.consoleURL(settings, port: console.port))api/v1/ (\(access)\(tlsNote))")
         return console
     }
 

@@ -4,8 +4,10 @@ import Control
 
 /// `audio`'s reply (and `status`'s `audio.mixer`).
 public struct AudioReply: Codable, Sendable {
-    /// `audio.source` as configured (`pipewire:all`, `tone`...).
+    /// `audio.source` as configured (`microphones`, `pipewire:all`, `tone`...).
     public var source: String
+    /// Why the program's audio is silence ("no microphone: ..."); null while it has an input.
+    @Nullable public var silenceReason: String?
     public var inputs: [InputView]
     public var master: MasterView
     public var program: ProgramView
@@ -177,11 +179,13 @@ public struct AudioReply: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case source, inputs, master, program, changed
+        case silenceReason = "silence_reason"
         case lateChanges = "late_changes"
     }
 
-    public init(source: String, inputs: [InputView], master: MasterView, program: ProgramView, lateChanges: Int, changed: ChangeView? = nil) {
+    public init(source: String, silenceReason: String? = nil, inputs: [InputView], master: MasterView, program: ProgramView, lateChanges: Int, changed: ChangeView? = nil) {
         self.source = source
+        self.silenceReason = silenceReason
         self.inputs = inputs
         self.master = master
         self.program = program

@@ -74,6 +74,7 @@ extension Format {
                 "peak \(levels.peakDBFS.map { String(format: "%.1f", $0) }.joined(separator: "/")) RMS \(levels.rmsDBFS.map { String(format: "%.1f", $0) }.joined(separator: "/"))"
             }
             if reply.inputs.isEmpty { lines.append("no inputs (source \(reply.source))") }
+            if let reason = reply.silenceReason { lines.append("the program is silence: \(reason)") }
             for input in reply.inputs {
                 var parts = ["\(input.name)", input.source, input.state]
                 if let camera = input.camera { parts.append("camera \(camera)") }

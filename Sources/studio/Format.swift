@@ -139,6 +139,7 @@ enum Format {
             if let state = input.state {
                 line += " · node \(text(input.node?.wrappedValue)) · \(state) · \(input.capturedSeconds.map(number) ?? "-") s captured, \(input.silenceSeconds.map(number) ?? "-") s silence (mic missing)"
             }
+            if let reason = reply.audio.mixer.silenceReason { line += " · the program is silence: \(reason)" }
             lines.append(line)
             let levels = reply.audio.levels
             func dbfs(_ values: [Double]) -> String {

@@ -13,7 +13,10 @@ import Testing
         #expect(config.video.preset == "veryfast")
         #expect(config.video.bitRate == 4_500_000)
         #expect(config.video.keyframeIntervalSeconds == 2)
-        #expect(config.audio.source == .tone)
+        // Unset: the microphones for a real show, the tone beside test-pattern cameras (--demo).
+        #expect(config.audio.source == nil)
+        #expect(config.audio.source(testCameras: false) == .microphones && config.audio.source(testCameras: true) == .tone)
+        #expect(try StudioConfiguration.parse(yaml: "audio:\n  source: microphones\n", source: "t").audio.source(testCameras: true) == .microphones)
         #expect(config.audio.bitRate == 128_000)
         #expect(config.outputs.isEmpty)
         #expect(config.recordDirectory == nil && config.databasePath == nil && config.socketPath == nil)
@@ -224,7 +227,7 @@ import Testing
         #expect(config.video.keyframeIntervalSeconds == 1.5)
         #expect(config.audio.source == .pipewire(node: "alsa_input.usb-mic"))
         let defaultMic = try StudioConfiguration.parse(yaml: "audio:\n  source: pipewire\n", source: "t").audio.source
-        #expect(defaultMic == .pipewire(node: "") && defaultMic.description == "pipewire")
+        #expect(defaultMic == .pipewire(node: "") && defaultMic?.description == "pipewire")
         #expect(config.audio.bitRate == 160_000)
         #expect(config.outputs == [
             OutputTarget(name: "youtube", url: "rtmp://a.rtmp.youtube.com/live2/abcd-efgh"),
