@@ -35,24 +35,18 @@ enum ServerCommands {
         static func run(_ arguments: NoArguments, in server: StudioServer) -> CamerasReply { server.camerasView() }
     }
 
-    enum Status: ControlCommand {
-        static let name = "status"
-        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/status")
-        static let summary = "the program, encoder, outputs, ISO recordings and audio input, with their counters"
+    enum Status: SignedCommand {
+        typealias Signature = StatusSignatures.Status
         static func run(_ arguments: NoArguments, in server: StudioServer) -> StatusReply { server.statusView() }
     }
 
-    enum Levels: ControlCommand {
-        static let name = "levels"
-        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/levels")
-        static let summary = "the program audio's peak, RMS and peak-hold levels in dBFS per channel (the console's meter polls it)"
+    enum Levels: SignedCommand {
+        typealias Signature = StatusSignatures.Levels
         static func run(_ arguments: NoArguments, in server: StudioServer) -> LevelsReply { LevelsReply(server.audioStage.levels) }
     }
 
-    enum Metrics: ControlCommand {
-        static let name = "metrics"
-        static let summary = "the status and camera counters in the Prometheus text format, as {\"text\": ...}"
-        static let httpRoute: ControlHTTPRoute? = .get("/metrics", text: "text", contentType: StudioServer.metricsContentType)
+    enum Metrics: SignedCommand {
+        typealias Signature = StatusSignatures.Metrics
         static func run(_ arguments: NoArguments, in server: StudioServer) -> MetricsReply { MetricsReply(text: server.metricsText()) }
     }
 

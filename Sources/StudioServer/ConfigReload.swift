@@ -118,10 +118,8 @@ extension StudioServer {
 }
 
 extension ServerCommands {
-    enum Reload: ControlCommand {
-        static let name = "reload"
-        static let httpRoute: ControlHTTPRoute? = .post("/api/v1/reload")
-        static let summary = "re-reads the config file: scenes, overlays, transition, backups, pictures and mixer settings change live; anything else is refused"
+    enum Reload: SignedCommand {
+        typealias Signature = StatusSignatures.Reload
         static let execution = ControlExecution.worker
         static func run(_ arguments: NoArguments, in server: StudioServer) throws -> ReloadReply {
             try server.reloadConfiguration(by: "reload")

@@ -14,7 +14,7 @@ import HTTPConsole
 /// (-96) in silence; the mixer's inputs likewise, by `input` and `channel`, with the program's loudness (LUFS).
 public enum Metrics {
     /// The text format's content type, for an HTTP response.
-    public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+    public static let contentType = MetricsReply.contentType
 
     public static func render(status: StatusReply, cameras: CamerasReply, tiles: TileMetrics? = nil, http: HTTPMetrics? = nil) -> String {
         var text = MetricsText()

@@ -135,8 +135,8 @@ enum MetricsCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try request(socket, "metrics", [:])
-        if json { print(result.jsonText) } else { print(result["text"]?.stringValue ?? "", terminator: "") }
+        let reply = try call(socket, StatusSignatures.Metrics.self, NoArguments())
+        if json { print(reply.json.jsonText) } else { print(reply.value.text, terminator: "") }
         return 0
     }
 }
@@ -147,8 +147,8 @@ enum StatusCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try request(socket, "status", [:])
-        if json { print(result.jsonText) } else { print(Format.status(result)) }
+        let reply = try call(socket, StatusSignatures.Status.self, NoArguments())
+        print(json ? reply.json.jsonText : Format.status(reply.json))
         return 0
     }
 }
@@ -168,11 +168,11 @@ enum ReloadCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let result = try request(socket, "reload", [:])
-        if json { print(result.jsonText) } else {
-            let changed = result["changed"]?.arrayValue?.compactMap(\.stringValue) ?? []
-            print("reloaded \(result["file"]?.stringValue ?? "?"): " + (changed.isEmpty ? "nothing changed" : "changed " + changed.joined(separator: ", ")))
-            for warning in result["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? [] { writeStandardError("studio: warning: \(warning)\n") }
+        let reply = try call(socket, StatusSignatures.Reload.self, NoArguments())
+        if json { print(reply.json.jsonText) } else {
+            let changed = reply.value.changed
+            print("reloaded \(reply.value.file): " + (changed.isEmpty ? "nothing changed" : "changed " + changed.joined(separator: ", ")))
+            for warning in reply.value.warnings { writeStandardError("studio: warning: \(warning)\n") }
         }
         return 0
     }
