@@ -16,17 +16,6 @@ public enum VividRig {
         return process.terminationStatus
     }
 
-    /// Polls `condition` every 20 ms until it holds or `seconds` pass.
-    @discardableResult
-    public static func wait(seconds: Double, until condition: () -> Bool) -> Bool {
-        let deadline = MonotonicClock.now() + UInt64(seconds * 1e9)
-        while MonotonicClock.now() < deadline {
-            if condition() { return true }
-            MonotonicClock.sleep(nanoseconds: 20_000_000)
-        }
-        return condition()
-    }
-
     public static func sysfs(_ text: String, to path: String) throws {
         try text.write(toFile: path, atomically: false, encoding: .utf8)
     }

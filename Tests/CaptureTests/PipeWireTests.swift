@@ -55,14 +55,6 @@ final class DiscoveryLog: Sendable {
     func camera(_ id: CameraID) -> PipeWireCamera? { cameras.withLock { $0[id] } as? PipeWireCamera }
 }
 
-func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = MonotonicClock.now() + UInt64(seconds * 1e9)
-    while MonotonicClock.now() < deadline {
-        if condition() { return true }
-        MonotonicClock.sleep(seconds: 0.02)
-    }
-    return condition()
-}
 
 private let program = CameraFormat(pixelFormat: .i420, width: 1280, height: 720, frameRate: Rational(30))
 

@@ -3,6 +3,7 @@ import StudioSystem
 import Synchronization
 import Testing
 @testable import Control
+import TestSupport
 
 /// Calls `router` directly and returns the reply, waiting up to 5 s for one answered from another thread.
 private func ask<Context>(_ router: ControlRouter<Context>, _ command: String, _ arguments: [String: JSONValue] = [:]) -> ControlReply? {

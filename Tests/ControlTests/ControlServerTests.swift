@@ -5,6 +5,7 @@ import Testing
 @testable import Control
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 @Suite(.serialized) struct ControlServerTests {

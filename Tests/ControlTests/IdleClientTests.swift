@@ -4,6 +4,7 @@ import Testing
 @testable import Control
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// Idle connections cannot lock the operator out: a full server makes room by closing the client idle

@@ -14,15 +14,6 @@ final class SocketDirectory: Sendable {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// Polls `condition` until it holds or `timeoutSeconds` pass (a wait, not a speed check).
-func waitUntil(timeoutSeconds: Double = 5, _ condition: () -> Bool) -> Bool {
-    let deadline = MonotonicClock.now() + UInt64(timeoutSeconds * 1e9)
-    while MonotonicClock.now() < deadline {
-        if condition() { return true }
-        MonotonicClock.sleep(seconds: 0.005)
-    }
-    return condition()
-}
 
 /// A plain socket connection that writes raw bytes and reads lines, to send what no well-behaved
 /// client would.

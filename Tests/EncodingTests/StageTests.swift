@@ -42,14 +42,6 @@ final class GatedEncoder: VideoEncoder {
     func flush() throws -> [EncodedPacket] { try inner.flush() }
 }
 
-func waitUntil(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
-    while !condition() {
-        if MonotonicClock.now() > deadline { return false }
-        MonotonicClock.sleep(seconds: 0.005)
-    }
-    return true
-}
 
 func frame(_ n: Int) -> VideoFrame {
     SyntheticMedia.frame(width: 320, height: 180, yuv: n % 60 < 30 ? SyntheticMedia.green : SyntheticMedia.red, index: n)

@@ -6,6 +6,7 @@ import Testing
 @testable import EventStore
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// Another process (the `sqlite3` CLI) holds the database's write lock longer than the store's busy
@@ -25,15 +26,6 @@ import Glibc
         }
     }
 
-    /// Waits for `condition` up to `seconds`; false if it never held.
-    static func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = MonotonicClock.now() + UInt64(seconds * 1e9)
-        while MonotonicClock.now() < deadline {
-            if try condition() { return true }
-            MonotonicClock.sleep(nanoseconds: 5_000_000)
-        }
-        return try condition()
-    }
 
     /// `sqlite3 PATH` holding `BEGIN EXCLUSIVE` (fed through its stdin, which stays open) until killed.
     static func lock(_ path: String) throws -> ChildProcess {
@@ -43,7 +35,7 @@ import Glibc
         let probe = try SQLiteConnection(path: path, readOnly: false)
         defer { probe.close() }
         try probe.setBusyTimeout(milliseconds: 0)
-        let held = try eventually {
+        let held = try waitUntil {
             do {
                 try probe.execute("BEGIN IMMEDIATE", what: "probing the lock")
                 try probe.execute("ROLLBACK", what: "probing the lock")
@@ -76,19 +68,19 @@ import Glibc
 
         let holder = try Self.lock(path)
         for n in 1...5 { store.record(Self.switchEvent(n)) }
-        #expect(Self.eventually { store.statistics.failingSince != nil }, "the store must notice it cannot write")
+        #expect(waitUntil { store.statistics.failingSince != nil }, "the store must notice it cannot write")
         for n in 6...10 { store.record(Self.switchEvent(n)) }
         // Still kept after attempts that each waited out the busy timeout.
-        #expect(Self.eventually { store.statistics.eventsQueued == 10 })
+        #expect(waitUntil { store.statistics.eventsQueued == 10 })
         let failingAt = try #require(store.statistics.failingSince)
-        #expect(Self.eventually { Date().timeIntervalSince(failingAt) > 3 * Double(Self.limits.busyTimeoutMilliseconds) / 1000 })
+        #expect(waitUntil { Date().timeIntervalSince(failingAt) > 3 * Double(Self.limits.busyTimeoutMilliseconds) / 1000 })
         #expect(store.statistics.eventsQueued == 10 && store.statistics.eventsLost == 0)
         #expect(store.statistics.lastWriteError?.contains("locked") == true, "\(store.statistics.lastWriteError ?? "nil")")
         // Reads still work while another process holds the write lock (WAL).
         #expect(try store.events(sessionID: session).filter { $0.kind == .switchProgram }.isEmpty)
         try Self.release(holder)
 
-        #expect(Self.eventually { store.statistics.eventsQueued == 0 && store.statistics.failingSince == nil })
+        #expect(waitUntil { store.statistics.eventsQueued == 0 && store.statistics.failingSince == nil })
         let switches = try store.events(sessionID: session).filter { $0.kind == .switchProgram }
         #expect(switches.map { $0.details["n"] } == (1...10).map { "\($0)" }, "every event, in recording order")
         #expect(try store.events(sessionID: session).allSatisfy { $0.kind != .eventsLost })
@@ -116,15 +108,15 @@ import Glibc
 
         let holder = try Self.lock(path)
         for n in 1...3 { store.record(Self.switchEvent(n)) }
-        #expect(Self.eventually { store.statistics.failingSince != nil && store.statistics.eventsQueued == 3 })
+        #expect(waitUntil { store.statistics.failingSince != nil && store.statistics.eventsQueued == 3 })
         let beforeLoss = Date()
         for n in 4...7 { store.record(Self.switchEvent(n)) }
-        #expect(Self.eventually { store.statistics.eventsFailed == 4 })
+        #expect(waitUntil { store.statistics.eventsFailed == 4 })
         #expect(store.statistics.eventsLost == 4 && store.statistics.eventsQueued == 3)
         #expect(notices.lossStarts == 1, "the first loss is announced once")
         try Self.release(holder)
 
-        #expect(Self.eventually { store.statistics.failingSince == nil && store.statistics.eventsQueued == 0 })
+        #expect(waitUntil { store.statistics.failingSince == nil && store.statistics.eventsQueued == 0 })
         let events = try store.events(sessionID: session)
         let tail = events.filter { $0.kind == .switchProgram || $0.kind == .eventsLost }
         #expect(tail.map(\.kind) == [.switchProgram, .switchProgram, .switchProgram, .eventsLost])

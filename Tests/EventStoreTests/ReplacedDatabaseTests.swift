@@ -6,6 +6,7 @@ import Testing
 @testable import EventStore
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// The database file deleted, renamed or replaced while the store writes it (as `rm`, `mv` by hand would):
@@ -91,7 +92,7 @@ import Glibc
 
         try syscall("unlink") { unlink(path) }
         // Nothing is recorded: the heartbeat alone notices it.
-        #expect(LockedDatabaseTests.eventually(10) { store.statistics.databaseReplacements == 1 }, "\(store.statistics)")
+        #expect(waitUntil(seconds: 10) { store.statistics.databaseReplacements == 1 }, "\(store.statistics)")
         #expect(FileManager.default.fileExists(atPath: path), "a fresh database at the configured path")
         #expect(notices.changes.count == 1 && notices.changes.first?.contains("deleted") == true, "\(notices.changes)")
         #expect(notices.replacements.count == 1 && notices.replacements.first?.created == true)
@@ -162,7 +163,7 @@ import Glibc
         try reader.kill(SIGKILL)
         _ = try reader.wait()
 
-        #expect(LockedDatabaseTests.eventually(10) { store.statistics.databaseReplacements == 1 && store.statistics.eventsQueued == 0 },
+        #expect(waitUntil(seconds: 10) { store.statistics.databaseReplacements == 1 && store.statistics.eventsQueued == 0 },
                 "\(store.statistics)")
         let (session, marker) = try Self.continuation(store, previous: first)
         #expect(marker["old_file"] == elsewhere, "\(marker)")
@@ -232,7 +233,7 @@ import Glibc
         try garbage.write(to: URL(fileURLWithPath: aside))
         try Self.rename(aside, path)
         Self.record(store, 3...4)
-        #expect(LockedDatabaseTests.eventually(10) { !notices.refusals.isEmpty }, "\(store.statistics)")
+        #expect(waitUntil(seconds: 10) { !notices.refusals.isEmpty }, "\(store.statistics)")
         #expect(store.statistics.databaseProblem?.contains("Move that file away") == true, "\(store.statistics)")
         #expect(store.statistics.eventsQueued == 2 && store.statistics.eventsLost == 0)
         #expect(throws: EventStoreError.self) { try store.sessions() }
@@ -242,7 +243,7 @@ import Glibc
         #expect(try Self.sqlite3(aside, "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('mine');").isEmpty)
         let foreign = try Data(contentsOf: URL(fileURLWithPath: aside))
         try Self.rename(aside, path)
-        #expect(LockedDatabaseTests.eventually(10) { notices.refusals.count == 2 }, "\(notices.refusals)")
+        #expect(waitUntil(seconds: 10) { notices.refusals.count == 2 }, "\(notices.refusals)")
         #expect(notices.refusals.last?.contains("not a studio event database") == true, "\(notices.refusals)")
         Self.record(store, 5...5)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == foreign)
@@ -250,7 +251,7 @@ import Glibc
 
         // Taken away: the store creates a fresh database and writes what waited, in order.
         try Self.rename(path, aside)
-        #expect(LockedDatabaseTests.eventually(10) { store.statistics.databaseReplacements == 1 && store.statistics.eventsQueued == 0 },
+        #expect(waitUntil(seconds: 10) { store.statistics.databaseReplacements == 1 && store.statistics.eventsQueued == 0 },
                 "\(store.statistics)")
         let (session, _) = try Self.continuation(store, previous: first)
         #expect(store.statistics.databaseProblem == nil && store.statistics.eventsLost == 0)

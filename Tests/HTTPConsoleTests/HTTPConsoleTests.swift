@@ -245,11 +245,3 @@ final class ConsoleRig {
     }
 }
 
-func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = MonotonicClock.now() + UInt64(seconds * 1e9)
-    while MonotonicClock.now() < deadline {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
-}

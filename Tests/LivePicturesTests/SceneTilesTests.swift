@@ -7,6 +7,7 @@ import MediaSupport
 import StudioCore
 import StudioSystem
 import Switcher
+import TestSupport
 
 /// The scene tiles (composed at tile size on the tile thread by the switcher's `SceneThumbnails`, from
 /// real test-pattern cameras) and the any-tile wait the console's one stream reads.

@@ -5,6 +5,7 @@ import LivePictures
 import StudioCore
 import StudioSystem
 import Switcher
+import TestSupport
 
 /// The live tiles with real test-pattern cameras (real frames, real libswscale and MJPEG encoder); the
 /// pictures are decoded back with Capture's MJPEG decoder (libavcodec).
@@ -214,7 +215,7 @@ import Switcher
         // tick is late; a busy CI machine may make the program late by itself now and then (at most 2 %
         // here), and then the tiles must have backed off.
         let start = switcher.status.frameNumber, lateBefore = switcher.status.lateTicks
-        #expect(waitUntil(timeout: 30) { switcher.status.frameNumber >= start + 150 })
+        #expect(waitUntil(seconds: 30) { switcher.status.frameNumber >= start + 150 })
         let late = switcher.status.lateTicks - lateBefore
         #expect(late <= 3, "\(late) late ticks in 150 frames")
         if late > 0 { #expect(waitUntil { tiles.counters.skippedProgramBehind > 0 }, "the tiles backed off when the program was late") }
@@ -222,13 +223,3 @@ import Switcher
     }
 }
 
-/// Polls `condition` every 5 ms until it holds or `timeout` seconds (real time: generous, it only bounds
-/// a test that fails) pass; whether it held.
-func waitUntil(timeout: Double = 20, _ condition: () -> Bool) -> Bool {
-    let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
-    while MonotonicClock.now() < deadline {
-        if condition() { return true }
-        MonotonicClock.sleep(seconds: 0.005)
-    }
-    return condition()
-}

@@ -92,14 +92,6 @@ extension ProgramFeed {
     }
 }
 
-func waitUntil(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
-    while !condition() {
-        if MonotonicClock.now() > deadline { return false }
-        MonotonicClock.sleep(seconds: 0.01)
-    }
-    return true
-}
 
 func temporaryDirectory() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("output-test-\(UUID().uuidString.prefix(8))")

@@ -38,7 +38,7 @@ private func ms(_ value: Double?) -> Int64 { Int64((value ?? -1).rounded()) }
         output.start()
         feed.run(seconds: 4)
         feed.finish()           // end of stream from both stages reaches the output through the fan-out
-        #expect(waitUntil(timeout: 5) { output.statistics.state == .stopped }, "end of stream stops the output")
+        #expect(waitUntil(seconds: 5) { output.statistics.state == .stopped }, "end of stream stops the output")
         output.stop(timeoutSeconds: 2)
         nginx.stop()
 
@@ -103,7 +103,7 @@ private func ms(_ value: Double?) -> Int64 { Int64((value ?? -1).rounded()) }
         feed.run(seconds: 2.5)
         #expect(output.statistics.state == .reconnecting)
         // Between attempts the output says when it tries next: within the policy's backoff from now.
-        #expect(waitUntil(timeout: 3) { output.statistics.nextAttemptAt != nil })
+        #expect(waitUntil(seconds: 3) { output.statistics.nextAttemptAt != nil })
         let waiting = output.statistics
         #expect(waiting.bitsPerSecond == 0)
         if let next = waiting.nextAttemptAt {
@@ -212,7 +212,7 @@ private func ms(_ value: Double?) -> Int64 { Int64((value ?? -1).rounded()) }
         fanOut.add(output)
         output.start()
         feed.run(seconds: 0.5)
-        #expect(waitUntil(timeout: 5) { output.statistics.state == .failed })
+        #expect(waitUntil(seconds: 5) { output.statistics.state == .failed })
         feed.run(seconds: 0.3)  // the show goes on: delivering to the failed output neither blocks nor crashes
         feed.finish()
         output.stop(timeoutSeconds: 1)
@@ -396,7 +396,7 @@ private func ms(_ value: Double?) -> Int64 { Int64((value ?? -1).rounded()) }
         MonotonicClock.sleep(seconds: 0.3)
         #expect(output.statistics.state == .connected, "one producer ending is not the end of the program")
         feed.video.finish()
-        #expect(waitUntil(timeout: 5) { output.statistics.state == .stopped })
+        #expect(waitUntil(seconds: 5) { output.statistics.state == .stopped })
         #expect(fanOut.remove(output) && fanOut.outputs.isEmpty)
         let probe = try MediaProbe.probe(directory.appendingPathComponent("late.flv"))
         #expect(probe.formatName == "flv" && probe.video != nil && probe.audio != nil)

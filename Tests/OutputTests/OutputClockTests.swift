@@ -4,6 +4,7 @@ import StudioCore
 import StudioSystem
 import MediaSupport
 @testable import Output
+import TestSupport
 
 /// The output's decisions run on its injected clock: the backoff between attempts, and what `status`
 /// says of the next one, moved by a test's `ManualClock` rather than waited for.

@@ -124,7 +124,7 @@ private func fillerNAL(size: Int) -> [UInt8] {
 
         // Every packet is written, except audio from before the first keyframe (the encoder's priming).
         let handled = { let s = output.statistics; return s.packetsSent + s.droppedVideo + s.droppedAudio }
-        #expect(waitUntil(timeout: 10) { handled() == sentVideo + sentAudio }, "\(handled()) of \(sentVideo + sentAudio)")
+        #expect(waitUntil(seconds: 10) { handled() == sentVideo + sentAudio }, "\(handled()) of \(sentVideo + sentAudio)")
         output.stop(timeoutSeconds: 3)
         reader.join()
 

@@ -40,7 +40,7 @@ import Glibc
             let audio = (try? studio.json(["audio"])) ?? .null
             return (Mixer.input(audio, node: "vmicA")?["state"]?.stringValue, Mixer.input(audio, node: "vmicB")?["state"]?.stringValue)
         }
-        #expect(waitFor(seconds: 20) { states() == ("streaming", "streaming") }, "\(states())")
+        #expect(waitUntil(seconds: 20, every: 0.1) { states() == ("streaming", "streaming") }, "\(states())")
         let audio = try studio.json(["audio"])
         let nameA = try #require(Mixer.input(audio, node: "vmicA")?["name"]?.stringValue)
         let nameB = try #require(Mixer.input(audio, node: "vmicB")?["name"]?.stringValue)
@@ -53,7 +53,7 @@ import Glibc
         let pid = try #require(rig.daemonPID)
         rig.killDaemon()
         #expect(kill(pid, 0) != 0, "the daemon \(pid) is gone")
-        #expect(waitFor(seconds: 20) { states() == ("lost", "lost") }, "\(states())")
+        #expect(waitUntil(seconds: 20, every: 0.1) { states() == ("lost", "lost") }, "\(states())")
         // The show goes on: the server answers and the program keeps being encoded.
         #expect(studio.waitForProgramFrames(60))
         #expect(studio.server.map { !$0.hasExited } == true)
@@ -62,13 +62,13 @@ import Glibc
         try rig.start()
         try rig.startMicrophone(node: "vmicA", tone: 440)
         try rig.startMicrophone(node: "vmicB", tone: 1000)
-        #expect(waitFor(seconds: 30) { states() == ("streaming", "streaming") }, "\(states())")
+        #expect(waitUntil(seconds: 30, every: 0.1) { states() == ("streaming", "streaming") }, "\(states())")
         // And heard: each input's meter (post-fader, unity) reads its tone's peak again, -12 dBFS.
         func peaks() -> [Double] {
             let audio = (try? studio.json(["audio"])) ?? .null
             return ["vmicA", "vmicB"].map { Mixer.input(audio, node: $0)?["levels"]?["peak_dbfs"]?[0]?.doubleValue ?? -96 }
         }
-        #expect(waitFor(seconds: 30) { peaks().allSatisfy { $0 > -15 } }, "peaks \(peaks()): \((try? studio.json(["audio"])) ?? .null)")
+        #expect(waitUntil(seconds: 30, every: 0.1) { peaks().allSatisfy { $0 > -15 } }, "peaks \(peaks()): \((try? studio.json(["audio"])) ?? .null)")
         #expect(studio.waitForProgramFrames(60))
         #expect(studio.stopServer() == .exited(0))
 
@@ -142,7 +142,7 @@ import Glibc
                          + PipeWireEndToEndTests.program, environment: rig.environment)
         let name = try #require(Mixer.input(try studio.json(["audio"]), node: "vbeep")?["name"]?.stringValue)
         func input() -> JSONValue? { (try? studio.json(["audio"])).flatMap { Mixer.input($0, node: "vbeep") } }
-        #expect(waitFor(seconds: 20) { input()?["state"] == "streaming" }, "\(input() ?? .null)")
+        #expect(waitUntil(seconds: 20, every: 0.1) { input()?["state"] == "streaming" }, "\(input() ?? .null)")
         // Eight seconds of program for each part: beeps enough to pair even where a loaded machine loses one.
         #expect(studio.waitForProgramFrames(240, seconds: 90))
         // What the input's buffer held and how much of it was compensated, at the end of each part.
@@ -153,7 +153,7 @@ import Glibc
         let mute = try #require(try studio.json(["audio", name, "--mute", "on"])["changed"]?["program_ms"]?.doubleValue)
         try rig.startBeeper(node: "vbeep", offsetMilliseconds: -40)
         func connections() -> Int? { (try? studio.status())?["audio_input"]?["connections"]?.intValue }
-        #expect(waitFor(seconds: 20) { input()?["state"] == "streaming" && connections() == 2 }, "\(input() ?? .null), \(connections() ?? -1) connections")
+        #expect(waitUntil(seconds: 20, every: 0.1) { input()?["state"] == "streaming" && connections() == 2 }, "\(input() ?? .null), \(connections() ?? -1) connections")
         let unmute = try #require(try studio.json(["audio", name, "--mute", "off"])["changed"]?["program_ms"]?.doubleValue)
         #expect(studio.waitForProgramFrames(240, seconds: 90))
         noteBuffer()

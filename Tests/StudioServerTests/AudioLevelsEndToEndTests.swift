@@ -22,7 +22,7 @@ import TestSupport
         try studio.serve(["--cameras", "1", "--audio", "tone", "--http", "127.0.0.1:\(port)"] + EndToEndTests.smallProgram)
         func near(_ values: [Double], _ target: Double) -> Bool { values.count == 2 && values.allSatisfy { abs($0 - target) < 1 } }
         var last = JSONValue.null
-        let settled = waitFor(seconds: 20) {
+        let settled = waitUntil(seconds: 20, every: 0.1) {
             guard let reply = try? Self.levels(studio) else { return false }
             last = reply
             return near(Self.numbers(reply["peak_dbfs"]), peak) && near(Self.numbers(reply["rms_dbfs"]), rms)

@@ -79,7 +79,7 @@ import TestSupport
                          + EndToEndTests.smallProgram, environment: rig.environment)
         // Every Audio/Source is an input: the two microphones and the rig's own test source.
         var audio = JSONValue.null
-        #expect(waitFor(seconds: 20) {
+        #expect(waitUntil(seconds: 20, every: 0.1) {
             audio = (try? studio.json(["audio"])) ?? .null
             return Self.input(audio, node: "vmicA")?["state"] == "streaming" && Self.input(audio, node: "vmicB")?["state"] == "streaming"
         }, "\(audio)")
@@ -119,14 +119,14 @@ import TestSupport
         #expect(try studio.run(["audio", nameB, "--mute", "off", "--socket", studio.socket]).status == 0)
         #expect(studio.waitForProgramFrames(15))
         _ = micB.stop()
-        #expect(waitFor(seconds: 10) { (try? studio.json(["audio"])).flatMap { Self.input($0, node: "vmicB") }?["state"] == "lost" })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.json(["audio"])).flatMap { Self.input($0, node: "vmicB") }?["state"] == "lost" })
         #expect(studio.waitForProgramFrames(30))
         micB = try rig.startMicrophone(node: "vmicB", tone: 1000)
-        #expect(waitFor(seconds: 15) { (try? studio.json(["audio"])).flatMap { Self.input($0, node: "vmicB") }?["state"] == "streaming" })
+        #expect(waitUntil(seconds: 15, every: 0.1) { (try? studio.json(["audio"])).flatMap { Self.input($0, node: "vmicB") }?["state"] == "streaming" })
         #expect(studio.waitForProgramFrames(45))
         // A microphone plugged in mid-show: found, named, and mixed from then on (700 Hz).
         let micC = try rig.startMicrophone(node: "vmicC", tone: 700)
-        #expect(waitFor(seconds: 15) { (try? studio.json(["audio"])).flatMap { Self.input($0, node: "vmicC") }?["state"] == "streaming" })
+        #expect(waitUntil(seconds: 15, every: 0.1) { (try? studio.json(["audio"])).flatMap { Self.input($0, node: "vmicC") }?["state"] == "streaming" })
         #expect(studio.waitForProgramFrames(45))
         let nameC = try #require(Self.input(try studio.json(["audio"]), node: "vmicC")?["name"]?.stringValue)
         let metrics = try studio.run(["metrics", "--socket", studio.socket]).output
@@ -192,7 +192,7 @@ import TestSupport
         _ = micA.stop()
         try studio.serve(["--cameras", "1", "--audio", "pipewire:all", "--no-iso"] + EndToEndTests.smallProgram, environment: rig.environment)
         var again = JSONValue.null
-        #expect(waitFor(seconds: 20) {
+        #expect(waitUntil(seconds: 20, every: 0.1) {
             again = (try? studio.json(["audio"])) ?? .null
             return Self.input(again, node: "vmicB") != nil
         }, "\(again)")

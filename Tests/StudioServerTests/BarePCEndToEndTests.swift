@@ -17,7 +17,7 @@ import TestSupport
     /// Waits until a log line starts with `prefix`, and answers it.
     static func logLine(_ studio: StudioHarness, startingWith prefix: String) -> String? {
         var found: String?
-        _ = waitFor(seconds: 15) {
+        _ = waitUntil(seconds: 15, every: 0.1) {
             found = logLines(studio).first { $0.hasPrefix(prefix) }
             return found != nil
         }
@@ -35,7 +35,7 @@ import TestSupport
         let studio = try StudioHarness()
         try studio.serve(["--backends", "none"] + EndToEndTests.smallProgram, environment: rig.environment)
         func audio() -> JSONValue { (try? studio.json(["audio"])) ?? .null }
-        #expect(waitFor(seconds: 20) { ["vmicA", "vmicB"].allSatisfy { Mixer.input(audio(), node: $0)?["state"]?.stringValue == "streaming" } }, "\(audio())")
+        #expect(waitUntil(seconds: 20, every: 0.1) { ["vmicA", "vmicB"].allSatisfy { Mixer.input(audio(), node: $0)?["state"]?.stringValue == "streaming" } }, "\(audio())")
         let reply = audio()
         #expect(reply["source"] == "microphones" && reply["silence_reason"] == .null, "\(reply)")
         let inputs = reply["inputs"]?.arrayValue ?? []
@@ -45,7 +45,7 @@ import TestSupport
         #expect(a["muted"] == true && a["gain_db"]?.doubleValue == 0, "\(a)")
         #expect(inputs.filter { $0["muted"] == false }.count == 1, "only the default microphone is up: \(inputs)")
         // Heard: the default one's tone (-12 dBFS peak at unity) reaches the program; the muted ones do not.
-        #expect(waitFor(seconds: 20) { (Mixer.input(audio(), node: "vmicB")?["levels"]?["peak_dbfs"]?[0]?.doubleValue ?? -96) > -15 }, "\(audio())")
+        #expect(waitUntil(seconds: 20, every: 0.1) { (Mixer.input(audio(), node: "vmicB")?["levels"]?["peak_dbfs"]?[0]?.doubleValue ?? -96) > -15 }, "\(audio())")
         #expect((Mixer.input(audio(), node: "vmicA")?["levels"]?["peak_dbfs"]?[0]?.doubleValue ?? 0) <= -96)
 
         // The start said so: each microphone with its state, and that the program goes nowhere.
@@ -67,9 +67,9 @@ import TestSupport
         try studio.serve(["--backends", "none"] + EndToEndTests.smallProgram, environment: rig.environment)
         func audio() -> JSONValue { (try? studio.json(["audio"])) ?? .null }
         func inputs() -> [JSONValue] { audio()["inputs"]?.arrayValue ?? [] }
-        #expect(waitFor(seconds: 20) { inputs().count == 1 && inputs()[0]["muted"] == false }, "the rig's source, up: \(audio())")
+        #expect(waitUntil(seconds: 20, every: 0.1) { inputs().count == 1 && inputs()[0]["muted"] == false }, "the rig's source, up: \(audio())")
         try rig.startMicrophone(node: "vmicA", tone: 440)
-        #expect(waitFor(seconds: 20) { Mixer.input(audio(), node: "vmicA")?["state"]?.stringValue == "streaming" }, "\(audio())")
+        #expect(waitUntil(seconds: 20, every: 0.1) { Mixer.input(audio(), node: "vmicA")?["state"]?.stringValue == "streaming" }, "\(audio())")
         let late = try #require(Mixer.input(audio(), node: "vmicA"))
         #expect(late["muted"] == true && late["gain_db"]?.doubleValue == 0, "\(late)")
         #expect(inputs().filter { $0["muted"] == false }.count == 1, "\(inputs())")

@@ -50,7 +50,7 @@ import TestSupport
         #expect(studio.waitForProgramFrames(30))
         let ready = studio.directory.appendingPathComponent("browser-ready").path
         let browser = try ChildProcess(executable: Self.python, arguments: [Self.script, "--lost", "cam2", "http://127.0.0.1:\(port)/", ready])
-        #expect(waitFor(seconds: 90) { FileManager.default.fileExists(atPath: ready) || browser.hasExited }, "the page never showed every camera live")
+        #expect(waitUntil(seconds: 90, every: 0.1) { FileManager.default.fileExists(atPath: ready) || browser.hasExited }, "the page never showed every camera live")
         let unpluggedMS = Int(Date().timeIntervalSince1970 * 1000)
         rig.stopCamera(node: "vcam2")
         let report = try Self.report(of: browser)
@@ -79,7 +79,7 @@ import TestSupport
             """.write(to: config, atomically: true, encoding: .utf8)
         try studio.serve(["--config", config.path, "--cameras", "3", "--rtmp", nginx.url(stream: "console"), "--http", "127.0.0.1:\(port)"]
                          + EndToEndTests.smallProgram)
-        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
         #expect(studio.waitForProgramFrames(30))
 
         // Set STUDIO_CONSOLE_SCREENSHOT=docs/console.png (absolute) to refresh the README's picture.

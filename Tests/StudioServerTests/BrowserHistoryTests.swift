@@ -15,7 +15,7 @@ import TestSupport
         // A session before, stopped: its row keeps the program's integrated loudness (the demo tone, a
         // 1 kHz sine at -20 dBFS in both channels: -20 LUFS by BS.1770's calibration).
         _ = try HTTPAPIEndToEndTests.serve(studio)
-        #expect(waitFor(seconds: 20) { (try? studio.json(["audio"]))?["program"]?["integrated_lufs"]?.doubleValue != nil },
+        #expect(waitUntil(seconds: 20, every: 0.1) { (try? studio.json(["audio"]))?["program"]?["integrated_lufs"]?.doubleValue != nil },
                 "the mixer gave no integrated loudness")
         let stopped = try #require(try studio.status()["session"]?.intValue)
         #expect(studio.stopServer() == .exited(0))

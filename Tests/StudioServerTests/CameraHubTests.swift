@@ -21,15 +21,6 @@ final class HubEvents: EventSink {
     func of(_ kind: EventKind, _ camera: String) -> [StudioEvent] { all.filter { $0.kind == kind && $0.camera?.name == camera } }
 }
 
-/// Polls `condition` every 10 ms for up to `timeout` seconds.
-private func eventually(_ timeout: Double = 3, _ condition: () -> Bool) -> Bool {
-    let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
-    while MonotonicClock.now() < deadline {
-        if condition() { return true }
-        MonotonicClock.sleep(seconds: 0.01)
-    }
-    return condition()
-}
 
 /// The hub between discoveries and the switcher: hot-plug with real test-pattern cameras and a real
 /// program switcher (no encoders or outputs).
@@ -73,7 +64,7 @@ private func eventually(_ timeout: Double = 3, _ condition: () -> Bool) -> Bool 
             hub.stop()
             switcher.stop()
         }
-        #expect(eventually { program.last == .some(CameraID("cam1")) }, "the first camera goes on program")
+        #expect(waitUntil(seconds: 3) { program.last == .some(CameraID("cam1")) }, "the first camera goes on program")
 
         // Unplugged: lost at once (reason removed), still listed, the program shows the slate within a
         // couple of frames (well inside the 300 ms silence timeout).
@@ -82,20 +73,20 @@ private func eventually(_ timeout: Double = 3, _ condition: () -> Bool) -> Bool 
         #expect(hub.isLost(CameraID("cam1")) && hub.lostReason(CameraID("cam1")) == "removed")
         #expect(hub.all.map(\.id.name) == ["cam1", "cam2"] && hub.present.map(\.id.name) == ["cam2"])
         #expect(events.of(.cameraLost, "cam1").map { $0.details["reason"] } == ["removed"])
-        #expect(eventually { switcher.status.slate == "CAMERA LOST cam1" })
+        #expect(waitUntil(seconds: 3) { switcher.status.slate == "CAMERA LOST cam1" })
         let slateAfter = Double(MonotonicClock.now() - unplugged) / 1e6
         #expect(slateAfter < 250, "slate after \(slateAfter) ms")
         // A lost camera can still be cut to (it shows the slate), and cutting away works.
         let cut = Mutex<Result<SwitchOutcome, SwitchError>?>(nil)
         switcher.switchProgram(to: CameraID("cam2")) { result in cut.withLock { $0 = result } }
-        #expect(eventually { program.last == .some(CameraID("cam2")) })
+        #expect(waitUntil(seconds: 3) { program.last == .some(CameraID("cam2")) })
         switcher.switchProgram(to: CameraID("cam1")) { result in cut.withLock { $0 = result } }
-        #expect(eventually { switcher.status.slate == "CAMERA LOST cam1" })
+        #expect(waitUntil(seconds: 3) { switcher.status.slate == "CAMERA LOST cam1" })
         if case .failure(let error)? = cut.withLock({ $0 }) { Issue.record("cut to the lost camera failed: \(error)") }
 
         // Plugged back: same name, back on program by itself, one returned event, no second `added`.
         discovery.simulatePlug(CameraID("cam1"))
-        #expect(eventually { program.last == .some(CameraID("cam1")) }, "the returning camera is shown again")
+        #expect(waitUntil(seconds: 3) { program.last == .some(CameraID("cam1")) }, "the returning camera is shown again")
         #expect(!hub.isLost(CameraID("cam1")))
         #expect(events.of(.cameraReturned, "cam1").map { $0.details["reason"] } == ["reappeared"])
         #expect(events.of(.cameraAdded, "cam1").count == 1)
@@ -116,11 +107,11 @@ private func eventually(_ timeout: Double = 3, _ condition: () -> Bool) -> Bool 
         }
         MonotonicClock.sleep(seconds: 0.2)
         discovery.cameras[1].pause()
-        #expect(eventually { hub.lostReason(CameraID("cam2")) == "silent" })
+        #expect(waitUntil(seconds: 3) { hub.lostReason(CameraID("cam2")) == "silent" })
         #expect(events.of(.cameraLost, "cam2").map { $0.details["reason"] } == ["silent"])
         #expect(!hub.isLost(CameraID("cam1")), "the other camera is unaffected")
         discovery.cameras[1].resume()
-        #expect(eventually { !hub.isLost(CameraID("cam2")) })
+        #expect(waitUntil(seconds: 3) { !hub.isLost(CameraID("cam2")) })
         #expect(events.of(.cameraReturned, "cam2").map { $0.details["reason"] } == ["frames resumed"])
     }
 
@@ -166,14 +157,14 @@ private func eventually(_ timeout: Double = 3, _ condition: () -> Bool) -> Bool 
         tone.start(origin: origin)
         iso.start(origin: origin)
         // 45 frames (1.5 s of the camera) into the first file, however long that takes here.
-        #expect(eventually(30) { iso.statistics.framesEncoded >= 45 })
+        #expect(waitUntil(seconds: 30) { iso.statistics.framesEncoded >= 45 })
         // Unplugged, then back as a new camera object under the same name.
         before.stop()
         after.start()
         iso.rebind(to: after)
         #expect(iso.camera === after)
         let rebound = iso.statistics.framesEncoded
-        #expect(eventually(30) { iso.statistics.framesEncoded >= rebound + 45 })
+        #expect(waitUntil(seconds: 30) { iso.statistics.framesEncoded >= rebound + 45 })
         iso.stopEncoding()
         tone.stop()
         audio.finish()

@@ -72,7 +72,7 @@ import TestSupport
         _ = try MediaProbe.run(MediaProbe.ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", graph, "-frames:v", "1",
                                                    studio.directory.appendingPathComponent("logo.png").path])
         try studio.serve(["--config", config.path, "--cameras", "3", "--rtmp", nginx.url(stream: "compose")] + EndToEndTests.smallProgram)
-        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
         func cli(_ words: String) throws -> JSONValue {
             let result = try studio.run(words.split(separator: " ").map(String.init) + ["--json", "--socket", studio.socket])
             #expect(result.status == 0, "studio \(words): \(result)")

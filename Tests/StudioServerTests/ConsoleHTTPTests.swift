@@ -105,7 +105,7 @@ import TestSupport
         #expect(sequences == sequences.sorted() && Set(sequences).count >= 3 && sequences.first ?? 0 >= 1, "\(sequences)")
         #expect(tiles.subscriptionCount >= 1, "subscribed while connected")
         client = nil  // the client goes away
-        #expect(Self.waitUntil { tiles.subscriptionCount == 0 }, "still subscribed after the client went away: \(tiles.subscriptionCount)")
+        #expect(waitUntil { tiles.subscriptionCount == 0 }, "still subscribed after the client went away: \(tiles.subscriptionCount)")
     }
 
     /// cam1 stretched over the left half, cam2 over the right.
@@ -162,7 +162,7 @@ import TestSupport
             #expect(list == list.sorted() && Set(list).count >= 2 && list.first ?? 0 >= 1, "\(tile): \(list)")
         }
         client = nil
-        #expect(Self.waitUntil { tiles.subscriptionCount == 0 }, "still subscribed after the client went away: \(tiles.subscriptionCount)")
+        #expect(waitUntil { tiles.subscriptionCount == 0 }, "still subscribed after the client went away: \(tiles.subscriptionCount)")
 
         // No list: every tile, each part naming its own; counted as one request each (`/metrics`).
         client = try HTTPTestClient(port: rig.port)
@@ -201,14 +201,6 @@ import TestSupport
 
     // MARK: Helpers
 
-    static func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-        let deadline = MonotonicClock.now() + UInt64(seconds * 1e9)
-        while MonotonicClock.now() < deadline {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
-    }
 
     /// A chunked response's body (`Transfer-Encoding: chunked`, as a stream of unknown length is sent),
     /// as far as it arrived.

@@ -30,7 +30,7 @@ extension EndToEndTests {
         // The disk fills: both files (the program and cam1's ISO) stop, once each.
         let filler = try disk.fill()
         func live(_ kind: String) -> Int { Self.events((try? studio.json(["log"])) ?? .null, kind: kind).count }
-        #expect(waitFor(seconds: 15) { live("recording_stopped") == 2 }, "both recordings stopped: \(live("recording_stopped"))")
+        #expect(waitUntil(seconds: 15, every: 0.1) { live("recording_stopped") == 2 }, "both recordings stopped: \(live("recording_stopped"))")
         #expect((try studio.status()["disk"]?["free_bytes"]?.intValue ?? -1) < 64 * 1024, "status shows the disk full")
         // Three seconds of program while it stays full: the outputs retry, quietly.
         #expect(studio.waitForProgramFrames(90))
@@ -38,7 +38,7 @@ extension EndToEndTests {
 
         // Room again: both record into their next part.
         try FileManager.default.removeItem(at: filler)
-        #expect(waitFor(seconds: 15) { live("recording_started") == 4 }, "both recordings resumed: \(live("recording_started"))")
+        #expect(waitUntil(seconds: 15, every: 0.1) { live("recording_started") == 4 }, "both recordings resumed: \(live("recording_started"))")
         #expect(studio.waitForProgramFrames(45))
         #expect(studio.stopServer() == .exited(0))
 

@@ -17,7 +17,7 @@ import TestSupport
         let studio = try StudioHarness()
         try studio.serve(["--cameras", "2", "--encoder", "x264", "--inject-encoder-fault", "75",
                           "--rtmp", nginx.url(stream: "fallback")] + Self.small)
-        #expect(waitFor(seconds: 10) { (try? studio.status())?["encoder"]?["generation"]?.intValue == 1 })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["encoder"]?["generation"]?.intValue == 1 })
         usleep(500_000)
         #expect(try studio.run(["switch", "cam2", "--socket", studio.socket]).status == 0)
         usleep(1_500_000)
@@ -80,7 +80,7 @@ import TestSupport
         let studio = try StudioHarness()
         let directory = studio.directory.appendingPathComponent("recordings")
         try studio.serve(["--cameras", "1", "--record", directory.path, "--encoder", "x264", "--inject-encoder-fault", "45"] + Self.small)
-        #expect(waitFor(seconds: 10) { (try? studio.status())?["iso"]?[0]?["generation"]?.intValue == 1 })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["iso"]?[0]?["generation"]?.intValue == 1 })
         usleep(1_500_000)
         let iso = try #require(try studio.status()["iso"]?[0])
         #expect(iso["encoder"] == "libx264" && iso["fallback_reason"]?.stringValue?.contains("injected encoder fault") == true, "\(iso)")

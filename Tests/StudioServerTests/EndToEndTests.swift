@@ -41,7 +41,7 @@ import Glibc
         let studio = try StudioHarness()
         let recordings = studio.directory.appendingPathComponent("recordings")
         try studio.serve(["--cameras", "3", "--rtmp", nginx.url(stream: "secretkey123"), "--record", recordings.path] + Self.smallProgram)
-        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
 
         let cameras = try studio.json(["cameras"])
         #expect(cameras["cameras"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["cam1", "cam2", "cam3"])
@@ -143,17 +143,17 @@ import Glibc
         defer { nginx.stop() }
         let studio = try StudioHarness()
         try studio.serve(["--cameras", "1", "--rtmp", nginx.url(stream: "key")] + Self.smallProgram)
-        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
         usleep(1_500_000)
 
         nginx.stop()
-        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "reconnecting" })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "reconnecting" })
         let framesBefore = try studio.status()["program"]?["frames"]?.intValue ?? 0
         // The program kept running while the server was gone.
         #expect(studio.waitForProgramFrames(45), "program frames: \(framesBefore) -> \((try? studio.status())?["program"]?["frames"]?.intValue ?? 0)")
 
         try nginx.restart()
-        #expect(waitFor(seconds: 25) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(waitUntil(seconds: 25, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
         usleep(2_000_000)
         #expect(studio.stopServer() == .exited(0))
 

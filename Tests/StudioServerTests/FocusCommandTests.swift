@@ -3,6 +3,7 @@ import Testing
 import Control
 import StudioCore
 @testable import StudioServer
+import TestSupport
 
 extension EndToEndTests {
     /// `focus` against the real server with test-pattern cameras: a point outside the picture and an
@@ -47,7 +48,7 @@ extension EndToEndTests {
         #expect(missing.status == 2 && missing.error.contains("studio focus cam1 0.4 0.6"), "\(missing)")
 
         // The two answered requests are in the session's log, with the point and the method; the refused are not.
-        #expect(waitFor(seconds: 10) { ((try? studio.json(["log"]))?["events"]?.arrayValue ?? []).filter { $0["kind"] == "camera_focus" }.count == 2 })
+        #expect(waitUntil(seconds: 10, every: 0.1) { ((try? studio.json(["log"]))?["events"]?.arrayValue ?? []).filter { $0["kind"] == "camera_focus" }.count == 2 })
         let focus = Self.events(try studio.json(["log"]), kind: "camera_focus")
         #expect(focus.map { $0["camera"]?.stringValue } == ["cam1", "cam2"])
         #expect(focus.first?["details"]?["x"] == "0.4" && focus.first?["details"]?["y"] == "0.6")

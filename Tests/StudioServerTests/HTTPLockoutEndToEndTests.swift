@@ -127,7 +127,7 @@ import Glibc
         defer { attack.stop() }
         // The attack is in place: the slowloris connections wait for their requests; without a token
         // the streams are open too (with one, each is answered 401 and closed, and comes back a second later).
-        let inPlace = waitFor(seconds: 20) {
+        let inPlace = waitUntil(seconds: 20, every: 0.1) {
             guard let figures = try? Self.metrics(studio) else { return false }
             let waiting = figures["studio_http_connections{state=\"waiting\"}"] ?? 0
             let streams = figures["studio_http_connections{state=\"stream\"}"] ?? 0
@@ -140,7 +140,7 @@ import Glibc
         // deadline (10 s) at least once and opened again: each switch answers within a second.
         var seconds: [Double] = []
         var failures: [String] = []
-        let cutOnce = waitFor(seconds: 40) {
+        let cutOnce = waitUntil(seconds: 40, every: 0.1) {
             let source = seconds.count % 2 == 0 ? "cam2" : "cam1"
             let started = MonotonicClock.now()
             do {
@@ -165,7 +165,7 @@ import Glibc
         // The attackers go: every slot is free at once (not after an idle timeout).
         attack.stop()
         let gone = MonotonicClock.now()
-        let freed = waitFor(seconds: 5) {
+        let freed = waitUntil(seconds: 5, every: 0.1) {
             guard let figures = try? Self.metrics(studio) else { return false }
             return ["waiting", "answering", "stream"].allSatisfy { (figures["studio_http_connections{state=\"\($0)\"}"] ?? 1) == 0 }
         }

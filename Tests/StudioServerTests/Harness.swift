@@ -44,7 +44,7 @@ final class StudioHarness {
                                      outputDirectory: directory.appendingPathComponent("serve-\(UUID().uuidString.prefix(4))"))
         server = child
         if waitUntilReady {
-            let ready = waitFor(seconds: 15) { (try? self.status()) != nil || child.hasExited }
+            let ready = waitUntil(seconds: 15, every: 0.1) { (try? self.status()) != nil || child.hasExited }
             try #require(ready && !child.hasExited, "server did not come up: \(child.errorText())")
         }
         return child
@@ -87,15 +87,6 @@ struct HarnessError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Polls `condition` every 100 ms until it holds or `seconds` pass.
-func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(100_000)
-    }
-    return condition()
-}
 
 extension StudioHarness {
     /// Waits until the program has delivered `count` more frames: program time passing rather than wall
@@ -103,6 +94,6 @@ extension StudioHarness {
     func waitForProgramFrames(_ count: Int, seconds: Double = 30) -> Bool {
         func encoded() -> Int? { (try? status())?["program"]?["frames"]?.intValue }
         guard let start = encoded() else { return false }
-        return waitFor(seconds: seconds) { (encoded() ?? 0) >= start + count }
+        return waitUntil(seconds: seconds, every: 0.1) { (encoded() ?? 0) >= start + count }
     }
 }

@@ -192,7 +192,7 @@ import Glibc
                                                   "INSERT INTO cameras (identity, name, backend, display_name, first_seen, last_seen) VALUES ('x', 'lockcam', 'v4l2', 'x', 0, 0);",
                                                   studio.database, ".read '\(try Self.fifo(in: studio.directory))'"])
         defer { holder.terminate(signal: SIGKILL); _ = holder.wait(timeout: 5) }
-        #expect(waitFor(seconds: 10) { (try? Self.sqlite3(["-cmd", ".timeout 0", studio.database, "BEGIN IMMEDIATE; ROLLBACK;"]))?.status != 0 },
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? Self.sqlite3(["-cmd", ".timeout 0", studio.database, "BEGIN IMMEDIATE; ROLLBACK;"]))?.status != 0 },
                 "sqlite3 holds the write lock")
         let locked = try studio.run(["onair", String(history.stopped), "--json", "--db", studio.database])
         #expect(locked.status == 0 && locked.output == before.output, "\(locked)")

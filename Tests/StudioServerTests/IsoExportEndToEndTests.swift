@@ -24,7 +24,7 @@ extension EndToEndTests {
             let reply = try studio.json(["switch", camera])
             let at = try #require(reply["program_ms"]?.intValue, "\(reply)")
             cuts.append((camera, at))
-            #expect(waitFor(seconds: 30) { programMs() > at + 1000 }, "the program runs on after the cut to \(camera)")
+            #expect(waitUntil(seconds: 30, every: 0.1) { programMs() > at + 1000 }, "the program runs on after the cut to \(camera)")
         }
         #expect(studio.stopServer() == .exited(0))
 
@@ -143,9 +143,9 @@ extension EndToEndTests {
             #expect(try studio.run(["preview", camera, "--socket", studio.socket]).status == 0)
             let reply = try studio.run(["auto", kind, "--frames", String(frames), "--socket", studio.socket])
             #expect(reply.status == 0, "\(reply)")
-            #expect(waitFor(seconds: 30) { ended().count == index + 1 }, "the \(kind) ends")
+            #expect(waitUntil(seconds: 30, every: 0.1) { ended().count == index + 1 }, "the \(kind) ends")
             let at = programMs()
-            #expect(waitFor(seconds: 30) { programMs() > at + 500 }, "the program runs on after the \(kind)")
+            #expect(waitUntil(seconds: 30, every: 0.1) { programMs() > at + 500 }, "the program runs on after the \(kind)")
         }
         #expect(studio.stopServer() == .exited(0))
 

@@ -63,7 +63,7 @@ import TestSupport
 
         // Back from a loss sending raw frames: encoded into the next file.
         iso.rebind(to: raw)
-        #expect(waitFor(seconds: 30) { iso.statistics.framesEncoded >= copied.framesEncoded + 30 })
+        #expect(waitUntil(seconds: 30, every: 0.1) { iso.statistics.framesEncoded >= copied.framesEncoded + 30 })
         let encoded = iso.statistics
         #expect(encoded.mode == .encode && encoded.codec == "h264" && encoded.encoderName == "libx264", "\(encoded)")
         #expect(encoded.generation == 1 && encoded.width == 640, "\(encoded)")

@@ -18,7 +18,7 @@ extension EndToEndTests {
     /// Waits (generously: a loaded machine gets there later) until every ISO feed has encoded more than
     /// `frames` frames.
     static func waitForIsoFrames(_ studio: StudioHarness, moreThan frames: Int) -> Bool {
-        waitFor(seconds: 60) {
+        waitUntil(seconds: 60, every: 0.1) {
             let feeds = (try? studio.json(["status"]))?["iso"]?.arrayValue ?? []
             return !feeds.isEmpty && feeds.allSatisfy { ($0["frames_encoded"]?.intValue ?? 0) > frames }
         }

@@ -3,6 +3,7 @@ import Testing
 import Control
 import StudioCore
 @testable import StudioServer
+import TestSupport
 
 extension EndToEndTests {
     /// The real server keeps each output's latency budget by stage (`FrameTimes` stamped by the program
@@ -16,7 +17,7 @@ extension EndToEndTests {
         #expect(studio.waitForProgramFrames(30))
         let stages = LatencyStage.allCases.map(\.rawValue)
         var budget: [String: JSONValue] = [:]
-        #expect(waitFor(seconds: 30) {
+        #expect(waitUntil(seconds: 30, every: 0.1) {
             budget = (try? studio.json(["status"]))?["outputs"]?[0]?["latency_ms"]?.objectValue ?? [:]
             return Set(budget.keys) == Set(stages)
         }, "status outputs[0].latency_ms: \(budget)")

@@ -36,11 +36,11 @@ import TestSupport
         let port = try NginxRTMP.freePort()
         try studio.serve(["--backends", "pipewire", "--rtmp", nginx.url(stream: "mjpeg"), "--record", directory.path,
                           "--http", "127.0.0.1:\(port)"] + Self.program, environment: rig.environment)
-        #expect(waitFor(seconds: 10) {
+        #expect(waitUntil(seconds: 10, every: 0.1) {
             let outputs = (try? studio.status())?["outputs"]?.arrayValue ?? []
             return outputs.count == 2 && outputs.allSatisfy { $0["state"]?.stringValue == "connected" }
         })
-        #expect(waitFor(seconds: 10) { ((try? studio.status())?["iso"]?.arrayValue ?? []).count == 3 })
+        #expect(waitUntil(seconds: 10, every: 0.1) { ((try? studio.status())?["iso"]?.arrayValue ?? []).count == 3 })
         let cameras = try studio.json(["cameras"])["cameras"]?.arrayValue ?? []
         let isoModes = (try studio.status()["iso"]?.arrayValue ?? []).compactMap { $0["mode"]?.stringValue }
         #expect(isoModes == ["passthrough", "passthrough", "passthrough"], "\(isoModes)")
@@ -53,7 +53,7 @@ import TestSupport
         // cam1 on program: every frame at full size. cam2 and cam3, needed by nobody (no tile watched,
         // no backup): not decoded at all, yet live and counting the JPEGs that arrive.
         #expect(studio.waitForProgramFrames(45))
-        #expect(waitFor(seconds: 30) { (Self.decode(studio, "cam2")?["skipped"]?.intValue ?? 0) >= 30 })
+        #expect(waitUntil(seconds: 30, every: 0.1) { (Self.decode(studio, "cam2")?["skipped"]?.intValue ?? 0) >= 30 })
         let cam1 = try #require(Self.decode(studio, "cam1"))
         #expect(cam1["demand"] == "full" && (cam1["full"]?.intValue ?? 0) > 20 && cam1["reduced"]?.intValue == 0, "\(cam1)")
         for name in ["cam2", "cam3"] {
@@ -67,7 +67,7 @@ import TestSupport
         // unseen camera now decodes reduced pictures (1280 / 4 = 320, the tiles' width), about 10 a
         // second, the rest not decoded.
         func watchTile() { _ = try? HTTPTestClient.fetch(port: port, "GET", "/api/v1/tiles/cam2.jpg") }
-        #expect(waitFor(seconds: 30) {
+        #expect(waitUntil(seconds: 30, every: 0.1) {
             watchTile()
             return (Self.decode(studio, "cam2")?["reduced"]?.intValue ?? 0) >= 10 && (Self.decode(studio, "cam3")?["reduced"]?.intValue ?? 0) >= 1
         })
@@ -80,7 +80,7 @@ import TestSupport
         // depends on how fast the virtual camera manages to send on this machine).
         let start = try #require(Self.decode(studio, "cam2"))
         let startTime = Date()
-        #expect(waitFor(seconds: 30) {
+        #expect(waitUntil(seconds: 30, every: 0.1) {
             watchTile()
             return (Self.decode(studio, "cam2")?["reduced"]?.intValue ?? 0) >= (start["reduced"]?.intValue ?? 0) + 15
         })
@@ -92,7 +92,7 @@ import TestSupport
         let metrics = try studio.json(["metrics"])["text"]?.stringValue ?? ""
         #expect(metrics.contains("studio_camera_decoded_frames_total{camera=\"cam2\",size=\"reduced\"}"), "\(metrics.prefix(300))")
         // Nobody watches any more: idle again within the tiles' 2 s, and no more reduced decodes.
-        #expect(waitFor(seconds: 15) { Self.decode(studio, "cam2")?["demand"] == "idle" && Self.decode(studio, "cam3")?["demand"] == "idle" })
+        #expect(waitUntil(seconds: 15, every: 0.1) { Self.decode(studio, "cam2")?["demand"] == "idle" && Self.decode(studio, "cam3")?["demand"] == "idle" })
         let idleAgain = Self.decode(studio, "cam2")?["reduced"]?.intValue ?? -1
         #expect(studio.waitForProgramFrames(15))
         #expect(Self.decode(studio, "cam2")?["reduced"]?.intValue == idleAgain)
@@ -101,7 +101,7 @@ import TestSupport
         let preview = try studio.run(["preview", "cam2", "--socket", studio.socket])
         #expect(preview.status == 0, "\(preview)")
         #expect(Self.decode(studio, "cam2")?["demand"] == "full")
-        #expect(waitFor(seconds: 10) { (Self.decode(studio, "cam2")?["full"]?.intValue ?? 0) >= 15 })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (Self.decode(studio, "cam2")?["full"]?.intValue ?? 0) >= 15 })
         #expect(studio.waitForProgramFrames(45))
         let cut = try studio.run(["cut", "--socket", studio.socket])
         #expect(cut.status == 0, "\(cut)")

@@ -3,6 +3,7 @@ import Testing
 import Control
 import StudioCore
 @testable import StudioServer
+import TestSupport
 
 /// The Prometheus text exposition format (0.0.4), read strictly: every line a `# HELP`, a `# TYPE` or a
 /// sample; each family declared once, its TYPE before its samples and its samples together; label
@@ -174,7 +175,7 @@ extension EndToEndTests {
         func bytes(_ metrics: Exposition) -> Double { metrics["studio_output_sent_bytes_total"]?.samples.map(\.value).reduce(0, +) ?? 0 }
         // The program file gets its first bytes with its first keyframe's cluster.
         var first = try scrape()
-        #expect(waitFor(seconds: 30) { (try? scrape()).map { first = $0; return bytes($0) > 0 } ?? false })
+        #expect(waitUntil(seconds: 30, every: 0.1) { (try? scrape()).map { first = $0; return bytes($0) > 0 } ?? false })
         let status = try studio.json(["status"])
 
         for (name, family) in first.families {
@@ -227,7 +228,7 @@ extension EndToEndTests {
 
         // Counters count on: the outputs' bytes and the cameras' frames grow between scrapes.
         let before = bytes(first), framesBefore = value("studio_camera_frames_total", ["camera": "cam2"]) ?? 0
-        #expect(waitFor(seconds: 30) {
+        #expect(waitUntil(seconds: 30, every: 0.1) {
             guard let later = try? scrape() else { return false }
             return bytes(later) > before && (later["studio_camera_frames_total"]?.value(["camera": "cam2"]) ?? 0) > framesBefore
         })

@@ -26,8 +26,8 @@ import Glibc
         let recordings = studio.directory.appendingPathComponent("recordings")
         try studio.serve(["--backends", "pipewire", "--rtmp", nginx.url(stream: "onair"), "--record", recordings.path, "--no-iso"]
                          + PipeWireEndToEndTests.program, environment: rig.environment)
-        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
-        #expect(waitFor(seconds: 10) { ["cam1", "cam2", "cam3"].allSatisfy { Self.state(studio, $0) == "live" } })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(waitUntil(seconds: 10, every: 0.1) { ["cam1", "cam2", "cam3"].allSatisfy { Self.state(studio, $0) == "live" } })
         #expect(try studio.run(["switch", "cam1", "--socket", studio.socket]).status == 0)
         #expect(studio.waitForProgramFrames(30))
         #expect(try studio.run(["switch", "cam2", "--socket", studio.socket]).status == 0)
@@ -37,17 +37,17 @@ import Glibc
         #expect(studio.waitForProgramFrames(45))
         // cam3, on program, goes away (no backup): the slate, until it comes back by itself.
         rig.stopCamera(node: "vcam3")
-        #expect(waitFor(seconds: 5) { Self.state(studio, "cam3") == "lost" })
+        #expect(waitUntil(seconds: 5, every: 0.1) { Self.state(studio, "cam3") == "lost" })
         #expect(studio.waitForProgramFrames(30))
         try rig.startCamera(node: "vcam3", camera: "cam3", size: "640x480", rate: 30, format: "yuy2")
-        #expect(waitFor(seconds: 10) { Self.state(studio, "cam3") == "live" })
+        #expect(waitUntil(seconds: 10, every: 0.1) { Self.state(studio, "cam3") == "live" })
         #expect(studio.waitForProgramFrames(30))
         // The streaming server goes away and comes back.
         nginx.stop()
-        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "reconnecting" })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "reconnecting" })
         #expect(studio.waitForProgramFrames(30))
         try nginx.restart()
-        #expect(waitFor(seconds: 25) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(waitUntil(seconds: 25, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
         #expect(try studio.run(["switch", "cam1", "--socket", studio.socket]).status == 0)
         #expect(studio.waitForProgramFrames(30))
         // The running server answers the same questions (and refuses the same way).

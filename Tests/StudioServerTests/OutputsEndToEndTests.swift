@@ -31,7 +31,7 @@ import Glibc
         let studio = try StudioHarness()
         try studio.serve(["--config", try Self.sparseKeyframes(studio), "--cameras", "1", "--rtmp", first.url(stream: "firstkey1")]
                          + EndToEndTests.smallProgram)
-        #expect(waitFor(seconds: 15) { Self.output(studio, "rtmp1")?["state"]?.stringValue == "connected" })
+        #expect(waitUntil(seconds: 15, every: 0.1) { Self.output(studio, "rtmp1")?["state"]?.stringValue == "connected" })
         #expect(studio.waitForProgramFrames(30))
 
         // Refused, with the reason, and nothing added: a name taken, a scheme no output kind takes, a URL
@@ -54,7 +54,7 @@ import Glibc
         let added = try studio.run(["output", "add", "backup", second.url(stream: "secondkey2"), "--socket", studio.socket])
         #expect(added.status == 0 && added.output.hasPrefix("added backup rtmp://127.0.0.1:\(second.port)/live/**** (rtmp, added by socket)"),
                 "\(added)")
-        #expect(waitFor(seconds: 15) { Self.output(studio, "backup")?["state"]?.stringValue == "connected" })
+        #expect(waitUntil(seconds: 15, every: 0.1) { Self.output(studio, "backup")?["state"]?.stringValue == "connected" })
         #expect(studio.waitForProgramFrames(60))
         let listed = try studio.json(["outputs"])
         #expect(listed["limit"]?.intValue == 16 && listed["outputs"]?.arrayValue?.count == 2)
@@ -113,7 +113,7 @@ import Glibc
         #expect(view["action"] == "add" && view["output"]?["kind"] == "file" && view["output"]?["added_by"] == "http", "\(view)")
         let firstTake = try #require(view["output"]?["url"]?.stringValue)
         #expect(firstTake.hasSuffix("-output-clip.mkv"), "\(firstTake)")
-        #expect(waitFor(seconds: 15) { (Self.output(studio, "clip")?["bytes_sent"]?.intValue ?? 0) > 10_000 })
+        #expect(waitUntil(seconds: 15, every: 0.1) { (Self.output(studio, "clip")?["bytes_sent"]?.intValue ?? 0) > 10_000 })
         #expect(studio.waitForProgramFrames(30))
 
         let stopped = try post("/api/v1/outputs/clip/stop")
@@ -127,7 +127,7 @@ import Glibc
         #expect(started.status == 200, "\(started)")
         let secondTake = try #require((try JSONValue(parsing: started.body))["output"]?["url"]?.stringValue)
         #expect(secondTake.hasSuffix("-output-clip-take2.mkv"), "a new file, the first one kept: \(secondTake)")
-        #expect(waitFor(seconds: 15) { (Self.output(studio, "clip")?["bytes_sent"]?.intValue ?? 0) > 10_000 })
+        #expect(waitUntil(seconds: 15, every: 0.1) { (Self.output(studio, "clip")?["bytes_sent"]?.intValue ?? 0) > 10_000 })
         #expect(studio.waitForProgramFrames(30))
         #expect(try post("/api/v1/outputs/clip/remove").status == 200)
         let gone = try post("/api/v1/outputs/clip/remove")
@@ -169,9 +169,9 @@ import Glibc
         let url = "srt://127.0.0.1:\(port)?streamid=studio-program&passphrase=\(passphrase)&latency=120000"
         let added = try studio.run(["output", "add", "contribution", url, "--socket", studio.socket])
         #expect(added.status == 0, "\(added)")
-        #expect(waitFor(seconds: 20) { Self.output(studio, "contribution")?["state"]?.stringValue == "connected" },
+        #expect(waitUntil(seconds: 20, every: 0.1) { Self.output(studio, "contribution")?["state"]?.stringValue == "connected" },
                 "\(Self.output(studio, "contribution") ?? .null) \(listener.errorText())")
-        #expect(waitFor(seconds: 30) { (try? studio.status())?["encoder"]?["generation"]?.intValue == 1 }, "the encoder fell back")
+        #expect(waitUntil(seconds: 30, every: 0.1) { (try? studio.status())?["encoder"]?["generation"]?.intValue == 1 }, "the encoder fell back")
         #expect(studio.waitForProgramFrames(60))
         let shown = try #require(Self.output(studio, "contribution"))
         #expect(shown["reconnects"]?.intValue == 0, "the fallback went in-band, on the same connection: \(shown)")

@@ -52,7 +52,7 @@ import TestSupport
         #expect(states == ["logo true", "caption false"])
 
         // The events carry the program time of the first frame with (and without) the overlay.
-        #expect(waitFor(seconds: 10) {
+        #expect(waitUntil(seconds: 10, every: 0.1) {
             let events = (try? studio.json(["log"]))?["events"]?.arrayValue ?? []
             return events.contains { $0["kind"]?.stringValue == "overlay_on" && $0["program_ms"]?.intValue == programMS
                 && $0["details"]?["overlay"]?.stringValue == "logo" }

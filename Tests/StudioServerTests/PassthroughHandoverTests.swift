@@ -23,17 +23,17 @@ extension PipeWireEndToEndTests {
         func cam1ISO() -> JSONValue? {
             ((try? studio.json(["status"]))?["iso"]?.arrayValue ?? []).first { $0["camera"] == "cam1" }
         }
-        #expect(waitFor(seconds: 60) { (cam1ISO()?["frames_encoded"]?.intValue ?? 0) > 60 }, "\(cam1ISO() ?? .null)")
+        #expect(waitUntil(seconds: 60, every: 0.1) { (cam1ISO()?["frames_encoded"]?.intValue ?? 0) > 60 }, "\(cam1ISO() ?? .null)")
         let copied = cam1ISO()
         #expect(copied?["mode"] == "passthrough" && copied?["codec"] == "mjpeg", "\(copied ?? .null)")
 
         rig.stopCamera(node: "vcam1")
-        #expect(waitFor(seconds: 10) {
+        #expect(waitUntil(seconds: 10, every: 0.1) {
             ((try? studio.json(["cameras"]))?["cameras"]?.arrayValue ?? []).first { $0["name"] == "cam1" }?["state"] == "lost"
         })
         try rig.startCamera(node: "vcam1", camera: "cam1", size: "640x360", rate: 30, format: "nv12")
         let before = copied?["frames_encoded"]?.intValue ?? 0
-        #expect(waitFor(seconds: 60) {
+        #expect(waitUntil(seconds: 60, every: 0.1) {
             guard let iso = cam1ISO() else { return false }
             return iso["mode"] == "encode" && (iso["frames_encoded"]?.intValue ?? 0) > before + 60
         }, "\(cam1ISO() ?? .null)")

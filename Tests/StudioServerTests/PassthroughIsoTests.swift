@@ -27,7 +27,7 @@ extension PipeWireEndToEndTests {
         try "cameras:\n  pins:\n    - {match: vcam2, name: cam2, iso: passthrough}\n".write(to: config, atomically: true, encoding: .utf8)
         let server = try studio.serve(["--config", config.path, "--backends", "pipewire", "--record", directory.path] + Self.program,
                                       environment: rig.environment)
-        let feedsRecorded = waitFor(seconds: 60) {
+        let feedsRecorded = waitUntil(seconds: 60, every: 0.1) {
             let feeds = (try? studio.json(["status"]))?["iso"]?.arrayValue ?? []
             return feeds.count == 2 && feeds.allSatisfy { ($0["frames_encoded"]?.intValue ?? 0) > 120 }
         }

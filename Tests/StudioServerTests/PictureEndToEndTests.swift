@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Control
+import TestSupport
 
 /// Picture settings through the real binary: a pin's `picture:` applied when its camera appears, then
 /// `studio picture` changing, showing and refusing settings live, logged and never written to the file.
@@ -24,7 +25,7 @@ import Control
         // The pin's settings are in force from the camera's first frames: once the program has cam1's
         // picture at all (the client now starts in milliseconds, before the camera's first frame reached
         // the switcher), it is the pin's.
-        #expect(waitFor(seconds: 30) { (try? studio.json(["status"]))?["program"]?["pictures"]?["cam1"] != nil })
+        #expect(waitUntil(seconds: 30, every: 0.1) { (try? studio.json(["status"]))?["program"]?["pictures"]?["cam1"] != nil })
         let shown = try studio.json(["picture", "cam1"])
         #expect(shown["camera"] == "cam1" && shown["picture"]?["mirror"] == .bool(true) && shown["program_ms"] == .null, "\(shown)")
         #expect(try studio.json(["status"])["program"]?["pictures"]?["cam1"]?["mirror"] == .bool(true))
@@ -55,7 +56,7 @@ import Control
         func logged() -> [JSONValue] {
             ((try? studio.json(["log"]))?["events"]?.arrayValue ?? []).filter { $0["kind"] == "picture_changed" }
         }
-        #expect(waitFor(seconds: 10) { logged().count == 3 }, "\(logged())")
+        #expect(waitUntil(seconds: 10, every: 0.1) { logged().count == 3 }, "\(logged())")
         let events = logged()
         try #require(events.count == 3)
         #expect(events.first?["camera"] == "cam1" && events.first?["details"] == .object(["mirror": "false -> true"]))

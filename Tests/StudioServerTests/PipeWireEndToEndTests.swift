@@ -84,7 +84,7 @@ import Glibc
         """.write(to: config, atomically: true, encoding: .utf8)
         let server = try studio.serve(["--config", config.path, "--backends", "pipewire", "--audio", "pipewire:studio-test-mic",
                                        "--rtmp", nginx.url(stream: "pw")] + Self.program, environment: rig.environment)
-        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
 
         // `studio cameras --json`: the three nodes, named in discovery order (vcam3 by its pin), with what
         // they offer and deliver.
@@ -112,7 +112,7 @@ import Glibc
         #expect(studio.waitForProgramFrames(36))
         // `studio status` says where the program audio comes from and that the microphone is live (once
         // it has captured 2 s: a loaded machine gets there later).
-        _ = waitFor(seconds: 30) { (try? studio.status())?["audio_input"]?["captured_s"]?.doubleValue ?? 0 > 2 }
+        _ = waitUntil(seconds: 30, every: 0.1) { (try? studio.status())?["audio_input"]?["captured_s"]?.doubleValue ?? 0 > 2 }
         let input = try #require(try studio.status()["audio_input"])
         #expect(input["source"] == "pipewire:studio-test-mic" && input["node"] == "studio-test-mic" && input["state"] == "streaming", "\(input)")
         #expect((input["captured_s"]?.doubleValue ?? 0) > 2, "\(input)")
@@ -171,18 +171,18 @@ import Glibc
         defer { nginx.stop() }
         let studio = try StudioHarness()
         try studio.serve(["--backends", "pipewire", "--rtmp", nginx.url(stream: "pw")] + Self.program, environment: rig.environment)
-        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
         #expect(try studio.run(["switch", "cam2", "--socket", studio.socket]).status == 0)
         #expect(studio.waitForProgramFrames(30))
         // cam2's producer dies (SIGKILL, like a camera yanked out): the program shows the slate.
         rig.stopCamera(node: "vcam2")
-        #expect(waitFor(seconds: 3) {
+        #expect(waitUntil(seconds: 3, every: 0.1) {
             let cameras = (try? studio.json(["cameras"]))?["cameras"]?.arrayValue ?? []
             return cameras.first { $0["name"] == "cam2" }?["state"] == "lost"
         })
         #expect(studio.waitForProgramFrames(30))
         try rig.startCamera(node: "vcam2", camera: "cam2", size: "640x480", rate: 30, format: "nv12")
-        #expect(waitFor(seconds: 5) {
+        #expect(waitUntil(seconds: 5, every: 0.1) {
             let cameras = (try? studio.json(["cameras"]))?["cameras"]?.arrayValue ?? []
             return cameras.first { $0["name"] == "cam2" }?["state"] == "live"
         })
@@ -236,11 +236,11 @@ import Glibc
         let studio = try StudioHarness()
         try studio.serve(["--backends", "pipewire", "--audio", "pipewire", "--rtmp", nginx.url(stream: "av")] + Self.program,
                          environment: rig.environment)
-        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
         // Ten seconds of program, however long that takes here: flashes and beeps at least four times
         // each even where a loaded machine loses a flash frame or a beep now and then.
         #expect(studio.waitForProgramFrames(300, seconds: 90))
-        _ = waitFor(seconds: 30) { (try? studio.status())?["audio_input"]?["captured_s"]?.doubleValue ?? 0 > 9 }
+        _ = waitUntil(seconds: 30, every: 0.1) { (try? studio.status())?["audio_input"]?["captured_s"]?.doubleValue ?? 0 > 9 }
         let input = try #require(try studio.status()["audio_input"])
         #expect(input["node"] == "vbeep" && input["default_node"] == "vbeep" && input["connections"]?.intValue == 1, "\(input)")
         #expect(studio.stopServer() == .exited(0))

@@ -54,7 +54,7 @@ import Glibc
         // SIGHUP does the same, and the server keeps running.
         try write(Self.config(corner: "top-left", size: 0.5))
         server.terminate(signal: SIGHUP)
-        #expect(waitFor(seconds: 15) { ((try? inset(studio))?[2] ?? 0) == 320 }, "SIGHUP did not apply the new size: \((try? inset(studio)) ?? [])")
+        #expect(waitUntil(seconds: 15, every: 0.1) { ((try? inset(studio))?[2] ?? 0) == 320 }, "SIGHUP did not apply the new size: \((try? inset(studio)) ?? [])")
         #expect(!server.hasExited)
         #expect(studio.waitForProgramFrames(5))
         let afterSIGHUP = try inset(studio)

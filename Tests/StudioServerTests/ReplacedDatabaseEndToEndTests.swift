@@ -20,11 +20,11 @@ import Glibc
         try #require(rename(studio.database, old) == 0, "rename: \(errno)")
         let cut2 = try studio.run(["switch", "cam1", "--socket", studio.socket])
         #expect(cut2.status == 0, "\(cut2)")
-        #expect(waitFor(seconds: 15) { (try? studio.status())?["store"]?["replacements"]?.intValue == 1 },
+        #expect(waitUntil(seconds: 15, every: 0.1) { (try? studio.status())?["store"]?["replacements"]?.intValue == 1 },
                 "\((try? studio.status())?["store"] ?? .null)")
         let status = try studio.run(["status", "--socket", studio.socket])
         #expect(status.output.contains("REPLACED 1 time(s)"), "\(status.output)")
-        #expect(waitFor(seconds: 5) { server.errorText().contains("WARNING: the event database") }, "\(server.errorText())")
+        #expect(waitUntil(seconds: 5, every: 0.1) { server.errorText().contains("WARNING: the event database") }, "\(server.errorText())")
         #expect(server.errorText().contains(old), "the log says where the old file is: \(server.errorText())")
         #expect(studio.stopServer() == .exited(0))
 

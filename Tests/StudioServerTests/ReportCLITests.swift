@@ -265,7 +265,7 @@ import Glibc
                                                   "INSERT INTO cameras (identity, name, backend, display_name, first_seen, last_seen) VALUES ('x', 'lockcam', 'v4l2', 'x', 0, 0);",
                                                   database, ".read '\(try HistoryCLITests.fifo(in: studio.directory))'"])
         defer { holder.terminate(signal: SIGKILL); _ = holder.wait(timeout: 5) }
-        #expect(waitFor(seconds: 10) { (try? HistoryCLITests.sqlite3(["-cmd", ".timeout 0", database, "BEGIN IMMEDIATE; ROLLBACK;"]))?.status != 0 })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? HistoryCLITests.sqlite3(["-cmd", ".timeout 0", database, "BEGIN IMMEDIATE; ROLLBACK;"]))?.status != 0 })
         let locked = try studio.run(["prune", "--older-than", "90d", "--db", database])
         #expect(locked.status == 1 && locked.error.contains("locked"), "\(locked)")
         holder.terminate(signal: SIGKILL)

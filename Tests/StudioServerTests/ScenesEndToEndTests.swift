@@ -55,7 +55,7 @@ import TestSupport
         let config = studio.directory.appendingPathComponent("studio.yaml")
         try Self.exampleConfig.write(to: config, atomically: true, encoding: .utf8)
         try studio.serve(["--config", config.path, "--cameras", "4", "--rtmp", nginx.url(stream: "scenes")] + EndToEndTests.smallProgram)
-        #expect(waitFor(seconds: 10) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
         func cli(_ words: String) throws -> String {
             let result = try studio.run(words.split(separator: " ").map(String.init) + ["--socket", studio.socket])
             #expect(result.status == 0, "studio \(words): \(result)")

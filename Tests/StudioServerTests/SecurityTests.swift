@@ -25,7 +25,7 @@ import Glibc
         let studio = try StudioHarness()
         // Nothing listens there: the output keeps reconnecting, which is all this needs.
         let child = try studio.serve(["--cameras", "0", "--rtmp", "rtmp://127.0.0.1:9/live/SECRETKEY"])
-        let hidden = waitFor(seconds: 10) { !Self.commandLine(child.pid).contains("SECRETKEY") }
+        let hidden = waitUntil(seconds: 10, every: 0.1) { !Self.commandLine(child.pid).contains("SECRETKEY") }
         let shown = Self.commandLine(child.pid)
         #expect(hidden && !shown.isEmpty, "ps shows \(shown)")
         #expect(shown.contains("rtmp://127.0.0.1:9/live/****"), "ps shows \(shown)")
@@ -45,7 +45,7 @@ import Glibc
         let child = try studio.serve(["--cameras", "1", "--rtmp", "rtmp://127.0.0.1:\(nginx.port)/live/${STUDIO_TEST_STREAM_KEY}"] + Self.small,
                                      environment: environment)
         // nginx names its recording after the stream key it was given.
-        #expect(waitFor(seconds: 20) { nginx.recordings().contains { $0.lastPathComponent.hasPrefix("envkey42-") } },
+        #expect(waitUntil(seconds: 20, every: 0.1) { nginx.recordings().contains { $0.lastPathComponent.hasPrefix("envkey42-") } },
                 "\(nginx.recordings()) \(nginx.log())")
         #expect(!Self.commandLine(child.pid).contains("envkey42"))
         #expect(!child.errorText().contains("warning") && !child.errorText().contains("envkey42"), "\(child.errorText())")
@@ -81,11 +81,11 @@ import Glibc
             "--cameras", "1", "--record", recordDirectory,
         ] + group + Self.small, outputDirectory: studio.directory.appendingPathComponent("serve-umask"))
         defer { if !child.hasExited { _ = child.stop(grace: 5) } }
-        let ready = waitFor(seconds: 15) { (try? studio.status()) != nil || child.hasExited }
+        let ready = waitUntil(seconds: 15, every: 0.1) { (try? studio.status()) != nil || child.hasExited }
         try #require(ready && !child.hasExited, "server did not come up: \(child.errorText())")
         #expect(studio.waitForProgramFrames(15))
         let recordings = { (try? FileManager.default.contentsOfDirectory(atPath: recordDirectory)) ?? [] }
-        #expect(waitFor(seconds: 10) { recordings().filter { $0.hasSuffix(".mkv") }.count == 2 }, "\(recordings())")
+        #expect(waitUntil(seconds: 10, every: 0.1) { recordings().filter { $0.hasSuffix(".mkv") }.count == 2 }, "\(recordings())")
 
         // While it runs: the WAL and shared-memory files exist beside the database.
         let databaseFiles = [database, database + "-wal", database + "-shm"]

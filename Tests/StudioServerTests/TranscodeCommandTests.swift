@@ -89,7 +89,7 @@ import Glibc
         let child = try ChildProcess(executable: StudioHarness.binary, arguments: ["transcode", input.path, "--codec", "h264-intra"],
                                      outputDirectory: studio.directory.appendingPathComponent("cli"))
         let partial = { (try? FileManager.default.contentsOfDirectory(atPath: studio.directory.path))?.contains { $0.contains(".partial-") } == true }
-        let started = waitFor(seconds: 60) { partial() || child.hasExited }
+        let started = waitUntil(seconds: 60, every: 0.1) { partial() || child.hasExited }
         #expect(started && !child.hasExited, "the transcode was writing: \(child.outputText()) \(child.errorText())")
         child.terminate(signal: SIGINT)
         #expect(child.wait(timeout: 30) == .exited(130), "\(child.errorText())")

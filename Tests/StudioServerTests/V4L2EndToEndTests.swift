@@ -81,7 +81,7 @@ struct V4L2EndToEndTests {
         """.write(to: config, atomically: true, encoding: .utf8)
         try studio.serve(["--config", config.path, "--backends", "v4l2", "--program", "640x360@30", "--preset", "ultrafast", "--bitrate", "1500k",
                           "--no-iso", "--rtmp", nginx.url(stream: "vivid")])
-        #expect(waitFor(seconds: 15) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
+        #expect(waitUntil(seconds: 15, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
 
         let cameras = try Self.request(studio, "cameras")
         let list = cameras["cameras"]?.arrayValue ?? []
@@ -89,7 +89,7 @@ struct V4L2EndToEndTests {
         #expect(list.allSatisfy { $0["backend"]?.stringValue == "v4l2" && $0["format"]?["width"]?.intValue == 640 })
         #expect(list.allSatisfy { ($0["offered_modes"]?.arrayValue?.count ?? 0) > 20 })
         let identities = list.compactMap { $0["identity"]?.stringValue }
-        #expect(waitFor(seconds: 5) { Self.states(studio) == ["cam1": "live", "cam2": "live"] })
+        #expect(waitUntil(seconds: 5, every: 0.1) { Self.states(studio) == ["cam1": "live", "cam2": "live"] })
 
         // Controls: tell the cameras apart by their test pattern.
         let red = try studio.run(["control", "cam1", "test_pattern=100% Red", "--socket", studio.socket])
@@ -118,7 +118,7 @@ struct V4L2EndToEndTests {
         // cam1 (on air) fails as an unplugged USB camera would; vivid reconnects it once it is closed.
         let slateBefore = try Self.request(studio, "status")["program"]?["slate_frames"]?.intValue ?? 0
         #expect(try VividRig.run(["v4l2-ctl", "-d", "/dev/video0", "-c", "disconnect=1"]) == 0)
-        #expect(waitFor(seconds: 8) {
+        #expect(waitUntil(seconds: 8, every: 0.1) {
             let log = (try? Self.request(studio, "log")) ?? .null
             return Self.events(log, kind: "camera_returned", camera: "cam1").contains { $0["details"]?["reason"]?.stringValue == "reappeared" }
         }, "cam1 comes back")
@@ -128,10 +128,10 @@ struct V4L2EndToEndTests {
 
         // Both unplugged at once, then back: same names.
         try VividRig.unbind()
-        #expect(waitFor(seconds: 5) { Self.states(studio) == ["cam1": "lost", "cam2": "lost"] })
+        #expect(waitUntil(seconds: 5, every: 0.1) { Self.states(studio) == ["cam1": "lost", "cam2": "lost"] })
         usleep(1_000_000)
         try VividRig.bind()
-        #expect(waitFor(seconds: 8) { Self.states(studio) == ["cam1": "live", "cam2": "live"] })
+        #expect(waitUntil(seconds: 8, every: 0.1) { Self.states(studio) == ["cam1": "live", "cam2": "live"] })
         let after = try Self.request(studio, "cameras")["cameras"]?.arrayValue ?? []
         #expect(after.compactMap { $0["identity"]?.stringValue } == identities)
         // vivid came back with its defaults; the config's test pattern is on cam2 again.
@@ -185,7 +185,7 @@ struct V4L2EndToEndTests {
         let camera = try V4L2Camera(id: "cam1", path: "/dev/video0", program: ProgramFormat(width: 640, height: 360, frameRate: Rational(30)))
         camera.start()
         defer { camera.stop() }
-        #expect(waitFor(seconds: 5) { camera.state == .live })
+        #expect(waitUntil(seconds: 5, every: 0.1) { camera.state == .live })
 
         let studio = try StudioHarness()
         let result = try studio.run(["doctor", "--json", "--db", studio.database, "--program", "640x360@30"])

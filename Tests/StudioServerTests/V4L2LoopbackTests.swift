@@ -131,14 +131,14 @@ struct V4L2LoopbackTests {
         }
 
         // Found and captured: a V4L2 camera offering MJPG only, live, its frames counting.
-        #expect(waitFor(seconds: 20) { loopbackCamera()?["state"]?.stringValue == "live" }, "\(String(describing: loopbackCamera()))")
+        #expect(waitUntil(seconds: 20, every: 0.1) { loopbackCamera()?["state"]?.stringValue == "live" }, "\(String(describing: loopbackCamera()))")
         let found = try #require(loopbackCamera())
         #expect(found["backend"]?.stringValue == "v4l2" && found["identity"]?.stringValue?.contains("v4l2loopback") == true, "\(found)")
         #expect(found["offered_modes"]?.arrayValue?.compactMap { $0["format"]?.stringValue } == ["MJPG"], "\(found)")
         #expect(found["format"]?["width"]?.intValue == 320 && found["format"]?["height"]?.intValue == 180
                 && found["format"]?["fps"]?.doubleValue == 10, "\(found)")
         let framesBefore = found["frames"]?.intValue ?? 0
-        #expect(waitFor(seconds: 20) { (loopbackCamera()?["frames"]?.intValue ?? 0) >= framesBefore + 30 }, "\(String(describing: loopbackCamera()))")
+        #expect(waitUntil(seconds: 20, every: 0.1) { (loopbackCamera()?["frames"]?.intValue ?? 0) >= framesBefore + 30 }, "\(String(describing: loopbackCamera()))")
         // Off program and preview, no tiles watched, no backup: idle, nothing decoded, the JPEGs counted.
         let idle = try #require(loopbackCamera())
         if idle["tally"] == nil || idle["tally"] == .null {
@@ -157,7 +157,7 @@ struct V4L2LoopbackTests {
         #expect(cameras.first { $0["name"]?.stringValue == Self.camera.name }?["on_program"]?.boolValue == true)
         // On program: every JPEG decoded at full size.
         let fullBefore = loopbackCamera()?["decode"]?["full"]?.intValue ?? 0
-        #expect(waitFor(seconds: 20) { (loopbackCamera()?["decode"]?["full"]?.intValue ?? 0) >= fullBefore + 20 }, "\(String(describing: loopbackCamera()))")
+        #expect(waitUntil(seconds: 20, every: 0.1) { (loopbackCamera()?["decode"]?["full"]?.intValue ?? 0) >= fullBefore + 20 }, "\(String(describing: loopbackCamera()))")
         #expect(loopbackCamera()?["decode"]?["demand"] == "full", "\(String(describing: loopbackCamera()))")
         let iso = try studio.status()["iso"]?.arrayValue?.first { $0["camera"]?.stringValue == Self.camera.name }
         #expect(iso?["mode"] == "passthrough" && iso?["codec"] == "mjpeg", "\(String(describing: iso))")

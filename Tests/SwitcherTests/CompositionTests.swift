@@ -59,7 +59,6 @@ private final class Program: Sendable {
 
     var all: [Sample] { samples.list.withLock { $0 } }
 
-    func waitFor(_ condition: () -> Bool, timeout: Double = 20) -> Bool { waitUntil(timeout: timeout, condition) }
 
     /// Runs a command and waits for its reply.
     func run(_ command: (@escaping @Sendable (Result<SwitchOutcome, SwitchError>) -> Void) -> Void) throws -> SwitchOutcome {
@@ -71,7 +70,7 @@ private final class Program: Sendable {
 
     /// The samples of frames at or after `pts`, once `count` of them are there.
     func frames(from pts: MediaTime, count: Int) throws -> [Sample] {
-        #expect(waitFor { all.filter { $0.pts >= pts }.count >= count })
+        #expect(waitUntil { all.filter { $0.pts >= pts }.count >= count })
         return Array(all.filter { $0.pts >= pts }.prefix(count))
     }
 }
@@ -132,7 +131,7 @@ private func close(_ a: YUVColor, _ b: YUVColor, within tolerance: Double = 6) -
         let ended = try #require(program.events.first(.transitionEnded))
         #expect(ended.programTime == samples[frames - 1].pts && ended.details["taken_over"] == "false")
         // At its end program and preview swap.
-        #expect(program.waitFor { program.switcher.status.program == .camera("cam2") && program.switcher.status.preview == .camera("cam1") })
+        #expect(waitUntil { program.switcher.status.program == .camera("cam2") && program.switcher.status.preview == .camera("cam1") })
     }
 
     @Test func aWipeMovesItsEdgeOneNthOfTheWidthPerFrame() throws {
@@ -156,23 +155,23 @@ private func close(_ a: YUVColor, _ b: YUVColor, within tolerance: Double = 6) -
         let scene = SceneDescription(name: "two", layout: .sideBySide, sources: ["cam2", "cam3"])
         let program = try Program(colors: [red, blue, green], points: [(80, 90), (240, 90)], scenes: [scene])
         defer { program.stop() }
-        #expect(program.waitFor { program.switcher.status.program == .camera("cam1") })
+        #expect(waitUntil { program.switcher.status.program == .camera("cam1") })
         let preview = try program.run { program.switcher.setPreview(.scene("two"), completion: $0) }
-        #expect(program.waitFor { program.switcher.status.tally == ["cam1": .program, "two": .preview, "cam2": .preview, "cam3": .preview] })
+        #expect(waitUntil { program.switcher.status.tally == ["cam1": .program, "two": .preview, "cam2": .preview, "cam3": .preview] })
         let previewEvent = try #require(program.events.first(.preview))
         #expect(previewEvent.details["preview"] == "two" && previewEvent.programTime == preview.programTime)
         let cut = try program.run { program.switcher.cut(completion: $0) }
         #expect(cut.source == .scene("two") && cut.previous == .camera("cam1"))
         let frame = try #require(try program.frames(from: cut.programTime, count: 1).first)
         #expect(close(frame.colors[0], blue) && close(frame.colors[1], green))
-        #expect(program.waitFor { program.switcher.status.tally == ["cam1": .preview, "two": .program, "cam2": .program, "cam3": .program] })
+        #expect(waitUntil { program.switcher.status.tally == ["cam1": .preview, "two": .program, "cam2": .program, "cam3": .program] })
         let tallies = program.events.all.filter { $0.kind == .tally }
         #expect(tallies.last?.details["program"] == "cam2,cam3,two" && tallies.last?.details["preview"] == "cam1")
         #expect(tallies.last?.programTime == cut.programTime)
 
         // A camera in both: cam2 on program in the scene and on preview by itself.
         _ = try program.run { program.switcher.setPreview(.camera("cam2"), completion: $0) }
-        #expect(program.waitFor { program.switcher.status.tally["cam2"] == .both })
+        #expect(waitUntil { program.switcher.status.tally["cam2"] == .both })
     }
 
     @Test func aCutDuringATransitionCompletesItAtOnce() throws {
@@ -180,7 +179,7 @@ private func close(_ a: YUVColor, _ b: YUVColor, within tolerance: Double = 6) -
         defer { program.stop() }
         _ = try program.run { program.switcher.setPreview(.camera("cam2"), completion: $0) }
         let take = try program.run { program.switcher.auto(TransitionSpec(kind: .mix, frames: 300), completion: $0) }
-        #expect(program.waitFor { program.all.filter { $0.pts > take.programTime }.count >= 3 })
+        #expect(waitUntil { program.all.filter { $0.pts > take.programTime }.count >= 3 })
         // auto again while it runs: refused, saying what runs.
         #expect(throws: SwitchError.self) { _ = try program.run { program.switcher.auto(completion: $0) } }
         let cut = try program.run { program.switcher.cut(completion: $0) }
@@ -199,7 +198,7 @@ private func close(_ a: YUVColor, _ b: YUVColor, within tolerance: Double = 6) -
         _ = try program.run { program.switcher.switchProgram(to: .scene("pip"), completion: $0) }
         program.switcher.markSourceLost("cam2")
         // The slate's top quarter is plain slate colour: the inset's top-left area shows it.
-        #expect(program.waitFor { program.all.last.map { close($0.colors[0], ProgramSwitcher.slateColor) } ?? false })
+        #expect(waitUntil { program.all.last.map { close($0.colors[0], ProgramSwitcher.slateColor) } ?? false })
         let last = try #require(program.all.last)
         #expect(close(last.colors[1], red))
         #expect(program.switcher.status.slate == nil)

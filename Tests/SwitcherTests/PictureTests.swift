@@ -62,7 +62,6 @@ private final class TwoColourProgram: Sendable {
 
     var all: [Shown] { shown.list.withLock { $0 } }
 
-    func waitFor(_ condition: () -> Bool, timeout: Double = 20) -> Bool { waitUntil(timeout: timeout, condition) }
 
     /// Sets `settings` and waits for the frame that first shows them.
     func set(_ settings: PictureSettings) throws -> PictureOutcome {
@@ -74,13 +73,13 @@ private final class TwoColourProgram: Sendable {
 
     /// The frames from `pts` on, once there are `count`.
     func frames(from pts: MediaTime, count: Int) throws -> [Shown] {
-        #expect(waitFor { all.filter { $0.pts >= pts }.count >= count })
+        #expect(waitUntil { all.filter { $0.pts >= pts }.count >= count })
         return Array(all.filter { $0.pts >= pts }.prefix(count))
     }
 
     /// Waits until the program shows the camera (the first-source cut is on air).
     func waitForCamera() {
-        #expect(waitFor { all.contains { close($0.left, red) } })
+        #expect(waitUntil { all.contains { close($0.left, red) } })
     }
 }
 
@@ -177,7 +176,7 @@ private func settings(_ change: (inout PictureSettings) -> Void) -> PictureSetti
         #expect(program.switcher.picture(of: program.camera) == PictureSettings())
         // Frames well after the refusals still show the camera as it is, and nothing was logged.
         let after = program.all.count
-        #expect(program.waitFor { program.all.count >= after + 5 })
+        #expect(waitUntil { program.all.count >= after + 5 })
         #expect(program.all.suffix(5).allSatisfy { $0.isCameraFrame && close($0.left, red) && close($0.right, blue) })
         #expect(program.switcher.status.pictures.isEmpty)
         #expect(!program.events.all.contains { $0.kind == .pictureChanged })

@@ -5,6 +5,7 @@ import FrameDrawing
 import StudioCore
 import StudioSystem
 import Switcher
+import TestSupport
 
 // MARK: Helpers
 

@@ -63,16 +63,16 @@ extension VividTests {
         // Both unplugged; they come back on each other's node (as USB cameras plugged into other ports
         // would): udev's links now point the other way.
         try VividRig.unbind()
-        #expect(VividRig.wait(seconds: 5) { events.removedCount("cam1") == 1 && events.removedCount("cam2") == 1 })
+        #expect(waitUntil(seconds: 5, every: 0.02) { events.removedCount("cam1") == 1 && events.removedCount("cam2") == 1 })
         try VividRig.makeByIDLink(Self.serial1, to: node1)
         try VividRig.makeByIDLink(Self.serial2, to: node0)
         try VividRig.bind()
-        #expect(VividRig.wait(seconds: 6) { events.addedCount("cam1") == 2 && events.addedCount("cam2") == 2 })
+        #expect(waitUntil(seconds: 6, every: 0.02) { events.addedCount("cam1") == 2 && events.addedCount("cam2") == 2 })
         #expect(discovery.cameras.map { "\($0.id) \($0.path) \($0.identity)" } ==
                 ["cam1 /dev/\(node1) v4l2:by-id:\(Self.serial1)", "cam2 /dev/\(node0) v4l2:by-id:\(Self.serial2)"])
         #expect(events.added.withLock { $0.count } == 4, "no camera under another name")
         let cam1 = try #require(events.newest("cam1") as? V4L2Camera)
-        #expect(VividRig.wait(seconds: 5) { cam1.state == .live && cam1.statistics.framesCaptured > 3 })
+        #expect(waitUntil(seconds: 5, every: 0.02) { cam1.state == .live && cam1.statistics.framesCaptured > 3 })
     }
 
     @Test func byIDLinksAppearingAndVanishingAreSeenByTheWatch() throws {
@@ -94,13 +94,13 @@ extension VividTests {
         try FileManager.default.createDirectory(atPath: VividRig.byIDDirectory, withIntermediateDirectories: true)
         MonotonicClock.sleep(seconds: 0.5)
         try VividRig.makeByIDLink(Self.serial1, to: Self.nodeNames[0])
-        #expect(VividRig.wait(seconds: 3) { state() == ["cam2 \(video1)", "cam3 v4l2:by-id:\(Self.serial1)"] }, "\(state())")
+        #expect(waitUntil(seconds: 3, every: 0.02) { state() == ["cam2 \(video1)", "cam3 v4l2:by-id:\(Self.serial1)"] }, "\(state())")
         #expect(events.removedCount("cam1") == 1)
         #expect(lines.all.contains { $0.contains("by-id link now \(Self.serial1), was none") }, "\(lines.all)")
 
         // The link goes: the node is the bus-info camera again, under its old name.
         try VividRig.removeByIDLink(Self.serial1)
-        #expect(VividRig.wait(seconds: 3) { state() == ["cam1 \(video0)", "cam2 \(video1)"] }, "\(state())")
+        #expect(waitUntil(seconds: 3, every: 0.02) { state() == ["cam1 \(video0)", "cam2 \(video1)"] }, "\(state())")
         #expect(events.removedCount("cam3") == 1 && events.addedCount("cam1") == 2)
 
         // /dev/v4l removed and made anew (udev does so with the last and the first camera): still watched.
@@ -109,7 +109,7 @@ extension VividTests {
         try FileManager.default.createDirectory(atPath: VividRig.byIDDirectory, withIntermediateDirectories: true)
         MonotonicClock.sleep(seconds: 0.5)
         try VividRig.makeByIDLink(Self.serial2, to: Self.nodeNames[1])
-        #expect(VividRig.wait(seconds: 3) { state() == ["cam1 \(video0)", "cam4 v4l2:by-id:\(Self.serial2)"] }, "\(state())")
+        #expect(waitUntil(seconds: 3, every: 0.02) { state() == ["cam1 \(video0)", "cam4 v4l2:by-id:\(Self.serial2)"] }, "\(state())")
         #expect(events.removedCount("cam2") == 1)
     }
 }
@@ -124,7 +124,7 @@ extension VividTests.HotPlug {
         let holder = try V4L2Camera(id: "holder", path: Vivid.nodes[0].path, program: program)
         holder.start()
         defer { holder.stop() }
-        #expect(VividRig.wait(seconds: 5) { holder.state == .live })
+        #expect(waitUntil(seconds: 5, every: 0.02) { holder.state == .live })
         let events = Events()
         let lines = Vivid.Lines()
         let discovery = V4L2Discovery(namer: Namer().namer, program: program, log: lines.log)
@@ -136,7 +136,7 @@ extension VividTests.HotPlug {
             discovery.stop()
             for camera in events.added.withLock({ $0 }) { camera.stop() }
         }
-        #expect(VividRig.wait(seconds: 10) { lines.all.contains { $0.contains("trying again in 2 s") } }, "\(lines.all)")
+        #expect(waitUntil(seconds: 10, every: 0.02) { lines.all.contains { $0.contains("trying again in 2 s") } }, "\(lines.all)")
         let retries = lines.all.filter { $0.hasPrefix("cam1: ") && $0.contains("removed") }
         #expect(retries.count >= 3 && retries[0].contains("Device or resource busy") && retries[0].contains("trying again in 0.5 s"), "\(retries)")
         #expect(retries[1].contains("trying again in 1 s"), "\(retries)")
@@ -144,7 +144,7 @@ extension VividTests.HotPlug {
 
         holder.stop()
         // Free now: taken at the next try (the pause is at most 8 s by now).
-        #expect(VividRig.wait(seconds: 15) {
+        #expect(waitUntil(seconds: 15, every: 0.02) {
             guard let cam1 = events.newest("cam1") as? V4L2Camera else { return false }
             return cam1.state == .live && cam1.statistics.framesCaptured > 3
         })

@@ -88,7 +88,7 @@ extension VividTests {
         #expect(granted == CameraFormat(pixelFormat: .i420, width: 640, height: 360, frameRate: Rational(30)))
         camera.start()
         defer { camera.stop() }
-        #expect(VividRig.wait(seconds: 5) { camera.state == .live })
+        #expect(waitUntil(seconds: 5, every: 0.02) { camera.state == .live })
         let before = camera.statistics.framesCaptured
         MonotonicClock.sleep(seconds: 2)
         let counted = camera.statistics.framesCaptured - before
@@ -148,12 +148,12 @@ extension VividTests {
         try camera.setMode(CameraModeRequest(frameRate: Rational(30)))
         camera.start()
         defer { camera.stop() }
-        #expect(VividRig.wait(seconds: 5) { camera.statistics.framesCaptured > 5 })
+        #expect(waitUntil(seconds: 5, every: 0.02) { camera.statistics.framesCaptured > 5 })
         // vivid marks the next buffer with V4L2_BUF_FLAG_ERROR.
         try camera.setControl("inject_v4l2_buf_flag_error", to: "1")
-        #expect(VividRig.wait(seconds: 3) { camera.statistics.framesCorrupt == 1 })
+        #expect(waitUntil(seconds: 3, every: 0.02) { camera.statistics.framesCorrupt == 1 })
         let captured = camera.statistics.framesCaptured
-        #expect(VividRig.wait(seconds: 3) { camera.statistics.framesCaptured > captured + 5 }, "capture goes on")
+        #expect(waitUntil(seconds: 3, every: 0.02) { camera.statistics.framesCaptured > captured + 5 }, "capture goes on")
         #expect(camera.state == .live)
     }
 
@@ -165,7 +165,7 @@ extension VividTests {
         camera.injectStreamOnFailures(errno: ENOSPC, count: 1)
         camera.start()
         defer { camera.stop() }
-        #expect(VividRig.wait(seconds: 5) { camera.state == .live })
+        #expect(waitUntil(seconds: 5, every: 0.02) { camera.state == .live })
         let format = try #require(camera.currentFormat)
         #expect(format.width * format.height < 1280 * 720)
         #expect(lines.all.contains { $0.contains("No space left on device") })
@@ -288,28 +288,28 @@ extension VividTests {
         }
         #expect(events.addedCount("cam1") == 1 && events.addedCount("cam2") == 1)
         let cam1 = try #require(events.newest("cam1") as? V4L2Camera)
-        #expect(VividRig.wait(seconds: 5) { cam1.state == .live })
+        #expect(waitUntil(seconds: 5, every: 0.02) { cam1.state == .live })
 
         // 1. vivid's disconnect control: the streaming device fails (ENODEV) while its node stays.
         #expect(try VividRig.run(["v4l2-ctl", "-d", cam1.path, "-c", "disconnect=1"]) == 0)
-        #expect(VividRig.wait(seconds: 5) { events.removedCount("cam1") == 1 }, "cam1 reported removed")
+        #expect(waitUntil(seconds: 5, every: 0.02) { events.removedCount("cam1") == 1 }, "cam1 reported removed")
         #expect(cam1.state == .lost)
         #expect(cam1.lossReason?.contains("QUERYCAP") == true, "\(cam1.lossReason ?? "nil")")
         // Once closed, vivid connects the device again: it comes back as cam1, a new object, and captures.
-        #expect(VividRig.wait(seconds: 5) { events.addedCount("cam1") == 2 }, "cam1 returned")
+        #expect(waitUntil(seconds: 5, every: 0.02) { events.addedCount("cam1") == 2 }, "cam1 returned")
         let cam1Again = try #require(events.newest("cam1") as? V4L2Camera)
         #expect(cam1Again !== cam1 && cam1Again.identity == cam1.identity)
-        #expect(VividRig.wait(seconds: 5) { cam1Again.state == .live && cam1Again.statistics.framesCaptured > 3 })
+        #expect(waitUntil(seconds: 5, every: 0.02) { cam1Again.state == .live && cam1Again.statistics.framesCaptured > 3 })
         #expect(events.removedCount("cam2") == 0, "cam2 untouched")
 
         // 2. Unbinding the driver removes every vivid node at once (a USB unplug of both); bind brings them back.
         try VividRig.unbind()
-        #expect(VividRig.wait(seconds: 5) { events.removedCount("cam1") == 2 && events.removedCount("cam2") == 1 })
+        #expect(waitUntil(seconds: 5, every: 0.02) { events.removedCount("cam1") == 2 && events.removedCount("cam2") == 1 })
         #expect(V4L2Discovery.captureNodes().isEmpty)
         try VividRig.bind()
-        #expect(VividRig.wait(seconds: 6) { events.addedCount("cam1") == 3 && events.addedCount("cam2") == 2 })
+        #expect(waitUntil(seconds: 6, every: 0.02) { events.addedCount("cam1") == 3 && events.addedCount("cam2") == 2 })
         let cam2Back = try #require(events.newest("cam2") as? V4L2Camera)
-        #expect(VividRig.wait(seconds: 5) { cam2Back.state == .live && cam2Back.statistics.framesCaptured > 3 })
+        #expect(waitUntil(seconds: 5, every: 0.02) { cam2Back.state == .live && cam2Back.statistics.framesCaptured > 3 })
         #expect(discovery.cameras.map(\.id) == ["cam1", "cam2"])
         #expect(lines.all.contains { $0.contains("cam1: capture ended") })
     }
