@@ -105,7 +105,8 @@ final class HubEvents: EventSink {
             hub.stop()
             switcher.stop()
         }
-        MonotonicClock.sleep(seconds: 0.2)
+        // Both cameras deliver before one falls silent (a camera never heard from is not "silent").
+        #expect(waitUntil { discovery.cameras.allSatisfy { $0.statistics.framesCaptured >= 3 } })
         discovery.cameras[1].pause()
         #expect(waitUntil(seconds: 3) { hub.lostReason(CameraID("cam2")) == "silent" })
         #expect(events.of(.cameraLost, "cam2").map { $0.details["reason"] } == ["silent"])

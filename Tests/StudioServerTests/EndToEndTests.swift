@@ -144,7 +144,7 @@ import Glibc
         let studio = try StudioHarness()
         try studio.serve(["--cameras", "1", "--rtmp", nginx.url(stream: "key")] + Self.smallProgram)
         #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
-        usleep(1_500_000)
+        #expect(studio.waitForProgramFrames(45))
 
         nginx.stop()
         #expect(waitUntil(seconds: 10, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "reconnecting" })
@@ -154,7 +154,7 @@ import Glibc
 
         try nginx.restart()
         #expect(waitUntil(seconds: 25, every: 0.1) { (try? studio.status())?["outputs"]?[0]?["state"]?.stringValue == "connected" })
-        usleep(2_000_000)
+        #expect(studio.waitForProgramFrames(60))
         #expect(studio.stopServer() == .exited(0))
 
         let log = try JSONValue(parsing: try studio.run(["log", "--json", "--db", studio.database]).output)
@@ -183,9 +183,9 @@ import Glibc
         let studio = try StudioHarness()
         let recordings = studio.directory.appendingPathComponent("recordings")
         try studio.serve(["--cameras", "2", "--record", recordings.path] + Self.smallProgram)
-        usleep(3_000_000)
+        #expect(studio.waitForProgramFrames(90))
         #expect(try studio.run(["switch", "cam2", "--socket", studio.socket]).status == 0)
-        usleep(1_000_000)
+        #expect(studio.waitForProgramFrames(30))
         let programAtKill = try studio.json(["status"])["program"]?["program_ms"]?.intValue ?? 0
         #expect(studio.stopServer(signal: SIGKILL) == .signalled(SIGKILL))
 

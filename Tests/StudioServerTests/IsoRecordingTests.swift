@@ -107,7 +107,7 @@ extension EndToEndTests {
         #expect(recovered["session"]?["end_reason"] == "crashed")
         #expect(recovered["recordings"]?.arrayValue?.allSatisfy { $0["ended_at"] == recovered["session"]?["ended_at"] } == true,
                 "\(recovered)")
-        usleep(1_000_000)
+        #expect(studio.waitForProgramFrames(30))
         #expect(studio.stopServer() == .exited(0))
         let listed = try JSONValue(parsing: try studio.run(["recordings", "--json", "--db", studio.database]).output)
         #expect(listed["session"]?["id"]?.intValue == 2)
