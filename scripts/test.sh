@@ -13,9 +13,11 @@ swift build --build-tests
 # The end-to-end suites that measure a real server's timing to a video frame or an audio level (A/V
 # offsets, where a gain change lands, frames counted in a stream) run afterwards, one at a time (about 2
 # minutes): four real servers with their PipeWire rigs at once on 2 cores failed one of them in most CI
-# runs, a different one each time, for want of CPU. This list is where they are named. Both passes run;
-# either failing fails the script.
-real_time='^StudioServerTests\.(AudioInputsEndToEndTests|AudioMixerEndToEndTests|AudioLevelsEndToEndTests|PipeWireEndToEndTests|StallTests|CompositionStreamTests)/'
+# runs, a different one each time, for want of CPU. This list is where they are named. The HTTP lockout
+# test (3 x 64 slowloris connections and 200 event streams: 400 threads) holds the program to 0 late
+# ticks, which two other servers' tests beside it on 2 cores broke (6 and 10 late ticks in one CI run).
+# Both passes run; either failing fails the script.
+real_time='^StudioServerTests\.(AudioInputsEndToEndTests|AudioMixerEndToEndTests|AudioLevelsEndToEndTests|PipeWireEndToEndTests|StallTests|CompositionStreamTests|HTTPLockoutEndToEndTests)/'
 status=0
 swift test --skip-build --skip "$real_time" --experimental-maximum-parallelization-width 3 || status=$?
 swift test --skip-build --filter "$real_time" --experimental-maximum-parallelization-width 1 || status=$?
