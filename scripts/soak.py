@@ -13,7 +13,8 @@ on a free 127.0.0.1 port, and `studio serve` with three test-pattern cameras plu
   by the CLI and by HTTP. /proc/PID of the server sampled every SAMPLE_S seconds.
 At the end (the server stopped with SIGINT): every cut the soak made is in `studio log --json` (kind
 switch, same source, at or after the program time the reply gave, in order); every recording in
-`studio recordings --json` exists and decodes (ffmpeg -v error, to null: no error and video frames);
+`studio recordings --json` exists and decodes (ffprobe -count_frames: frames, no error; a part the full disk
+cut short may end with "File ended prematurely" and nothing else);
 RSS, threads and fds after the first minutes are flat (a least-squares slope per hour under the limits below,
 or the last window no higher than minutes 5-10; see trend()).
 Prints a summary; exit status 1 on any failure.
