@@ -41,6 +41,8 @@ packages=(
   # test: the operator's console in a real browser (Tests/StudioServerTests/Browser/console_test.py):
   # Debian's chromium, headless, driven through chromium-driver by Selenium (/usr/bin/python3)
   chromium chromium-driver python3-selenium
+  # test: every input surface fuzzed by grammar (Tests/StudioServerTests/Fuzz/fuzz_surfaces.py, scripts/fuzz.sh)
+  python3-hypothesis
   # test: the HTTP console over TLS: the openssl CLI makes a self-signed certificate and key, and curl
   # requests https:// with it as CA (TLSTestFiles in TestSupport); a fresh Debian may lack either
   openssl curl
