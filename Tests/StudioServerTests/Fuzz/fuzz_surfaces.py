@@ -432,29 +432,23 @@ class Surfaces:
         self.server.alive(where)
 
 
-def run_surface(name, strategy, action, examples, minutes, seed_value):
-    params = dict(max_examples=examples, deadline=None, database=None, derandomize=False,
-                  suppress_health_check=list(HealthCheck), print_blob=False)
-    if minutes:
-        params["max_examples"] = 10**9
-    stop_at = time.monotonic() + minutes * 60 if minutes else None
-
-    @hseed(seed_value)
-    @settings(**params)
-    @given(strategy)
-    def fuzz(example):
-        if stop_at and time.monotonic() > stop_at:
-            raise TimeUp()
-        action(example)
-
-    try:
+def run_surface(strategy, action, examples, minutes, seed_value):
+    """Runs `examples` examples, or with `minutes` rounds of 200, each round seeded anew, until time is up."""
+    def round_of(count, round_seed):
+        @hseed(round_seed)
+        @settings(max_examples=count, deadline=None, database=None, suppress_health_check=list(HealthCheck), print_blob=False)
+        @given(strategy)
+        def fuzz(example):
+            action(example)
         fuzz()
-    except TimeUp:
-        pass
 
-
-class TimeUp(Exception):
-    pass
+    if not minutes:
+        round_of(examples, seed_value)
+        return
+    stop_at, round_number = time.monotonic() + minutes * 60, 0
+    while time.monotonic() < stop_at:
+        round_of(200, seed_value * 1000 + round_number)
+        round_number += 1
 
 
 def main():
@@ -486,7 +480,7 @@ def main():
         for name in options.surfaces.split(","):
             began = time.monotonic()
             strategy, action = strategies[name]
-            run_surface(name, strategy, action, options.examples, options.minutes, options.seed)
+            run_surface(strategy, action, options.examples, options.minutes, options.seed)
             seconds[name] = round(time.monotonic() - began, 1)
         server.alive("at the end")
         late_grew = server.late_ticks() - late_before
@@ -498,7 +492,7 @@ def main():
         print(json.dumps(report), flush=True)
         if late_grew > allowance:
             raise Failure(f"the program's late ticks grew by {late_grew} while fuzzing ({late_idle} idle in {options.idle} s)")
-    except Failure as failure:
+    except Exception as failure:  # a Failure, or what Hypothesis raised with it (several at once)
         print(f"fuzz: FAILED: {failure}", file=sys.stderr)
         print(json.dumps({"failed": str(failure)[:2000], "examples": getattr(locals().get("surfaces"), "counts", {})}))
         return 1
