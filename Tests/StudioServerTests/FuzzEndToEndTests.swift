@@ -21,7 +21,7 @@ import TestSupport
 
     @Test(.enabled(if: hypothesisAvailable, "needs python3-hypothesis (a Debian package; run scripts/setup.sh)"))
     func everySurfaceSurvivesItsGrammar() throws {
-        let examples = 300
+        let examples = 600
         let fuzzer = try ChildProcess(executable: Self.python, arguments: [
             Self.script, "--binary", StudioHarness.binary, "--seed", "34", "--examples", "\(examples)", "--idle", "10",
         ])

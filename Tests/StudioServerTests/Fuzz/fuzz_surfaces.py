@@ -57,6 +57,17 @@ def doc_tokens(path, row_pattern):
     return sorted(words)
 
 
+def command_arguments():
+    """{command: its argument names}, from the arguments column of docs/control-protocol.md's command tables."""
+    arguments = {}
+    with open(os.path.join(DOCS, "control-protocol.md"), encoding="utf-8") as f:
+        for line in f:
+            match = re.match(r"\| `([a-z_]+)` \| ([^|]*) \|", line)
+            if match:
+                arguments[match.group(1)] = sorted(set(re.findall(r"`([a-z_][a-z0-9_]*)`", match.group(2))))
+    return arguments
+
+
 def http_routes():
     """(method, path) of every route in docs/http-api.md's tables."""
     routes = []
@@ -219,6 +230,8 @@ def check_control_reply(line, where):
 def json_values(names):
     scalars = st.one_of(
         st.none(), st.booleans(), st.integers(), st.integers(min_value=-2**70, max_value=2**70),
+        st.integers(min_value=-2**63, max_value=2**63 - 1),
+        st.sampled_from([0, -1, 1, 2**31 - 1, 2**31, 2**53 + 1, 2**63 - 1, -2**63, 2**64, 10**400]),
         st.floats(allow_nan=False, allow_infinity=False), st.sampled_from(names),
         st.text(max_size=40), st.sampled_from(["", "-inf", "mono", "none", "on", "off", "1e400", "NaN", "é\u0000\U0001F600",
                                                "rtmp://127.0.0.1:1/live/key", "srt://127.0.0.1:9000?streamid=x"]))
@@ -227,8 +240,11 @@ def json_values(names):
                         max_leaves=8)
 
 
-def control_lines(commands, keys, names):
+def control_lines(commands, keys, names, own_keys):
     values = json_values(names)
+    own = st.sampled_from(commands).flatmap(lambda c: st.fixed_dictionaries({
+        "id": st.integers(1, 10**6), "command": st.just(c),
+        "arguments": st.dictionaries(st.sampled_from(own_keys.get(c) or keys), values, max_size=4)}))
     arguments = st.one_of(st.none(), st.dictionaries(st.one_of(st.sampled_from(keys), st.text(max_size=12)), values, max_size=5),
                           values)
     request = st.fixed_dictionaries(
@@ -238,8 +254,9 @@ def control_lines(commands, keys, names):
     valid = st.fixed_dictionaries({"id": st.integers(1, 10**6), "command": st.sampled_from(commands),
                                    "arguments": st.dictionaries(st.sampled_from(keys), values, max_size=4)})
     encoded = st.one_of(valid, request).map(lambda m: json.dumps(m).encode())
+    own_encoded = own.map(lambda m: json.dumps(m).encode())
     return st.one_of(
-        encoded, encoded,
+        own_encoded, own_encoded, own_encoded, own_encoded, own_encoded, encoded,
         st.tuples(encoded, st.integers(0, 200)).map(lambda t: t[0][:t[1]]),               # truncated
         st.binary(max_size=200).map(lambda b: b.replace(b"\n", b" ")),                         # raw bytes
         st.tuples(st.sampled_from([1000, 65535, 65536, 65537, 70000]), st.sampled_from([b"a", b"\xff", b"{"]))
@@ -470,7 +487,7 @@ def main():
         time.sleep(options.idle)  # the noise measurement: the idle server's late ticks over this window
         late_idle = server.late_ticks() - late_start
         strategies = {
-            "control": (control_lines(surfaces.commands, surfaces.keys, surfaces.names), surfaces.control),
+            "control": (control_lines(surfaces.commands, surfaces.keys, surfaces.names, command_arguments()), surfaces.control),
             "http": (http_requests(surfaces.routes, surfaces.keys, surfaces.names, server.port), surfaces.http),
             "config": (yaml_documents(surfaces.config_sections, surfaces.config_keys, surfaces.names), surfaces.config),
             "cli": (cli_invocations(surfaces.usage, surfaces.names), surfaces.cli),
