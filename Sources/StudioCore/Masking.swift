@@ -6,7 +6,7 @@ public enum SecretMasking {
     /// masked too. A URL of a scheme no kind takes is masked like RTMP; text that is no URL at all entirely.
     public static func maskURL(_ url: String) -> String {
         guard url.contains("://") else { return url.isEmpty ? url : "****" }
-        let kind = OutputKind.of(url)
-        return (kind?.isNetwork == true ? kind! : .rtmp).masked(url)
+        let kind = OutputKind.of(url).flatMap { $0.isNetwork ? $0 : nil } ?? .rtmp
+        return kind.masked(url)
     }
 }

@@ -13,8 +13,6 @@ import HTTPConsole
 /// current one). Program audio levels are gauges in dBFS by channel (`left`, `right`), at the floor
 /// (-96) in silence; the mixer's inputs likewise, by `input` and `channel`, with the program's loudness (LUFS).
 public enum Metrics {
-    /// The text format's content type, for an HTTP response.
-    public static let contentType = MetricsReply.contentType
 
     public static func render(status: StatusReply, cameras: CamerasReply, tiles: TileMetrics? = nil, http: HTTPMetrics? = nil) -> String {
         var text = MetricsText()
@@ -294,9 +292,4 @@ public struct HTTPMetrics: Sendable {
 public struct TileMetrics: Sendable {
     public var counters: TileCounters
     public var requests: [(route: String, count: Int)]
-}
-
-extension StudioServer {
-    /// The content type `GET /metrics` is served with (a name the `metrics` command can reach).
-    static let metricsContentType = Metrics.contentType
 }

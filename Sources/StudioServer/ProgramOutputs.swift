@@ -88,8 +88,6 @@ final class ProgramOutputs: Sendable {
     }
 
     var entries: [Entry] { state.withLock { $0.entries } }
-    /// The outputs writing now (not stopped by the operator).
-    var running: [MediaOutput] { state.withLock { $0.entries.filter { !$0.stopped }.map(\.output) } }
 
     /// An output of the server's start: made, fed and started, with no event (the session's start says it).
     func startAtLaunch(_ destination: OutputDestination, origin: Origin) {
