@@ -13,7 +13,6 @@ import HTTPConsole
 /// current one). Program audio levels are gauges in dBFS by channel (`left`, `right`), at the floor
 /// (-96) in silence; the mixer's inputs likewise, by `input` and `channel`, with the program's loudness (LUFS).
 public enum Metrics {
-
     public static func render(status: StatusReply, cameras: CamerasReply, tiles: TileMetrics? = nil, http: HTTPMetrics? = nil) -> String {
         var text = MetricsText()
         text.gauge("studio_session_id", "The current session's id (see `studio sessions`).", Double(status.session))
