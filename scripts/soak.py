@@ -275,7 +275,7 @@ class Soak:
                     pass
         else:
             os.remove(os.path.join(record, "filler"))
-            subprocess.run(["mount", "-o", "remount,size=4g", record], check=True)
+            subprocess.run(["mount", "-o", f"remount,size={os.environ.get('SOAK_DISK', '4g')}", record], check=True)
 
     def browsers(self, phase):
         base = f"http://127.0.0.1:{self.http_port}/api/v1"

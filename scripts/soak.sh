@@ -35,7 +35,10 @@ cleanup() {
 trap cleanup EXIT
 # The recording disk: a tmpfs big enough for the whole run (tmpfs takes memory only for what is written);
 # the soak shrinks it to what is used to fill it, and grows it back to free it.
-if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=4g,mode=0700 tmpfs "$record"; then
+# Its size: 8 GiB an hour of show, at least 4 GiB (the program and five ISOs fit with room to spare).
+disk_gib=$(awk -v h="$hours" 'BEGIN { g = int(h * 8 + 0.999); print (g < 4 ? 4 : g) }')
+export SOAK_DISK="${disk_gib}g"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o "size=$SOAK_DISK,mode=0700" tmpfs "$record"; then
   mounted=1
 else
   echo "soak: cannot mount a tmpfs (needs root): the disk-full phase is skipped"
