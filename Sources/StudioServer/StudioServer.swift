@@ -53,7 +53,8 @@ public final class StudioServer: Sendable {
     let startedAt: Date
     let startedMonotonic: UInt64
     /// Every running service, stopped in reverse at `shutdown`.
-    private let services: ServiceGroup
+    /// Internal so that a test can hold the list against docs/architecture.md.
+    let services: ServiceGroup
     private let ending: SessionEnding
 
     /// Opens the store, starts the session and every stage. Throws with a clear message when the
