@@ -21,6 +21,10 @@ Foundation error domain). At the end the program's late ticks grew no more than 
 witness, plus two: a second server started the same way and left alone over the same window, so the
 machine's own noise (a busy CI machine makes both late) is told apart from what the fuzzing did.
 
+An example that kills the server fails as such, whatever the client saw, and the server is started
+again on the same socket, port and database (its log kept as crash-N.log), so Hypothesis can replay
+and shrink the example.
+
 Prints one JSON line: examples per surface, seconds, late ticks; exits 1 with the first failure (and
 Hypothesis's shrunk example) on stderr. Stops by itself: bounded examples, or minutes per surface.
 Every address is on loopback: drawn URLs are rewritten to 127.0.0.1, drawn paths to names in the
@@ -119,6 +123,12 @@ class Server:
         self.port = free_port()
         with open(self.config, "w") as f:
             f.write("# fuzzed\n")
+        self.crashes = 0
+        self.launch()
+
+    def launch(self):
+        """Starts `studio serve` (again after a crash: same socket, port, database and config)."""
+        binary, directory = self.binary, self.directory
         self.log = open(os.path.join(directory, "serve.log"), "wb")
         self.process = subprocess.Popen(
             [binary, "serve", "--config", self.config, "--cameras", "2", "--program", "640x360@30",
@@ -136,6 +146,21 @@ class Server:
                 time.sleep(0.1)  # polling for the socket to appear, bounded by the deadline
         else:
             raise Failure("studio serve did not answer ping within 30 s")
+
+    def revive(self):
+        """After a crash: keeps its log as crash-N.log and starts the server again, so the fuzzer can replay
+        and shrink the example that killed it (and a long run goes on). Returns the exit status, or None
+        when the server is alive."""
+        if self.process.poll() is None:
+            return None
+        status = self.process.returncode
+        self.log.close()
+        self.crashes += 1
+        os.rename(os.path.join(self.directory, "serve.log"), os.path.join(self.directory, f"crash-{self.crashes}.log"))
+        with open(self.config, "w") as f:  # the config surface may have left one the server refuses
+            f.write("# fuzzed\n")
+        self.launch()
+        return status
 
     def alive(self, where):
         if self.process.poll() is not None:
@@ -450,14 +475,23 @@ class Surfaces:
         self.server.alive(where)
 
 
-def run_surface(strategy, action, examples, minutes, seed_value):
-    """Runs `examples` examples, or with `minutes` rounds of 200, each round seeded anew, until time is up."""
+def run_surface(server, strategy, action, examples, minutes, seed_value):
+    """Runs `examples` examples, or with `minutes` rounds of 200, each round seeded anew, until time is up.
+    An example that kills the server fails as such (whatever the client saw: a reset, a refused
+    connection), and the server is started again, so Hypothesis can replay and shrink it."""
     def round_of(count, round_seed):
         @hseed(round_seed)
         @settings(max_examples=count, deadline=None, database=None, suppress_health_check=list(HealthCheck), print_blob=False)
         @given(strategy)
         def fuzz(example):
-            action(example)
+            try:
+                action(example)
+            except Exception as error:
+                status = server.revive()
+                if status is not None:
+                    raise Failure(f"studio serve died (exit {status}) on this example; the client saw "
+                                  f"{type(error).__name__}: {str(error)[:300]}; its log: {server.directory}/crash-{server.crashes}.log")
+                raise
         fuzz()
 
     if not minutes:
@@ -502,7 +536,7 @@ def main():
         for name in options.surfaces.split(","):
             began = time.monotonic()
             strategy, action = strategies[name]
-            run_surface(strategy, action, options.examples, options.minutes, options.seed)
+            run_surface(server, strategy, action, options.examples, options.minutes, options.seed)
             seconds[name] = round(time.monotonic() - began, 1)
         server.alive("at the end")
         late_grew = server.late_ticks() - late_before
@@ -510,7 +544,7 @@ def main():
         witness_grew = witness.late_ticks() - witness_before
         allowance = 2 + 2 * witness_grew
         report = {"examples": surfaces.counts, "seconds": seconds, "late_ticks_idle": late_idle, "idle_s": options.idle,
-                  "late_ticks_fuzzing": late_grew, "late_ticks_witness": witness_grew, "late_allowance": allowance,
+                  "late_ticks_fuzzing": late_grew, "late_ticks_witness": witness_grew, "late_allowance": allowance, "crashes": server.crashes,
                   "commands": len(surfaces.commands),
                   "routes": len(surfaces.routes), "cli_exits": surfaces.exits, "cli_commands": len(surfaces.usage), "seed": options.seed}
         print(json.dumps(report), flush=True)
