@@ -2,21 +2,24 @@ import Synchronization
 import StudioCore
 import StudioSystem
 
-/// The clock side of a microphone's capture: what runs on the thread that runs the program's
-/// `AudioClock` (`PipeWireMicrophone`'s own, or an `AudioInputSet`'s), reading the jitter buffer that
-/// the stream's process callback fills.
-extension PipeWireMicrophone.Core {
+/// The clock side of a timed input: what runs on the thread that runs the program's `AudioClock` (an
+/// `AudioInputSet`'s, or a standalone `PipeWireMicrophone`'s), reading the jitter buffer that the
+/// backend fills.
+extension TimedAudioInput {
         /// The clock's first sample (see `AudioClock.run`) and its origin (when sample 0 is due, on
-        /// `clock`): the counters start over, and the connect thread starts (after the reset, so what it
-        /// reports is kept).
-        func begin(first: Int64, origin: UInt64) {
+        /// `clock`): the counters start over (what says which source is connected stays while it is).
+        public func begin(first: Int64, origin: UInt64) {
             self.origin = origin
-            status.withLock { $0 = PipeWireMicrophone.Status(nextSample: first) }
-            startConnecting()
+            let connected = isConnected
+            counters.withLock { old in
+                var fresh = AudioInputStatus(nextSample: first)
+                if connected { (fresh.node, fresh.connections, fresh.streamState, fresh.defaultNode) = (old.node, old.connections, old.streamState, old.defaultNode) }
+                old = fresh
+            }
         }
 
         /// The clock's thread only: fills `chunk` from the jitter buffer through the resampler.
-        func fill(_ chunk: inout AudioChunk) {
+        public func fill(_ chunk: inout AudioChunk) {
             let count = chunk.frameCount, rate = Double(format.sampleRate)
             var underrun = false
             var aligned: Int64 = 0
@@ -27,7 +30,7 @@ extension PipeWireMicrophone.Core {
             let lateness = now > due ? Double(now - due) / 1e9 : 0
             let (captured, target, discarded) = buffer.withLock { buffer -> (Int, Int, Int64) in
                 defer { aligned = buffer.aligned }
-                // The connect thread created a stream since: the clock estimate starts over.
+                // The backend started a new stream since (`newStream`): the clock estimate starts over.
                 if buffer.streamGeneration != streamSeen {
                     streamSeen = buffer.streamGeneration
                     loop.reset()
@@ -73,8 +76,8 @@ extension PipeWireMicrophone.Core {
             }
             if underrun { silentSinceUnderrun = true }
             if captured > 0 { silentSinceUnderrun = false }
-            let next = chunk.firstSample + Int64(count), linkedNow = linked.load(ordering: .sequentiallyConsistent), estimate = loop.estimator
-            status.withLock {
+            let next = chunk.firstSample + Int64(count), linkedNow = isConnected, estimate = loop.estimator
+            counters.withLock {
                 $0.framesDelivered += Int64(count)
                 $0.framesCaptured += Int64(captured)
                 $0.nextSample = next
@@ -88,7 +91,7 @@ extension PipeWireMicrophone.Core {
                 $0.bufferFill = estimate.fill ?? 0
                 $0.bufferSeconds = estimate.fill.map { ($0 + Double(AdaptiveResampler.lookahead)) / rate } ?? 0
                 if underrun { $0.underruns += 1 }
-                // Silence while a linked source is not keeping up is inserted; silence while the source is gone is not.
+                // Silence while a connected source is not keeping up is inserted; silence while the source is gone is not.
                 if captured == 0, silentSinceUnderrun, linkedNow { $0.framesInserted += Int64(count) }
                 $0.state = captured > 0 ? "playing" : linkedNow ? "buffering" : "lost"
             }
@@ -96,11 +99,11 @@ extension PipeWireMicrophone.Core {
 
         /// The process stood still: what the buffer holds is from before the stall and would play late;
         /// capture starts over (a fresh jitter buffer) from the sample due now.
-        func stalled(_ silence: AudioChunk) {
+        public func stalled(_ silence: AudioChunk) {
             buffer.withLock { $0.ring.removeAll() }
             loop.stop()
             silentSinceUnderrun = false
-            status.withLock {
+            counters.withLock {
                 $0.framesDelivered += Int64(silence.frameCount)
                 $0.nextSample = silence.firstSample + Int64(silence.frameCount)
             }
