@@ -305,7 +305,8 @@ final class ProgramAudio: Sendable {
 
     /// A source found after the start: one more input of the set, captured from the next span on.
     private func attachLate(_ name: String, _ source: PipeWireAudioSource) {
-        // Only discovery's thread adds: the slot counted is the one `add` answers.
+        // `set.count` numbers its log lines (the block it will most likely get: a report replayed by the
+        // relay at the start may race one from discovery); the slot kept is the one `add` answers.
         let slot = set.add(Self.microphone(node: source.nodeName, slot: set.count, format: format, log: log))
         shared.state.withLock { state in
             if let index = state.inputs.firstIndex(where: { $0.name == name }) { state.inputs[index].slot = slot }
