@@ -282,7 +282,7 @@ public final class StudioServer: Sendable {
         let summary = StartSummary(
             cameras: cameras.all.map { StartSummary.Camera(name: $0.id.name, displayName: $0.displayName, backend: $0.backend) },
             backends: configuration.cameras.backends.sorted().map(\.rawValue), audioSource: audio.source,
-            microphones: audio.inputs.filter { if case .pipewire = $0.source { $0.present } else { false } }.map { StartSummary.Microphone(name: $0.name, displayName: $0.displayName, muted: settings[$0.name]?.muted ?? false) },
+            microphones: audio.inputs.filter { $0.isMicrophone && $0.present }.map { StartSummary.Microphone(name: $0.name, displayName: $0.displayName, muted: settings[$0.name]?.muted ?? false) },
             silenceReason: audio.silenceReason,
             consoleURL: http.map { StartSummary.consoleURL(configuration.http, port: $0.port) },
             streams: !configuration.outputs.isEmpty,
