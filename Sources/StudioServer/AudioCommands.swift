@@ -7,59 +7,10 @@ import Control
 /// settings, changes them from the program's audio now on, each change an `audio_changed` event at
 /// the program time of its first sample.
 enum AudioCommands {
-    enum Audio: ControlCommand {
-        static let name = "audio"
-        static let httpRoute: ControlHTTPRoute? = .get("/api/v1/audio")
-        static let otherHTTPRoutes: [ControlHTTPRoute] = [.post("/api/v1/audio/{input}")]
-        static let summary = "the program audio's inputs (gain, mute, pan, delay, follow, levels) and master (gain, ceiling, loudness); with an input, sets it"
+    enum Audio: SignedCommand {
+        typealias Signature = AudioSignatures.Audio
 
-        struct Arguments: Decodable, Sendable {
-            /// An input's name, or `master`; nil: list.
-            var input: String?
-            var gain: Level?
-            var mute: Bool?
-            var pan: Pan?
-            var delay: Double?
-            var fade: Double?
-            /// A camera or scene name, or `none`.
-            var follow: String?
-            var ceiling: Double?
-
-            /// Settings only an input has (the master takes gain and ceiling).
-            var setsInputOnly: Bool { mute != nil || pan != nil || delay != nil || fade != nil || follow != nil }
-        }
-
-        /// A gain: a number of dB, or `-inf` / `off` (a fader all the way down).
-        struct Level: Decodable, Sendable {
-            var decibels: Double
-            init(from decoder: any Decoder) throws {
-                let value = try decoder.singleValueContainer()
-                if let number = try? value.decode(Double.self) { decibels = number; return }
-                let text = try value.decode(String.self).lowercased()
-                if text == "-inf" || text == "off" { decibels = -.infinity; return }
-                guard let number = Double(text) else {
-                    throw DecodingError.dataCorruptedError(in: value, debugDescription: "must be a number of dB or -inf, got \"\(text)\"")
-                }
-                decibels = number
-            }
-        }
-
-        /// A pan: -1..+1, or `mono` (both channels summed to the middle).
-        struct Pan: Decodable, Sendable {
-            var value: AudioPanChoice
-            init(from decoder: any Decoder) throws {
-                let container = try decoder.singleValueContainer()
-                if let number = try? container.decode(Double.self) { value = .position(number); return }
-                let text = try container.decode(String.self).lowercased()
-                if text == "mono" { value = .mono; return }
-                guard let number = Double(text) else {
-                    throw DecodingError.dataCorruptedError(in: container, debugDescription: "must be -1..+1 or mono, got \"\(text)\"")
-                }
-                value = .position(number)
-            }
-        }
-
-        static func run(_ arguments: Arguments, in server: StudioServer) throws -> AudioReply {
+        static func run(_ arguments: AudioArguments, in server: StudioServer) throws -> AudioReply {
             let audio = server.audio
             guard let input = arguments.input else { return server.audioView() }
             do {
@@ -89,7 +40,7 @@ enum AudioCommands {
                             + known.sorted().joined(separator: ", ") + " (or none)")
                     }
                 }
-                let pan: AudioPan = switch arguments.pan?.value {
+                let pan: AudioPan = switch arguments.pan {
                 case nil: old.pan
                 case .mono: .monoToBoth
                 case .position(let position): try AudioPan.checked(position)
@@ -102,11 +53,6 @@ enum AudioCommands {
                 throw ControlError(.invalidArgument, "audio: \(input): \(error)")
             }
         }
-    }
-
-    enum AudioPanChoice: Sendable {
-        case position(Double)
-        case mono
     }
 }
 

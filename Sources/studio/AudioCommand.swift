@@ -31,26 +31,24 @@ enum AudioCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        var request: [String: JSONValue] = [:]
-        if let input = arguments.positionals.first { request["input"] = .string(input) }
+        var request = AudioArguments(input: arguments.positionals.first)
         if let text = arguments.value(gain.name) {
-            if text.lowercased() == "-inf" || text.lowercased() == "off" { request["gain"] = .string("-inf") }
-            else { request["gain"] = .number(try number(text, gain)) }
+            request.gain = .init(decibels: text.lowercased() == "-inf" || text.lowercased() == "off" ? -.infinity : try number(text, gain))
         }
         if let text = arguments.value(mute.name) {
             switch text.lowercased() {
-            case "on", "true", "yes": request["mute"] = .bool(true)
-            case "off", "false", "no": request["mute"] = .bool(false)
+            case "on", "true", "yes": request.mute = true
+            case "off", "false", "no": request.mute = false
             default: throw UsageError("studio audio: --mute takes on or off, got \"\(text)\"")
             }
         }
-        if let text = arguments.value(pan.name) { request["pan"] = text.lowercased() == "mono" ? .string("mono") : .number(try number(text, pan)) }
-        for option in [delay, fade, ceiling] {
-            if let text = arguments.value(option.name) { request[option.name] = .number(try number(text, option)) }
-        }
-        if let text = arguments.value(follow.name) { request["follow"] = .string(text) }
-        let result = try self.request(socket, "audio", request)
-        print(json ? result.jsonText : Format.audio(result))
+        if let text = arguments.value(pan.name) { request.pan = text.lowercased() == "mono" ? .mono : .position(try number(text, pan)) }
+        if let text = arguments.value(delay.name) { request.delay = try number(text, delay) }
+        if let text = arguments.value(fade.name) { request.fade = try number(text, fade) }
+        if let text = arguments.value(ceiling.name) { request.ceiling = try number(text, ceiling) }
+        if let text = arguments.value(follow.name) { request.follow = text }
+        let reply = try call(socket, AudioSignatures.Audio.self, request)
+        print(json ? reply.json.jsonText : Format.audio(reply.value))
         return 0
     }
 
@@ -62,40 +60,38 @@ enum AudioCommand: ClientCommand {
 
 extension Format {
     /// One line per input, then the program; a change first says what changed and when.
-    static func audio(_ result: JSONValue) -> String {
-        decoded(result, as: AudioReply.self) { reply in
-            var lines: [String] = []
-            if let change = reply.changed {
-                let what = change.changed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-                lines.append("\(change.input): \(what.isEmpty ? "nothing changed" : what) from program time \(programTime(change.programMilliseconds))")
-            }
-            func db(_ value: Double?) -> String { value.map { String(format: "%+.1f", $0) } ?? "-inf" }
-            func level(_ levels: LevelsReply) -> String {
-                "peak \(levels.peakDBFS.map { String(format: "%.1f", $0) }.joined(separator: "/")) RMS \(levels.rmsDBFS.map { String(format: "%.1f", $0) }.joined(separator: "/"))"
-            }
-            if reply.inputs.isEmpty { lines.append("no inputs (source \(reply.source))") }
-            if let reason = reply.silenceReason { lines.append("the program is silence: \(reason)") }
-            for input in reply.inputs {
-                var parts = ["\(input.name)", input.source, input.state]
-                if let camera = input.camera { parts.append("camera \(camera)") }
-                parts.append("gain \(db(input.gainDB)) dB")
-                if input.muted { parts.append("MUTED") }
-                switch input.pan {
-                case .mono: parts.append("pan mono")
-                case .position(let value) where value != 0: parts.append(String(format: "pan %+.2f", value))
-                case .position: break
-                }
-                if input.delayMS > 0 { parts.append("delay \(AudioNumbers.text(input.delayMS)) ms") }
-                if let follow = input.follow { parts.append("follows \(follow)") }
-                parts.append(level(input.levels))
-                lines.append(parts.joined(separator: "  "))
-            }
-            let program = reply.program
-            func lufs(_ value: Double?) -> String { value.map { String(format: "%.1f", $0) } ?? "-" }
-            lines.append("program  master \(db(reply.master.gainDB)) dB  ceiling \(AudioNumbers.text(reply.master.ceilingDBFS)) dBFS  \(level(program.levels))")
-            lines.append("loudness  M \(lufs(program.momentaryLUFS))  S \(lufs(program.shortTermLUFS))  I \(lufs(program.integratedLUFS)) LUFS  peak \(lufs(program.samplePeakDBFS)) dBFS")
-            return lines.joined(separator: "\n")
+    static func audio(_ reply: AudioReply) -> String {
+        var lines: [String] = []
+        if let change = reply.changed {
+            let what = change.changed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            lines.append("\(change.input): \(what.isEmpty ? "nothing changed" : what) from program time \(programTime(change.programMilliseconds))")
         }
+        func db(_ value: Double?) -> String { value.map { String(format: "%+.1f", $0) } ?? "-inf" }
+        func level(_ levels: LevelsReply) -> String {
+            "peak \(levels.peakDBFS.map { String(format: "%.1f", $0) }.joined(separator: "/")) RMS \(levels.rmsDBFS.map { String(format: "%.1f", $0) }.joined(separator: "/"))"
+        }
+        if reply.inputs.isEmpty { lines.append("no inputs (source \(reply.source))") }
+        if let reason = reply.silenceReason { lines.append("the program is silence: \(reason)") }
+        for input in reply.inputs {
+            var parts = ["\(input.name)", input.source, input.state]
+            if let camera = input.camera { parts.append("camera \(camera)") }
+            parts.append("gain \(db(input.gainDB)) dB")
+            if input.muted { parts.append("MUTED") }
+            switch input.pan {
+            case .mono: parts.append("pan mono")
+            case .position(let value) where value != 0: parts.append(String(format: "pan %+.2f", value))
+            case .position: break
+            }
+            if input.delayMS > 0 { parts.append("delay \(AudioNumbers.text(input.delayMS)) ms") }
+            if let follow = input.follow { parts.append("follows \(follow)") }
+            parts.append(level(input.levels))
+            lines.append(parts.joined(separator: "  "))
+        }
+        let program = reply.program
+        func lufs(_ value: Double?) -> String { value.map { String(format: "%.1f", $0) } ?? "-" }
+        lines.append("program  master \(db(reply.master.gainDB)) dB  ceiling \(AudioNumbers.text(reply.master.ceilingDBFS)) dBFS  \(level(program.levels))")
+        lines.append("loudness  M \(lufs(program.momentaryLUFS))  S \(lufs(program.shortTermLUFS))  I \(lufs(program.integratedLUFS)) LUFS  peak \(lufs(program.samplePeakDBFS)) dBFS")
+        return lines.joined(separator: "\n")
     }
 }
 

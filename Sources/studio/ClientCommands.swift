@@ -226,13 +226,6 @@ extension ClientCommand {
         do { return try client.call(signature, arguments) } catch { throw ClientFailure(error.message) }
     }
 
-    static func request(_ socket: String, _ command: String, _ arguments: [String: JSONValue]) throws -> JSONValue {
-        let client = try connect(socket)
-        do { return try client.request(command, arguments: arguments, timeoutSeconds: 10) } catch {
-            throw ClientFailure(error.message)
-        }
-    }
-
     /// `signature`'s command with `query`, asked of the server when one runs, else `offline` on the database.
     static func requestOrReadDatabase<Signature: CommandSignature>(_ socket: String, _ arguments: ParsedArguments, _ environment: [String: String],
                                                                   _ signature: Signature.Type, _ query: Signature.Arguments, writable: Bool = false,
