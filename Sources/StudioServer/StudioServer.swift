@@ -239,17 +239,7 @@ public final class StudioServer: Sendable {
                                      naming: Self.audioNaming(configuration.audio, store: store, log: log),
                                      deliver: { chunk in _ = audioStage.submit(chunk) })
             self.audio = audio
-            // Audio-follow-video: what is on air from the sample of each cut's pts (and from the start).
-            let onAir: @Sendable (ProgramSource?) -> Set<String> = { [reloader] program in
-                guard let program else { return [] }
-                let scene = reloader.configuration.scenes.first { $0.name == program.name && program.camera == nil }
-                return Set([program.name] + (scene?.cameraNames ?? []))
-            }
-            audio.onAir(onAir(switcher.status.program), at: MediaTime(microseconds: 0))
-            events.watchSwitches { [switcher] event in
-                guard let time = event.programTime else { return }
-                audio.onAir(onAir(event.camera.map { .camera($0) } ?? event.details["scene"].map { .scene($0) } ?? switcher.status.program), at: time)
-            }
+            AudioFollow.attach(audio, to: switcher, events: events, reloader: reloader)
             services.start("switcher", { [switcher] in switcher.start(origin: origin) }, stop: { [switcher] in switcher.stop() })
             services.start("tiles", { [switcher] in
                 tiles.start(sources: TileSources(
@@ -305,62 +295,6 @@ public final class StudioServer: Sendable {
         _ = try? reloadConfiguration(by: trigger)
     }
 
-    /// The HTTP console on `http.listen` with its token (see `HTTPToken`), stopped before control.
-    /// It serves the commands' routes (`HTTPBridge`), the tiles' pictures (`TileRoutes`) and the page (`ConsolePage`).
-    private static func startHTTP(options: ServerOptions, router: ControlRouter<StudioServer>, events: HTTPEventStream,
-                                  tiles: TilePictures, tileRequests: TileRequestCounts, services: ServiceGroup,
-                                  log: ServerLog) throws -> HTTPConsole? {
-        let settings = options.configuration.http
-        guard settings.enabled else { return nil }
-        let token = try HTTPToken.resolve(settings, databasePath: options.databasePath)
-        var consoleSettings = HTTPConsoleSettings(listen: settings.listen, token: token)
-        if let tls = settings.tls {
-            // Read now, at start (the config's check read them too; they may have changed since).
-            let files: (certificate: [UInt8], key: [UInt8])
-            do { files = try tls.read() } catch { throw ServerError("cannot serve the HTTP API over TLS: \(error)") }
-            if let exposure = tls.keyExposure { log.info("warning: \(exposure)") }
-            consoleSettings.tls = HTTPTLSCredentials(certificatePEM: files.certificate, keyPEM: files.key,
-                                                     certificateName: tls.certificate, keyName: tls.key)
-        }
-        let commands = HTTPBridge.handler(router, commands: ServerCommands.all)
-        let console = HTTPConsole(settings: consoleSettings,
-                                  routes: HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + TimelineRoute.all + ConsolePage.routes, events: events,
-                                  handler: { call, respond in
-                                      if let answer = TileRoutes.answer(call, tiles: tiles, counts: tileRequests) ?? ConsolePage.answer(call) { return respond(answer) }
-                                      if TimelineRoute.answer(call, router: router, respond: respond) { return }
-                                      commands(call, respond)
-                                  })
-        try services.start("http", {
-            do { try console.start() } catch let error as HTTPConsoleError where error.concernsTLS {
-                throw ServerError("cannot serve the HTTP API over TLS: \(error) (http.tls_cert and http.tls_key in the config; or --no-http)")
-            } catch {
-                throw ServerError("cannot serve the HTTP API: \(error) (choose another with --http ADDR:PORT, or --no-http)")
-            }
-        }, stop: { console.stop() })
-        let access = token == nil ? "no token (loopback)" : settings.token != nil ? "token from http.token"
-            : "token in \(HTTPToken.path(databasePath: options.databasePath))"
-        let tlsNote = settings.tls.map { "; TLS with \($0.certificate)" } ?? ""
-        log.info("HTTP API on \(StartSummary.consoleURL(settings, port: console.port))api/v1/ (\(access)\(tlsNote))")
-        return console
-    }
-
-    /// An audio source's stable name: kept in the database per identity (`micN`, as cameras' `camN`),
-    /// its pin's (`audio.inputs`) when it has one; a name another input of this session holds, or a
-    /// database that cannot answer, gives the first `micN` neither taken nor pinned.
-    static func audioNaming(_ settings: AudioSettings, store: EventStore, log: ServerLog) -> @Sendable (String, String, Set<String>) -> String {
-        { identity, displayName, taken in
-            let pinned = settings.pin(forIdentity: identity, displayName: displayName)?.name
-            do {
-                let name = try store.audioInputName(forIdentity: identity, displayName: displayName, pinnedName: pinned)
-                if !taken.contains(name) { return name }
-            } catch {
-                log.info("audio input \(identity): no stable name from the database (\(error))")
-            }
-            if let pinned, !taken.contains(pinned) { return pinned }
-            return ProgramAudio.nextName(identity: identity, displayName: displayName, taken: taken.union(settings.inputs.map(\.name)))
-        }
-    }
-
     /// How far ahead of the clock threads' start the program's origin lies (seconds).
     static let originLead = 0.1
 
@@ -387,34 +321,5 @@ private final class SessionEnding: Sendable {
     var reason: String {
         get { value.withLock { $0 } }
         set { value.withLock { $0 = newValue } }
-    }
-}
-
-/// Recording files: one directory, one file per session and source.
-enum RecordingDirectory {
-    /// Creates `directory` (and missing parents) with `mode` when it does not exist, and checks that
-    /// it can be written.
-    static func prepare(_ directory: String, mode: mode_t) throws {
-        do { try FileModes.makeDirectory(directory, mode: mode) } catch {
-            throw ServerError("cannot create the recording directory \(directory): \(error)")
-        }
-        guard FileManager.default.isWritableFile(atPath: directory) else {
-            throw ServerError("the recording directory \(directory) is not writable by this user")
-        }
-    }
-
-    static func programPath(in directory: String, session: Int64) -> String {
-        (directory as NSString).appendingPathComponent("session-\(session)-program.mkv")
-    }
-
-    /// A recording the operator added mid-show as NAME (`studio output add NAME --record`):
-    /// `session-ID-output-NAME.mkv`, apart from the cameras' ISO files and the program's.
-    static func outputPath(in directory: String, session: Int64, output: String) -> String {
-        (directory as NSString).appendingPathComponent("session-\(session)-output-\(output).mkv")
-    }
-
-    /// A camera's ISO recording: `session-ID-camN.mkv`.
-    static func isoPath(in directory: String, session: Int64, camera: CameraID) -> String {
-        (directory as NSString).appendingPathComponent("session-\(session)-\(camera.name).mkv")
     }
 }
