@@ -303,6 +303,43 @@ final class ProgramAudio: Sendable {
                                 details: ["input": name, "identity": source.identity, "node": source.nodeName]))
     }
 
+    // MARK: A source's own sound
+
+    /// A source that brings its own sound (a network camera's stream, a clip, a test backend): its audio
+    /// becomes an input named like the source, so audio-follow-video, pins and meters know it by that
+    /// name. The first time it is `audio_input_found`; after the source was lost and came back with a new
+    /// feed, the new feed takes the name's place in the mix (`audio_input_back`). The old feed's block
+    /// stays in the set, unmixed (the set has no remove yet).
+    func attach(sourceAudio input: any ClockedAudioInput, of source: String) {
+        let slot = set.add(input)
+        let said = shared.state.withLock { state -> EventKind in
+            if let index = state.inputs.firstIndex(where: { $0.name == source }) {
+                state.inputs[index].slot = slot
+                state.inputs[index].present = true
+                state.inputs[index].source = input.description
+                return .audioInputBack
+            }
+            state.inputs.append(Input(name: source, source: input.description, node: nil, isMicrophone: false, slot: slot,
+                                      identity: "source:" + source, displayName: source, usbDevice: nil, present: true, announced: true))
+            return .audioInputFound
+        }
+        events.emit(StudioEvent(kind: said, programTime: programTime(ofSample: now),
+                                details: ["input": source, "identity": "source:" + source, "source": input.description]))
+    }
+
+    /// The source of `attach(sourceAudio:of:)` went away: its input is lost (listed, silent) until it is back.
+    func detach(sourceAudioOf source: String) {
+        let wasPresent = shared.state.withLock { state -> Bool in
+            guard let index = state.inputs.firstIndex(where: { $0.name == source && $0.identity == "source:" + source }),
+                  state.inputs[index].present else { return false }
+            state.inputs[index].present = false
+            return true
+        }
+        guard wasPresent else { return }
+        events.emit(StudioEvent(kind: .audioInputLost, programTime: programTime(ofSample: now),
+                                details: ["input": source, "identity": "source:" + source]))
+    }
+
     /// A source found after the start: one more input of the set, captured from the next span on.
     private func attachLate(_ name: String, _ source: PipeWireAudioSource) {
         // `set.count` numbers its log lines (the block it will most likely get: a report replayed by the
