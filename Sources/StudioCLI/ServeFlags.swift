@@ -15,7 +15,7 @@ public struct ServeSettings: Sendable {
     /// `--cameras N`.
     public var cameraCount: Int?
     /// `--backends`.
-    public var backends: Set<CameraBackendChoice>?
+    public var backends: Set<BackendName>?
     /// `--camera-size`.
     public var cameraSize: FrameSize?
     /// `--camera-noise`.

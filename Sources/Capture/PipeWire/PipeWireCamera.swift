@@ -29,7 +29,7 @@ import Glibc
 /// that is plausible, else the moment the callback dequeued it (`PipeWireBufferTime`).
 public final class PipeWireCamera: Camera {
     public let id: CameraID
-    public var backend: CameraBackend { .pipewire }
+    public var backend: BackendName { .pipewire }
     public let identity: String
     public let displayName: String
     public let frames = LatestValue<VideoFrame>()

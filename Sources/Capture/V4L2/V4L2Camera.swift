@@ -36,7 +36,7 @@ public let standardErrorCaptureLog: CaptureLog = { line in
 /// capture thread, after the device is closed).
 public final class V4L2Camera: AdjustableCamera {
     public let id: CameraID
-    public var backend: CameraBackend { .v4l2 }
+    public var backend: BackendName { .v4l2 }
     public let identity: String
     public let displayName: String
     /// The device node (`/dev/video0`).
