@@ -48,6 +48,7 @@ public struct CaptureStatistics: Sendable, Codable, Hashable {
 public protocol Camera: AnyObject, Sendable {
     /// Operator-facing name (`cam1`...).
     var id: CameraID { get }
+    /// The name of the backend it comes from (`SourceBackend.name`).
     var backend: BackendName { get }
     /// Stable identity of the device that survives replugging and restarts (for example a USB serial or
     /// bus path), used to give a returning camera its old `id`.

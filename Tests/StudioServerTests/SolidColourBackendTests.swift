@@ -63,7 +63,8 @@ import StudioSystem
     }
 }
 
-/// The backend: not selectable (always on in a server whose table has it), one camera.
+/// The backend: not selectable (always on in a server whose table has it), one camera. Its tone is to
+/// come beside the camera once the generic timed audio input lands (issue 28, item 2).
 struct SolidColourBackend: SourceBackend {
     let colour: YUVColor
     var name: BackendName { "solid" }

@@ -20,7 +20,10 @@ import StudioServer
         }
         #expect(enabled([]) == [.testPattern])
         #expect(enabled([.pipewire]) == [.testPattern, .pipewire])
-        #expect(enabled(Set(BackendName.selectable)) == [.testPattern, .v4l2, .pipewire])
+        // Discoveries start in this order (first-start names depend on it): as before the table.
+        #expect(enabled(Set(BackendName.selectable)) == [.testPattern, .pipewire, .v4l2])
+        let more = SourceBackends.enabled(SourceBackends.standard + [SolidColourBackend(colour: .black)], configured: [.v4l2])
+        #expect(more.map(\.name) == [.testPattern, "solid", .v4l2])
     }
 
     @Test func architectureDocumentListsTheTable() throws {
