@@ -145,7 +145,7 @@ let package = Package(
         .testTarget(name: "StudioCoreTests", dependencies: ["StudioCore"]),
         .testTarget(name: "StudioSystemTests", dependencies: ["StudioSystem"]),
         .testTarget(name: "MediaSupportTests", dependencies: ["MediaSupport", "StudioCore", "CFFmpeg", "TestSupport", "PixelKernels"]),
-        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "FrameDrawing", "StudioCore", "StudioSystem", "CV4L2", "CPipeWire", "AudioKernels"]),
+        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "Mixer", "FrameDrawing", "StudioCore", "StudioSystem", "CV4L2", "CPipeWire", "AudioKernels"]),
         // Switcher tests drive the switcher with real test-pattern cameras (Capture); the modules themselves never meet.
         // V4L2 against the kernel's vivid driver: runs inside the VM (scripts/vm/run.sh), skipped on a host without vivid.
         .testTarget(name: "V4L2Tests", dependencies: ["TestSupport", "Capture", "CV4L2", "StudioCore", "StudioSystem"]),

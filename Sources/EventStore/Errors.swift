@@ -87,7 +87,15 @@ public enum EventStoreError: Error, Sendable, CustomStringConvertible {
 }
 
 extension Date {
-    /// Milliseconds since the Unix epoch, as the store keeps times (rounded to the nearest ms).
-    var unixMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    /// Milliseconds since the Unix epoch, as the store keeps times (rounded to the nearest ms; a date
+    /// beyond what Int64 holds is held at its ends rather than trapping: the callers check their ranges,
+    /// this keeps a missed one from ending the store thread).
+    var unixMilliseconds: Int64 {
+        let milliseconds = (timeIntervalSince1970 * 1000).rounded()
+        guard milliseconds.isFinite else { return milliseconds < 0 ? .min : .max }
+        if milliseconds >= 9.223372036854775807e18 { return .max }
+        if milliseconds <= -9.223372036854775808e18 { return .min }
+        return Int64(milliseconds)
+    }
     init(unixMilliseconds: Int64) { self.init(timeIntervalSince1970: Double(unixMilliseconds) / 1000) }
 }

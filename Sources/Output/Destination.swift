@@ -140,6 +140,9 @@ final class MuxerConnection {
 
     func flush() throws { try muxer?.flush() }
 
+    /// The open file's size as far as it is known to be whole: see `Muxer.position`.
+    var position: Int64? { muxer?.position }
+
     /// Pushes everything written into the file (see `Muxer.flushAll`).
     func flushAll() throws {
         guard let muxer else { throw FFmpegError(call: "avio_flush", message: "muxer closed") }

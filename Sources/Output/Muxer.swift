@@ -226,6 +226,14 @@ final class Muxer {
         try check("avio_flush", pb.pointee.error)
     }
 
+    /// Where the next byte goes in the output (after a successful flush: how much of the file is on
+    /// disk, ending between two Matroska clusters or FLV tags); nil when closed.
+    var position: Int64? {
+        guard let pb = context?.pointee.pb else { return nil }
+        let offset = avio_seek(pb, 0, SEEK_CUR)
+        return offset >= 0 ? offset : nil
+    }
+
     /// Bytes handed to the protocol so far (kept after close).
     var bytesWritten: Int64 {
         if let pb = context?.pointee.pb { finalBytes = pb.pointee.bytes_written }

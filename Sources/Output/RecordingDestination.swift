@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import StudioCore
+import StudioSystem
 
 /// A recording file (Matroska, or FLV when the path ends in `.flv`).
 ///
@@ -24,6 +25,9 @@ import StudioCore
 /// `previous_path`). A new description mid-stream: FLV sends a new sequence header in-band; Matroska
 /// cannot change codec private data, so the file is finished and the next generation starts
 /// (`NAME-g1.mkv`).
+///
+/// A file a write error cuts short is truncated to where the last successful push ended: whole clusters
+/// (FLV: whole tags), so it decodes to its last frame with no error, not into half a cluster.
 ///
 /// Pushed to the file at each keyframe and at least every half second of program time: with Matroska
 /// clusters of at most one second (see `Muxer`), a killed server's file plays up to about 1.5 s before
@@ -54,6 +58,8 @@ final class RecordingDestination: Destination {
     private var reopening = false
     /// Program time of the last flush.
     private var lastFlush: MediaTime?
+    /// The open file's size after its last successful push (it ends between clusters there).
+    private var durableBytes: Int64?
     /// Program time of the last video packet written to the open file.
     private var lastVideo: MediaTime?
     /// Since a write failed, until a file holds media again.
@@ -97,6 +103,7 @@ final class RecordingDestination: Destination {
         holdsMedia = false
         lastVideo = nil
         lastFlush = nil
+        durableBytes = nil
         try connection.open(format: format, url: filePath, isNetwork: false, video: video, audio: audio,
                             connectTimeout: nil, ioTimeout: nil)
         everOpened = true
@@ -114,9 +121,11 @@ final class RecordingDestination: Destination {
             try connection.flushAll()
             holdsMedia = true
             lastFlush = pts
+            durableBytes = connection.position
         } else if keyframe || lastFlush.map({ pts.microseconds - $0.microseconds >= 500_000 }) ?? true {
             try connection.flush()
             lastFlush = pts
+            durableBytes = connection.position
         }
         return holdsMedia
     }
@@ -130,6 +139,7 @@ final class RecordingDestination: Destination {
         recording = false
         holdsMedia = false
         if !recorded { unlink(filePath) }
+        if recorded, reason == .writeFailed, let durableBytes { Self.truncate(filePath, to: durableBytes) }
         switch reason {
         case .stopped: break
         case .formatChanged:
@@ -150,6 +160,12 @@ final class RecordingDestination: Destination {
         if let lastVideo { details["last_program_ms"] = String(lastVideo.milliseconds) }
         if let size = Self.size(ofFile: filePath) { details["bytes"] = String(size) }
         return OutputEvent(.recordingStopped, details)
+    }
+
+    /// Cuts what a failed write left after `size` (half a cluster); a file already that short stays.
+    static func truncate(_ path: String, to size: Int64) {
+        guard let current = Self.size(ofFile: path), current > size else { return }
+        _ = try? syscall("truncate") { Glibc.truncate(path, off_t(size)) }
     }
 
     static func size(ofFile path: String) -> Int64? {

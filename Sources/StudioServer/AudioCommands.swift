@@ -155,7 +155,7 @@ extension StudioServer {
             let capture = status[input.name]
             let camera = ProgramAudio.camera(of: input, among: cameras.map { ($0.id.name, $0.identity) })
             return AudioReply.InputView(
-                name: input.name, source: input.source.description, node: capture?.node, identity: input.identity,
+                name: input.name, source: input.source, node: capture?.node, identity: input.identity,
                 displayName: input.displayName, state: input.present ? (capture?.streamState ?? "playing") : "lost", camera: camera,
                 gainDB: setting.gainDB == -.infinity ? nil : setting.gainDB, muted: setting.muted, pan: AudioReply.PanView(setting.pan),
                 delayMS: setting.delayMS, follow: setting.follow, fadeMS: setting.fadeMS, levels: LevelsReply(levels),

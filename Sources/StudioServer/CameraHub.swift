@@ -78,6 +78,18 @@ final class CameraHub: Sendable {
     /// Every camera of the session, present and lost, by name.
     var all: [any Camera] { entries.withLock { $0.values.map(\.camera).sorted { $0.id < $1.id } } }
     var present: [any Camera] { entries.withLock { $0.values.filter(\.isPresent).map(\.camera).sorted { $0.id < $1.id } } }
+
+    /// Gives the cameras found so far up to `seconds` (together) to deliver their first frame; a camera
+    /// slower than that starts on the slate. A camera nobody needs yet (not on program, no tile watched)
+    /// decodes nothing and is not waited for. Called once at start, before the program's clock runs.
+    func waitForFirstFrames(seconds: Double) {
+        let deadline = MonotonicClock.now() + UInt64(seconds * 1e9)
+        for camera in present where camera.demand?.demand != .idle {
+            let now = MonotonicClock.now()
+            guard now < deadline else { break }
+            _ = camera.frames.waitForNewer(than: 0, timeoutSeconds: Double(deadline - now) / 1e9)
+        }
+    }
     var isoRecorders: [IsoRecorder] { isoFeeds.sorted { $0.cameraID < $1.cameraID } }
     /// The ISO recorders in no order (the audio stage's per-packet fan-out).
     var isoFeeds: [IsoRecorder] { entries.withLock { $0.values.compactMap(\.iso) } }

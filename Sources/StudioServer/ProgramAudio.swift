@@ -28,7 +28,12 @@ final class ProgramAudio: Sendable {
 
     struct Input: Sendable {
         var name: String
-        var source: AudioInputSet.Source
+        /// What it captures, as its input says (`tone`, `pipewire:NODE`, `pipewire:default`).
+        var source: String
+        /// The PipeWire node it captures (nil: the default, or no microphone).
+        var node: String?
+        /// A microphone (not the tone).
+        var isMicrophone: Bool
         /// Its block in each span of the set.
         var slot: Int
         var identity: String?
@@ -76,22 +81,24 @@ final class ProgramAudio: Sendable {
         self.log = log
         var settings = settings
         // Slot 0 is silence that belongs to no input: it gives every span its length, inputs or none.
-        var sources: [AudioInputSet.Source] = [.silence]
+        var sources: [any ClockedAudioInput] = [ToneInput.silence]
         var inputs: [Input] = []
-        func add(_ name: String, _ input: AudioInputSet.Source, _ found: PipeWireAudioSource? = nil) {
-            inputs.append(Input(name: name, source: input, slot: sources.count, identity: found?.identity,
+        func add(_ name: String, _ input: any ClockedAudioInput, node: String? = nil, _ found: PipeWireAudioSource? = nil) {
+            inputs.append(Input(name: name, source: input.description, node: node, isMicrophone: !(input is ToneInput), slot: sources.count, identity: found?.identity,
                                 displayName: found?.displayName, usbDevice: found?.usbDevice, present: found == nil))
             sources.append(input)
         }
+        func microphone(_ node: String?) -> any ClockedAudioInput { Self.microphone(node: node, slot: sources.count, format: format, log: log) }
         let relay = DiscoveryRelay()
         self.relay = relay
         var discovery: PipeWireAudioDiscovery?
         switch source {
-        case .tone: add("tone", .tone(.standard))
+        case .tone: add("tone", ToneInput(.standard))
         case .silence: break
         case .pipewire(let node):
             let node = node.trimmingCharacters(in: .whitespaces)
-            add(node.isEmpty ? Self.namePrefix + "1" : naming("pipewire:" + node, node, []), .pipewire(node: node.isEmpty ? nil : node))
+            let chosen = node.isEmpty ? nil : node
+            add(chosen == nil ? Self.namePrefix + "1" : naming("pipewire:" + node, node, []), microphone(chosen), node: chosen)
         case .pipewireAll, .microphones:
             // The sources present now become the set's first inputs; `relay` holds their `added` reports
             // (and any later ones) until this object exists.
@@ -101,7 +108,7 @@ final class ProgramAudio: Sendable {
             for found in watch.sources {
                 let name = naming(found.identity, found.displayName, taken)
                 taken.insert(name)
-                add(name, .pipewire(node: found.nodeName), found)
+                add(name, microphone(found.nodeName), node: found.nodeName, found)
                 if source == .microphones, settings[name] == nil, found.nodeName != watch.defaultNodeName { settings[name] = Self.standby }
             }
             discovery = watch
@@ -120,7 +127,7 @@ final class ProgramAudio: Sendable {
         let stage = MixerStage(mixer: mixer, lagFrames: lagFrames, deliver: deliver)
         self.stage = stage
         let shared = self.shared
-        set = AudioInputSet(sources: sources, format: format, report: { log.info($0) }, deliver: { blocks in
+        set = AudioInputSet(inputs: sources, format: format, deliver: { blocks in
             stage.take(blocks, names: shared.state.withLock { $0.inputs.map { ($0.slot, $0.name) } })
         })
         stage.captureStatus = { [weak set] in set?.status ?? [] }
@@ -128,6 +135,13 @@ final class ProgramAudio: Sendable {
     }
 
     private let nameSource: @Sendable (String, String, Set<String>) -> String
+
+    /// The one place a microphone becomes an input (PipeWire's backend, on the set's clock), its log
+    /// lines prefixed with its block's number and source (`audio input 2 (pipewire:NODE): ...`).
+    static func microphone(node: String?, slot: Int, format: AudioFormat, log: ServerLog) -> any ClockedAudioInput {
+        let label = PipeWireMicrophone.label(node)
+        return PipeWireMicrophone.input(node: node, format: format, report: { log.info("audio input \(slot + 1) (\(label)): \($0)") })
+    }
 
     /// `mic1`, `mic2`...: the first number not taken.
     static func nextName(identity: String, displayName: String, taken: Set<String>) -> String {
@@ -155,14 +169,14 @@ final class ProgramAudio: Sendable {
     var meters: MixerMeters { controls.meters }
     var lateChanges: Int { controls.lateChanges }
     /// Each input's capture status, by name.
-    var status: [String: AudioInputSet.Status] {
+    var status: [String: AudioInputStatus] {
         let all = set.status
         return Dictionary(uniqueKeysWithValues: inputs.compactMap { input in input.slot < all.count ? (input.name, all[input.slot]) : nil })
     }
 
     /// Seconds from an input's capture to the encoder's input now (see `AudioReply.InputView.latencyMS`):
     /// its buffer, the clock's block and the mixer's `lag`; nil while a captured input does not play.
-    func latency(of status: AudioInputSet.Status?) -> Double? {
+    func latency(of status: AudioInputStatus?) -> Double? {
         let fixed = set.chunkDuration + Self.lag
         guard let status else { return fixed }
         guard status.state == "playing" else { return nil }
@@ -205,7 +219,7 @@ final class ProgramAudio: Sendable {
     /// `alsa_input.usb-VENDOR_MODEL_SERIAL-NN.profile` and udev's `/dev/v4l/by-id/usb-VENDOR_MODEL_SERIAL-video-index0`).
     static func camera(of input: Input, among cameras: [(name: String, identity: String)]) -> String? {
         if let usb = input.usbDevice, let camera = cameras.first(where: { $0.identity.hasPrefix("v4l2:\(usb):") }) { return camera.name }
-        guard case .pipewire(let node?) = input.source, node.hasPrefix("alsa_input.usb-") else { return nil }
+        guard let node = input.node, node.hasPrefix("alsa_input.usb-") else { return nil }
         var device = node.dropFirst("alsa_input.".count)
         // The profile (`.analog-stereo`), then the interface number (`-02`).
         if let dot = device.lastIndex(of: ".") { device = device[..<dot] }
@@ -264,7 +278,7 @@ final class ProgramAudio: Sendable {
                 state.settings[name] = Self.standby
                 controls.post(.input(name, Self.standby), at: now)
             }
-            state.inputs.append(Input(name: name, source: .pipewire(node: source.nodeName), slot: -1, identity: source.identity,
+            state.inputs.append(Input(name: name, source: PipeWireMicrophone.label(source.nodeName), node: source.nodeName, isMicrophone: true, slot: -1, identity: source.identity,
                                       displayName: source.displayName, usbDevice: source.usbDevice, present: true, announced: true))
             return (name, .found, true)
         }
@@ -291,7 +305,9 @@ final class ProgramAudio: Sendable {
 
     /// A source found after the start: one more input of the set, captured from the next span on.
     private func attachLate(_ name: String, _ source: PipeWireAudioSource) {
-        let slot = set.add(.pipewire(node: source.nodeName))
+        // `set.count` numbers its log lines (the block it will most likely get: a report replayed by the
+        // relay at the start may race one from discovery); the slot kept is the one `add` answers.
+        let slot = set.add(Self.microphone(node: source.nodeName, slot: set.count, format: format, log: log))
         shared.state.withLock { state in
             if let index = state.inputs.firstIndex(where: { $0.name == name }) { state.inputs[index].slot = slot }
         }
@@ -302,113 +318,6 @@ final class ProgramAudio: Sendable {
 private final class Shared: Sendable {
     let state: Mutex<ProgramAudio.State>
     init(_ state: ProgramAudio.State) { self.state = Mutex(state) }
-}
-
-/// The mixer and the spans waiting for it, on the input set's thread only (its `deliver`): that one
-/// thread is the invariant that makes the unsynchronised state safe, hence `@unchecked Sendable`
-/// (`compensations` alone is read by control threads, under its lock).
-///
-/// Capture latency: each span's inputs reach the mixer `readAhead` (the `lag`, at most) before their
-/// program time, so the mixer can place a captured input earlier by as much as it waited in its
-/// jitter buffer (its status' `bufferSeconds`, or `bufferDelay` until the level is measured, followed
-/// in `compensationStep`s): a microphone's audio
-/// sits on the program timeline at its capture time, as a camera's picture does, whatever its buffer
-/// holds (a target raised after underruns, a level off after a restart).
-private final class MixerStage: @unchecked Sendable {
-    let mixer: AudioMixer
-    let lagFrames: Int64
-    let readAhead: Int64
-    let deliver: @Sendable (AudioChunk) -> Void
-    /// The sample after the newest span delivered by the clock (read by control threads).
-    let heard = Atomic<Int64>(0)
-    /// Each input's compensation now, in frames, by name (read by control threads).
-    let compensations = Mutex<[String: Int]>([:])
-    /// The inputs' capture status in slot order (set once, before the set starts).
-    var captureStatus: (@Sendable () -> [AudioInputSet.Status])?
-    /// A compensation follows the buffer once they differ by this much (seconds): small enough to keep
-    /// audio and picture within a fraction of a frame, large enough not to chase the level's ripple.
-    static let compensationStep = 0.004
-    /// Seconds of audio between two readings of the inputs' buffers.
-    static let measureInterval = 0.1
-    private var waiting: [AudioInputBlocks] = []
-    /// The input names by slot, as of the newest span.
-    private var names: [(slot: Int, name: String)] = []
-    /// The sample after the last span mixed.
-    private var mixedUntil: Int64?
-    private var framesSinceMeasure = 0
-
-    init(mixer: AudioMixer, lagFrames: Int64, deliver: @escaping @Sendable (AudioChunk) -> Void) {
-        self.mixer = mixer
-        self.lagFrames = lagFrames
-        readAhead = Int64(mixer.readAhead)
-        self.deliver = deliver
-    }
-
-    func take(_ blocks: AudioInputBlocks, names: [(slot: Int, name: String)]) {
-        let end = blocks.firstSample + Int64(blocks.frameCount)
-        heard.store(end, ordering: .relaxed)
-        // The program's audio starts with the clock's first span: the mixer hands on nothing before
-        // it (the read-ahead's pre-roll, and the limiter's start-up delay).
-        if mixer.origin == nil { mixer.origin = blocks.firstSample }
-        waiting.append(blocks)
-        self.names = names
-        framesSinceMeasure += blocks.frameCount
-        if Double(framesSinceMeasure) >= Self.measureInterval * Double(mixer.format.sampleRate) {
-            framesSinceMeasure = 0
-            followCaptureLatency()
-        }
-        // A span's inputs are mixed `readAhead` before their own samples: the program's span
-        // `first - readAhead`, due once the clock is `lag` past its end.
-        mix(until: end - lagFrames + readAhead)
-    }
-
-    /// Mixes every span still waiting, then the program up to the newest sample heard (the inputs'
-    /// read-ahead, with nothing after it): at the stop, once the set's thread is joined.
-    func flush() {
-        mix(until: .max)
-        guard let from = mixedUntil else { return }
-        let end = heard.load(ordering: .relaxed)
-        if end > from { mixAndDeliver([:], first: from, frames: Int(end - from)) }
-    }
-
-    /// Mixes the waiting spans whose inputs end by `sample`, oldest first.
-    private func mix(until sample: Int64) {
-        while let oldest = waiting.first, oldest.firstSample + Int64(oldest.frameCount) <= sample {
-            waiting.removeFirst()
-            var inputs: [String: [Float]] = [:]
-            for (slot, name) in names where slot >= 0 && slot < oldest.blocks.count { inputs[name] = oldest.blocks[slot].samples }
-            mixAndDeliver(inputs, first: oldest.firstSample - readAhead, frames: oldest.frameCount)
-        }
-    }
-
-    /// Mixes program samples `first..<first + frames` and hands on what the mixer returns (nothing
-    /// before the program's origin).
-    private func mixAndDeliver(_ inputs: [String: [Float]], first: Int64, frames: Int) {
-        let chunk = mixer.mix(inputs, from: first, frames: frames)
-        mixedUntil = first + Int64(frames)
-        if chunk.frameCount > 0 { deliver(chunk) }
-    }
-
-    /// Sets each captured input's compensation to the time its samples wait in its buffer now, where
-    /// that moved by a step or more (an input that does not play keeps its own).
-    private func followCaptureLatency() {
-        guard let all = captureStatus?() else { return }
-        let rate = Double(mixer.format.sampleRate), step = Int(Self.compensationStep * rate)
-        var changed: [String: Int] = [:]
-        for (slot, name) in names where slot >= 0 && slot < all.count {
-            let status = all[slot]
-            guard status.node != nil, status.state == "playing" else { continue }
-            // The buffer's smoothed level once its estimate has one (some seconds after a start), its
-            // target until then (what the start's alignment brings it to).
-            let waiting = status.bufferSeconds > 0 ? status.bufferSeconds : status.bufferDelay
-            let measured = min(Int((waiting * rate).rounded()), Int(readAhead))
-            if abs(measured - mixer.compensation(of: name)) >= step {
-                mixer.setCompensation(name, frames: measured)
-                changed[name] = mixer.compensation(of: name)
-            }
-        }
-        if !changed.isEmpty { compensations.withLock { $0.merge(changed) { _, new in new } } }
-    }
 }
 
 /// Holds discovery's reports until the `ProgramAudio` they are for exists, then forwards them (in order).

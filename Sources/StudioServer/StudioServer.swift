@@ -53,7 +53,8 @@ public final class StudioServer: Sendable {
     let startedAt: Date
     let startedMonotonic: UInt64
     /// Every running service, stopped in reverse at `shutdown`.
-    private let services: ServiceGroup
+    /// Internal so that a test can hold the list against docs/architecture.md.
+    let services: ServiceGroup
     private let ending: SessionEnding
 
     /// Opens the store, starts the session and every stage. Throws with a clear message when the
@@ -83,32 +84,11 @@ public final class StudioServer: Sendable {
         do {
             // Everything that can fail on bad settings is checked before anything is created on disk:
             // a refused start leaves no database or recording file behind.
-            let group = try configuration.socketGroup.map { name in
-                guard let gid = SystemGroups.id(ofGroup: name) else {
-                    throw ServerError("socket_group \(name): no such group (create it with `groupadd \(name)` and add the operators to it)")
-                }
-                return gid
-            }
-            // What the server creates from here on (and SQLite and libavformat for it) is its owner's
-            // alone, or readable by the socket group, whatever umask it was started with.
-            FileModes.restrict(sharedWithGroup: group != nil)
-            // The program encoder: VAAPI where the machine has it (auto) or where asked (vaapi: an error
-            // if it cannot be used), else x264, with the reason kept for `status` and the event log.
-            var videoSettings = programEncoderSettings(configuration)
-            videoSettings.faultInjectionAfterFrames = options.injectEncoderFaultAfterFrames
-            let selection = try makeEncoder(for: videoSettings)
+            let checks = try StartChecks(options: options, log: log, probeSeconds: Self.startProbeSeconds)
+            let (group, videoSettings, selection, speed, audioEncoder) =
+                (checks.group, checks.videoSettings, checks.selection, checks.speed, checks.audioEncoder)
             encoderChoiceReason = selection.fallbackReason
-            if let reason = selection.fallbackReason { log.info("hardware encoding unavailable, using x264: \(reason)") }
-            // A format beyond what the encoder sustains here (3840x2160@240 on a laptop) is said at start,
-            // not found out from dropped frames: measured before the media path starts (half a second of
-            // encoding), and only for formats above the default's pixel rate (see SpeedProbe).
-            let speed = SpeedProbe.worthMeasuringAtStart(configuration.program)
-                ? try? SpeedProbe.measure(videoSettings, budgetSeconds: Self.startProbeSeconds) : nil
             startSpeed = speed
-            let audioEncoder = try AACEncoder(format: .program, bitRate: configuration.audio.bitRate)
-            if let directory = configuration.recordDirectory {
-                try RecordingDirectory.prepare(directory, mode: FileModes.directory(sharedWithGroup: group != nil))
-            }
             let store: EventStore
             let storeHealth = StoreHealth(log: log)
             do {
@@ -244,15 +224,8 @@ public final class StudioServer: Sendable {
                                                                sceneNames: { [reloader] in Set(reloader.configuration.scenes.map(\.name)) }, log: log), events: events, log: log))
                 for discovery in discoveries { cameras.attach(discovery) }
             }, stop: { cameras.stop() })
-            // Give the cameras up to a second to deliver their first frame, so the program opens on a
-            // picture rather than on a "waiting" slate; a camera slower than that starts on the slate.
-            let firstFrameDeadline = MonotonicClock.now() + 1_000_000_000
-            // A camera nobody needs yet (not on program, no tile watched) decodes nothing: not waited for.
-            for camera in cameras.present where camera.demand?.demand != .idle {
-                let now = MonotonicClock.now()
-                guard now < firstFrameDeadline else { break }
-                _ = camera.frames.waitForNewer(than: 0, timeoutSeconds: Double(firstFrameDeadline - now) / 1e9)
-            }
+            // The program opens on a picture rather than on a "waiting" slate where it can.
+            cameras.waitForFirstFrames(seconds: 1)
 
             // The program's origin: video frame n and audio sample k are timed from here. It lies
             // `originLead` ahead, so every clock thread (the program's, the audio's, each ISO feed's) is
@@ -309,7 +282,7 @@ public final class StudioServer: Sendable {
         let summary = StartSummary(
             cameras: cameras.all.map { StartSummary.Camera(name: $0.id.name, displayName: $0.displayName, backend: $0.backend) },
             backends: configuration.cameras.backends.sorted().map(\.rawValue), audioSource: audio.source,
-            microphones: audio.inputs.filter { if case .pipewire = $0.source { $0.present } else { false } }.map { StartSummary.Microphone(name: $0.name, displayName: $0.displayName, muted: settings[$0.name]?.muted ?? false) },
+            microphones: audio.inputs.filter { $0.isMicrophone && $0.present }.map { StartSummary.Microphone(name: $0.name, displayName: $0.displayName, muted: settings[$0.name]?.muted ?? false) },
             silenceReason: audio.silenceReason,
             consoleURL: http.map { StartSummary.consoleURL(configuration.http, port: $0.port) },
             streams: !configuration.outputs.isEmpty,

@@ -150,8 +150,8 @@ public enum History {
             }
             query.camera = CameraID(camera)
         }
-        query.since = arguments.sinceMilliseconds.map(Date.init(unixMilliseconds:))
-        query.until = arguments.untilMilliseconds.map(Date.init(unixMilliseconds:))
+        query.since = try wallTime(arguments.sinceMilliseconds, "since_ms")
+        query.until = try wallTime(arguments.untilMilliseconds, "until_ms")
         try requireOrder(arguments.sinceMilliseconds, arguments.untilMilliseconds, "since", "until", text: wallText)
         query.fromProgramMilliseconds = arguments.fromMilliseconds
         query.toProgramMilliseconds = arguments.toMilliseconds
@@ -166,8 +166,8 @@ public enum History {
     public static func sessions(_ arguments: SessionsArguments, store: EventStore) throws -> SessionsReply {
         try requirePositive(arguments.limit, "limit", "sessions")
         var query = SessionQuery(limit: arguments.limit)
-        query.since = arguments.sinceMilliseconds.map(Date.init(unixMilliseconds:))
-        query.until = arguments.untilMilliseconds.map(Date.init(unixMilliseconds:))
+        query.since = try wallTime(arguments.sinceMilliseconds, "since_ms")
+        query.until = try wallTime(arguments.untilMilliseconds, "until_ms")
         try requireOrder(arguments.sinceMilliseconds, arguments.untilMilliseconds, "since", "until", text: wallText)
         if let ended = arguments.ended {
             query.endReasons = try words(ended).map { reason in
@@ -258,6 +258,18 @@ public enum History {
         if let start, let end, end <= start {
             throw ControlError(.invalidArgument, "\"\(endName)\" (\(text(end))) must be after \"\(startName)\" (\(text(start)))")
         }
+    }
+
+    /// The years a wall-clock bound may name (the store keeps milliseconds since 1970 as integers).
+    static let wallMilliseconds: ClosedRange<Int64> = 0...253_402_300_799_999  // 1970-01-01 to 9999-12-31
+
+    /// A wall-clock bound in milliseconds since 1970 as a date, refused outside `wallMilliseconds`.
+    static func wallTime(_ milliseconds: Int64?, _ name: String) throws -> Date? {
+        guard let milliseconds else { return nil }
+        guard wallMilliseconds.contains(milliseconds) else {
+            throw ControlError(.invalidArgument, "\"\(name)\" must be a time from 1970 to 9999 in milliseconds since 1970, got \(milliseconds)")
+        }
+        return Date(unixMilliseconds: milliseconds)
     }
 
     static func wallText(_ milliseconds: Int64) -> String { ISO8601Time.format(Date(unixMilliseconds: milliseconds)) }

@@ -42,44 +42,42 @@ enum PictureCommand: ClientCommand {
 
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        var request: [String: JSONValue] = ["camera": .string(arguments.positionals[0])]
-        if arguments.flag(reset.name) { request["reset"] = .bool(true) }
+        var request = PictureArguments(camera: arguments.positionals[0], reset: arguments.flag(reset.name))
         for key in Key.allCases {
             if key.isSwitch {
                 let (on, off) = (arguments.flag(key.rawValue), arguments.flag("no-" + key.rawValue))
                 if on && off { throw UsageError("studio picture: give --\(key) or --no-\(key), not both") }
-                if on || off { request[key.rawValue] = .bool(on) }
+                guard on || off else { continue }
+                if key == .mirror { request.mirror = on } else { request.flip = on }
                 continue
             }
             switch key {
-            case .crop:
-                if let crop = try arguments.parse(key.rawValue, .crop) {
-                    request[key.rawValue] = crop.map { .array([$0.x, $0.y, $0.width, $0.height].map { .number($0) }) } ?? .string("none")
-                }
-            case .rotate, .beauty:
-                if let value = try arguments.parse(key.rawValue, .wholeNumber) { request[key.rawValue] = .number(Double(value)) }
-            default:
-                if let value = try arguments.parse(key.rawValue, .number) { request[key.rawValue] = .number(value) }
+            case .crop: if let crop = try arguments.parse(key.rawValue, .crop) { request.crop = .some(crop) }
+            case .rotate: request.rotate = try arguments.parse(key.rawValue, .wholeNumber)
+            case .beauty: request.beauty = try arguments.parse(key.rawValue, .wholeNumber)
+            case .brightness: request.brightness = try arguments.parse(key.rawValue, .number)
+            case .contrast: request.contrast = try arguments.parse(key.rawValue, .number)
+            case .saturation: request.saturation = try arguments.parse(key.rawValue, .number)
+            case .gamma: request.gamma = try arguments.parse(key.rawValue, .number)
+            case .mirror, .flip: break
             }
         }
-        let result = try self.request(socket, "picture", request)
-        print(json ? result.jsonText : Format.picture(result))
+        let reply = try call(socket, PictureSignatures.Picture.self, request)
+        print(json ? reply.json.jsonText : Format.picture(reply.value))
         return 0
     }
 }
 
 extension Format {
     /// `cam1: mirror · beauty 40`, with when a change took effect and what it changed.
-    static func picture(_ result: JSONValue) -> String {
-        decoded(result, as: PictureReply.self) { reply in
-            var text = "\(reply.camera): \(pictureSettings(reply.picture))"
-            if let ms = reply.programMilliseconds {
-                let changed = reply.changed.isEmpty ? "nothing changed"
-                    : "changed " + PictureSettings.Key.allCases.compactMap { key in reply.changed[key.rawValue].map { "\(key) \($0)" } }.joined(separator: ", ")
-                text += "\n  from program time \(programTime(ms)): \(changed)"
-            }
-            return text
+    static func picture(_ reply: PictureReply) -> String {
+        var text = "\(reply.camera): \(pictureSettings(reply.picture))"
+        if let ms = reply.programMilliseconds {
+            let changed = reply.changed.isEmpty ? "nothing changed"
+                : "changed " + PictureSettings.Key.allCases.compactMap { key in reply.changed[key.rawValue].map { "\(key) \($0)" } }.joined(separator: ", ")
+            text += "\n  from program time \(programTime(ms)): \(changed)"
         }
+        return text
     }
 
     /// The settings that change the picture (`mirror · rotate 90 · beauty 40`), or that none do.

@@ -27,7 +27,7 @@ import TestSupport
         var samples: [[(t: Double, fill: Double)]] = [[], []]
         var nextLine = 0.0
         let settledAt = 60.0
-        var settled: [AudioInputSet.Status] = []
+        var settled: [AudioInputStatus] = []
         while true {
             MonotonicClock.sleep(seconds: 1)
             let t = Double(MonotonicClock.now() - started) / 1e9

@@ -35,6 +35,14 @@ func toneLevels(_ samples: [Float], _ frequency: Double) -> [Double] {
     stride(from: 0, to: samples.count - 4_799, by: 4_800).map { AudioSignals.goertzelAmplitude(samples[$0..<($0 + 4_800)], frequency: frequency) }
 }
 
+/// A microphone input of a set, its log lines prefixed as `ProgramAudio` prefixes them
+/// (`audio input N (pipewire:NODE): ...`).
+func microphone(_ node: String, number: Int, remote: String?, retryInterval: Double = 0.2, chunkDuration: Double = AudioInputSet.standardChunkDuration,
+                report: @escaping @Sendable (String) -> Void = { _ in }) -> any ClockedAudioInput {
+    PipeWireMicrophone.input(node: node, remote: remote, chunkDuration: chunkDuration, retryInterval: retryInterval,
+                             report: { report("audio input \(number) (\(PipeWireMicrophone.label(node))): \($0)") })
+}
+
 extension PipeWireDaemonTests {
 /// Audio inputs against a real private PipeWire daemon and virtual microphones (`pw-virtual-camera --mic`).
 @Suite(.serialized) struct AudioInputRigTests {
@@ -68,8 +76,10 @@ extension PipeWireDaemonTests {
         try rig.startMicrophone(node: "mic-a", tone: 440)
         try rig.startMicrophone(node: "mic-b", tone: 1000, plainStream: true)
         let log = SpanLog(), messages = Mutex<[String]>([])
-        let inputs = AudioInputSet(sources: [.pipewire(node: "mic-a"), .pipewire(node: "mic-b"), .tone(.tone(frequency: 3000, level: -20)), .silence],
-                                   remote: rig.remote, retryInterval: 0.2, report: { line in messages.withLock { $0.append(line) } },
+        let report: @Sendable (String) -> Void = { line in messages.withLock { $0.append(line) } }
+        let inputs = AudioInputSet(inputs: [microphone("mic-a", number: 1, remote: rig.remote, report: report),
+                                            microphone("mic-b", number: 2, remote: rig.remote, report: report),
+                                            ToneInput(.tone(frequency: 3000, level: -20)), ToneInput.silence],
                                    deliver: log.deliver)
         inputs.start()
         defer { inputs.stop() }
@@ -133,8 +143,8 @@ extension PipeWireDaemonTests {
         defer { if !resumed { kill(pid, SIGCONT) } }
         // When each span arrived (real time), kept by the set's thread.
         let arrivals = Mutex<[UInt64]>([]), log = SpanLog(), messages = Mutex<[String]>([])
-        let inputs = AudioInputSet(sources: [.tone(.tone(frequency: 3000, level: -20)), .pipewire(node: "mic-a")], remote: rig.remote,
-                                   retryInterval: 0.2, report: { line in messages.withLock { $0.append(line) } }) { span in
+        let inputs = AudioInputSet(inputs: [ToneInput(.tone(frequency: 3000, level: -20)),
+                                            microphone("mic-a", number: 2, remote: rig.remote, report: { line in messages.withLock { $0.append(line) } })]) { span in
             arrivals.withLock { $0.append(MonotonicClock.now()) }
             log.deliver(span)
         }
@@ -174,8 +184,8 @@ extension PipeWireDaemonTests {
         try rig.startMicrophone(node: "mic-a", tone: 440)
         try rig.startMicrophone(node: "mic-b", tone: 1000, plainStream: true)
         let log = SpanLog()
-        let inputs = AudioInputSet(sources: [.pipewire(node: "mic-a"), .pipewire(node: "mic-b"), .tone(.tone(frequency: 3000, level: -20))],
-                                   remote: rig.remote, retryInterval: 0.2, deliver: log.deliver)
+        let inputs = AudioInputSet(inputs: [microphone("mic-a", number: 1, remote: rig.remote), microphone("mic-b", number: 2, remote: rig.remote),
+                                            ToneInput(.tone(frequency: 3000, level: -20))], deliver: log.deliver)
         inputs.start()
         defer { inputs.stop() }
         #expect(waitUntil(seconds: 15) { inputs.status.prefix(2).allSatisfy { $0.state == "playing" } }, "\(inputs.status)")
@@ -211,13 +221,13 @@ extension PipeWireDaemonTests {
     @Test func inputsAddedWhileRunningJoinTheNextSpan() throws {
         try rig.startMicrophone(node: "late-mic", tone: 1000)
         let log = SpanLog()
-        let inputs = AudioInputSet(sources: [.tone(.tone(frequency: 440, level: -20))], remote: rig.remote, retryInterval: 0.2, deliver: log.deliver)
+        let inputs = AudioInputSet(inputs: [ToneInput(.tone(frequency: 440, level: -20))], deliver: log.deliver)
         inputs.start()
         defer { inputs.stop() }
         #expect(waitUntil(seconds: 15) { log.count > 20 })
-        #expect(inputs.add(.tone(.tone(frequency: 3000, level: -20))) == 1)
-        #expect(inputs.add(.pipewire(node: "late-mic")) == 2)
-        #expect(inputs.sources.count == 3)
+        #expect(inputs.add(ToneInput(.tone(frequency: 3000, level: -20))) == 1)
+        #expect(inputs.add(microphone("late-mic", number: 3, remote: rig.remote)) == 2)
+        #expect(inputs.inputs.map(\.description) == ["tone", "tone", "pipewire:late-mic"])
         #expect(waitUntil(seconds: 10) { inputs.status.count == 3 && inputs.status[2].state == "playing" && inputs.status[2].framesCaptured > 24_000 },
                 "\(inputs.status)")
         let from = log.count
@@ -251,7 +261,8 @@ extension PipeWireDaemonTests {
         let rig = try PipeWireRig()
         try rig.start()
         let producers = [try rig.startMicrophone(node: "fast", tone: 440, ppm: 300), try rig.startMicrophone(node: "slow", tone: 1000, ppm: -300)]
-        let inputs = AudioInputSet(sources: [.pipewire(node: "fast"), .pipewire(node: "slow")], remote: rig.remote,
+        let inputs = AudioInputSet(inputs: [microphone("fast", number: 1, remote: rig.remote, retryInterval: 2, chunkDuration: chunkDuration),
+                                            microphone("slow", number: 2, remote: rig.remote, retryInterval: 2, chunkDuration: chunkDuration)],
                                    chunkDuration: chunkDuration) { _ in }
         inputs.start()
         #expect(waitUntil(seconds: 10) { inputs.status.allSatisfy { $0.state == "playing" } }, "\(inputs.status)")
@@ -267,7 +278,7 @@ extension PipeWireDaemonTests {
         let started = MonotonicClock.now()
         // Settle (the loop ~25 s), then watch for 35 s. Every wake-up's lateness is kept for the report: a
         // machine so busy that this thread oversleeps starves the sources and the capture too.
-        var latest: UInt64 = 0, settled: [AudioInputSet.Status] = []
+        var latest: UInt64 = 0, settled: [AudioInputStatus] = []
         var fills: [[Double]] = [[], []]
         while MonotonicClock.now() < started + 75_000_000_000 {
             let asleep = MonotonicClock.now()

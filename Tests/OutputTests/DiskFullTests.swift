@@ -74,6 +74,9 @@ import TestSupport
         }
         let before = try MediaProbe.probe(path)
         #expect(before.videoPackets.count >= 20, "the full file keeps what reached the disk")
+        // Cut back to its last whole cluster: it decodes to its end with no error, no half cluster.
+        let cut = try MediaProbe.decodeCheck(path)
+        #expect(cut.clean && cut.videoFrames == before.videoPackets.count, "the cut file: \(cut.errors)")
         let after = try MediaProbe.probe(part1)
         #expect(after.videoPackets.count >= 30)
         #expect(after.videoPackets.first?.isKeyframe == true)

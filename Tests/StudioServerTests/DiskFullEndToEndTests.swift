@@ -78,6 +78,9 @@ extension EndToEndTests {
         for name in ["program", "cam1"] {
             let check = try MediaProbe.decodeCheck(directory.appendingPathComponent("session-1-\(name)-part1.mkv"))
             #expect(check.clean && check.videoFrames >= 30, "\(name)-part1: \(check.errors)")
+            // The part the full disk cut ends at its last whole cluster: it decodes with no error.
+            let cut = try MediaProbe.decodeCheck(directory.appendingPathComponent("session-1-\(name).mkv"))
+            #expect(cut.clean && cut.videoFrames >= 10, "\(name), cut by the full disk: \(cut.errors)")
         }
         let listed = try JSONValue(parsing: try studio.run(["recordings", "--json", "--db", studio.database]).output)
         #expect(listed["recordings"]?.arrayValue?.compactMap { $0["path"]?.stringValue }.map { ($0 as NSString).lastPathComponent }.sorted() == files)

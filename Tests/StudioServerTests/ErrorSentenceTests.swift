@@ -104,6 +104,10 @@ extension EndToEndTests {
             #"{"id": 7, "command": "picture", "arguments": {"camera": "cam1", "crop": "a"}}"#,
             #"{"id": 8, "command": "nonsense"}"#, #"{"id": 9}"#, #"[1, 2]"#, #"{"id": 10, "command": "switch", "arguments": 5}"#,
             "{\"id\": 11, \"command\": \"swi\u{0}tch\"}", "not json",
+            // Found by the long fuzz (2026-12-06): a wall time near Int64's ends crashed the store thread.
+            #"{"id": 12, "command": "sessions", "arguments": {"since_ms": 9223372036854775807}}"#,
+            #"{"id": 13, "command": "sessions", "arguments": {"until_ms": 9223372036854775295}}"#,
+            #"{"id": 14, "command": "log", "arguments": {"since_ms": -9223372036854775808}}"#,
         ]
         for line in lines {
             // One connection each: replies to a worker's commands may come after later lines' replies.

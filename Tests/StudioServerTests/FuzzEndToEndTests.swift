@@ -37,4 +37,21 @@ import TestSupport
         #expect((report["commands"]?.intValue ?? 0) >= 25 && (report["routes"]?.intValue ?? 0) >= 30
                 && (report["cli_commands"]?.intValue ?? 0) >= 20, "\(report)")
     }
+
+    /// The HTTP surface of servers with `http.token`: right tokens, near misses and none, in the header
+    /// and the query; a request without the token must never be answered below 400.
+    @Test(.enabled(if: hypothesisAvailable, "needs python3-hypothesis (a Debian package; run scripts/setup.sh)"))
+    func theTokenHoldsUnderTheHTTPGrammar() throws {
+        let examples = 100
+        let fuzzer = try ChildProcess(executable: Self.python, arguments: [
+            Self.script, "--binary", StudioHarness.binary, "--seed", "34", "--examples", "\(examples)", "--idle", "2",
+            "--surfaces", "http", "--token",
+        ])
+        let exit = fuzzer.wait(timeout: 180)
+        if exit == nil { fuzzer.terminate(signal: SIGKILL); _ = fuzzer.wait(timeout: 5) }
+        let output = fuzzer.outputText()
+        try #require(exit == .exited(0), "the fuzzer: \(String(describing: exit))\n\(output.suffix(3000))\n\(fuzzer.errorText().suffix(3000))")
+        let report = try JSONValue(parsing: output.split(whereSeparator: \.isNewline).last.map(String.init) ?? "")
+        #expect(report["examples"]?["http"]?.intValue == examples, "\(report)")
+    }
 }

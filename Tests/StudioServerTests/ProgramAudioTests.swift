@@ -5,7 +5,7 @@ import Capture
 /// Which camera an audio input belongs to (a webcam's own microphone), from the devices' own names.
 @Suite struct ProgramAudioTests {
     static func input(node: String, usb: String? = nil) -> ProgramAudio.Input {
-        ProgramAudio.Input(name: "mic1", source: .pipewire(node: node), slot: 1, identity: "pipewire:\(node)", displayName: node,
+        ProgramAudio.Input(name: "mic1", source: PipeWireMicrophone.label(node), node: node, isMicrophone: true, slot: 1, identity: "pipewire:\(node)", displayName: node,
                            usbDevice: usb, present: true)
     }
 

@@ -109,11 +109,12 @@ struct V4L2EndToEndTests {
         #expect(back["granted"]?["fps"]?.doubleValue == 30)
 
         // Cuts.
-        usleep(1_500_000)
+        // Each shown for a while: waits on the program's own frame count, not on the wall clock.
+        #expect(studio.waitForProgramFrames(45))
         _ = try Self.request(studio, "switch", ["camera": "cam2"])
-        usleep(1_500_000)
+        #expect(studio.waitForProgramFrames(45))
         _ = try Self.request(studio, "switch", ["camera": "cam1"])
-        usleep(1_000_000)
+        #expect(studio.waitForProgramFrames(30))
 
         // cam1 (on air) fails as an unplugged USB camera would; vivid reconnects it once it is closed.
         let slateBefore = try Self.request(studio, "status")["program"]?["slate_frames"]?.intValue ?? 0
@@ -124,12 +125,12 @@ struct V4L2EndToEndTests {
         }, "cam1 comes back")
         let slateAfter = try Self.request(studio, "status")["program"]?["slate_frames"]?.intValue ?? 0
         #expect(slateAfter > slateBefore, "the slate was on program while cam1 was gone")
-        usleep(1_000_000)
+        #expect(studio.waitForProgramFrames(30))
 
         // Both unplugged at once, then back: same names.
         try VividRig.unbind()
         #expect(waitUntil(seconds: 5, every: 0.1) { Self.states(studio) == ["cam1": "lost", "cam2": "lost"] })
-        usleep(1_000_000)
+        #expect(studio.waitForProgramFrames(30), "the program goes on (the slate) with both cameras gone")
         try VividRig.bind()
         #expect(waitUntil(seconds: 8, every: 0.1) { Self.states(studio) == ["cam1": "live", "cam2": "live"] })
         let after = try Self.request(studio, "cameras")["cameras"]?.arrayValue ?? []
@@ -137,7 +138,7 @@ struct V4L2EndToEndTests {
         // vivid came back with its defaults; the config's test pattern is on cam2 again.
         let again = try Self.request(studio, "controls", ["camera": "cam2"])["controls"]?.arrayValue
         #expect(again?.first { $0["name"]?.stringValue == "test_pattern" }?["value_text"]?.stringValue == "100% Blue")
-        usleep(1_000_000)
+        #expect(studio.waitForProgramFrames(30))
 
         let log = try Self.request(studio, "log")
         let stopping = MonotonicClock.now()

@@ -1,3 +1,5 @@
+import StudioCore
+
 /// What the clock thread decides for each block of an input read through its jitter buffer, apart from
 /// the buffer itself (a capture's ring under its lock; a simulated one in the tests): whether captured
 /// audio plays, the last resort (a jump or a burst cut back to the target), the alignment after a start,
@@ -63,4 +65,32 @@ struct JitterBufferLoop: Sendable {
 
     /// A new stream: nothing is known about its clock.
     mutating func reset() { self = JitterBufferLoop() }
+}
+
+/// What every captured audio input shares: its jitter buffer's target and the last resort's threshold.
+public enum AudioCapture {
+    /// Fill (frames) the jitter buffer is held at: two of the source's largest quanta, at least 40 ms,
+    /// plus what the clock's `block` (frames) is beyond 10 ms; at most 125 ms. A block takes its whole
+    /// span at once, and the slack of two quanta was found with 10 ms blocks: with 20 ms blocks and no
+    /// more, the simulated quiet machine (`JitterBufferBurstTests`) ran dry after a stall and cut the
+    /// catch-up, with 10 ms more it holds. With the test rig's 1024-frame quanta and the program's 10 ms
+    /// block: 2048 frames (42.7 ms). `headroom` (frames) is what underruns added (`UnderrunHeadroom`).
+    static func target(largestQuantum: Int, rate: Int, block: Int, headroom: Int = 0) -> Int {
+        min(max(2 * largestQuantum, rate / 25) + max(0, block - rate / 100) + max(0, headroom), maximumTarget(rate: rate))
+    }
+    /// The most the target grows to after underruns: 125 ms.
+    static func maximumTarget(rate: Int) -> Int { rate / 8 }
+    /// The most the jitter buffer is held at, in samples at the program's rate.
+    public static let maximumTarget = maximumTarget(rate: AudioFormat.program.sampleRate)
+    /// A level (the median of three seconds' envelopes, so one stray second is gone) beyond the target
+    /// by more than this many seconds is a jump that lasts, not drift: cut back to the target (counted as
+    /// discarded). Less drains through the rate (`ClockRatioEstimator.maximumCorrectionPPM`): a source
+    /// that delivers a quantum more (21 ms at 1024 frames) is no cut.
+    public static let burstThreshold = 0.03
+    /// The same within `ClockRatioEstimator.settleTime` of a (re)start (the buffer ran dry; what comes
+    /// after the restart beyond the target is the stall's backlog), on the smoothed level: 8 ms.
+    public static let restartBurstThreshold = 0.008
+    /// A buffer this many seconds beyond its target is a jump (a burst, a backlog), not drift: it is cut
+    /// back to the target at once (counted as discarded).
+    public static let jumpThreshold = 0.1
 }

@@ -1,162 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import AudioKernels
 import StudioCore
-
-/// Keeps an input that runs on its own clock (a USB microphone, a graph driven by another device) on
-/// the program's clock without dropping or repeating samples: `ClockRatioEstimator` measures the input's
-/// clock against the program's (CLOCK_MONOTONIC) from the fill of its jitter buffer, and
-/// `AdaptiveResampler` reads the input `1 + ratio` samples per program sample.
-
-/// A band-limited resampler at a ratio near 1 that may change on every block: a 16-tap windowed sinc
-/// (Blackman, cut off at 0.45 of the rate) on 256 phases, interpolated between neighbouring phases.
-/// Input frames are appended as they come; each `produce` writes exactly the frames asked for and
-/// consumes `step` input frames per output frame (a fractional read position carries over).
-struct AdaptiveResampler: Sendable {
-    static let taps = Int(AK_RESAMPLER_TAPS)
-    static let phases = 256
-    /// Frames of input held back ahead of the read position (the filter's half length): the resampler's
-    /// own delay.
-    static let lookahead = taps / 2
-    /// Row p: the taps for a read position p/phases past an input frame; phases + 1 rows.
-    private static let table: [Float] = {
-        var table = [Float](repeating: 0, count: (phases + 1) * taps)
-        let cutoff = 0.9  // of Nyquist
-        for phase in 0...phases {
-            let fraction = Double(phase) / Double(phases)
-            var row = [Double](repeating: 0, count: taps)
-            for k in 0..<taps {
-                // Tap k reads input frame floor(position) - (lookahead - 1) + k.
-                let x = Double(k - (lookahead - 1)) - fraction
-                let sinc = x == 0 ? 1 : sin(Double.pi * cutoff * x) / (Double.pi * cutoff * x)
-                let w = (x + Double(lookahead)) / Double(taps)  // 0...1 across the window
-                let window = 0.42 - 0.5 * cos(2 * Double.pi * w) + 0.08 * cos(4 * Double.pi * w)
-                row[k] = sinc * max(window, 0)
-            }
-            let sum = row.reduce(0, +)
-            for k in 0..<taps { table[phase * taps + k] = Float(row[k] / sum) }
-        }
-        return table
-    }()
-
-    let channels: Int
-    /// Interleaved input not yet consumed; frame 0 is `lookahead - 1` frames before the read position's frame.
-    private var pending: [Float]
-    /// Which input frames are held and where the read position is (no samples).
-    private(set) var accounting = Accounting()
-
-    /// The resampler's frame accounting, apart from the samples: what `framesNeeded` asks for, what
-    /// `bufferedFrames` reports and what a block consumes. The jitter buffer's simulations run on it
-    /// (JitterBufferBurstTests), so they consume input exactly as a capture does.
-    struct Accounting: Sendable {
-        /// Input frames held (`pending`), and the read position in frames from the first of them.
-        private(set) var held = AdaptiveResampler.lookahead - 1
-        private(set) var position = Double(AdaptiveResampler.lookahead - 1)
-
-        /// Input frames held that are not yet consumed (they count toward the input's buffer delay).
-        var bufferedFrames: Double { Double(held) - position }
-
-        /// Input frames that must be appended before `frames` output frames can be produced at `step`.
-        func framesNeeded(toProduce frames: Int, step: Double) -> Int {
-            guard frames > 0 else { return 0 }
-            let last = Int((position + Double(frames - 1) * step).rounded(.down))
-            return max(0, last + AdaptiveResampler.lookahead + 1 - held)
-        }
-
-        mutating func append(frames: Int) { held += frames }
-
-        /// `frames` output frames were produced at `step`: returns the input frames no later output
-        /// needs (to drop from the front).
-        mutating func advance(frames: Int, step: Double) -> Int {
-            let end = position + Double(frames) * step
-            let consumed = max(0, min(Int(end.rounded(.down)) - (AdaptiveResampler.lookahead - 1), held))
-            held -= consumed
-            position = end - Double(consumed)
-            return consumed
-        }
-    }
-
-    init(channels: Int) {
-        self.channels = max(1, channels)
-        pending = [Float](repeating: 0, count: (Self.lookahead - 1) * self.channels)
-    }
-
-    /// Input frames held that are not yet consumed (they count toward the input's buffer delay).
-    var bufferedFrames: Double { accounting.bufferedFrames }
-
-    /// Input frames that must be appended before `produce(frames:step:)` can run.
-    func framesNeeded(toProduce frames: Int, step: Double) -> Int { accounting.framesNeeded(toProduce: frames, step: step) }
-
-    mutating func append(_ samples: UnsafeBufferPointer<Float>) {
-        pending.append(contentsOf: samples)
-        accounting.append(frames: samples.count / channels)
-    }
-
-    /// Starts over from silence (after a gap: what is held would play late).
-    mutating func reset() { self = AdaptiveResampler(channels: channels) }
-
-    /// Writes `frames` output frames into `destination` from sample `offset`; the input must hold
-    /// `framesNeeded(toProduce:step:)` more frames first.
-    mutating func produce(frames: Int, step: Double, into destination: inout [Float], offset: Int) {
-        precondition(frames >= 0 && offset >= 0 && offset + frames * channels <= destination.count, "the block does not fit")
-        precondition(framesNeeded(toProduce: frames, step: step) == 0, "not enough input appended")
-        guard frames > 0 else { return }
-        let channels = self.channels
-        // Each frame's read position computed as `framesNeeded` computes the last one (a running sum
-        // could round one frame further than the input it asked for).
-        let start = accounting.position
-        pending.withUnsafeBufferPointer { input in
-            destination.withUnsafeMutableBufferPointer { output in
-                let input = input.baseAddress!, output = output.baseAddress! + offset
-                if channels == 2 {
-                    Self.stereoTable.withUnsafeBufferPointer { table in
-                        ak_resample_stereo(input, table.baseAddress!, Int32(Self.phases), start, step, frames, output, ak_isa_best)
-                    }
-                } else {
-                    Self.table.withUnsafeBufferPointer { table in
-                        Self.produce(frames: frames, channels: channels, step: step, start: start, input: input,
-                                     table: table.baseAddress!, output: output)
-                    }
-                }
-            }
-        }
-        // Drop what no later output needs.
-        pending.removeFirst(accounting.advance(frames: frames, step: step) * channels)
-    }
-
-    /// `table` with every tap twice (left, right): a row lines up with `taps` interleaved stereo frames.
-    /// Stereo, the program's format, runs `ak_resample_stereo` (C, in 4- or 8-lane vectors: each output
-    /// frame one pass over `taps` interleaved frames, the row's taps interpolated towards the next row's
-    /// on the way); any other channel count the scalar loop below.
-    static let stereoTable: [Float] = table.flatMap { [$0, $0] }
-
-    /// Any number of channels: the row's taps interpolated once per output frame, then one pass per channel.
-    private static func produce(frames: Int, channels: Int, step: Double, start: Double, input: UnsafePointer<Float>,
-                                table: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
-        withUnsafeTemporaryAllocation(of: Float.self, capacity: taps) { coefficients in
-            for frame in 0..<frames {
-                let position = start + Double(frame) * step
-                let whole = Int(position.rounded(.down))
-                let scaled = (position - Double(whole)) * Double(phases)
-                let phase = min(Int(scaled), phases - 1)
-                let blend = Float(scaled - Double(phase))
-                let row = table + phase * taps, next = row + taps
-                for k in 0..<taps { coefficients[k] = row[k] + blend * (next[k] - row[k]) }
-                let first = (whole - (lookahead - 1)) * channels
-                for channel in 0..<channels {
-                    var sum: Float = 0
-                    var index = first + channel
-                    for k in 0..<taps {
-                        sum += coefficients[k] * input[index]
-                        index += channels
-                    }
-                    output[frame * channels + channel] = sum
-                }
-                }
-        }
-    }
-}
 
 /// Keeps an input's jitter buffer at its target while its clock runs fast or slow, and gives the
 /// resampling step for each block: `1 + correction` input frames per program frame, a PI loop on the
@@ -362,7 +207,7 @@ struct ClockRatioEstimator: Sendable {
 /// are only ever late (a busy machine delays the source or the callback, never hurries them), so each
 /// second keeps its earliest arrival (the lower envelope, as NTP keeps its minimum-delay samples) and
 /// the ratio is the robust slope (Theil-Sen) of the last `window` seconds of those. Reported beside the
-/// loop's estimate as a diagnostic (`PipeWireMicrophone.Status.arrivalPPM`), not fed to the resampling:
+/// loop's estimate as a diagnostic (`AudioInputStatus.arrivalPPM`), not fed to the resampling:
 /// on this rig under a load of 10-25 on 2 cores it read +1000 ppm for both a +300 and a -300 ppm source,
 /// and with the graph's cycle times (`pw_time.now`) in place of the arrivals +18000 and -4700: a source
 /// starved that much delivers on the scheduler's clock, not its own (docs/audio.md).
@@ -408,32 +253,4 @@ struct ArrivalClock: Sendable {
         let slope = slopes[slopes.count / 2]
         return -slope / (1 + slope)
     }
-}
-
-/// What every captured audio input shares: its jitter buffer's target and the last resort's threshold.
-public enum AudioCapture {
-    /// Fill (frames) the jitter buffer is held at: two of the source's largest quanta, at least 40 ms,
-    /// plus what the clock's `block` (frames) is beyond 10 ms; at most 125 ms. A block takes its whole
-    /// span at once, and the slack of two quanta was found with 10 ms blocks: with 20 ms blocks and no
-    /// more, the simulated quiet machine (`JitterBufferBurstTests`) ran dry after a stall and cut the
-    /// catch-up, with 10 ms more it holds. With the test rig's 1024-frame quanta and the program's 10 ms
-    /// block: 2048 frames (42.7 ms). `headroom` (frames) is what underruns added (`UnderrunHeadroom`).
-    static func target(largestQuantum: Int, rate: Int, block: Int, headroom: Int = 0) -> Int {
-        min(max(2 * largestQuantum, rate / 25) + max(0, block - rate / 100) + max(0, headroom), maximumTarget(rate: rate))
-    }
-    /// The most the target grows to after underruns: 125 ms.
-    static func maximumTarget(rate: Int) -> Int { rate / 8 }
-    /// The most the jitter buffer is held at, in samples at the program's rate.
-    public static let maximumTarget = maximumTarget(rate: AudioFormat.program.sampleRate)
-    /// A level (the median of three seconds' envelopes, so one stray second is gone) beyond the target
-    /// by more than this many seconds is a jump that lasts, not drift: cut back to the target (counted as
-    /// discarded). Less drains through the rate (`ClockRatioEstimator.maximumCorrectionPPM`): a source
-    /// that delivers a quantum more (21 ms at 1024 frames) is no cut.
-    public static let burstThreshold = 0.03
-    /// The same within `ClockRatioEstimator.settleTime` of a (re)start (the buffer ran dry; what comes
-    /// after the restart beyond the target is the stall's backlog), on the smoothed level: 8 ms.
-    public static let restartBurstThreshold = 0.008
-    /// A buffer this many seconds beyond its target is a jump (a burst, a backlog), not drift: it is cut
-    /// back to the target at once (counted as discarded).
-    public static let jumpThreshold = 0.1
 }
