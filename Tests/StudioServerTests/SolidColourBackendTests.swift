@@ -64,7 +64,7 @@ import StudioSystem
 }
 
 /// The backend: not selectable (always on in a server whose table has it), one camera. Its tone is to
-/// come beside the camera once the generic timed audio input lands (issue 28, item 2).
+/// come beside the camera, pushed into a `TimedAudioInput` (issue 28, item 2).
 struct SolidColourBackend: SourceBackend {
     let colour: YUVColor
     var name: BackendName { "solid" }
