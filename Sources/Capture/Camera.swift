@@ -48,7 +48,8 @@ public struct CaptureStatistics: Sendable, Codable, Hashable {
 public protocol Camera: AnyObject, Sendable {
     /// Operator-facing name (`cam1`...).
     var id: CameraID { get }
-    var backend: CameraBackend { get }
+    /// The name of the backend it comes from (`SourceBackend.name`).
+    var backend: BackendName { get }
     /// Stable identity of the device that survives replugging and restarts (for example a USB serial or
     /// bus path), used to give a returning camera its old `id`.
     var identity: String { get }
@@ -104,12 +105,12 @@ public struct CameraMode: Sendable, Codable, Hashable, CustomStringConvertible {
 
 /// What a discovery knows of a device when it asks for its operator name.
 public struct CameraIdentity: Sendable, Hashable {
-    public var backend: CameraBackend
+    public var backend: BackendName
     /// Stable across replugging and restarts (see `Camera.identity`).
     public var identity: String
     public var displayName: String
 
-    public init(backend: CameraBackend, identity: String, displayName: String) {
+    public init(backend: BackendName, identity: String, displayName: String) {
         self.backend = backend
         self.identity = identity
         self.displayName = displayName

@@ -163,7 +163,7 @@ public final class EventStore: Sendable {
     ///   renamed to the lowest free `camN` (computed after this camera gave up its old name); its events keep
     ///   the name they were recorded with. Two devices pinned to one name take it from each other in turn:
     ///   the configuration should forbid that.
-    public func cameraName(forIdentity identity: String, backend: CameraBackend, displayName: String,
+    public func cameraName(forIdentity identity: String, backend: BackendName, displayName: String,
                            pinnedName: CameraID?) throws -> CameraID {
         try perform("cameraName") {
             try $0.cameraName(identity: identity, backend: backend, displayName: displayName, pinnedName: pinnedName)

@@ -77,13 +77,14 @@ public struct CameraRecord: Sendable, Hashable {
     /// Stable device identity (what `cameraName(forIdentity:...)` was given).
     public var identity: String
     public var name: CameraID
-    /// `CameraBackend` raw value; kept as text so a database written by a newer binary still lists.
+    /// The backend's name (`BackendName.rawValue`) as text: a database written by a binary with other
+    /// backends still lists.
     public var backend: String
     public var displayName: String
     public var firstSeen: Date
     public var lastSeen: Date
 
-    public var knownBackend: CameraBackend? { CameraBackend(rawValue: backend) }
+    public var backendName: BackendName { BackendName(backend) }
 
     public init(identity: String, name: CameraID, backend: String, displayName: String, firstSeen: Date, lastSeen: Date) {
         self.identity = identity

@@ -5,7 +5,7 @@ import StudioCore
 extension StoreWorker {
     // MARK: Cameras
 
-    func cameraName(identity: String, backend: CameraBackend, displayName: String, pinnedName: CameraID?) throws -> CameraID {
+    func cameraName(identity: String, backend: BackendName, displayName: String, pinnedName: CameraID?) throws -> CameraID {
         try requireWritable("cameraName")
         guard !identity.isEmpty else { throw EventStoreError.invalidArgument("cameraName: the camera identity is empty") }
         if let pinnedName, pinnedName.name.isEmpty {

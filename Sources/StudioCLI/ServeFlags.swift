@@ -15,7 +15,7 @@ public struct ServeSettings: Sendable {
     /// `--cameras N`.
     public var cameraCount: Int?
     /// `--backends`.
-    public var backends: Set<CameraBackendChoice>?
+    public var backends: Set<BackendName>?
     /// `--camera-size`.
     public var cameraSize: FrameSize?
     /// `--camera-noise`.
@@ -80,8 +80,9 @@ public enum ServeFlags {
         },
         .value("cameras", "N", .cameraCount, config: "cameras.demo",
                help: "number of test-pattern cameras (implies --demo; 0 allowed)") { $0.cameraCount = $1 },
-        .value("backends", "v4l2,pipewire|none", .cameraBackends, config: "cameras.backends",
-               help: "real cameras to look for: v4l2, pipewire (comma-separated) or none;\ndefault: config cameras.backends (both), none with --demo") {
+        // The names from `BackendName.selectable`, as the config checks them.
+        .value("backends", BackendName.selectable.map(\.rawValue).joined(separator: ",") + "|none", .cameraBackends, config: "cameras.backends",
+               help: "real cameras to look for: \(BackendName.selectable.map(\.rawValue).joined(separator: ", ")) (comma-separated) or none;\ndefault: config cameras.backends (all), none with --demo") {
             $0.backends = $1
         },
         .repeated("rtmp", "URL", .outputURL, config: "outputs",

@@ -125,22 +125,15 @@ private struct PinList: Decodable {
     }
 }
 
-/// A family of real cameras the server looks for (`cameras.backends`).
-public enum CameraBackendChoice: String, Sendable, CaseIterable, Comparable, Encodable {
-    /// USB webcams and capture cards through /dev/video* (hot-plugged).
-    case v4l2
-    /// Video/Source nodes of the desktop's PipeWire daemon (including portals and virtual cameras).
-    case pipewire
-
-    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
-
-    /// `v4l2,pipewire` or `none` (as `--backends` takes it); nil for anything else.
-    public static func parseList(_ text: String) -> Set<CameraBackendChoice>? {
+extension BackendName {
+    /// `v4l2,pipewire` or `none` (as `--backends` takes it), names from `selectable` only; nil for
+    /// anything else.
+    public static func parseList(_ text: String) -> Set<BackendName>? {
         let words = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         if words == ["none"] { return [] }
-        var result = Set<CameraBackendChoice>()
+        var result = Set<BackendName>()
         for word in words {
-            guard let backend = CameraBackendChoice(rawValue: word) else { return nil }
+            guard let backend = selectable.first(where: { $0.rawValue == word }) else { return nil }
             result.insert(backend)
         }
         return result.isEmpty ? nil : result
@@ -149,7 +142,7 @@ public enum CameraBackendChoice: String, Sendable, CaseIterable, Comparable, Enc
 
 /// `cameras.backends:` — `[v4l2, pipewire]`, `[]`, or one word (`v4l2,pipewire`, `none`).
 private struct BackendList: Decodable {
-    var backends: Set<CameraBackendChoice> = []
+    var backends: Set<BackendName> = []
 
     init(from decoder: any Decoder) throws {
         if (try? decoder.singleValueContainer().decode(String.self)) != nil {
@@ -164,9 +157,9 @@ private struct BackendList: Decodable {
 }
 
 public struct CameraSettings: Sendable, Equatable, Codable {
-    /// Which real camera families to look for (`cameras.backends`): both by default. Test-pattern
-    /// cameras come on top with `--demo` / `--cameras N`.
-    public var backends: Set<CameraBackendChoice> = Set(CameraBackendChoice.allCases)
+    /// Which real camera families to look for (`cameras.backends`, names from `BackendName.selectable`):
+    /// all of them by default. Test-pattern cameras come on top with `--demo` / `--cameras N`.
+    public var backends: Set<BackendName> = Set(BackendName.selectable)
     /// How many test-pattern cameras the demo mode (`--demo`) starts.
     public var demoCount = 3
     public var pins: [CameraPin] = []

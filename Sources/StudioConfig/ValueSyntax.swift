@@ -280,12 +280,12 @@ extension ValueSyntax where Value == AudioSource {
     }
 }
 
-extension ValueSyntax where Value == Set<CameraBackendChoice> {
-    /// `v4l2,pipewire` or `none`.
+extension ValueSyntax where Value == Set<BackendName> {
+    /// `v4l2,pipewire` or `none`: names from `BackendName.selectable` only.
     public static var cameraBackends: Self {
-        Self("a list of camera backends") { (text: String) throws(ValueError) -> Set<CameraBackendChoice> in
-            guard let list = CameraBackendChoice.parseList(text) else {
-                let known = CameraBackendChoice.allCases.map(\.rawValue).joined(separator: ", ")
+        Self("a list of camera backends") { (text: String) throws(ValueError) -> Set<BackendName> in
+            guard let list = BackendName.parseList(text) else {
+                let known = BackendName.selectable.map(\.rawValue).joined(separator: ", ")
                 throw ValueError("expected a list of camera backends (\(known)) or none, got \(quoted(text))")
             }
             return list
@@ -293,12 +293,12 @@ extension ValueSyntax where Value == Set<CameraBackendChoice> {
     }
 }
 
-extension ValueSyntax where Value == CameraBackendChoice {
-    /// One camera backend, as an item of the `cameras.backends` list.
+extension ValueSyntax where Value == BackendName {
+    /// One camera backend, as an item of the `cameras.backends` list: a name from `BackendName.selectable`.
     public static var cameraBackend: Self {
-        let known = CameraBackendChoice.allCases.map(\.rawValue).joined(separator: ", ")
-        return Self("a camera backend (\(known))") { (text: String) throws(ValueError) -> CameraBackendChoice in
-            guard let backend = CameraBackendChoice(rawValue: text.lowercased()) else {
+        let known = BackendName.selectable.map(\.rawValue).joined(separator: ", ")
+        return Self("a camera backend (\(known))") { (text: String) throws(ValueError) -> BackendName in
+            guard let backend = BackendName.selectable.first(where: { $0.rawValue == text.lowercased() }) else {
                 throw ValueError("expected a camera backend (\(known)), got \(quoted(text))")
             }
             return backend

@@ -22,11 +22,37 @@ public struct CameraID: Hashable, Sendable, Codable, Comparable, CustomStringCon
     }
 }
 
-/// Which kind of device a camera is.
-public enum CameraBackend: String, Sendable, Codable, CaseIterable {
-    case testPattern = "test-pattern"
-    case v4l2
-    case pipewire
+/// A source backend's name (`v4l2`, `pipewire`, `test-pattern`...): which kind of device a camera is,
+/// in `studio cameras`, events and the history. Open: a backend declares its own (see `SourceBackend` in
+/// Capture and the table `SourceBackends.standard` in StudioServer); names the history holds from a
+/// backend this binary lacks still read.
+public struct BackendName: RawRepresentable, Hashable, Sendable, Codable, Comparable, CustomStringConvertible,
+    ExpressibleByStringLiteral {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
+    public var description: String { rawValue }
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    /// USB webcams and capture cards through /dev/video* (Sources/Capture/V4L2).
+    public static let v4l2: BackendName = "v4l2"
+    /// Video/Source nodes of the desktop's PipeWire daemon (Sources/Capture/PipeWire).
+    public static let pipewire: BackendName = "pipewire"
+    /// Synthetic cameras of the demo and the tests (Sources/Capture/TestPattern).
+    public static let testPattern: BackendName = "test-pattern"
+
+    /// The backends `cameras.backends` and `--backends` can name, in the order their messages list
+    /// them; all of them on by default. Declared here, below the config (which cannot see the backends
+    /// table), so the config validates against it; a test keeps it equal to the selectable backends of
+    /// `SourceBackends.standard`.
+    public static let selectable: [BackendName] = [.v4l2, .pipewire]
 }
 
 /// A camera's life as the server sees it.

@@ -3,9 +3,10 @@ import StudioConfig
 import Capture
 import EventStore
 
-/// Which discoveries a server runs: test-pattern cameras when asked for (`--demo`, `--cameras N`),
-/// plus one discovery per real camera backend enabled in `cameras.backends` (or `--backends`).
-/// Each backend is created here from the configuration; the hub starts them.
+/// Which discoveries a server runs: one per backend of its table (`ServerOptions.backends`, normally
+/// `SourceBackends.standard`) that is on: the selectable ones named in `cameras.backends` (or
+/// `--backends`), and the others when their settings ask for cameras (test patterns: `--demo`,
+/// `--cameras N`). Each backend makes its own from the context; the hub starts them.
 enum Discoveries {
     /// Everything a backend needs to find and name its cameras.
     struct Context: Sendable {
@@ -16,36 +17,15 @@ enum Discoveries {
     }
 
     static func make(_ context: Context) throws -> [any CameraDiscovery] {
-        let options = context.options
-        var discoveries: [any CameraDiscovery] = []
-        if options.testCameraCount > 0 {
-            var format = TestPatternCamera.defaultFormat
-            if let size = options.testCameraSize { (format.width, format.height) = size }
-            discoveries.append(try TestPatternDiscovery(count: options.testCameraCount, format: format, noise: options.testCameraNoise,
-                                                        namer: context.namer))
-        }
-        for backend in options.configuration.cameras.backends.sorted() {
-            switch backend {
-            case .v4l2:
-                // /dev/video* capture nodes, hot-plug through inotify; each camera picks the mode nearest the program.
-                let log = context.log
-                let settings = options.configuration.cameras
-                discoveries.append(V4L2Discovery(namer: context.namer, program: options.program, log: { log.info($0) },
-                                                 prepare: { camera in applyPinnedSettings(settings, to: camera, log: log) }))
-            case .pipewire:
-                // The daemon at PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR; none there: said once
-                // in the log, retried every few seconds, cameras added when it appears. With V4L2 on too,
-                // PipeWire's own views of /dev/video devices are left to the V4L2 backend (one webcam,
-                // one camera).
-                let program = options.program, log = context.log
-                discoveries.append(PipeWireDiscovery(
-                    namer: context.namer,
-                    wanted: CameraFormat(pixelFormat: .i420, width: program.width, height: program.height, frameRate: program.frameRate),
-                    skipsV4L2Devices: options.configuration.cameras.backends.contains(.v4l2),
-                    report: { log.info($0) }))
-            }
-        }
-        return discoveries
+        let options = context.options, log = context.log
+        let settings = options.configuration.cameras
+        let backends = SourceBackends.enabled(options.backends, configured: settings.backends)
+        let backendContext = BackendContext(
+            program: options.program, namer: context.namer, log: { log.info($0) },
+            prepare: { camera in applyPinnedSettings(settings, to: camera, log: log) },
+            enabled: Set(backends.map(\.name)),
+            testCameras: TestCameraRequest(count: options.testCameraCount, size: options.testCameraSize, noise: options.testCameraNoise))
+        return try backends.compactMap { try $0.makeDiscovery(backendContext) }
     }
 
     /// A pin's `size`, `fps` and `controls` (config) for a device camera, applied before it starts and

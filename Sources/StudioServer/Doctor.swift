@@ -14,23 +14,8 @@ import Glibc
 /// `studio doctor`: what this machine offers a studio and what is wrong, in plain words. Each check
 /// says ok / warning / problem and, when it is not ok, what to do.
 public enum Doctor {
-    public enum Status: String, Sendable { case ok, warning, problem }
-
-    public struct Check: Sendable {
-        public var area: String
-        public var status: Status
-        public var message: String
-        public var fix: String?
-        /// What the check found, for `--json` (e.g. a V4L2 node's card, identity and mode).
-        public var details: [String: String]
-        public init(_ area: String, _ status: Status, _ message: String, fix: String? = nil, details: [String: String] = [:]) {
-            self.area = area
-            self.status = status
-            self.message = message
-            self.fix = fix
-            self.details = details
-        }
-    }
+    public typealias Status = DoctorCheck.Status
+    public typealias Check = DoctorCheck
 
     /// Runs every check for a server that would run with `options`. Takes a few seconds at most (the
     /// encoder's speed is measured for half a second; the RTMP reachability check waits up to
@@ -39,8 +24,9 @@ public enum Doctor {
         // libav*'s own notes (x264's statistics after the speed probe) are not the doctor's to print.
         FFmpegLogging.configure(verbose: false)
         var checks: [Check] = []
-        checks += videoDevices(program: options.configuration.program)
-        checks.append(pipeWire(environment: environment))
+        // Each source backend's own checks (V4L2's devices, PipeWire's daemon), whichever are enabled.
+        let context = BackendDoctorContext(program: options.configuration.program, environment: environment)
+        for backend in options.backends { checks += backend.doctorChecks(context) }
         checks += renderNodes()
         checks.append(groups())
         checks += encoders()
@@ -60,128 +46,8 @@ public enum Doctor {
 
     // MARK: the checks
 
-    /// One line per V4L2 capture node (card, identity, the mode studio would take for `program`, busy or
-    /// not), one for the nodes that are not cameras (a UVC camera's metadata node, output nodes).
-    static func videoDevices(program: ProgramFormat, devDirectory: String = "/dev") -> [Check] {
-        let reports = V4L2Discovery.survey(program: program, devDirectory: devDirectory)
-        return videoDeviceChecks(reports, program: program) { holders(of: $0) }
-    }
-
-    /// The checks for `reports` (separate from the survey so the wording is testable without devices).
-    /// `holders` names the processes that have a node open (for a busy node).
-    static func videoDeviceChecks(_ reports: [V4L2NodeReport], program: ProgramFormat,
-                                  holders: (String) -> [(pid: Int32, name: String)]) -> [Check] {
-        guard !reports.isEmpty else {
-            return [Check("v4l2", .warning, "no V4L2 video devices (/dev/video*)",
-                          fix: "plug in a USB camera; test-pattern cameras (`--demo`) work without one")]
-        }
-        let groupFix = "add the user to the video group: sudo usermod -aG video $USER, then log in again"
-        var checks: [Check] = []
-        var skipped: [String] = []
-        for report in reports {
-            let path = report.path
-            if let error = report.openError {
-                checks.append(error.errno == EACCES || error.errno == EPERM
-                    ? Check("v4l2", .problem, "\(path): no read/write access (\(error))", fix: groupFix, details: ["device": path])
-                    : Check("v4l2", .problem, "\(path) does not answer (\(error))",
-                            fix: "unplug the device and plug it back in; `dmesg` shows what the driver says", details: ["device": path]))
-                continue
-            }
-            if report.capabilities != nil, !report.isVideoCapture {
-                skipped.append(path)
-                continue
-            }
-            let card = report.capabilities?.card ?? "?"
-            var details = ["device": path, "card": card]
-            details["identity"] = report.identity
-            var text = "\(path): \(card)"
-            if let identity = report.identity { text += " [\(identity)]" }
-            if let busy = report.busy {
-                let users = holders(path)
-                let named = users.map { "\($0.name) (pid \($0.pid))" }.joined(separator: ", ")
-                details["busy"] = "true"
-                if !users.isEmpty { details["used_by"] = named }
-                if let mode = report.bestMode { details["mode"] = Self.describe(mode) }
-                if !users.isEmpty, users.allSatisfy({ $0.name == "studio" }) {
-                    checks.append(Check("v4l2", .ok, "\(text): captured by a running studio (\(named))", details: details))
-                } else {
-                    let who = users.isEmpty ? "another program (not one of this user's: try sudo fuser -v \(path))" : named
-                    checks.append(Check("v4l2", .problem, "\(text): busy, \(who) is capturing from it (\(busy))",
-                                        fix: "close or stop \(users.isEmpty ? "that program" : named): only one program at a time can capture from a camera (a running studio serve takes it at its next try, within 30 s)",
-                                        details: details))
-                }
-                continue
-            }
-            if let error = report.modeError {
-                checks.append(Check("v4l2", .problem, "\(text): cannot read its formats (\(error))",
-                                    fix: "unplug the device and plug it back in; `dmesg` shows what the driver says", details: details))
-                continue
-            }
-            guard let mode = report.bestMode else {
-                checks.append(Check("v4l2", .warning, "\(text): offers no format studio can capture",
-                                    fix: "studio takes MJPEG, YUYV, UYVY, NV12, YU12 and RGB/BGR: this device is left out", details: details))
-                continue
-            }
-            details["mode"] = Self.describe(mode)
-            text += ": \(Self.describe(mode)) for the \(program.width)x\(program.height)@\(Self.describe(program.frameRate.doubleValue)) program"
-            if let fastest = report.bestModeFastestRate, fastest < program.frameRate.doubleValue * 0.97 {
-                checks.append(Check("v4l2", .warning, text + " (at most \(Self.describe(fastest)) fps at that size: frames are repeated)",
-                                    fix: "a smaller program size (e.g. --program 640x360@\(Self.describe(program.frameRate.doubleValue))) or a camera mode that reaches the rate (`studio cameras` lists them)",
-                                    details: details))
-            } else {
-                checks.append(Check("v4l2", .ok, text, details: details))
-            }
-        }
-        if !skipped.isEmpty {
-            checks.append(Check("v4l2", .ok, "\(skipped.count) node(s) skipped, not video capture (metadata or output): \(skipped.joined(separator: ", "))",
-                                details: ["skipped": String(skipped.count)]))
-        }
-        if !reports.contains(where: { $0.isVideoCapture || $0.busy != nil }), reports.allSatisfy({ $0.openError == nil }) {
-            checks.append(Check("v4l2", .warning, "none of the \(reports.count) V4L2 node(s) is a camera",
-                                fix: "plug in a USB camera; test-pattern cameras (`--demo`) work without one"))
-        }
-        return checks
-    }
-
-    /// `YU12 640x360@30`, `MJPG 1280x720@12.5`.
-    static func describe(_ mode: V4L2ModeChoice.Choice) -> String {
-        "\(mode.fourcc) \(mode.width)x\(mode.height)@\(mode.frameRate.map { describe($0.doubleValue) } ?? "default")"
-    }
-
-    static func describe(_ rate: Double) -> String {
-        rate == rate.rounded() ? String(Int(rate)) : String(format: "%.2f", rate).replacingOccurrences(of: #"0+$"#, with: "", options: .regularExpression)
-    }
-
-    /// The processes that have `device` open (from /proc/PID/fd; other users' processes are not
-    /// readable unless root).
-    static func holders(of device: String) -> [(pid: Int32, name: String)] {
-        let manager = FileManager.default
-        let target = URL(fileURLWithPath: device).resolvingSymlinksInPath().path
-        var result: [(pid: Int32, name: String)] = []
-        for entry in (try? manager.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = Int32(entry) else { continue }
-            let fds = (try? manager.contentsOfDirectory(atPath: "/proc/\(entry)/fd")) ?? []
-            guard fds.contains(where: { (try? manager.destinationOfSymbolicLink(atPath: "/proc/\(entry)/fd/\($0)")) == target }) else { continue }
-            let name = ((try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
-            result.append((pid, name))
-        }
-        return result.sorted { $0.pid < $1.pid }
-    }
-
-    static func pipeWire(environment: [String: String]) -> Check {
-        var socket = environment["PIPEWIRE_REMOTE"] ?? ""
-        if socket.isEmpty, let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { socket = runtime + "/pipewire-0" }
-        guard !socket.isEmpty, socket.hasPrefix("/") else {
-            return Check("pipewire", .warning, "no PipeWire socket to look for (XDG_RUNTIME_DIR and PIPEWIRE_REMOTE unset)",
-                         fix: "PipeWire cameras need a PipeWire daemon (a desktop session); V4L2 and test cameras work without")
-        }
-        var info = stat()
-        guard stat(socket, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK else {
-            return Check("pipewire", .warning, "no PipeWire daemon at \(socket)",
-                         fix: "start PipeWire (systemctl --user start pipewire) to use PipeWire cameras and microphones")
-        }
-        return Check("pipewire", .ok, "PipeWire socket \(socket)")
-    }
+    /// A frame rate as the doctor writes it (`30`, `12.5`), the same as in the V4L2 lines.
+    static func describe(_ rate: Double) -> String { V4L2Doctor.describe(rate) }
 
     static func renderNodes() -> [Check] {
         let nodes = VAAPIProbe.renderNodes()

@@ -1,5 +1,6 @@
 import StudioCore
 import StudioConfig
+import Capture
 
 /// What `studio serve` runs with: the config file's values with the command line's flags applied on
 /// top (`configuration` is that effective result, and is what the session's snapshot records).
@@ -28,6 +29,9 @@ public struct ServerOptions: Sendable {
         self.databasePath = databasePath
         self.socketPath = socketPath
     }
+
+    /// The source backends this server knows (`SourceBackends.standard`; a test adds its own).
+    public var backends: [any SourceBackend] = SourceBackends.standard
 
     public var program: ProgramFormat { configuration.program }
 }

@@ -11,7 +11,7 @@ struct StartSummary {
     struct Camera {
         var name: String
         var displayName: String
-        var backend: CameraBackend
+        var backend: BackendName
     }
 
     struct Microphone {

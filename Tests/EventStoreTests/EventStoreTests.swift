@@ -103,7 +103,7 @@ import Testing
         #expect(cameras.map(\.name) == ["cam1", "cam2", "cam3", "cam4", "cam5", "cam9"])
         #expect(cameras.map(\.identity) == ["v4l2:usb-D", "v4l2:usb-B", "pattern:bars", "v4l2:usb-A", "v4l2:usb-E", "pipewire:42"])
         let bars = try #require(cameras.first { $0.identity == "pattern:bars" })
-        #expect(bars.knownBackend == .testPattern && bars.displayName == "Bars")
+        #expect(bars.backendName == .testPattern && bars.displayName == "Bars")
         let a = try #require(cameras.first { $0.identity == "v4l2:usb-A" })
         #expect(a.displayName == "A" && a.lastSeen >= a.firstSeen)
 

@@ -148,7 +148,7 @@ import Testing
         #expect(try StudioConfiguration.parse(yaml: "cameras:\n  backends: []\n", source: "t").cameras.backends == [])
         #expect(try StudioConfiguration.parse(yaml: "cameras:\n  backends: none\n", source: "t").cameras.backends == [])
         #expect(try StudioConfiguration.parse(yaml: "cameras:\n  backends: v4l2,pipewire\n", source: "t").cameras.backends == [.v4l2, .pipewire])
-        #expect(CameraBackendChoice.parseList("v4l2,,x") == nil && CameraBackendChoice.parseList("") == nil)
+        #expect(BackendName.parseList("v4l2,,x") == nil && BackendName.parseList("") == nil)
 
         let config = try StudioConfiguration.parse(yaml: """
             cameras:

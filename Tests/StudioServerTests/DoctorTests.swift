@@ -67,7 +67,7 @@ import StudioSystem
                            busy: SystemError(call: "VIDIOC_REQBUFS", errno: EBUSY)),
             V4L2NodeReport(path: "/dev/video8", openError: SystemError(call: "open /dev/video8", errno: EACCES)),
         ]
-        let checks = Doctor.videoDeviceChecks(reports, program: program) { path in
+        let checks = V4L2Doctor.videoDeviceChecks(reports, program: program) { path in
             path == "/dev/video4" ? [(812, "ffmpeg")] : [(90, "studio")]
         }
         #expect(checks.map(\.status) == [.ok, .warning, .problem, .ok, .problem, .ok])
@@ -79,9 +79,9 @@ import StudioSystem
         #expect(checks[5].message == "1 node(s) skipped, not video capture (metadata or output): /dev/video1")
         #expect(checks.allSatisfy { $0.area == "v4l2" })
 
-        let none = Doctor.videoDeviceChecks([V4L2NodeReport(path: "/dev/video0", capabilities: metadata)], program: program) { _ in [] }
+        let none = V4L2Doctor.videoDeviceChecks([V4L2NodeReport(path: "/dev/video0", capabilities: metadata)], program: program) { _ in [] }
         #expect(none.map(\.status) == [.ok, .warning] && none[1].message.contains("none of the 1 V4L2 node(s) is a camera"))
-        let empty = Doctor.videoDevices(program: program, devDirectory: FileManager.default.temporaryDirectory.path + "/no-such-dev")
+        let empty = V4L2Doctor.videoDevices(program: program, devDirectory: FileManager.default.temporaryDirectory.path + "/no-such-dev")
         #expect(empty.count == 1 && empty[0].status == .warning && empty[0].message.contains("no V4L2 video devices"))
     }
 

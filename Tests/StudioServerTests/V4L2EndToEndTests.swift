@@ -207,7 +207,7 @@ struct V4L2EndToEndTests {
 
         // At the default 1280x720@30 program vivid gives 12.5 fps: said, with what to do.
         camera.stop()
-        let defaults = Doctor.videoDevices(program: .default)
+        let defaults = V4L2Doctor.videoDevices(program: .default)
         #expect(defaults.map(\.status) == [.warning, .warning], "\(defaults.map(\.message))")
         #expect(defaults.allSatisfy { $0.details["mode"] == "YU12 1280x720@12.5" && $0.message.contains("at most 12.5 fps") && $0.fix != nil })
     }

@@ -14,7 +14,7 @@ public final class TestPatternCamera: Camera {
     public static let defaultFormat = CameraFormat(pixelFormat: .i420, width: 1280, height: 720, frameRate: Rational(30))
 
     public let id: CameraID
-    public var backend: CameraBackend { .testPattern }
+    public var backend: BackendName { .testPattern }
     public let identity: String
     public let displayName: String
     public let frames = LatestValue<VideoFrame>()

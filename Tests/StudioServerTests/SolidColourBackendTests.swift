@@ -1,0 +1,141 @@
+import Foundation
+import Synchronization
+import Testing
+import Capture
+import Control
+import FrameDrawing
+import LivePictures
+import StudioConfig
+import StudioCore
+import StudioServer
+import StudioSystem
+
+/// Adding a source backend is one declaration: this file declares a backend (one camera giving frames
+/// of a solid colour), hands a real server the standard table plus it, and sees the colour cut to
+/// program. Nothing else in the code knows this backend.
+@Suite struct SolidColourBackendTests {
+    @Test func aBackendDeclaredInOneFileIsNamedListedAndCutToProgram() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-solid-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
+                                    socketPath: directory.appendingPathComponent("studio.sock").path)
+        options.testCameraCount = 1
+        options.testCameraSize = (640, 360)
+        options.configuration.http.enabled = false
+        let colour = YUVColor(red: 230, green: 20, blue: 160)
+        options.backends = SourceBackends.standard + [SolidColourBackend(colour: colour)]
+        let server = try StudioServer(options: options)
+        defer { server.shutdown() }
+
+        // Named like any device (after the test pattern's cam1, whose backend comes first in the table).
+        let client = try ControlClient(socketPath: options.socketPath)
+        let cameras = try client.request("cameras")["cameras"]?.arrayValue ?? []
+        let solid = try #require(cameras.first { $0["backend"]?.stringValue == "solid" }, "\(cameras)")
+        #expect(solid["name"]?.stringValue == "cam2" && solid["identity"]?.stringValue == "solid:1")
+        #expect(solid["display_name"]?.stringValue == "Solid colour")
+
+        let tiles = server.tiles
+        #expect(tiles.subscribe("program"))
+        // The program opens on cam1 (the test pattern): the colour is not there before the cut.
+        let before = try #require(Self.programColour(tiles, until: { _ in true }))
+        #expect(before.distance(to: colour) > 60, "program before the cut: \(before)")
+
+        _ = try client.request("switch", arguments: ["source": .string("cam2")])
+        let after = Self.programColour(tiles) { $0.distance(to: colour) < 30 }
+        #expect(after.map { $0.distance(to: colour) < 30 } == true, "program after the cut: \(after.map { $0.description } ?? "no picture"), wanted \(colour)")
+    }
+
+    /// The average colour of the middle of the program tile, from the first picture `accept` takes
+    /// (within 20 s); the last one seen (or nil) when none does.
+    static func programColour(_ tiles: TilePictures, until accept: (YUVColor) -> Bool) -> YUVColor? {
+        var sequence: UInt64 = 0
+        var seen: YUVColor?
+        let deadline = MonotonicClock.now() + 20_000_000_000
+        while MonotonicClock.now() < deadline {
+            guard let picture = tiles.waitForNewer("program", than: sequence, timeoutSeconds: 1) else { continue }
+            sequence = picture.sequence
+            guard let frame = try? picture.jpeg.withUnsafeBytes({ try MJPEGDecoder().decode($0) }) else { continue }
+            seen = frame.averageColor(in: RelativeRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5))
+            if let seen, accept(seen) { return seen }
+        }
+        return seen
+    }
+}
+
+/// The backend: not selectable (always on in a server whose table has it), one camera. Its tone is to
+/// come beside the camera, pushed into a `TimedAudioInput` (issue 28, item 2).
+struct SolidColourBackend: SourceBackend {
+    let colour: YUVColor
+    var name: BackendName { "solid" }
+    var summary: String { "one camera of a solid colour" }
+    var isSelectable: Bool { false }
+
+    func makeDiscovery(_ context: BackendContext) throws -> (any CameraDiscovery)? {
+        let identity = CameraIdentity(backend: name, identity: "solid:1", displayName: "Solid colour")
+        return SolidColourDiscovery(camera: SolidColourCamera(id: try context.namer(identity), identity: identity, colour: colour))
+    }
+}
+
+/// Reports its one camera at start; it never goes away.
+final class SolidColourDiscovery: CameraDiscovery {
+    let camera: SolidColourCamera
+    init(camera: SolidColourCamera) { self.camera = camera }
+    func start(onAdded: @escaping @Sendable (any Camera) -> Void, onRemoved: @escaping @Sendable (any Camera) -> Void) { onAdded(camera) }
+    func stop() {}
+}
+
+/// 320x180 I420 frames of one colour at 30 fps, on its own thread (`cap.NAME`), paced by a frame grid.
+final class SolidColourCamera: Camera {
+    static let format = CameraFormat(pixelFormat: .i420, width: 320, height: 180, frameRate: Rational(30))
+    let id: CameraID
+    let backend: BackendName
+    let identity: String
+    let displayName: String
+    let frames = LatestValue<VideoFrame>()
+    let colour: YUVColor
+    private let shared = Mutex((state: CameraState.stopped, statistics: CaptureStatistics()))
+    private let worker = WorkerThread()
+
+    init(id: CameraID, identity: CameraIdentity, colour: YUVColor) {
+        self.id = id
+        backend = identity.backend
+        self.identity = identity.identity
+        displayName = identity.displayName
+        self.colour = colour
+    }
+
+    deinit { worker.requestStop() }
+
+    var state: CameraState { shared.withLock { $0.state } }
+    var currentFormat: CameraFormat? { state == .live ? Self.format : nil }
+    var statistics: CaptureStatistics { shared.withLock { $0.statistics } }
+
+    func start() {
+        worker.start(name: "cap.\(id.name)", prepare: { shared.withLock { $0.state = .starting } }) { [self] in run() }
+    }
+
+    func stop() {
+        worker.stop()
+        shared.withLock { $0.state = .stopped }
+    }
+
+    private func run() {
+        let clock = MonotonicClock()
+        let grid = FrameGrid(origin: clock.now(), rate: Self.format.frameRate)
+        var tick: Int64 = 0
+        while clock.sleep(until: grid.time(ofFrame: tick), unless: { worker.isStopRequested }) {
+            let now = clock.now()
+            let frame = VideoFrame.allocate(format: .i420, width: Self.format.width, height: Self.format.height,
+                                            captureTime: now, sequence: UInt64(tick))
+            _ = frame.fill(with: colour)
+            shared.withLock {
+                $0.statistics.framesCaptured += 1
+                $0.statistics.lastFrameTime = now
+                $0.state = .live
+            }
+            frames.publish(frame)
+            tick = max(tick + 1, grid.frame(at: now) + 1)
+        }
+    }
+}
