@@ -71,11 +71,17 @@ public protocol Camera: AnyObject, Sendable {
     /// Who needs the picture at full size, for a camera that can decode less when nobody does (an MJPEG
     /// one); nil for a camera that always delivers full frames (the default).
     var demand: CameraDemand? { get }
+    /// The source's own sound, pushed with its capture times into a `TimedAudioInput` (a network
+    /// stream's audio, a clip's, a test backend's tone): the program audio mixes it as an input named
+    /// like the camera. Nil (the default) for a camera that brings none; a webcam's microphone is a
+    /// PipeWire source of its own.
+    var audio: (any ClockedAudioInput)? { get }
 }
 
 extension Camera {
     public var offeredModes: [CameraMode] { [] }
     public var demand: CameraDemand? { nil }
+    public var audio: (any ClockedAudioInput)? { nil }
 }
 
 /// One pixel format and size a device offers, with the frame rates it offers at that size.

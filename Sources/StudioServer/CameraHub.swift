@@ -40,6 +40,12 @@ final class CameraHub: Sendable {
         var iso: IsoRecorder?
     }
 
+    /// Where a camera's own sound goes (`Camera.audio`): the program audio, once it is made.
+    struct AudioRoute: Sendable {
+        var attach: @Sendable (any ClockedAudioInput, String) -> Void
+        var detach: @Sendable (String) -> Void
+    }
+
     typealias IsoFactory = @Sendable (any Camera) -> IsoRecorder?
     /// A camera's picture settings from the config (its pin's `picture:`).
     typealias PictureLookup = @Sendable (any Camera) -> PictureSettings
@@ -61,6 +67,9 @@ final class CameraHub: Sendable {
     /// Whether the console's camera or scene tiles are watched; its lock also orders the cameras'
     /// `.tiles` reasons, so a camera added while it changes gets the newest value.
     private let tilesWatched = Mutex(false)
+    /// Taken only inside `entries`' lock, so each camera's sound is routed exactly once: by
+    /// `routeAudio` when the camera came before the route, else by its arrival.
+    private let audioRoute = Mutex<AudioRoute?>(nil)
 
     init(switcher: ProgramSwitcher, events: any EventSink, log: ServerLog, lossTimeoutSeconds: Double, makeIso: IsoFactory?,
          pinnedPicture: PictureLookup? = nil, decoding: DecodePolicy = DecodePolicy()) {
@@ -98,6 +107,18 @@ final class CameraHub: Sendable {
     func lostReason(_ id: CameraID) -> String? { entries.withLock { $0[id]?.lostReason } }
     func isPresent(_ id: CameraID) -> Bool { entries.withLock { $0[id]?.isPresent ?? false } }
 
+    /// Sends the sound of every camera that brings one to `route`: those here already now, later ones as
+    /// they come (and come back); a camera that goes away is detached.
+    func routeAudio(_ route: AudioRoute) {
+        let present = entries.withLock { entries -> [any Camera] in
+            audioRoute.withLock { $0 = route }
+            return entries.values.filter(\.isPresent).map(\.camera)
+        }
+        for camera in present.sorted(by: { $0.id < $1.id }) {
+            if let input = camera.audio { route.attach(input, camera.id.name) }
+        }
+    }
+
     // MARK: Discovery
 
     /// Starts a discovery; the cameras it finds now are added before this returns.
@@ -110,7 +131,9 @@ final class CameraHub: Sendable {
     func cameraAppeared(_ camera: any Camera) {
         let now = MonotonicClock.now()
         enum Change { case added, returned(previous: any Camera, wasLost: Bool) }
+        var route: AudioRoute?
         let change = entries.withLock { entries -> Change in
+            route = audioRoute.withLock { $0 }
             if var entry = entries[camera.id] {
                 let previous = entry.camera
                 let wasLost = entry.lostReason != nil
@@ -152,6 +175,7 @@ final class CameraHub: Sendable {
                 log.info("\(camera.id.name) is back (\(camera.displayName))")
             }
         }
+        if let route, let input = camera.audio { route.attach(input, camera.id.name) }
     }
 
     /// The pin's picture settings, from the camera's first program frame on (a `picture_changed` event).
@@ -178,6 +202,7 @@ final class CameraHub: Sendable {
         }
         guard let alreadyLost else { return }
         camera.stop()
+        if camera.audio != nil, let route = audioRoute.withLock({ $0 }) { route.detach(camera.id.name) }
         switcher.markSourceLost(camera.id)
         if !alreadyLost {
             events.emit(StudioEvent(kind: .cameraLost, camera: camera.id, details: [

@@ -9,10 +9,12 @@ import StudioConfig
 import StudioCore
 import StudioServer
 import StudioSystem
+import TestSupport
 
 /// Adding a source backend is one declaration: this file declares a backend (one camera giving frames
-/// of a solid colour), hands a real server the standard table plus it, and sees the colour cut to
-/// program. Nothing else in the code knows this backend.
+/// of a solid colour and a tone as its own sound), hands a real server the standard table plus it, and
+/// sees the colour cut to program and the tone mixed as an input named like the camera. Nothing else in
+/// the code knows this backend.
 @Suite struct SolidColourBackendTests {
     @Test func aBackendDeclaredInOneFileIsNamedListedAndCutToProgram() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-solid-\(UUID().uuidString.prefix(8))")
@@ -44,6 +46,19 @@ import StudioSystem
         _ = try client.request("switch", arguments: ["source": .string("cam2")])
         let after = Self.programColour(tiles) { $0.distance(to: colour) < 30 }
         #expect(after.map { $0.distance(to: colour) < 30 } == true, "program after the cut: \(after.map { $0.description } ?? "no picture"), wanted \(colour)")
+
+        // Its sound: an input named like the camera, found, mixed at the tone's level (a 0.1 sine
+        // peaks at -20 dBFS), on its clock (the backend pushes on its own frame grid).
+        var input: JSONValue?
+        let heard = waitUntil(seconds: 20, every: 0.1) {
+            input = (try? client.request("audio"))?["inputs"]?.arrayValue?.first { $0["name"] == "cam2" }
+            let peaks = input?["levels"]?["peak_dbfs"]?.arrayValue?.compactMap(\.doubleValue) ?? []
+            return peaks.count == 2 && peaks.allSatisfy { abs($0 - SolidColourCamera.tonePeakDBFS) < 1.5 }
+        }
+        #expect(heard, "the solid camera's tone in the mixer: \(input ?? .null)")
+        #expect(input?["state"]?.stringValue != "lost" && input?["source"]?.stringValue == "solid tone", "\(input ?? .null)")
+        let found = try client.request("log")["events"]?.arrayValue?.filter { $0["kind"] == "audio_input_found" } ?? []
+        #expect(found.compactMap { $0["details"]?["input"]?.stringValue } == ["cam2"], "\(found)")
     }
 
     /// The average colour of the middle of the program tile, from the first picture `accept` takes
@@ -63,8 +78,7 @@ import StudioSystem
     }
 }
 
-/// The backend: not selectable (always on in a server whose table has it), one camera. Its tone is to
-/// come beside the camera, pushed into a `TimedAudioInput` (issue 28, item 2).
+/// The backend: not selectable (always on in a server whose table has it), one camera with its tone.
 struct SolidColourBackend: SourceBackend {
     let colour: YUVColor
     var name: BackendName { "solid" }
@@ -94,6 +108,10 @@ final class SolidColourCamera: Camera {
     let displayName: String
     let frames = LatestValue<VideoFrame>()
     let colour: YUVColor
+    /// Its sound: a 1 kHz sine of amplitude 0.1, one frame's worth pushed at each frame.
+    static let tonePeakDBFS = 20 * log10(0.1)
+    let tone = TimedAudioInput("solid tone")
+    var audio: (any ClockedAudioInput)? { tone }
     private let shared = Mutex((state: CameraState.stopped, statistics: CaptureStatistics()))
     private let worker = WorkerThread()
 
@@ -124,6 +142,12 @@ final class SolidColourCamera: Camera {
         let clock = MonotonicClock()
         let grid = FrameGrid(origin: clock.now(), rate: Self.format.frameRate)
         var tick: Int64 = 0
+        let rate = AudioFormat.program.sampleRate, channels = AudioFormat.program.channels
+        let perFrame = rate / 30
+        var samples = [Float](repeating: 0, count: perFrame * channels)
+        var sampleIndex = 0
+        tone.newStream()
+        tone.connected("solid")
         while clock.sleep(until: grid.time(ofFrame: tick), unless: { worker.isStopRequested }) {
             let now = clock.now()
             let frame = VideoFrame.allocate(format: .i420, width: Self.format.width, height: Self.format.height,
@@ -135,6 +159,13 @@ final class SolidColourCamera: Camera {
                 $0.state = .live
             }
             frames.publish(frame)
+            // One frame's sound per frame, stamped like the frame: fixed-size chunks on the camera's clock.
+            for index in 0..<perFrame {
+                let value = Float(0.1 * sin(2 * Double.pi * 1000 * Double(sampleIndex + index) / Double(rate)))
+                for channel in 0..<channels { samples[index * channels + channel] = value }
+            }
+            sampleIndex += perFrame
+            tone.push(samples, capturedAt: now)
             tick = max(tick + 1, grid.frame(at: now) + 1)
         }
     }
