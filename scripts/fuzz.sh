@@ -8,6 +8,7 @@
 #
 # Usage: scripts/fuzz.sh [MINUTES per surface, default 10] [SEED, default: the time] [SURFACES]
 #   SURFACES: comma-separated among control,http,config,cli (default: all four, one after another)
+#   FUZZ_TOKEN=1: the servers get http.token and HTTP requests draw it, near misses and none (with http)
 # Results: the fuzzer's JSON line (examples and seconds per surface, late ticks idle, fuzzing and of the
 # unfuzzed witness server),
 # printed and appended to bench-results/fuzz.md (record it in docs/security.md).
@@ -23,7 +24,7 @@ swift build 2>&1 | tail -n 1  # the engine library `serve` loads
 bin=$(swift build --show-bin-path)/studio
 echo "fuzz: $minutes min per surface ($surfaces), seed $seed"
 result=$(/usr/bin/python3 Tests/StudioServerTests/Fuzz/fuzz_surfaces.py --binary "$bin" --seed "$seed" \
-  --minutes "$minutes" --surfaces "$surfaces" --idle 30 | tail -n 1) || true  # a failure is judged below, after it is printed
+  --minutes "$minutes" --surfaces "$surfaces" --idle 30 ${FUZZ_TOKEN:+--token} | tail -n 1) || true  # a failure is judged below, after it is printed
 echo "$result"
 mkdir -p bench-results
 echo "- $(date -u +%Y-%m-%dT%H:%MZ) seed $seed, $minutes min per surface: \`$result\`" >> bench-results/fuzz.md
