@@ -52,9 +52,9 @@ public enum StopBudget {
     public static let encodersSeconds: Double = 3
     public static let graceSeconds: Double = 1
 
-    /// The monotonic deadline `seconds` from now.
-    public static func deadline(in seconds: Double = encodersSeconds) -> UInt64 {
-        MonotonicClock.now() + UInt64(max(0, seconds) * 1e9)
+    /// The deadline `seconds` from now on `clock` (the stages' own: monotonic unless a test injects one).
+    public static func deadline(in seconds: Double = encodersSeconds, on clock: any Clock = .monotonic) -> UInt64 {
+        clock.now() + UInt64(max(0, seconds) * 1e9)
     }
 }
 
@@ -167,7 +167,7 @@ final class StageCore<Input: Sendable>: Sendable {
     }
 
     /// Past the stop deadline: the stage thread drops instead of encoding, and does not flush.
-    var isStopBudgetSpent: Bool { MonotonicClock.now() >= stopDeadline.load(ordering: .acquiring) }
+    var isStopBudgetSpent: Bool { clock.now() >= stopDeadline.load(ordering: .acquiring) }
 
     /// Counts an item dropped because the stop budget is spent (reported by `finishReports`).
     func dropAtStop() {
@@ -199,7 +199,7 @@ final class StageCore<Input: Sendable>: Sendable {
         queue.close()
         guard let running = thread.withLock({ $0 }) else { return true }
         let limit = deadline &+ UInt64(StopBudget.graceSeconds * 1e9)
-        let now = MonotonicClock.now()
+        let now = clock.now()
         return running.join(timeoutSeconds: limit > now ? Double(limit - now) / 1e9 : 0)
     }
 
@@ -296,7 +296,7 @@ public final class AudioEncodingStage: Sendable {
     /// drops and counts the rest, flushes the encoder if there is time left, delivers `.endOfStream` and
     /// joins the thread (at most `StopBudget.graceSeconds` past `deadline`; false if it had to give up).
     @discardableResult
-    public func finish(deadline: UInt64 = StopBudget.deadline()) -> Bool { core.finish(deadline: deadline) }
+    public func finish(deadline: UInt64? = nil) -> Bool { core.finish(deadline: deadline ?? StopBudget.deadline(on: core.clock)) }
     public var statistics: EncoderStatistics { core.statistics.withLock { $0 } }
     /// The program audio's levels (see `AudioLevelMeter`): at the floor before the first chunk.
     public var levels: AudioLevels {

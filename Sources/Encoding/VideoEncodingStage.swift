@@ -104,7 +104,7 @@ public final class VideoEncodingStage: Sendable {
         }
     }
 
-    deinit { core.finish(deadline: StopBudget.deadline()) }
+    deinit { core.finish(deadline: StopBudget.deadline(on: core.clock)) }
 
     /// Queues a frame for encoding at program time `pts`. Returns false when the queue was full (the
     /// frame is dropped and counted) or the stage has finished.
@@ -119,7 +119,7 @@ public final class VideoEncodingStage: Sendable {
     /// `.endOfStream` and joins the thread (at most `StopBudget.graceSeconds` past `deadline`; false if
     /// it had to give up waiting).
     @discardableResult
-    public func finish(deadline: UInt64 = StopBudget.deadline()) -> Bool { core.finish(deadline: deadline) }
+    public func finish(deadline: UInt64? = nil) -> Bool { core.finish(deadline: deadline ?? StopBudget.deadline(on: core.clock)) }
 
     public var statistics: EncoderStatistics { core.statistics.withLock { $0 } }
 }

@@ -143,6 +143,31 @@ private func seconds(since start: UInt64) -> Double { Double(MonotonicClock.now(
         #expect(waitUntil { if case .endOfStream = collector.items.last { true } else { false } })
         #expect(stage.statistics.framesDroppedAtStop == 2)
     }
+
+    /// The budget and its grace are read on the stage's clock: with an injected one that has passed
+    /// the deadline, finish does not wait a real second for the stuck encode, and what is queued is
+    /// dropped once the call returns, though only milliseconds of real time went by.
+    @Test func theBudgetIsSpentOnTheStagesOwnClock() throws {
+        // An hour ahead of the monotonic clock: a stage that read the monotonic clock would find its
+        // budget unspent and encode everything.
+        let clock = ManualClock(start: MonotonicClock.now() + 3_600_000_000_000)
+        let gate = Gate()
+        let collector = ItemCollector()
+        let events = CollectingSink()
+        let stage = VideoEncodingStage(encoder: GatedEncoder(try X264Encoder(settings: smallSettings), gate: gate),
+                                       queueCapacity: 8, events: events, clock: clock, deliver: collector.deliver)
+        for n in 0..<5 { stage.submit(frame(n), pts: pts(n)) }
+        #expect(gate.waitForArrival(timeout: 10), "the stage thread is inside encode")
+        let deadline = StopBudget.deadline(in: 10, on: clock)
+        clock.advance(by: 20_000_000_000)  // past the deadline and its grace, on the stage's clock only
+        let started = MonotonicClock.now()
+        #expect(!stage.finish(deadline: deadline), "the encode call is still under way")
+        #expect(seconds(since: started) < 0.5, "no real grace waited: \(seconds(since: started)) s")
+        gate.release()
+        #expect(waitUntil { if case .endOfStream = collector.items.last { true } else { false } })
+        #expect(stage.statistics.framesDroppedAtStop == 4 && stage.statistics.framesEncoded <= 1, "\(stage.statistics)")
+        #expect(events.events(.framesDropped).last?.details["reason"] == "stop budget spent")
+    }
 }
 
 @Suite(.serialized) struct AudioStageStopBudgetTests {
