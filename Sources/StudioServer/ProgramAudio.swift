@@ -42,6 +42,9 @@ final class ProgramAudio: Sendable {
         var present: Bool
         /// `audio_input_found` was said (then `lost` and `back`).
         var announced = false
+        /// A source's own sound (`attach(sourceAudio:of:)`): the feed in the set, so the same feed
+        /// reported again is not added twice.
+        var feed: ObjectIdentifier?
     }
 
     struct State: Sendable {
@@ -311,16 +314,22 @@ final class ProgramAudio: Sendable {
     /// feed, the new feed takes the name's place in the mix (`audio_input_back`). The old feed's block
     /// stays in the set, unmixed (the set has no remove yet).
     func attach(sourceAudio input: any ClockedAudioInput, of source: String) {
-        let slot = set.add(input)
+        let feed = ObjectIdentifier(input)
+        let known = shared.state.withLock { state in state.inputs.first { $0.name == source } }
+        // The same feed again (a camera reported twice, or back with the same object): no second block.
+        if let known, known.feed == feed, known.present { return }
+        let slot = known?.feed == feed ? known?.slot ?? -1 : set.add(input)
         let said = shared.state.withLock { state -> EventKind in
             if let index = state.inputs.firstIndex(where: { $0.name == source }) {
                 state.inputs[index].slot = slot
                 state.inputs[index].present = true
                 state.inputs[index].source = input.description
+                state.inputs[index].feed = feed
                 return .audioInputBack
             }
             state.inputs.append(Input(name: source, source: input.description, node: nil, isMicrophone: false, slot: slot,
-                                      identity: "source:" + source, displayName: source, usbDevice: nil, present: true, announced: true))
+                                      identity: "source:" + source, displayName: source, usbDevice: nil, present: true, announced: true,
+                                      feed: feed))
             return .audioInputFound
         }
         events.emit(StudioEvent(kind: said, programTime: programTime(ofSample: now),

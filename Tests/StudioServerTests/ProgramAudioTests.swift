@@ -27,3 +27,34 @@ import Capture
         #expect(ProgramAudio.camera(of: Self.input(node: "vmicA"), among: Self.cameras) == nil)
     }
 }
+
+/// A source's own sound (`Camera.audio`) in the program audio: one input named like the source, one
+/// block in the set per feed, found, lost and back.
+@Suite struct SourceAudioTests {
+    @Test func aSourcesFeedIsOneInputFoundLostAndBack() {
+        let events = HubEvents()
+        let audio = ProgramAudio(source: .silence, events: events, log: ServerLog(), deliver: { _ in })
+        defer { audio.stop() }
+        func kinds() -> [String] { events.all.filter { $0.details["input"] == "cam2" }.map(\.kind.rawValue) }
+        func input() -> ProgramAudio.Input? { audio.inputs.first { $0.name == "cam2" } }
+
+        let feed = TimedAudioInput("solid tone")
+        audio.attach(sourceAudio: feed, of: "cam2")
+        #expect(kinds() == ["audio_input_found"] && input()?.present == true && input()?.source == "solid tone")
+        let slot = input()?.slot
+        // The same feed reported again (a camera re-reported while present): nothing new, no second block.
+        audio.attach(sourceAudio: feed, of: "cam2")
+        #expect(kinds() == ["audio_input_found"] && input()?.slot == slot && audio.inputs.count == 1)
+
+        audio.detach(sourceAudioOf: "cam2")
+        #expect(kinds() == ["audio_input_found", "audio_input_lost"] && input()?.present == false)
+        // Back with the same feed: its block again, not a new one.
+        audio.attach(sourceAudio: feed, of: "cam2")
+        #expect(kinds() == ["audio_input_found", "audio_input_lost", "audio_input_back"] && input()?.slot == slot)
+        // Back with a new feed (a new stream object): it takes the name's place in a new block.
+        audio.detach(sourceAudioOf: "cam2")
+        audio.attach(sourceAudio: TimedAudioInput("solid tone 2"), of: "cam2")
+        #expect(kinds().suffix(2) == ["audio_input_lost", "audio_input_back"] && input()?.slot != slot && input()?.source == "solid tone 2")
+        #expect(audio.inputs.count == 1, "one input for the name: \(audio.inputs.map(\.name))")
+    }
+}
