@@ -260,12 +260,15 @@ import Glibc
 
         // Another process holds the write lock: a clear error after the busy timeout, nothing removed.
         _ = try Self.sqlite3(database, "DROP TRIGGER refuse_prune")
+        // With a busy timeout of its own: the last connection of the process before it may still be
+        // checkpointing the WAL as it closes, and a BEGIN that meets that fails at once (CI, under load).
         let holder = try ChildProcess(executable: "/usr/bin/sqlite3",
-                                      arguments: ["-cmd", "BEGIN EXCLUSIVE;", "-cmd",
+                                      arguments: ["-cmd", ".timeout 10000", "-cmd", "BEGIN EXCLUSIVE;", "-cmd",
                                                   "INSERT INTO cameras (identity, name, backend, display_name, first_seen, last_seen) VALUES ('x', 'lockcam', 'v4l2', 'x', 0, 0);",
                                                   database, ".read '\(try HistoryCLITests.fifo(in: studio.directory))'"])
         defer { holder.terminate(signal: SIGKILL); _ = holder.wait(timeout: 5) }
-        #expect(waitUntil(seconds: 10, every: 0.1) { (try? HistoryCLITests.sqlite3(["-cmd", ".timeout 0", database, "BEGIN IMMEDIATE; ROLLBACK;"]))?.status != 0 })
+        try #require(waitUntil(seconds: 20, every: 0.1) { (try? HistoryCLITests.sqlite3(["-cmd", ".timeout 0", database, "BEGIN IMMEDIATE; ROLLBACK;"]))?.status != 0 },
+                     "the holder took no lock: \(holder.errorText())")
         let locked = try studio.run(["prune", "--older-than", "90d", "--db", database])
         #expect(locked.status == 1 && locked.error.contains("locked"), "\(locked)")
         holder.terminate(signal: SIGKILL)
