@@ -7,9 +7,9 @@ import StudioCore
 ///
 /// A backend hands the server cameras through its discovery (`CameraDiscovery`: found, gone, back),
 /// named by the server's namer from the identity it reports, so names (`camN`, pins), events and the
-/// history work the same for every backend. Audio: a backend's sources carry a picture today; their
-/// sound is to come as an optional feed beside it, pushed into a `TimedAudioInput` (Capture/Audio) as
-/// PipeWire's microphones push theirs; nothing here assumes a source is video only.
+/// history work the same for every backend. A source that brings its own sound gives it as
+/// `Camera.audio`, a `TimedAudioInput` (Capture/Audio) it pushes into as PipeWire's microphones push
+/// theirs; the server mixes it as an input named like the camera.
 public protocol SourceBackend: Sendable {
     /// In `studio cameras`, events and the history (`cameras.backends` for a selectable one).
     var name: BackendName { get }

@@ -314,13 +314,13 @@ final class ProgramAudio: Sendable {
     /// feed, the new feed takes the name's place in the mix (`audio_input_back`). The old feed's block
     /// stays in the set, unmixed (the set has no remove yet).
     func attach(sourceAudio input: any ClockedAudioInput, of source: String) {
-        let feed = ObjectIdentifier(input)
-        let known = shared.state.withLock { state in state.inputs.first { $0.name == source } }
+        let feed = ObjectIdentifier(input), identity = Self.sourceIdentity(source)
+        let known = shared.state.withLock { state in state.inputs.first { $0.identity == identity } }
         // The same feed again (a camera reported twice, or back with the same object): no second block.
         if let known, known.feed == feed, known.present { return }
         let slot = known?.feed == feed ? known?.slot ?? -1 : set.add(input)
         let said = shared.state.withLock { state -> EventKind in
-            if let index = state.inputs.firstIndex(where: { $0.name == source }) {
+            if let index = state.inputs.firstIndex(where: { $0.identity == identity }) {
                 state.inputs[index].slot = slot
                 state.inputs[index].present = true
                 state.inputs[index].source = input.description
@@ -328,26 +328,30 @@ final class ProgramAudio: Sendable {
                 return .audioInputBack
             }
             state.inputs.append(Input(name: source, source: input.description, node: nil, isMicrophone: false, slot: slot,
-                                      identity: "source:" + source, displayName: source, usbDevice: nil, present: true, announced: true,
+                                      identity: identity, displayName: source, usbDevice: nil, present: true, announced: true,
                                       feed: feed))
             return .audioInputFound
         }
         events.emit(StudioEvent(kind: said, programTime: programTime(ofSample: now),
-                                details: ["input": source, "identity": "source:" + source, "source": input.description]))
+                                details: ["input": source, "identity": identity, "source": input.description]))
     }
 
     /// The source of `attach(sourceAudio:of:)` went away: its input is lost (listed, silent) until it is back.
     func detach(sourceAudioOf source: String) {
+        let identity = Self.sourceIdentity(source)
         let wasPresent = shared.state.withLock { state -> Bool in
-            guard let index = state.inputs.firstIndex(where: { $0.name == source && $0.identity == "source:" + source }),
+            guard let index = state.inputs.firstIndex(where: { $0.identity == identity }),
                   state.inputs[index].present else { return false }
             state.inputs[index].present = false
             return true
         }
         guard wasPresent else { return }
         events.emit(StudioEvent(kind: .audioInputLost, programTime: programTime(ofSample: now),
-                                details: ["input": source, "identity": "source:" + source]))
+                                details: ["input": source, "identity": identity]))
     }
+
+    /// The identity of a source's own sound: `source:NAME` (no device's identity has that form).
+    static func sourceIdentity(_ source: String) -> String { "source:" + source }
 
     /// A source found after the start: one more input of the set, captured from the next span on.
     private func attachLate(_ name: String, _ source: PipeWireAudioSource) {

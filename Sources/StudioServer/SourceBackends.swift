@@ -22,5 +22,4 @@ public enum SourceBackends {
         table.filter { !$0.isSelectable }
             + table.filter { $0.isSelectable && configured.contains($0.name) }.sorted { $0.name < $1.name }
     }
-
 }
