@@ -76,12 +76,16 @@ public protocol Camera: AnyObject, Sendable {
     /// like the camera. Nil (the default) for a camera that brings none; a webcam's microphone is a
     /// PipeWire source of its own.
     var audio: (any ClockedAudioInput)? { get }
+    /// A network source's connection, buffer and clock (`studio cameras`); nil (the default) for a
+    /// camera on this PC.
+    var network: NetworkSourceStatus? { get }
 }
 
 extension Camera {
     public var offeredModes: [CameraMode] { [] }
     public var demand: CameraDemand? { nil }
     public var audio: (any ClockedAudioInput)? { nil }
+    public var network: NetworkSourceStatus? { nil }
 }
 
 /// One pixel format and size a device offers, with the frame rates it offers at that size.

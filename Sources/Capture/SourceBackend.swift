@@ -46,10 +46,13 @@ public struct BackendContext: Sendable {
     public var enabled: Set<BackendName>
     /// The test-pattern cameras asked for (`--demo`, `--cameras N`, `--camera-size`, `--camera-noise`).
     public var testCameras: TestCameraRequest
+    /// The cameras to pull from URLs (`network.pull`).
+    public var networkPulls: [NetworkPull]
 
     public init(program: ProgramFormat, namer: @escaping CameraNamer, log: @escaping @Sendable (String) -> Void,
                 prepare: @escaping @Sendable (any AdjustableCamera) -> Void = { _ in }, enabled: Set<BackendName>,
-                testCameras: TestCameraRequest = TestCameraRequest()) {
+                testCameras: TestCameraRequest = TestCameraRequest(), networkPulls: [NetworkPull] = []) {
+        self.networkPulls = networkPulls
         self.program = program
         self.namer = namer
         self.log = log

@@ -50,6 +50,7 @@ extension StudioConfiguration {
         .fixed("http.token") { $0.http.token },
         .fixed("http.tls_cert") { $0.http.tls?.certificate },
         .fixed("http.tls_key") { $0.http.tls?.key },
+        .fixed("network.pull") { $0.network.pulls },
     ]
 
     /// What differs from `self` in `new`: the live keys (a reload applies them) and the others (a

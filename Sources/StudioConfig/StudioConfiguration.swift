@@ -34,13 +34,15 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
     public static let defaultTransition = TransitionSpec(kind: .mix, frames: 15)
     /// The operator's HTTP API (`http:`).
     public var http = HTTPSettings()
+    /// Cameras that are not plugged into this PC (`network:`).
+    public var network = NetworkSettings()
 
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case program, video, audio, outputs
         case recordDirectory = "record", databasePath = "database", socketPath = "socket", socketGroup = "socket_group"
-        case cameras, scenes, overlays, transition, http
+        case cameras, scenes, overlays, transition, http, network
     }
 
     public init(from decoder: any Decoder) throws {
@@ -58,6 +60,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         socketGroup = try keys.parse(.socketGroup, .groupName)
         try keys.update(&cameras, .cameras)
         try keys.update(&http, .http)
+        try keys.update(&network, .network)
         if let list = try keys.decodeIfPresent(SceneList.self, forKey: .scenes) { scenes = list.scenes }
         if let list = try keys.decodeIfPresent(OverlayList.self, forKey: .overlays) { overlays = list.overlays }
         if let section = try keys.decodeIfPresent(TransitionSection.self, forKey: .transition) {
@@ -65,6 +68,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
             if let ms = section.milliseconds { transition.frames = TransitionSpec.frames(milliseconds: ms, rate: program.frameRate) }
             if let problem = transition.problem(rate: program.frameRate) { throw decoder.failure(problem, at: CodingKeys.transition) }
         }
+        try checkPulls(decoder)
         try checkScenes(decoder)
         try checkBackups(decoder)
     }
@@ -102,6 +106,20 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
 
     /// Scenes against the rest: their names are not camera names (SceneNames.swift), none shows itself,
     /// and pixel layers fit the program.
+    /// A pulled camera's name is its own: not `camN` (the names of cameras without a pin) nor a pin's.
+    private func checkPulls(_ decoder: any Decoder) throws {
+        for (index, pull) in network.pulls.enumerated() {
+            let name = pull.name.name
+            let place: [any CodingKey] = [CodingKeys.network, NetworkSettings.CodingKeys.pulls, NodeKey(intValue: index), NetworkPull.CodingKeys.name]
+            if Self.isAutomaticCameraName(name) {
+                throw NodeDecodingError(decoder.codingPath + place, "\"\(name)\" is a name the server gives cameras without a pin (cam1, cam2...); a network camera needs its own")
+            }
+            if cameras.pins.contains(where: { $0.name.name == name }) {
+                throw NodeDecodingError(decoder.codingPath + place, "\"\(name)\" is a pinned camera's name (cameras.pins); a network camera needs its own")
+            }
+        }
+    }
+
     private func checkScenes(_ decoder: any Decoder) throws {
         for (index, scene) in scenes.enumerated() {
             let place: [any CodingKey] = [CodingKeys.scenes, NodeKey(intValue: index)]
@@ -143,6 +161,8 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         try keys.encode(overlays.map(OverlayEntry.init), forKey: .overlays)
         try keys.encode(TransitionSection(spec: transition), forKey: .transition)
         try keys.encode(http, forKey: .http)
+        // Only when it says something: the snapshots of sessions without network cameras stay as they were.
+        if network != NetworkSettings() { try keys.encode(network, forKey: .network) }
     }
 
     /// The configuration as compact JSON with sorted keys, for the session's config snapshot in the

@@ -47,6 +47,8 @@ public struct BackendName: RawRepresentable, Hashable, Sendable, Codable, Compar
     public static let pipewire: BackendName = "pipewire"
     /// Synthetic cameras of the demo and the tests (Sources/Capture/TestPattern).
     public static let testPattern: BackendName = "test-pattern"
+    /// Cameras pulled from URLs: RTSP, RTMP, SRT, HLS, UDP (Sources/Capture/Network).
+    public static let network: BackendName = "network"
 
     /// The backends `cameras.backends` and `--backends` can name, in the order their messages list
     /// them; all of them on by default. Declared here, below the config (which cannot see the backends

@@ -133,7 +133,8 @@ extension StudioServer {
                 decode: camera.demand.map {
                     CameraView.DecodeView(demand: $0.demand.rawValue, full: Int(statistics.framesDecodedFull),
                                           reduced: Int(statistics.framesDecodedReduced), skipped: Int(statistics.framesNotDecoded))
-                })
+                },
+                network: camera.network)
         })
     }
 

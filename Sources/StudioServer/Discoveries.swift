@@ -24,7 +24,8 @@ enum Discoveries {
             program: options.program, namer: context.namer, log: { log.info($0) },
             prepare: { camera in applyPinnedSettings(settings, to: camera, log: log) },
             enabled: Set(backends.map(\.name)),
-            testCameras: TestCameraRequest(count: options.testCameraCount, size: options.testCameraSize, noise: options.testCameraNoise))
+            testCameras: TestCameraRequest(count: options.testCameraCount, size: options.testCameraSize, noise: options.testCameraNoise),
+            networkPulls: options.configuration.network.pulls)
         return try backends.compactMap { try $0.makeDiscovery(backendContext) }
     }
 
@@ -63,10 +64,15 @@ enum Discoveries {
     /// Cameras and scenes share one namespace: the config refuses a scene named as a pin or `camN`, but a
     /// device may hold a name from an older config (a pin since removed) that a scene now has. That camera
     /// moves to the lowest free `camN`, kept from then on, with a warning: `studio switch NAME` stays the scene.
-    static func namer(store: EventStore, settings: CameraSettings, sceneNames: @escaping @Sendable () -> Set<String>,
+    ///
+    /// A network camera (`network.pull`) is named by its entry, as a pin names a device.
+    static func namer(store: EventStore, settings: CameraSettings, pulls: [NetworkPull] = [], sceneNames: @escaping @Sendable () -> Set<String>,
                       log: ServerLog) -> CameraNamer {
         { identity in
-            let name = try pinnedName(store: store, settings: settings, log: log, identity: identity)
+            let pulled = pulls.first { $0.identity == identity.identity }?.name
+            let name = try pulled.map {
+                try store.cameraName(forIdentity: identity.identity, backend: identity.backend, displayName: identity.displayName, pinnedName: $0)
+            } ?? pinnedName(store: store, settings: settings, log: log, identity: identity)
             guard sceneNames().contains(name.name) else { return name }
             let free = try store.freeCameraName()
             log.info("warning: \(identity.identity) (\(identity.displayName)) had the name \(name.name), which is a scene's now: the camera is named \(free.name) (pin it in cameras.pins to choose its name)")

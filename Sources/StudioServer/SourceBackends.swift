@@ -11,6 +11,7 @@ public enum SourceBackends {
         TestPatternBackend(),
         V4L2Backend(),
         PipeWireBackend(),
+        NetworkBackend(),
     ]
 
     /// The backends of `table` that run with `configured` (`cameras.backends`, or `--backends`), in the

@@ -220,7 +220,7 @@ public final class StudioServer: Sendable {
             })
             try services.start("cameras", {
                 let discoveries = try Discoveries.make(Discoveries.Context(
-                    options: options, namer: Discoveries.namer(store: store, settings: configuration.cameras,
+                    options: options, namer: Discoveries.namer(store: store, settings: configuration.cameras, pulls: configuration.network.pulls,
                                                                sceneNames: { [reloader] in Set(reloader.configuration.scenes.map(\.name)) }, log: log), events: events, log: log))
                 for discovery in discoveries { cameras.attach(discovery) }
             }, stop: { cameras.stop() })

@@ -35,6 +35,8 @@ public struct CameraView: Codable, Sendable {
     public var offeredModes: [OfferedModeView]
     /// A compressed (MJPEG) camera's decoding by demand; null for a camera that delivers raw frames.
     @Nullable public var decode: DecodeView?
+    /// A network source's connection, buffer and clock; null for a camera on this PC.
+    @Nullable public var network: NetworkSourceStatus?
 
     public struct DecodeView: Codable, Sendable {
         /// `full` (seen, recorded or forced) or `reduced` (only the tiles need it).
@@ -102,10 +104,11 @@ public struct CameraView: Codable, Sendable {
         case framesDropped = "frames_dropped"
         case framesCorrupt = "frames_corrupt"
         case offeredModes = "offered_modes"
-        case decode
+        case decode, network
     }
 
-    public init(name: String, backend: String, identity: String, displayName: String, state: String, format: FormatView? = nil, onProgram: Bool, tally: String? = nil, lostReason: String? = nil, frames: Int, framesDropped: Int, framesCorrupt: Int, offeredModes: [OfferedModeView], decode: DecodeView? = nil) {
+    public init(name: String, backend: String, identity: String, displayName: String, state: String, format: FormatView? = nil, onProgram: Bool, tally: String? = nil, lostReason: String? = nil, frames: Int, framesDropped: Int, framesCorrupt: Int, offeredModes: [OfferedModeView], decode: DecodeView? = nil, network: NetworkSourceStatus? = nil) {
+        self.network = network
         self.name = name
         self.backend = backend
         self.identity = identity

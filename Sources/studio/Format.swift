@@ -48,7 +48,7 @@ enum Format {
                 var state = camera.state
                 if let reason = camera.lostReason { state += " (\(reason))" }
                 return [camera.name, camera.backend, state, format, tally(camera.tally), camera.displayName]
-            })
+            }) + reply.cameras.compactMap { camera in camera.network.map { "\n\(camera.name): \($0.summary)" } }.joined()
         }
     }
 

@@ -85,6 +85,23 @@ struct BadConfig: Sendable, CustomTestStringConvertible {
         BadConfig(yaml: "video:\n\tpreset: fast\n", line: 2, keyPath: nil, fragment: "tabs"),
         BadConfig(yaml: "video: {}\n---\naudio: {}\n", line: 2, keyPath: nil, fragment: "only one YAML document"),
         BadConfig(yaml: "? [a, b]\n: c\n", line: 1, keyPath: nil, fragment: "a mapping key must be a plain value"),
+        // Network cameras.
+        BadConfig(yaml: "network:\n  pull:\n    - name: ptz1\n      url: ftp://192.0.2.10/s\n", line: 4, keyPath: "network.pull[0].url",
+                  fragment: "a pull takes rtsp, rtsps, rtmp, rtmps, srt, http, https, udp, got \"ftp\""),
+        BadConfig(yaml: "network:\n  pull:\n    - name: ptz1\n      url: 192.0.2.10/s\n", line: 4, keyPath: "network.pull[0].url",
+                  fragment: "expected a URL such as rtsp://"),
+        BadConfig(yaml: "network:\n  pull:\n    - name: ptz1\n", line: 3, keyPath: "network.pull[0].url", fragment: "missing: the URL to pull"),
+        BadConfig(yaml: "network:\n  pull:\n    - url: rtsp://h/s\n", line: 3, keyPath: "network.pull[0].name", fragment: "missing: the camera's name"),
+        BadConfig(yaml: "network:\n  pull:\n    - {name: a, url: rtsp://h/s}\n    - {name: a, url: rtsp://h/t}\n", line: 4,
+                  keyPath: "network.pull[1].name", fragment: "already used by the pull on line 3"),
+        BadConfig(yaml: "network:\n  pull:\n    - {name: cam2, url: rtsp://h/s}\n", line: 3, keyPath: "network.pull[0].name",
+                  fragment: "a network camera needs its own"),
+        BadConfig(yaml: "cameras:\n  pins:\n    - {match: x, name: wide}\nnetwork:\n  pull:\n    - {name: wide, url: rtsp://h/s}\n", line: 6,
+                  keyPath: "network.pull[0].name", fragment: "is a pinned camera's name"),
+        BadConfig(yaml: "network:\n  pull:\n    - {name: ptz1, url: rtsp://h/s, latency_ms: 20000}\n", line: 3,
+                  keyPath: "network.pull[0].latency_ms", fragment: "expected milliseconds from 0 to 10000"),
+        BadConfig(yaml: "network:\n  pull:\n    - {name: ptz1, url: rtsp://h/s}\nscenes:\n  - name: ptz1\n    layers: [{source: ptz1, rect: [0, 0, 640, 360]}]\n",
+                  line: 5, keyPath: "scenes[0].name", fragment: "is a network camera's name"),
     ]
 
     @Test(arguments: cases)

@@ -1,0 +1,230 @@
+import CFFmpeg
+import Synchronization
+import StudioCore
+import StudioSystem
+import MediaSupport
+
+/// A camera pulled from a URL (`network.pull`): an IP camera on RTSP, a stream on an RTMP server, an SRT
+/// listener, HLS, MPEG-TS over UDP. Two threads of its own: `net.NAME` connects, reads and decodes
+/// (blocking in libavformat, broken by `PullInterrupt` on stop or after `readTimeout` of silence), and
+/// `net.NAME.out` hands pictures and sound out on time (`PullPlayout`) after the jitter buffer's target
+/// (`NetworkPull.latency`). Its sound is its `TimedAudioInput` (drift-corrected into the mixer as an
+/// input named like the camera).
+///
+/// A connection that fails or ends is tried again with a backoff (0.5 s doubling to `maximumBackoff`);
+/// the attempts, the last error and the next try are in `pullStatus`. A new connection starts with
+/// fresh timing and an empty buffer: nothing stale is shown. While it is away no picture comes, so the
+/// server's silence watch marks it lost (the backup or the slate on program) and back when pictures
+/// come again, as for any camera.
+public final class NetworkPullCamera: Camera {
+    public let id: CameraID
+    public let backend: BackendName = .network
+    public let identity: String
+    public let displayName: String
+    public let frames = LatestValue<VideoFrame>()
+    public let pull: NetworkPull
+    /// The source's sound, on its own clock.
+    public let sound: TimedAudioInput
+    public var audio: (any ClockedAudioInput)? { sound }
+    /// The longest wait between two tries.
+    public static let maximumBackoff = 10.0
+    /// A connection that delivers nothing for this long is given up (and tried again).
+    public static let readTimeout = 5.0
+    /// How long opening may take (RTSP's handshake, probing the streams).
+    public static let openTimeout = 10.0
+
+    private struct Shared: Sendable {
+        var state = CameraState.stopped
+        var statistics = CaptureStatistics()
+        var format: CameraFormat?
+        var status: NetworkSourceStatus
+        /// CLOCK_MONOTONIC ns of the next try while disconnected, and of the newest packet.
+        var nextTry: UInt64?
+        var lastPacket: UInt64?
+        /// Bytes read by the connection, and when the bit rate was last taken.
+        var rateMark: (bytes: UInt64, at: UInt64) = (0, 0)
+    }
+
+    private let shared: Mutex<Shared>
+    private let receiver = WorkerThread()
+    private let player = WorkerThread()
+    private let interrupt = PullInterrupt()
+    private let playout = PullPlayout()
+    /// Wakes the receive thread from its backoff on stop.
+    private let backoff = ConditionLock()
+    private let clock: any Clock
+    private let log: @Sendable (String) -> Void
+
+    /// - Parameter id: the name the server's namer gives it (the entry's `name`, unless a scene took it).
+    public init(pull: NetworkPull, id: CameraID, log: @escaping @Sendable (String) -> Void, clock: any Clock = .monotonic) {
+        self.pull = pull
+        self.id = id
+        identity = pull.identity
+        displayName = SecretMasking.maskURL(pull.url)
+        sound = TimedAudioInput(displayName)
+        self.clock = clock
+        self.log = log
+        shared = Mutex(Shared(status: NetworkSourceStatus(protocol: pull.kind?.name ?? "?", remote: displayName, targetMilliseconds: pull.latency)))
+    }
+
+    deinit {
+        interrupt.stop()
+        playout.stop()
+        receiver.requestStop()
+        player.requestStop()
+    }
+
+    public var state: CameraState { shared.withLock { $0.state } }
+    public var currentFormat: CameraFormat? { shared.withLock { $0.format } }
+    public var statistics: CaptureStatistics { shared.withLock { $0.statistics } }
+    public var network: NetworkSourceStatus? {
+        let now = clock.now()
+        let counters = playout.counters
+        return shared.withLock { shared in
+            var status = shared.status
+            status.nextTryMilliseconds = shared.nextTry.map { $0 > now ? Int(($0 - now) / 1_000_000) : 0 }
+            status.lastPacketAgeMilliseconds = shared.lastPacket.map { now > $0 ? Int((now - $0) / 1_000_000) : 0 }
+            status.picturesShown = Int(counters.shown)
+            status.picturesDropped += Int(counters.dropped + counters.overflowed)
+            return status
+        }
+    }
+
+    public func start() {
+        interrupt.resume()
+        playout.restart()
+        player.start(name: "net.\(id.name).out") { [self] in
+            playout.run(clock: clock, picture: { [self] frame, releasedAt in
+                var frame = frame
+                frame.arrivalTime = releasedAt
+                frames.publish(frame)
+                shared.withLock {
+                    $0.statistics.framesCaptured += 1
+                    $0.statistics.lastFrameTime = releasedAt
+                    $0.state = .live
+                }
+            }, audio: { [self] samples, releasedAt in
+                sound.push(samples, capturedAt: releasedAt)
+            })
+        }
+        receiver.start(name: "net.\(id.name)", prepare: { shared.withLock { $0.state = .starting } }) { [self] in receive() }
+    }
+
+    public func stop() {
+        interrupt.stop()
+        receiver.requestStop()
+        backoff.withLock { backoff.broadcast() }
+        receiver.stop()
+        playout.stop()
+        player.stop()
+        sound.disconnected()
+        shared.withLock { $0.state = .stopped }
+    }
+
+    // MARK: The receive thread
+
+    private func receive() {
+        guard let kind = pull.kind else { return }
+        var timeline = PullTimeline(targetMilliseconds: pull.latency)
+        var failures = 0
+        var lastMessage = ""
+        var pool: FramePool?
+        var converter = FrameConverter()
+        while !receiver.isStopRequested {
+            shared.withLock {
+                $0.status.attempts += 1
+                $0.nextTry = nil
+            }
+            interrupt.arm(seconds: Self.openTimeout)
+            do {
+                let connection = try PullConnection(url: pull.url, kind: kind, interrupt: interrupt, audioFormat: sound.format)
+                failures = 0
+                lastMessage = ""
+                timeline.reset()
+                playout.flush()
+                converter = FrameConverter()
+                sound.newStream()
+                sound.connected(displayName)
+                shared.withLock {
+                    $0.status.connected = true
+                    $0.status.lastError = nil
+                    $0.status.streams = connection.streamSummary
+                    $0.rateMark = (0, clock.now())
+                }
+                log("\(id.name): connected to \(displayName): \(connection.streamSummary)")
+                let frameSlack: UInt64 = 40_000_000
+                while !receiver.isStopRequested {
+                    interrupt.arm(seconds: Self.readTimeout)
+                    try connection.readAndDecode { item in
+                        let now = clock.now()
+                        switch item {
+                        case .video(let decoded, let media):
+                            let due = timeline.due(media: media, arrival: now)
+                            shared.withLock {
+                                $0.status.picturesIn += 1
+                                $0.lastPacket = now
+                                $0.status.bufferMilliseconds = max(0, Int(timeline.depth / 1_000_000))
+                                $0.status.driftPPM = timeline.driftPPM
+                                $0.status.rebases = timeline.rebases
+                            }
+                            // Already late (a burst of old pictures at connect): decoded for its
+                            // successors, never shown.
+                            guard due + frameSlack >= now else {
+                                shared.withLock { $0.status.picturesDropped += 1 }
+                                return
+                            }
+                            let width = Int(decoded.pointee.width), height = Int(decoded.pointee.height)
+                            let bytes = VideoFrame.byteCount(format: .i420, width: width, height: height)
+                            if pool?.capacity != bytes { pool = FramePool(capacity: bytes, limit: playout.maximumPictures / 4) }
+                            let frame = VideoFrame.allocate(format: .i420, width: width, height: height, pool: pool, captureTime: now,
+                                                            sequence: UInt64(shared.withLock { $0.status.picturesIn }))
+                            guard (try? converter.convert(decoded, into: frame)) != nil else { return }
+                            noteFormat(width: width, height: height, rate: connection.frameRate)
+                            playout.add(.picture(frame), due: due)
+                        case .audio(let samples, let media):
+                            playout.add(.audio(samples), due: timeline.due(media: media, arrival: now))
+                        }
+                    }
+                    let bytes = connection.bytesRead, now = clock.now()
+                    shared.withLock {
+                        if now - $0.rateMark.at >= 1_000_000_000 {
+                            let elapsed = Double(now - $0.rateMark.at) / 1e9
+                            $0.status.bitRate = Int(Double(bytes &- $0.rateMark.bytes) * 8 / elapsed)
+                            $0.rateMark = (bytes, now)
+                        }
+                    }
+                }
+            } catch {
+                if !receiver.isStopRequested, error.description != lastMessage {
+                    log("\(id.name): \(error.description); trying again")
+                    lastMessage = error.description
+                }
+                shared.withLock { $0.status.lastError = error.description }
+            }
+            sound.disconnected()
+            shared.withLock {
+                $0.status.connected = false
+                if $0.state == .live { $0.state = .lost }
+            }
+            guard !receiver.isStopRequested else { break }
+            failures += 1
+            let wait = min(Self.maximumBackoff, 0.5 * Double(1 << min(failures - 1, 10)))
+            let next = clock.now() + UInt64(wait * 1e9)
+            shared.withLock { $0.nextTry = next }
+            backoff.withLock {
+                while !receiver.isStopRequested, clock.now() < next {
+                    _ = backoff.wait(untilMonotonic: min(next, clock.now() + 100_000_000))
+                }
+            }
+        }
+    }
+
+    /// The format as decoded (a size change mid-stream is followed); the rate the stream declares, else
+    /// 30 for the listing.
+    private func noteFormat(width: Int, height: Int, rate: Rational?) {
+        shared.withLock {
+            guard $0.format?.width != width || $0.format?.height != height else { return }
+            $0.format = CameraFormat(pixelFormat: .i420, width: width, height: height, frameRate: rate ?? Rational(30))
+        }
+    }
+}

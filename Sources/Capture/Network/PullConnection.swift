@@ -1,0 +1,232 @@
+import CFFmpeg
+import StudioCore
+import StudioSystem
+import MediaSupport
+import Synchronization
+
+/// One connection to a network source: libavformat's demuxer on the URL, the video decoder (H.264,
+/// HEVC, whatever libavcodec has) and the audio decoder with its resampler to the program's format.
+/// Owned and used by the pull's receive thread alone; `PullInterrupt` is how another thread (a stop)
+/// and the read deadline break a blocking open or read.
+final class PullConnection {
+    /// A decoded picture or audio span, with its media time (ns, on the stream's clock).
+    enum Item {
+        case video(UnsafeMutablePointer<AVFrame>, media: Int64)
+        case audio([Float], media: Int64)
+    }
+
+    struct Limits {
+        /// Pictures larger than this are refused (a hostile or broken stream's 16384x16384).
+        var maximumPixels = 4096 * 2304
+    }
+
+    let description: String
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private let frame: UnsafeMutablePointer<AVFrame>
+    private var video: (index: Int32, codec: CodecSession, timeBase: AVRational)?
+    private var audio: (index: Int32, codec: CodecSession, timeBase: AVRational)?
+    private var resampler: AudioResampler?
+    private let audioFormat: AudioFormat
+    private let limits: Limits
+    /// What the stream carries, for the status: `h264 1280x720, aac 44100 Hz 1 ch`.
+    private(set) var streamSummary = ""
+    /// The video's frame rate as the stream says (nil: it does not).
+    private(set) var frameRate: Rational?
+    /// Bytes read (packets), for the bit rate.
+    private(set) var bytesRead: UInt64 = 0
+
+    /// Opens `url` (blocking; `interrupt` breaks it) and finds its streams and decoders. Throws a clear
+    /// error: nothing at the URL, no video stream, a codec libavcodec lacks (named), a picture too large.
+    init(url: String, kind: PullKind, interrupt: PullInterrupt, audioFormat: AudioFormat, limits: Limits = Limits()) throws(PullError) {
+        description = SecretMasking.maskURL(url)
+        self.audioFormat = audioFormat
+        self.limits = limits
+        guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else { throw PullError("out of memory") }
+        self.packet = packet
+        self.frame = frame
+        var options: OpaquePointer?
+        for (key, value) in kind.options + [("fflags", "nobuffer"), ("probesize", "500000"), ("analyzeduration", "1000000")] {
+            av_dict_set(&options, key, value, 0)
+        }
+        defer { av_dict_free(&options) }
+        guard let allocated = avformat_alloc_context() else { throw PullError("out of memory") }
+        allocated.pointee.interrupt_callback = interrupt.callback
+        allocated.pointee.flags |= AVFMT_FLAG_NOBUFFER
+        context = allocated
+        let opened = avformat_open_input(&context, url, nil, &options)
+        guard opened >= 0, let context else {
+            throw PullError(interrupt.isStopping ? "stopped" : "cannot open \(description): \(FFmpegError(call: "avformat_open_input", code: opened).message)")
+        }
+        let found = avformat_find_stream_info(context, nil)
+        guard found >= 0 else { throw PullError("no streams found at \(description): \(FFmpegError(call: "avformat_find_stream_info", code: found).message)") }
+        var parts: [String] = []
+        for index in 0..<Int32(context.pointee.nb_streams) {
+            let stream = context.pointee.streams[Int(index)]!
+            let parameters = stream.pointee.codecpar!
+            let name = avcodec_get_name(parameters.pointee.codec_id).map { String(cString: $0) } ?? "unknown"
+            switch parameters.pointee.codec_type {
+            case AVMEDIA_TYPE_VIDEO where video == nil:
+                let width = Int(parameters.pointee.width), height = Int(parameters.pointee.height)
+                guard width * height <= limits.maximumPixels else {
+                    throw PullError("its picture, \(width)x\(height), is larger than the limit of \(limits.maximumPixels) pixels")
+                }
+                video = (index, try Self.decoder(for: parameters, name: name, threads: 2), stream.pointee.time_base)
+                let guessed = av_guess_frame_rate(context, stream, nil)
+                if guessed.num > 0, guessed.den > 0 { frameRate = Rational(guessed.num, guessed.den) }
+                parts.append("\(name) \(width)x\(height)")
+            case AVMEDIA_TYPE_AUDIO where audio == nil:
+                // A stream whose audio codec this libavcodec lacks still gives its pictures.
+                if let session = try? Self.decoder(for: parameters, name: name, threads: 1) {
+                    audio = (index, session, stream.pointee.time_base)
+                    parts.append("\(name) \(parameters.pointee.sample_rate) Hz \(parameters.pointee.ch_layout.nb_channels) ch")
+                } else {
+                    parts.append("\(name) audio (no decoder: not heard)")
+                }
+            default:
+                stream.pointee.discard = AVDISCARD_ALL
+            }
+        }
+        guard video != nil else { throw PullError("\(description) carries no video stream") }
+        streamSummary = parts.joined(separator: ", ")
+    }
+
+    deinit {
+        avformat_close_input(&context)
+        var packet: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&packet)
+        var frame: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&frame)
+    }
+
+    private static func decoder(for parameters: UnsafeMutablePointer<AVCodecParameters>, name: String, threads: Int32) throws(PullError) -> CodecSession {
+        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            throw PullError("libavcodec has no \(name) decoder")
+        }
+        let session: CodecSession
+        do { session = try CodecSession(codec: codec) } catch { throw PullError("\(name): \(error)") }
+        guard avcodec_parameters_to_context(session.context, parameters) >= 0 else { throw PullError("\(name): unusable codec parameters") }
+        session.context.pointee.thread_count = threads
+        // Slice threads add no delay; frame threads would hold a picture per thread.
+        session.context.pointee.thread_type = FF_THREAD_SLICE
+        session.context.pointee.flags |= AV_CODEC_FLAG_LOW_DELAY
+        do { try session.open(name) } catch { throw PullError("cannot open the \(name) decoder: \(error)") }
+        return session
+    }
+
+    /// Reads the next packet and decodes it; `body` gets each picture and audio span it gave (the
+    /// picture only for the call). Throws at the end of the stream or an error (the connection is over).
+    func readAndDecode(_ body: (Item) -> Void) throws(PullError) {
+        guard let context else { throw PullError("closed") }
+        let read = av_read_frame(context, packet)
+        guard read >= 0 else {
+            throw PullError(read == FFmpegError.endOfFile ? "the stream ended" : "reading failed: \(FFmpegError(call: "av_read_frame", code: read).message)")
+        }
+        defer { av_packet_unref(packet) }
+        bytesRead += UInt64(max(0, packet.pointee.size))
+        if let video, packet.pointee.stream_index == video.index {
+            try decode(video.codec, timeBase: video.timeBase) { frame, media in
+                guard Int(frame.pointee.width) * Int(frame.pointee.height) <= limits.maximumPixels else { return }
+                body(.video(frame, media: media))
+            }
+        } else if let audio, packet.pointee.stream_index == audio.index {
+            try decode(audio.codec, timeBase: audio.timeBase) { frame, media in
+                if resampler?.matches(frame) != true { resampler = AudioResampler(from: frame, to: audioFormat) }
+                guard let samples = resampler?.convert(frame) else { return }
+                body(.audio(samples, media: media))
+            }
+        }
+    }
+
+    private func decode(_ session: CodecSession, timeBase: AVRational, _ body: (UnsafeMutablePointer<AVFrame>, Int64) -> Void) throws(PullError) {
+        // A damaged packet is skipped (the decoder conceals what it can); only the connection's end throws.
+        guard avcodec_send_packet(session.context, packet) >= 0 else { return }
+        while avcodec_receive_frame(session.context, frame) >= 0 {
+            defer { av_frame_unref(frame) }
+            let stamp = frame.pointee.best_effort_timestamp
+            guard stamp != cff_nopts_value() else { continue }
+            body(frame, av_rescale_q(stamp, timeBase, AVRational(num: 1, den: 1_000_000_000)))
+        }
+    }
+}
+
+/// Why a connection failed or ended, in words for the log and the status (the URL masked).
+struct PullError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Breaks libavformat's blocking calls on one pull: when the pull stops, or when nothing arrived for
+/// `deadline` (a silent server on TCP). The C callback reads two atomics only.
+final class PullInterrupt: Sendable {
+    private let stopping = Atomic<Bool>(false)
+    /// CLOCK_MONOTONIC ns after which a blocking call gives up (0: none).
+    private let deadline = Atomic<UInt64>(0)
+
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
+    func stop() { stopping.store(true, ordering: .relaxed) }
+    func resume() { stopping.store(false, ordering: .relaxed) }
+    /// A blocking call from now on gives up after `seconds`.
+    func arm(seconds: Double) { deadline.store(MonotonicClock.now() + UInt64(seconds * 1e9), ordering: .relaxed) }
+
+    var callback: AVIOInterruptCB {
+        AVIOInterruptCB(callback: { opaque in
+            guard let opaque else { return 0 }
+            let interrupt = Unmanaged<PullInterrupt>.fromOpaque(opaque).takeUnretainedValue()
+            if interrupt.stopping.load(ordering: .relaxed) { return 1 }
+            let deadline = interrupt.deadline.load(ordering: .relaxed)
+            return deadline != 0 && MonotonicClock.now() > deadline ? 1 : 0
+        }, opaque: Unmanaged.passUnretained(self).toOpaque())
+    }
+}
+
+/// libswresample from a decoded stream's rate, layout and sample format to the program's interleaved
+/// F32 (`AudioFormat`): 44.1 kHz mono AAC comes out 48 kHz stereo.
+final class AudioResampler {
+    private var context: OpaquePointer?
+    private let sampleRate: Int32, format: Int32, channels: Int32
+    private let output: AudioFormat
+
+    init?(from frame: UnsafePointer<AVFrame>, to output: AudioFormat) {
+        self.output = output
+        sampleRate = frame.pointee.sample_rate
+        format = frame.pointee.format
+        channels = frame.pointee.ch_layout.nb_channels
+        var outLayout = AVChannelLayout()
+        av_channel_layout_default(&outLayout, Int32(output.channels))
+        var inLayout = AVChannelLayout()
+        // A shallow copy to point at (the frame's own stays its owner's; only `inLayout` is freed).
+        var frameLayout = frame.pointee.ch_layout
+        if av_channel_layout_check(&frameLayout) != 0 {
+            av_channel_layout_copy(&inLayout, &frameLayout)
+        } else {
+            av_channel_layout_default(&inLayout, max(1, channels))
+        }
+        defer { av_channel_layout_uninit(&inLayout); av_channel_layout_uninit(&outLayout) }
+        guard swr_alloc_set_opts2(&context, &outLayout, AV_SAMPLE_FMT_FLT, Int32(output.sampleRate),
+                                  &inLayout, AVSampleFormat(rawValue: format), sampleRate, 0, nil) >= 0,
+              swr_init(context) >= 0 else { swr_free(&context); return nil }
+    }
+
+    deinit { swr_free(&context) }
+
+    func matches(_ frame: UnsafePointer<AVFrame>) -> Bool {
+        frame.pointee.sample_rate == sampleRate && frame.pointee.format == format && frame.pointee.ch_layout.nb_channels == channels
+    }
+
+    /// The frame's samples at the output format, interleaved.
+    func convert(_ frame: UnsafePointer<AVFrame>) -> [Float]? {
+        let capacity = Int(swr_get_out_samples(context, frame.pointee.nb_samples))
+        guard capacity > 0 else { return nil }
+        var samples = [Float](repeating: 0, count: capacity * output.channels)
+        let produced = samples.withUnsafeMutableBytes { bytes -> Int32 in
+            var out: UnsafeMutablePointer<UInt8>? = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            // extended_data is `uint8_t **`; swr_convert reads it as `const uint8_t **`: the same pointers.
+            let input = UnsafeMutablePointer<UnsafePointer<UInt8>?>(OpaquePointer(frame.pointee.extended_data))
+            return swr_convert(context, &out, Int32(capacity), input, frame.pointee.nb_samples)
+        }
+        guard produced > 0 else { return nil }
+        samples.removeLast((capacity - Int(produced)) * output.channels)
+        return samples
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+
+/// A camera that is not plugged into this PC, pulled from a URL libavformat opens (`network.pull` in the
+/// config): an IP/PTZ camera on RTSP, a stream on an RTMP server, an SRT listener (studio calls it), HLS
+/// over HTTP(S), MPEG-TS over UDP. Its name is the one the config gives it.
+public struct NetworkPull: Sendable, Equatable, Encodable {
+    /// The camera's name (`name:`), as `studio switch` takes it.
+    public var name: CameraID
+    /// Where it is pulled from (`url:`); a stream key or passphrase in it is masked in logs, status and
+    /// the database (`SecretMasking.maskURL`).
+    public var url: String
+    /// How long a frame waits after it arrives before it is shown (`latency_ms:`): the jitter buffer's
+    /// target, room for the network's jitter. Nil: `kind`'s default.
+    public var latencyMilliseconds: Int?
+
+    public init(name: CameraID, url: String, latencyMilliseconds: Int? = nil) {
+        self.name = name
+        self.url = url
+        self.latencyMilliseconds = latencyMilliseconds
+    }
+
+    /// The camera's identity, as the event store keeps it (its name follows the entry's `name`).
+    public var identity: String { "network:" + name.name }
+
+    /// The kind its URL's scheme names (nil: a scheme no kind takes; the config refuses it).
+    public var kind: PullKind? { PullKind.of(url) }
+    /// The jitter buffer's target in milliseconds: the configured one, else the kind's default.
+    public var latency: Int { latencyMilliseconds ?? kind?.defaultLatencyMilliseconds ?? PullKind.fallbackLatencyMilliseconds }
+
+    /// The keys of a `network.pull` entry (the config reads them; the snapshot writes them).
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, url, latencyMilliseconds = "latency_ms"
+    }
+
+    /// For the snapshot: the URL masked (a stream key never reaches the database).
+    public func encode(to encoder: any Encoder) throws {
+        var keys = encoder.container(keyedBy: CodingKeys.self)
+        try keys.encode(name.name, forKey: .name)
+        try keys.encode(SecretMasking.maskURL(url), forKey: .url)
+        try keys.encodeIfPresent(latencyMilliseconds, forKey: .latencyMilliseconds)
+    }
+}
+
+/// The URL schemes a network pull takes, one row each: its protocol's name, and the jitter buffer's
+/// default target for it (a protocol that retransmits or buffers upstream needs more room). Declared
+/// once; the config's check, its error message and docs/config.md's list come from it.
+public struct PullKind: Sendable, Hashable, CustomStringConvertible {
+    public let name: String
+    public let schemes: [String]
+    public let defaultLatencyMilliseconds: Int
+    /// libavformat options for this protocol (low-delay reading, timeouts), set before it opens.
+    public let options: [(String, String)]
+    public var description: String { name }
+
+    public static func == (a: PullKind, b: PullKind) -> Bool { a.name == b.name }
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+
+    public static let rtsp = PullKind(name: "rtsp", schemes: ["rtsp", "rtsps"], defaultLatencyMilliseconds: 200,
+                                      options: [("rtsp_flags", "prefer_tcp"), ("timeout", "5000000")])
+    public static let rtmp = PullKind(name: "rtmp", schemes: ["rtmp", "rtmps"], defaultLatencyMilliseconds: 300,
+                                      options: [("rtmp_live", "live"), ("rw_timeout", "5000000")])
+    public static let srt = PullKind(name: "srt", schemes: ["srt"], defaultLatencyMilliseconds: 200,
+                                     options: [("rw_timeout", "5000000")])
+    public static let hls = PullKind(name: "hls", schemes: ["http", "https"], defaultLatencyMilliseconds: 1000,
+                                     options: [("rw_timeout", "5000000")])
+    public static let udp = PullKind(name: "udp", schemes: ["udp"], defaultLatencyMilliseconds: 100,
+                                     options: [("timeout", "5000000"), ("overrun_nonfatal", "1"), ("fifo_size", "1000000")])
+
+    public static let all: [PullKind] = [.rtsp, .rtmp, .srt, .hls, .udp]
+    /// For a scheme no row takes (never reached through the config, which refuses it).
+    public static let fallbackLatencyMilliseconds = 200
+
+    /// The schemes, for messages: `rtsp, rtsps, rtmp, ...`.
+    public static var schemeList: String { all.flatMap(\.schemes).joined(separator: ", ") }
+
+    public static func of(_ url: String) -> PullKind? {
+        guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return nil }
+        let scheme = url[..<colon].lowercased()
+        return all.first { $0.schemes.contains(scheme) }
+    }
+
+    /// What is wrong with `url` as a pull, for the config's message; nil when it will do.
+    public static func problem(with url: String) -> String? {
+        guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else {
+            return "expected a URL such as rtsp://192.0.2.10/stream1 (schemes: \(schemeList)), got \"\(url)\""
+        }
+        guard of(url) != nil else {
+            return "a pull takes \(schemeList), got \"\(url[..<colon])\""
+        }
+        let rest = url[url.index(colon, offsetBy: 3)...]
+        let host = rest.prefix { $0 != "/" && $0 != "?" }.split(separator: "@").last ?? ""
+        guard !host.isEmpty || url.lowercased().hasPrefix("udp") else { return "the URL names no host: \"\(SecretMasking.maskURL(url))\"" }
+        return nil
+    }
+}
+
+/// How a network source is doing, for `studio cameras`, `/api/v1` and the metrics (one declaration: the
+/// reply carries it as it is).
+public struct NetworkSourceStatus: Sendable, Codable, Equatable {
+    /// The protocol (`PullKind.name`).
+    public var `protocol`: String
+    /// Where it comes from, its secrets masked.
+    public var remote: String
+    public var connected: Bool
+    /// Connections tried since the start.
+    public var attempts: Int
+    /// Why the last try failed or the last connection ended (nil while the first is on).
+    public var lastError: String?
+    /// While disconnected: how long until the next try.
+    public var nextTryMilliseconds: Int?
+    /// What the stream carries: `h264 1280x720, aac 48000 Hz 2 ch`.
+    public var streams: String
+    /// Received over the last second (bits per second).
+    public var bitRate: Int
+    /// Pictures decoded, shown, and dropped (late, stale after a burst, or pushed out of a full buffer).
+    public var picturesIn: Int
+    public var picturesShown: Int
+    public var picturesDropped: Int
+    /// How long the newest picture waits in the buffer (ms), and what the buffer aims for.
+    public var bufferMilliseconds: Int
+    public var targetMilliseconds: Int
+    /// The source's clock against this machine's, ppm (positive: it runs slow); nil until measured.
+    public var driftPPM: Double?
+    /// Times its timing started over (a publisher restart, a jump).
+    public var rebases: Int
+    /// How long ago the newest packet came (nil: none yet).
+    public var lastPacketAgeMilliseconds: Int?
+
+    public init(protocol: String, remote: String, connected: Bool = false, attempts: Int = 0, lastError: String? = nil,
+                nextTryMilliseconds: Int? = nil, streams: String = "", bitRate: Int = 0, picturesIn: Int = 0, picturesShown: Int = 0,
+                picturesDropped: Int = 0, bufferMilliseconds: Int = 0, targetMilliseconds: Int = 0, driftPPM: Double? = nil,
+                rebases: Int = 0, lastPacketAgeMilliseconds: Int? = nil) {
+        self.protocol = `protocol`
+        self.remote = remote
+        self.connected = connected
+        self.attempts = attempts
+        self.lastError = lastError
+        self.nextTryMilliseconds = nextTryMilliseconds
+        self.streams = streams
+        self.bitRate = bitRate
+        self.picturesIn = picturesIn
+        self.picturesShown = picturesShown
+        self.picturesDropped = picturesDropped
+        self.bufferMilliseconds = bufferMilliseconds
+        self.targetMilliseconds = targetMilliseconds
+        self.driftPPM = driftPPM
+        self.rebases = rebases
+        self.lastPacketAgeMilliseconds = lastPacketAgeMilliseconds
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case `protocol`, remote, connected, attempts, streams, rebases
+        case lastError = "last_error", nextTryMilliseconds = "next_try_ms", bitRate = "bit_rate"
+        case picturesIn = "pictures_in", picturesShown = "pictures_shown", picturesDropped = "pictures_dropped"
+        case bufferMilliseconds = "buffer_ms", targetMilliseconds = "target_ms", driftPPM = "drift_ppm"
+        case lastPacketAgeMilliseconds = "last_packet_age_ms"
+    }
+
+    /// One line for `studio cameras`: `rtmp connected, 1.2 Mbit/s, buffer 180/200 ms, ...`.
+    public var summary: String {
+        guard connected else {
+            var line = "\(`protocol`) not connected (attempt \(attempts)"
+            if let next = nextTryMilliseconds { line += String(format: ", next try in %.1f s", Double(next) / 1000) }
+            line += ")"
+            if let lastError { line += ": \(lastError)" }
+            return line
+        }
+        var parts = ["\(`protocol`) connected", String(format: "%.1f Mbit/s", Double(bitRate) / 1e6),
+                     "buffer \(bufferMilliseconds)/\(targetMilliseconds) ms",
+                     "pictures \(picturesIn) in, \(picturesShown) shown, \(picturesDropped) dropped"]
+        if let driftPPM { parts.append(String(format: "drift %+.0f ppm", driftPPM)) }
+        if let age = lastPacketAgeMilliseconds { parts.append("last packet \(age) ms ago") }
+        return parts.joined(separator: ", ")
+    }
+}
