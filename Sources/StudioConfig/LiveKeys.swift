@@ -51,6 +51,7 @@ extension StudioConfiguration {
         .fixed("http.tls_cert") { $0.http.tls?.certificate },
         .fixed("http.tls_key") { $0.http.tls?.key },
         .fixed("network.pull") { $0.network.pulls },
+        .fixed("network.rtmp") { $0.network.rtmp },
     ]
 
     /// What differs from `self` in `new`: the live keys (a reload applies them) and the others (a

@@ -25,7 +25,7 @@ extension StudioConfiguration {
                 return "\"\(name)\" is the name the pin \"\(pinned)\" gives a second device it fits (cameras.pins); a scene needs its own"
             }
         }
-        if network.pulls.contains(where: { $0.name.name == name }) {
+        if network.cameras.contains(where: { $0.name.name == name }) {
             return "\"\(name)\" is a network camera's name (network.pull); a scene needs its own"
         }
         return nil

@@ -108,9 +108,11 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
     /// and pixel layers fit the program.
     /// A pulled camera's name is its own: not `camN` (the names of cameras without a pin) nor a pin's.
     private func checkPulls(_ decoder: any Decoder) throws {
-        for (index, pull) in network.pulls.enumerated() {
+        for (index, pull) in network.cameras.enumerated() {
             let name = pull.name.name
-            let place: [any CodingKey] = [CodingKeys.network, NetworkSettings.CodingKeys.pulls, NodeKey(intValue: index), NetworkPull.CodingKeys.name]
+            let place: [any CodingKey] = index < network.pulls.count
+                ? [CodingKeys.network, NetworkSettings.CodingKeys.pulls, NodeKey(intValue: index), NetworkPull.CodingKeys.name]
+                : [CodingKeys.network, NetworkSettings.CodingKeys.rtmp, RTMPIngestSettings.CodingKeys.keys, NodeKey(pull.name.name)]
             if Self.isAutomaticCameraName(name) {
                 throw NodeDecodingError(decoder.codingPath + place, "\"\(name)\" is a name the server gives cameras without a pin (cam1, cam2...); a network camera needs its own")
             }

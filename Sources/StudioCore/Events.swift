@@ -14,6 +14,8 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// A camera lost and back too often to write each time (details: lost, returned, over_ms, state, ended, scope):
     /// one per episode, and per minute of a long one (`FlapFilter`).
     public static let cameraFlapping = EventKind(rawValue: "camera_flapping")
+    /// A network publisher refused (details: protocol, address, app, reason; never the key).
+    public static let ingestRefused = EventKind(rawValue: "ingest_refused")
     /// A camera's size or frame rate changed on the operator's request (details: requested, granted).
     public static let cameraModeChanged = EventKind(rawValue: "camera_mode_changed")
     /// A camera control was set (details: control, value, previous).
@@ -92,7 +94,7 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// Every kind this binary emits, in the order of docs/schema.md's table (a test holds the two
     /// together); `studio log --kind` checks its words against it.
     public static let all: [EventKind] = [
-        .sessionStarted, .databaseReplaced, .sessionEnded, .cameraAdded, .cameraLost, .cameraReturned, .cameraFlapping, .cameraModeChanged,
+        .sessionStarted, .databaseReplaced, .sessionEnded, .cameraAdded, .cameraLost, .cameraReturned, .cameraFlapping, .ingestRefused, .cameraModeChanged,
         .cameraControlChanged, .cameraFocus, .switchProgram, .backupTaken, .preview, .transitionStarted, .transitionEnded,
         .pictureChanged, .overlayOn, .overlayOff, .tally, .configReloaded, .configReloadFailed, .audioChanged, .audioInputFound, .audioInputLost, .audioInputBack, .audioInputFlapping, .outputAdded, .outputStopped, .outputStarted, .outputRemoved, .outputConnected,
         .outputDisconnected, .outputReconnectAttempt, .outputReconnected, .recordingStarted, .recordingStopped, .encoderChosen,

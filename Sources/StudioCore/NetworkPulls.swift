@@ -12,11 +12,15 @@ public struct NetworkPull: Sendable, Equatable, Encodable {
     /// How long a frame waits after it arrives before it is shown (`latency_ms:`): the jitter buffer's
     /// target, room for the network's jitter. Nil: `kind`'s default.
     public var latencyMilliseconds: Int?
+    /// A phone's stream on the RTMP server (`network.rtmp`): pulled only while its publisher is there,
+    /// as the server's `on_publish` and `on_publish_done` callbacks say; false: pulled all the time.
+    public var waitsForPublisher = false
 
-    public init(name: CameraID, url: String, latencyMilliseconds: Int? = nil) {
+    public init(name: CameraID, url: String, latencyMilliseconds: Int? = nil, waitsForPublisher: Bool = false) {
         self.name = name
         self.url = url
         self.latencyMilliseconds = latencyMilliseconds
+        self.waitsForPublisher = waitsForPublisher
     }
 
     /// The camera's identity, as the event store keeps it (its name follows the entry's `name`).
@@ -99,6 +103,8 @@ public struct PullKind: Sendable, Hashable, CustomStringConvertible {
 public struct NetworkSourceStatus: Sendable, Codable, Equatable {
     /// The protocol (`PullKind.name`).
     public var `protocol`: String
+    /// A phone's stream on the RTMP server: whether its publisher is there now (nil for a plain pull).
+    public var publishing: Bool?
     /// Where it comes from, its secrets masked.
     public var remote: String
     public var connected: Bool
@@ -149,7 +155,7 @@ public struct NetworkSourceStatus: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case `protocol`, remote, connected, attempts, streams, rebases
+        case `protocol`, remote, connected, attempts, streams, rebases, publishing
         case lastError = "last_error", nextTryMilliseconds = "next_try_ms", bitRate = "bit_rate"
         case picturesIn = "pictures_in", picturesShown = "pictures_shown", picturesDropped = "pictures_dropped"
         case bufferMilliseconds = "buffer_ms", targetMilliseconds = "target_ms", driftPPM = "drift_ppm"
@@ -158,6 +164,7 @@ public struct NetworkSourceStatus: Sendable, Codable, Equatable {
 
     /// One line for `studio cameras`: `rtmp connected, 1.2 Mbit/s, buffer 180/200 ms, ...`.
     public var summary: String {
+        if publishing == false, !connected { return "\(`protocol`): waiting for its publisher" }
         guard connected else {
             var line = "\(`protocol`) not connected (attempt \(attempts)"
             if let next = nextTryMilliseconds { line += String(format: ", next try in %.1f s", Double(next) / 1000) }

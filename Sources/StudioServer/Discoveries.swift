@@ -25,7 +25,7 @@ enum Discoveries {
             prepare: { camera in applyPinnedSettings(settings, to: camera, log: log) },
             enabled: Set(backends.map(\.name)),
             testCameras: TestCameraRequest(count: options.testCameraCount, size: options.testCameraSize, noise: options.testCameraNoise),
-            networkPulls: options.configuration.network.pulls)
+            networkPulls: options.configuration.network.cameras)
         return try backends.compactMap { try $0.makeDiscovery(backendContext) }
     }
 

@@ -6,9 +6,10 @@ import LivePictures
 
 extension StudioServer {
     /// The HTTP console on `http.listen` with its token (see `HTTPToken`), stopped before control.
-    /// It serves the commands' routes (`HTTPBridge`), the tiles' pictures (`TileRoutes`) and the page (`ConsolePage`).
+    /// It serves the commands' routes (`HTTPBridge`), the tiles' pictures (`TileRoutes`), the page
+    /// (`ConsolePage`) and the RTMP server's callbacks (`IngestDesk`).
     static func startHTTP(options: ServerOptions, router: ControlRouter<StudioServer>, events: HTTPEventStream,
-                                  tiles: TilePictures, tileRequests: TileRequestCounts, services: ServiceGroup,
+                                  tiles: TilePictures, tileRequests: TileRequestCounts, ingest: IngestDesk, services: ServiceGroup,
                                   log: ServerLog) throws -> HTTPConsole? {
         let settings = options.configuration.http
         guard settings.enabled else { return nil }
@@ -24,9 +25,9 @@ extension StudioServer {
         }
         let commands = HTTPBridge.handler(router, commands: ServerCommands.all)
         let console = HTTPConsole(settings: consoleSettings,
-                                  routes: HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + TimelineRoute.all + ConsolePage.routes, events: events,
+                                  routes: HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + TimelineRoute.all + ConsolePage.routes + IngestDesk.all, events: events,
                                   handler: { call, respond in
-                                      if let answer = TileRoutes.answer(call, tiles: tiles, counts: tileRequests) ?? ConsolePage.answer(call) { return respond(answer) }
+                                      if let answer = TileRoutes.answer(call, tiles: tiles, counts: tileRequests) ?? ConsolePage.answer(call) ?? ingest.answer(call) { return respond(answer) }
                                       if TimelineRoute.answer(call, router: router, respond: respond) { return }
                                       commands(call, respond)
                                   })

@@ -116,7 +116,8 @@ public final class StudioServer: Sendable {
             // The live tiles (made only while watched; their thread starts with the pipeline, below).
             let tiles = TilePictures()
             self.tiles = tiles
-            http = try Self.startHTTP(options: options, router: router, events: httpEvents, tiles: tiles, tileRequests: tileRequests,
+            let ingest = IngestDesk(settings: configuration.network.rtmp, log: log)
+            http = try Self.startHTTP(options: options, router: router, events: httpEvents, tiles: tiles, tileRequests: tileRequests, ingest: ingest,
                                       services: services, log: log)
 
             // The session's row keeps the audio source it took (the default resolved: microphones or the tone).
@@ -174,6 +175,7 @@ public final class StudioServer: Sendable {
                                                            forceFull: ProcessInfo.processInfo.environment[DecodePolicy.environmentKey]
                                                                == DecodePolicy.forcedValue))
             self.cameras = cameras
+            ingest.attach(cameras, events: events)
             // The program audio also goes into every ISO file (so each angle plays with the show's sound).
             let audioStage = AudioEncodingStage(encoder: audioEncoder, events: events, deliver: { item in
                 fanOut.deliver(item)
@@ -220,7 +222,7 @@ public final class StudioServer: Sendable {
             })
             try services.start("cameras", {
                 let discoveries = try Discoveries.make(Discoveries.Context(
-                    options: options, namer: Discoveries.namer(store: store, settings: configuration.cameras, pulls: configuration.network.pulls,
+                    options: options, namer: Discoveries.namer(store: store, settings: configuration.cameras, pulls: configuration.network.cameras,
                                                                sceneNames: { [reloader] in Set(reloader.configuration.scenes.map(\.name)) }, log: log), events: events, log: log))
                 for discovery in discoveries { cameras.attach(discovery) }
             }, stop: { cameras.stop() })

@@ -9,7 +9,7 @@ import Glibc
 /// port. Application `live` records every published stream as FLV into `recordDirectory`
 /// (`record_unique on`: one file per publish, `STREAM-UNIXTIME.flv`).
 ///
-/// `@unchecked Sendable`: mutable state (`process`) is guarded by `lock`.
+/// `@unchecked Sendable`: mutable state (`process`, `directives`) is guarded by `lock`.
 public final class NginxRTMP: @unchecked Sendable {
     public enum Failure: Error, CustomStringConvertible {
         case notInstalled(String)
@@ -55,10 +55,18 @@ public final class NginxRTMP: @unchecked Sendable {
     public var isRunning: Bool { lock.withLock { process.map { !$0.hasExited } ?? false } }
     public var pid: pid_t? { lock.withLock { process?.pid } }
 
+    /// Lines added to the `live` application (an `on_publish` callback, say), written at the next `start`.
+    public var applicationDirectives: String {
+        get { lock.withLock { directives } }
+        set { lock.withLock { directives = newValue } }
+    }
+    private var directives = ""
+
     /// Starts nginx and waits until the port accepts connections (up to 10 s).
     public func start() throws {
         let child = try lock.withLock { () throws -> ChildProcess in
             if let process, !process.hasExited { return process }
+            try configuration().write(to: configurationFile, atomically: true, encoding: .utf8)
             let child = try ChildProcess(executable: Self.executable,
                                          arguments: ["-p", prefix.path + "/", "-c", configurationFile.path,
                                                      "-e", errorLog.path],
@@ -129,6 +137,7 @@ public final class NginxRTMP: @unchecked Sendable {
                     record all;
                     record_path \(recordDirectory.path);
                     record_unique on;
+                    \(directives)
                 }
             }
         }

@@ -2,10 +2,11 @@ import Foundation
 import Testing
 import Capture
 import Control
+import HTTPConsole
 import FrameDrawing
 import StudioConfig
 import StudioCore
-import StudioServer
+@testable import StudioServer
 import StudioSystem
 import TestSupport
 
@@ -111,6 +112,68 @@ import TestSupport
         #expect(again.map { $0.distance(to: Self.colour) < 30 } == true, "program after the phone came back: \(again.map { $0.description } ?? "no picture")")
     }
 
+    /// The ways in besides RTMP, each from a real peer: an IP camera (gst-rtsp-server, 48 kHz AAC over
+    /// RTP), an SRT listener (ffmpeg, MPEG-TS; studio calls it), MPEG-TS over UDP (ffmpeg sends, studio
+    /// receives). Each is cut to program (its colour seen there) and heard in the mixer at its level.
+    @Test(arguments: ["rtsp", "srt", "udp"])
+    func aCameraIsPulledOver(_ protocolName: String) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-pull-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = try NginxRTMP.freePort()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let mpegts = ["-v", "error", "-re", "-f", "lavfi", "-i", "color=c=0xE614A0:s=320x180:r=30",
+                      "-f", "lavfi", "-i", "aevalsrc=0.1*sin(2*PI*1000*t)|0.1*sin(2*PI*1000*t):s=48000",
+                      "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p",
+                      "-c:a", "aac", "-b:a", "96k", "-f", "mpegts"]
+        let url: String
+        let peer: ChildProcess
+        switch protocolName {
+        case "rtsp":
+            peer = try ChildProcess(executable: "/usr/bin/python3", arguments: [root.appendingPathComponent("scripts/rig/rtsp-camera.py").path, String(port), "E614A0"],
+                                    outputDirectory: directory)
+            url = "rtsp://127.0.0.1:\(port)/stream1"
+            #expect(waitUntil(seconds: 20, every: 0.05) { NginxRTMP.accepts(port: port) || peer.hasExited }, "rtsp-camera: \(peer.errorText())")
+        case "srt":
+            peer = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: mpegts + ["srt://127.0.0.1:\(port)?mode=listener&latency=120000"],
+                                    outputDirectory: directory)
+            url = "srt://127.0.0.1:\(port)?latency=120000"
+        default:
+            peer = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: mpegts + ["udp://127.0.0.1:\(port)?pkt_size=1316"], outputDirectory: directory)
+            url = "udp://127.0.0.1:\(port)"
+        }
+        defer { _ = peer.stop() }
+
+        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
+                                    socketPath: directory.appendingPathComponent("studio.sock").path)
+        options.testCameraCount = 1
+        options.testCameraSize = (320, 180)
+        options.configuration.http.enabled = false
+        options.configuration.network.pulls = [NetworkPull(name: "remote", url: url)]
+        let server = try StudioServer(options: options)
+        defer { server.shutdown() }
+        let client = try ControlClient(socketPath: options.socketPath)
+        let tiles = server.tiles
+        #expect(tiles.subscribe("program"))
+        var listed: JSONValue?
+        let live = waitUntil(seconds: 30, every: 0.1) {
+            listed = (try? client.request("cameras"))?["cameras"]?.arrayValue?.first { $0["name"] == "remote" }
+            return listed?["state"] == "live"
+        }
+        #expect(live, "\(listed ?? .null); peer: \(peer.errorText())")
+        #expect(listed?["network"]?["protocol"]?.stringValue == protocolName, "\(listed ?? .null)")
+        _ = try client.request("switch", arguments: ["source": .string("remote")])
+        let seen = SolidColourBackendTests.programColour(tiles) { $0.distance(to: Self.colour) < 30 }
+        #expect(seen.map { $0.distance(to: Self.colour) < 30 } == true, "program after the cut: \(seen.map { $0.description } ?? "no picture")")
+        var input: JSONValue?
+        let heard = waitUntil(seconds: 20, every: 0.1) {
+            input = (try? client.request("audio"))?["inputs"]?.arrayValue?.first { $0["name"] == "remote" }
+            let peaks = input?["levels"]?["peak_dbfs"]?.arrayValue?.compactMap(\.doubleValue) ?? []
+            return peaks.count == 2 && peaks.allSatisfy { abs($0 - 20 * log10(0.1)) < 1.5 }
+        }
+        #expect(heard, "the remote camera's sound in the mixer: \(input ?? .null)")
+    }
+
     /// A pull whose server is not there: listed, lost, tried again and again with the reason in its
     /// status; the rest of the studio runs on.
     @Test func aPullWithNobodyThereIsListedLostAndTriedAgain() throws {
@@ -153,5 +216,68 @@ import TestSupport
         #expect(schemes.map { $0.components(separatedBy: ", ") } == PullKind.all.map(\.schemes))
         let latencies = try DocumentTables.cells(of: "docs/config.md", section: "Network cameras", column: 2)
         #expect(latencies == PullKind.all.map { String($0.defaultLatencyMilliseconds) })
+    }
+}
+
+/// A phone publishing to nginx-rtmp, which asks studio (`on_publish` to `/api/v1/ingest/rtmp`): its key
+/// accepted, its camera connects and is cut to program; a wrong key refused by nginx on studio's 403
+/// (no camera, `ingest_refused` without the key); the phone stops: its camera is lost at once
+/// (`on_publish_done`) and waits without retrying; it publishes again: back.
+@Suite(.serialized) struct RTMPIngestEndToEndTests {
+    @Test func aPhoneWithItsKeyIsTakenAndAWrongKeyRefused() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-ingest-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nginx = try NginxRTMP(prefix: directory.appendingPathComponent("nginx"))
+        let key = "7c1e2a9b5d3f"
+        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
+                                    socketPath: directory.appendingPathComponent("studio.sock").path)
+        options.testCameraCount = 1
+        options.testCameraSize = (320, 180)
+        options.configuration.http.listen = ListenAddress(host: "127.0.0.1", port: 0)
+        options.configuration.network.rtmp = RTMPIngestSettings(server: "rtmp://127.0.0.1:\(nginx.port)/live", keys: [("phone1", key)])
+        let server = try StudioServer(options: options)
+        defer { server.shutdown() }
+        let callback = "http://127.0.0.1:\(try #require(server.http).port)/api/v1/ingest/rtmp"
+        nginx.applicationDirectives = "on_publish \(callback);\n on_publish_done \(callback);"
+        try nginx.start()
+        defer { nginx.stop() }
+        let client = try ControlClient(socketPath: options.socketPath)
+        func phone() -> JSONValue? { (try? client.request("cameras"))?["cameras"]?.arrayValue?.first { $0["name"] == "phone1" } }
+        func events(_ kind: String) -> [JSONValue] { ((try? client.request("log"))?["events"]?.arrayValue ?? []).filter { $0["kind"]?.stringValue == kind } }
+
+        // Before anyone publishes: listed, waiting, not trying.
+        #expect(phone()?["network"]?["publishing"] == .bool(false), "\(phone() ?? .null)")
+        let attemptsBefore = phone()?["network"]?["attempts"]?.doubleValue
+
+        // A wrong key: nginx refuses it on studio's answer; ffmpeg fails.
+        let intruder = try NetworkPullEndToEndTests.publish(to: nginx.url(stream: "not-the-key"), directory: directory)
+        #expect(intruder.wait(timeout: 20) != nil, "nginx let a wrong key publish")
+        #expect(waitUntil(seconds: 10, every: 0.1) { !events("ingest_refused").isEmpty }, "no ingest_refused")
+        let refused = events("ingest_refused").first
+        #expect(refused?["details"]?["reason"] == "unknown stream key" && "\(refused ?? .null)".contains("not-the-key") == false, "\(refused ?? .null)")
+        #expect(phone()?["network"]?["attempts"]?.doubleValue == attemptsBefore, "a refused key made no connection")
+
+        // The phone with its key: taken, live, cut to program.
+        var publisher = try NetworkPullEndToEndTests.publish(to: nginx.url(stream: key), directory: directory)
+        defer { _ = publisher.stop() }
+        #expect(waitUntil(seconds: 30, every: 0.1) { phone()?["state"] == "live" }, "\(phone() ?? .null); \(publisher.errorText()) \(nginx.log())")
+        #expect(phone()?["network"]?["publishing"] == .bool(true))
+        let tiles = server.tiles
+        #expect(tiles.subscribe("program"))
+        _ = try client.request("switch", arguments: ["source": .string("phone1")])
+        let seen = SolidColourBackendTests.programColour(tiles) { $0.distance(to: NetworkPullEndToEndTests.colour) < 30 }
+        #expect(seen.map { $0.distance(to: NetworkPullEndToEndTests.colour) < 30 } == true, "\(seen.map { $0.description } ?? "no picture")")
+
+        // The phone stops (ffmpeg ends its stream cleanly): publish_done, the camera lost, waiting.
+        publisher.terminate(signal: SIGINT)
+        _ = publisher.wait(timeout: 10)
+        #expect(waitUntil(seconds: 10, every: 0.1) { phone()?["network"]?["publishing"] == .bool(false) && phone()?["state"] == "lost" },
+                "\(phone() ?? .null)")
+        let attemptsWhileAway = phone()?["network"]?["attempts"]?.doubleValue
+        // Back: the same camera, live again.
+        publisher = try NetworkPullEndToEndTests.publish(to: nginx.url(stream: key), directory: directory)
+        #expect(waitUntil(seconds: 30, every: 0.1) { phone()?["state"] == "live" }, "\(phone() ?? .null)")
+        #expect(attemptsWhileAway.map { phone()?["network"]?["attempts"]?.doubleValue == $0 + 1 } == true, "one connection per publish: \(phone() ?? .null)")
     }
 }

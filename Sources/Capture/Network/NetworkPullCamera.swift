@@ -11,6 +11,10 @@ import MediaSupport
 /// (`NetworkPull.latency`). Its sound is its `TimedAudioInput` (drift-corrected into the mixer as an
 /// input named like the camera).
 ///
+/// A phone's stream on an RTMP server (`NetworkPull.waitsForPublisher`) is pulled only while its
+/// publisher is there: `publishStarted` (the server's `on_publish`, accepted) connects at once,
+/// `publishEnded` (`on_publish_done`) hangs up, and it waits for the next publish without retrying.
+///
 /// A connection that fails or ends is tried again with a backoff (0.5 s doubling to `maximumBackoff`);
 /// the attempts, the last error and the next try are in `pullStatus`. A new connection starts with
 /// fresh timing and an empty buffer: nothing stale is shown. While it is away no picture comes, so the
@@ -64,8 +68,32 @@ public final class NetworkPullCamera: Camera {
         sound = TimedAudioInput(displayName)
         self.clock = clock
         self.log = log
-        shared = Mutex(Shared(status: NetworkSourceStatus(protocol: pull.kind?.name ?? "?", remote: displayName, targetMilliseconds: pull.latency)))
+        var status = NetworkSourceStatus(protocol: pull.kind?.name ?? "?", remote: displayName, targetMilliseconds: pull.latency)
+        if pull.waitsForPublisher { status.publishing = false }
+        shared = Mutex(Shared(status: status))
     }
+
+    // MARK: A phone's publisher (RTMP server callbacks)
+
+    /// Its publisher started (the RTMP server asked, the key is this camera's): connect now.
+    public func publishStarted(from address: String) {
+        shared.withLock { $0.status.publishing = true }
+        log("\(id.name): its publisher started (\(address))")
+        backoff.withLock { backoff.broadcast() }
+    }
+
+    /// Its publisher went away: hang up and wait for the next one.
+    public func publishEnded() {
+        let was = shared.withLock { status -> Bool in
+            defer { status.status.publishing = false }
+            return status.status.publishing == true
+        }
+        if was { log("\(id.name): its publisher stopped") }
+        interrupt.hangUp()
+        backoff.withLock { backoff.broadcast() }
+    }
+
+    private var isPublishing: Bool { shared.withLock { $0.status.publishing ?? true } }
 
     deinit {
         interrupt.stop()
@@ -131,6 +159,13 @@ public final class NetworkPullCamera: Camera {
         var pool: FramePool?
         var converter = FrameConverter()
         while !receiver.isStopRequested {
+            if pull.waitsForPublisher {
+                backoff.withLock {
+                    while !receiver.isStopRequested, !isPublishing { _ = backoff.wait(untilMonotonic: MonotonicClock.now() + 100_000_000) }
+                }
+                guard !receiver.isStopRequested else { break }
+            }
+            interrupt.answer()
             shared.withLock {
                 $0.status.attempts += 1
                 $0.nextTry = nil
@@ -195,7 +230,7 @@ public final class NetworkPullCamera: Camera {
                     }
                 }
             } catch {
-                if !receiver.isStopRequested, error.description != lastMessage {
+                if !receiver.isStopRequested, isPublishing, error.description != lastMessage {
                     log("\(id.name): \(error.description); trying again")
                     lastMessage = error.description
                 }
@@ -207,12 +242,14 @@ public final class NetworkPullCamera: Camera {
                 if $0.state == .live { $0.state = .lost }
             }
             guard !receiver.isStopRequested else { break }
+            // A phone that stopped publishing is waited for, not tried again.
+            if !isPublishing { continue }
             failures += 1
             let wait = min(Self.maximumBackoff, 0.5 * Double(1 << min(failures - 1, 10)))
             let next = clock.now() + UInt64(wait * 1e9)
             shared.withLock { $0.nextTry = next }
             backoff.withLock {
-                while !receiver.isStopRequested, clock.now() < next {
+                while !receiver.isStopRequested, clock.now() < next, isPublishing {
                     _ = backoff.wait(untilMonotonic: min(next, clock.now() + 100_000_000))
                 }
             }

@@ -156,16 +156,22 @@ struct PullError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Breaks libavformat's blocking calls on one pull: when the pull stops, or when nothing arrived for
-/// `deadline` (a silent server on TCP). The C callback reads two atomics only.
+/// Breaks libavformat's blocking calls on one pull: when the pull stops, when its connection is hung
+/// up (a phone's publisher went away), or when nothing arrived for `deadline` (a silent server on TCP).
+/// The C callback reads atomics only.
 final class PullInterrupt: Sendable {
     private let stopping = Atomic<Bool>(false)
+    private let hungUp = Atomic<Bool>(false)
     /// CLOCK_MONOTONIC ns after which a blocking call gives up (0: none).
     private let deadline = Atomic<UInt64>(0)
 
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
     func stop() { stopping.store(true, ordering: .relaxed) }
     func resume() { stopping.store(false, ordering: .relaxed) }
+    /// Ends the current connection (the next one is not affected once `answer` is called).
+    func hangUp() { hungUp.store(true, ordering: .relaxed) }
+    /// A new connection starts: a hang-up of the previous one no longer counts.
+    func answer() { hungUp.store(false, ordering: .relaxed) }
     /// A blocking call from now on gives up after `seconds`.
     func arm(seconds: Double) { deadline.store(MonotonicClock.now() + UInt64(seconds * 1e9), ordering: .relaxed) }
 
@@ -173,7 +179,7 @@ final class PullInterrupt: Sendable {
         AVIOInterruptCB(callback: { opaque in
             guard let opaque else { return 0 }
             let interrupt = Unmanaged<PullInterrupt>.fromOpaque(opaque).takeUnretainedValue()
-            if interrupt.stopping.load(ordering: .relaxed) { return 1 }
+            if interrupt.stopping.load(ordering: .relaxed) || interrupt.hungUp.load(ordering: .relaxed) { return 1 }
             let deadline = interrupt.deadline.load(ordering: .relaxed)
             return deadline != 0 && MonotonicClock.now() > deadline ? 1 : 0
         }, opaque: Unmanaged.passUnretained(self).toOpaque())
