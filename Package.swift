@@ -29,6 +29,8 @@ let package = Package(
         // libebur128: the program's EBU R128 loudness (Mixer).
         .systemLibrary(name: "CEBUR128", path: "Sources/CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         // libmicrohttpd: the operator's HTTP API and event stream (HTTPConsole).
+        // libsrt for the SRT listener of network cameras (Debian's GnuTLS build, the one libavformat links).
+        .systemLibrary(name: "CSRT", path: "Sources/CSRT", pkgConfig: "srt", providers: [.apt(["libsrt-gnutls-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
 
         // Value types shared by every stage. No C.
@@ -63,7 +65,7 @@ let package = Package(
         .target(name: "LivePictures", dependencies: ["StudioCore", "StudioSystem", "MediaSupport"]),
 
         // The pipeline stages (adapters). They depend inward only, never on each other.
-        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CV4L2", "CFFmpeg", "CPipeWire", "MediaSupport", "AudioKernels"]),
+        .target(name: "Capture", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "CV4L2", "CFFmpeg", "CPipeWire", "CSRT", "MediaSupport", "AudioKernels"]),
         // Test and benchmark helper: a PipeWire Video/Source publishing a test-pattern camera's pictures.
         .executableTarget(name: "pw-virtual-camera", dependencies: ["Capture", "CPipeWire", "TestSupport", "StudioCore", "StudioSystem", "FrameDrawing"]),
         .target(name: "Switcher", dependencies: ["StudioCore", "StudioSystem", "FrameDrawing", "MediaSupport", "Graphics"]),

@@ -17,6 +17,7 @@
 static inline int cff_averror(int posixError) { return AVERROR(posixError); }
 static inline int cff_averror_eof(void) { return AVERROR_EOF; }
 static inline int cff_averror_external(void) { return AVERROR_EXTERNAL; }
+static inline int cff_averror_exit(void) { return AVERROR_EXIT; }
 
 // AV_NOPTS_VALUE is a macro with a cast (INT64_C(0x8000000000000000)): Swift sees no constant.
 static inline int64_t cff_nopts_value(void) { return AV_NOPTS_VALUE; }

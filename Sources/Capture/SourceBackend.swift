@@ -46,13 +46,20 @@ public struct BackendContext: Sendable {
     public var enabled: Set<BackendName>
     /// The test-pattern cameras asked for (`--demo`, `--cameras N`, `--camera-size`, `--camera-noise`).
     public var testCameras: TestCameraRequest
-    /// The cameras to pull from URLs (`network.pull`).
+    /// The cameras to pull from URLs (`network.pull`), the RTMP server's and the SRT listener's.
     public var networkPulls: [NetworkPull]
+    /// The SRT listener of network cameras (`network.srt`), if any.
+    public var srtListener: SRTListenerSpec?
+    /// Writes an event to the history (a refused caller, say).
+    public var emit: @Sendable (StudioEvent) -> Void
 
     public init(program: ProgramFormat, namer: @escaping CameraNamer, log: @escaping @Sendable (String) -> Void,
                 prepare: @escaping @Sendable (any AdjustableCamera) -> Void = { _ in }, enabled: Set<BackendName>,
-                testCameras: TestCameraRequest = TestCameraRequest(), networkPulls: [NetworkPull] = []) {
+                testCameras: TestCameraRequest = TestCameraRequest(), networkPulls: [NetworkPull] = [], srtListener: SRTListenerSpec? = nil,
+                emit: @escaping @Sendable (StudioEvent) -> Void = { _ in }) {
         self.networkPulls = networkPulls
+        self.srtListener = srtListener
+        self.emit = emit
         self.program = program
         self.namer = namer
         self.log = log

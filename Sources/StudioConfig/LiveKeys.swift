@@ -52,6 +52,7 @@ extension StudioConfiguration {
         .fixed("http.tls_key") { $0.http.tls?.key },
         .fixed("network.pull") { $0.network.pulls },
         .fixed("network.rtmp") { $0.network.rtmp },
+        .fixed("network.srt") { $0.network.srt },
     ]
 
     /// What differs from `self` in `new`: the live keys (a reload applies them) and the others (a

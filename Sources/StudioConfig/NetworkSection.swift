@@ -6,24 +6,29 @@ import StudioCore
 public struct NetworkSettings: Sendable, Equatable, Codable {
     public var pulls: [NetworkPull] = []
     public var rtmp: RTMPIngestSettings?
+    /// The SRT listener and its callers (`srt:`).
+    public var srt: SRTListenerSpec?
 
-    /// Every network camera: the pulls, then the RTMP server's keys.
-    public var cameras: [NetworkPull] { pulls + (rtmp?.pulls ?? []) }
+    /// Every network camera: the pulls, then the RTMP server's keys, then the SRT listener's callers.
+    public var cameras: [NetworkPull] { pulls + (rtmp?.pulls ?? []) + (srt?.pulls ?? []) }
     /// The most cameras one server pulls.
     public static let maximumPulls = 16
 
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case pulls = "pull", rtmp
+        case pulls = "pull", rtmp, srt
     }
 
     public init(from decoder: any Decoder) throws {
         let keys = try decoder.container(keyedBy: CodingKeys.self)
         if let list = try keys.decodeIfPresent(PullList.self, forKey: .pulls) { pulls = list.pulls }
         rtmp = try keys.decodeIfPresent(RTMPIngestSettings.self, forKey: .rtmp)
-        if let clash = rtmp?.keys.first(where: { key in pulls.contains { $0.name == key.camera } }) {
-            throw decoder.failure("\"\(clash.camera.name)\" is the name of a pull too (network.pull); each network camera needs its own", at: CodingKeys.rtmp)
+        srt = try keys.decodeIfPresent(SRTSection.self, forKey: .srt)?.spec
+        var seen = Set<CameraID>()
+        for camera in cameras where !seen.insert(camera.name).inserted {
+            throw decoder.failure("\"\(camera.name.name)\" names two network cameras (pull, rtmp keys, srt callers); each needs its own",
+                                  at: srt?.callers.contains { $0.name == camera.name } == true ? CodingKeys.srt : CodingKeys.rtmp)
         }
         if cameras.count > Self.maximumPulls {
             throw decoder.failure("at most \(Self.maximumPulls) network cameras (pulls and RTMP keys together)", at: CodingKeys.rtmp)
@@ -34,6 +39,7 @@ public struct NetworkSettings: Sendable, Equatable, Codable {
         var keys = encoder.container(keyedBy: CodingKeys.self)
         try keys.encode(pulls, forKey: .pulls)
         try keys.encodeIfPresent(rtmp, forKey: .rtmp)
+        try keys.encodeIfPresent(srt, forKey: .srt)
     }
 }
 

@@ -112,7 +112,9 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
             let name = pull.name.name
             let place: [any CodingKey] = index < network.pulls.count
                 ? [CodingKeys.network, NetworkSettings.CodingKeys.pulls, NodeKey(intValue: index), NetworkPull.CodingKeys.name]
-                : [CodingKeys.network, NetworkSettings.CodingKeys.rtmp, RTMPIngestSettings.CodingKeys.keys, NodeKey(pull.name.name)]
+                : index < network.pulls.count + (network.rtmp?.keys.count ?? 0)
+                ? [CodingKeys.network, NetworkSettings.CodingKeys.rtmp, RTMPIngestSettings.CodingKeys.keys, NodeKey(pull.name.name)]
+                : [CodingKeys.network, NetworkSettings.CodingKeys.srt, SRTSection.CodingKeys.callers]
             if Self.isAutomaticCameraName(name) {
                 throw NodeDecodingError(decoder.codingPath + place, "\"\(name)\" is a name the server gives cameras without a pin (cam1, cam2...); a network camera needs its own")
             }

@@ -15,12 +15,16 @@ public struct NetworkPull: Sendable, Equatable, Encodable {
     /// A phone's stream on the RTMP server (`network.rtmp`): pulled only while its publisher is there,
     /// as the server's `on_publish` and `on_publish_done` callbacks say; false: pulled all the time.
     public var waitsForPublisher = false
+    /// A caller of the SRT listener (`network.srt`): its connection is handed over by the listener,
+    /// there is no URL to open (`url` only describes it).
+    public var arrivesOnListener = false
 
-    public init(name: CameraID, url: String, latencyMilliseconds: Int? = nil, waitsForPublisher: Bool = false) {
+    public init(name: CameraID, url: String, latencyMilliseconds: Int? = nil, waitsForPublisher: Bool = false, arrivesOnListener: Bool = false) {
         self.name = name
         self.url = url
         self.latencyMilliseconds = latencyMilliseconds
         self.waitsForPublisher = waitsForPublisher
+        self.arrivesOnListener = arrivesOnListener
     }
 
     /// The camera's identity, as the event store keeps it (its name follows the entry's `name`).
@@ -131,6 +135,31 @@ public struct NetworkSourceStatus: Sendable, Codable, Equatable {
     public var rebases: Int
     /// How long ago the newest packet came (nil: none yet).
     public var lastPacketAgeMilliseconds: Int?
+    /// An SRT connection's own figures (libsrt's), nil for another protocol.
+    public var srt: SRTStatistics?
+
+    /// What libsrt measures of one connection.
+    public struct SRTStatistics: Sendable, Codable, Equatable {
+        public var rttMilliseconds: Double
+        /// Packets lost on the way (then asked again), received again, and dropped too late to play.
+        public var packetsLost: Int
+        public var packetsRetransmitted: Int
+        public var packetsDropped: Int
+        public var receiveRateMbps: Double
+
+        public init(rttMilliseconds: Double, packetsLost: Int, packetsRetransmitted: Int, packetsDropped: Int, receiveRateMbps: Double) {
+            self.rttMilliseconds = rttMilliseconds
+            self.packetsLost = packetsLost
+            self.packetsRetransmitted = packetsRetransmitted
+            self.packetsDropped = packetsDropped
+            self.receiveRateMbps = receiveRateMbps
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case rttMilliseconds = "rtt_ms", packetsLost = "packets_lost", packetsRetransmitted = "packets_retransmitted"
+            case packetsDropped = "packets_dropped", receiveRateMbps = "receive_rate_mbps"
+        }
+    }
 
     public init(protocol: String, remote: String, connected: Bool = false, attempts: Int = 0, lastError: String? = nil,
                 nextTryMilliseconds: Int? = nil, streams: String = "", bitRate: Int = 0, picturesIn: Int = 0, picturesShown: Int = 0,
@@ -159,7 +188,7 @@ public struct NetworkSourceStatus: Sendable, Codable, Equatable {
         case lastError = "last_error", nextTryMilliseconds = "next_try_ms", bitRate = "bit_rate"
         case picturesIn = "pictures_in", picturesShown = "pictures_shown", picturesDropped = "pictures_dropped"
         case bufferMilliseconds = "buffer_ms", targetMilliseconds = "target_ms", driftPPM = "drift_ppm"
-        case lastPacketAgeMilliseconds = "last_packet_age_ms"
+        case lastPacketAgeMilliseconds = "last_packet_age_ms", srt
     }
 
     /// One line for `studio cameras`: `rtmp connected, 1.2 Mbit/s, buffer 180/200 ms, ...`.
@@ -177,6 +206,10 @@ public struct NetworkSourceStatus: Sendable, Codable, Equatable {
                      "pictures \(picturesIn) in, \(picturesShown) shown, \(picturesDropped) dropped"]
         if let driftPPM { parts.append(String(format: "drift %+.0f ppm", driftPPM)) }
         if let age = lastPacketAgeMilliseconds { parts.append("last packet \(age) ms ago") }
+        if let srt {
+            parts.append(String(format: "SRT rtt %.1f ms, %d lost, %d retransmitted, %d dropped", srt.rttMilliseconds, srt.packetsLost,
+                                srt.packetsRetransmitted, srt.packetsDropped))
+        }
         return parts.joined(separator: ", ")
     }
 }

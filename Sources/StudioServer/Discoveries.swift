@@ -25,7 +25,8 @@ enum Discoveries {
             prepare: { camera in applyPinnedSettings(settings, to: camera, log: log) },
             enabled: Set(backends.map(\.name)),
             testCameras: TestCameraRequest(count: options.testCameraCount, size: options.testCameraSize, noise: options.testCameraNoise),
-            networkPulls: options.configuration.network.cameras)
+            networkPulls: options.configuration.network.cameras, srtListener: options.configuration.network.srt,
+            emit: { [events = context.events] in events.emit($0) })
         return try backends.compactMap { try $0.makeDiscovery(backendContext) }
     }
 

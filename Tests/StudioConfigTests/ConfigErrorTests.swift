@@ -108,6 +108,13 @@ struct BadConfig: Sendable, CustomTestStringConvertible {
                   keyPath: "network.rtmp.keys.phone2", fragment: "given to another camera too"),
         BadConfig(yaml: "network:\n  rtmp:\n    server: rtmp://127.0.0.1/live\n    keys: {cam3: 7c1e2a9b5d3f}\n", line: 4,
                   keyPath: "network.rtmp.keys.cam3", fragment: "a network camera needs its own"),
+        BadConfig(yaml: "network:\n  srt:\n    listen: 127.0.0.1:9710\n    callers: [anna]\n    passphrase: short\n", line: 5, keyPath: "network.srt.passphrase",
+                  fragment: "an SRT passphrase has 10 to 79 characters"),
+        BadConfig(yaml: "network:\n  srt:\n    listen: 127.0.0.1:9710\n", line: 2, keyPath: "network.srt.callers", fragment: "missing: the callers"),
+        BadConfig(yaml: "network:\n  srt:\n    listen: 127.0.0.1:9710\n    callers: [anna, anna]\n", line: 4, keyPath: "network.srt.callers[1]",
+                  fragment: "listed twice"),
+        BadConfig(yaml: "network:\n  pull:\n    - {name: anna, url: rtsp://h/s}\n  srt:\n    listen: 127.0.0.1:9710\n    callers: [anna]\n", line: 4,
+                  keyPath: "network.srt", fragment: "names two network cameras"),
         BadConfig(yaml: "network:\n  pull:\n    - {name: ptz1, url: rtsp://h/s}\nscenes:\n  - name: ptz1\n    layers: [{source: ptz1, rect: [0, 0, 640, 360]}]\n",
                   line: 5, keyPath: "scenes[0].name", fragment: "is a network camera's name"),
     ]

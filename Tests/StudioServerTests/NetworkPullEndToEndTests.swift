@@ -281,3 +281,78 @@ import TestSupport
         #expect(attemptsWhileAway.map { phone()?["network"]?["attempts"]?.doubleValue == $0 + 1 } == true, "one connection per publish: \(phone() ?? .null)")
     }
 }
+
+/// The SRT listener (libsrt): two callers on one port, each its own camera by its stream id (plain and
+/// the access-control form), with the listener's passphrase and a caller's own; an unknown id refused
+/// at the handshake (`ingest_refused`, the caller's ffmpeg fails); a wrong passphrase never gets in;
+/// a caller that restarts is taken back at once under its name.
+@Suite(.serialized) struct SRTListenerEndToEndTests {
+    static func caller(port: Int, streamID: String, passphrase: String, colour: String, directory: URL) throws -> ChildProcess {
+        // The stream id raw in the URL's query: this ffmpeg (5.1) hands it to libsrt as written, without
+        // percent-decoding, and takes it up to the next `&`.
+        return try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-v", "error", "-re", "-f", "lavfi", "-i", "color=c=0x\(colour):s=320x180:r=30",
+            "-f", "lavfi", "-i", "aevalsrc=0.1*sin(2*PI*1000*t)|0.1*sin(2*PI*1000*t):s=48000",
+            "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p",
+            "-c:a", "aac", "-b:a", "96k", "-f", "mpegts",
+            "srt://127.0.0.1:\(port)?streamid=\(streamID)&passphrase=\(passphrase)&latency=120000",
+        ], outputDirectory: directory)
+    }
+
+    @Test func callersAreCamerasByStreamIDAndStrangersAreRefused() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-srt-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = try NginxRTMP.freePort()
+        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
+                                    socketPath: directory.appendingPathComponent("studio.sock").path)
+        options.testCameraCount = 1
+        options.testCameraSize = (320, 180)
+        options.configuration.http.enabled = false
+        options.configuration.network.srt = SRTListenerSpec(listen: ListenAddress(host: "127.0.0.1", port: UInt16(port)), passphrase: "change-me-please",
+                                                            callers: [.init(name: "anna"), .init(name: "ben", passphrase: "ben-own-secret")])
+        let server = try StudioServer(options: options)
+        defer { server.shutdown() }
+        let client = try ControlClient(socketPath: options.socketPath)
+        func camera(_ name: String) -> JSONValue? { (try? client.request("cameras"))?["cameras"]?.arrayValue?.first { $0["name"]?.stringValue == name } }
+        let green = YUVColor(red: 32, green: 192, blue: 64)
+
+        var anna = try Self.caller(port: port, streamID: "anna", passphrase: "change-me-please", colour: "E614A0", directory: directory)
+        let ben = try Self.caller(port: port, streamID: "#!::r=ben,m=publish", passphrase: "ben-own-secret", colour: "20C040", directory: directory)
+        defer { _ = anna.stop(); _ = ben.stop() }
+        #expect(waitUntil(seconds: 30, every: 0.1) { camera("anna")?["state"] == "live" && camera("ben")?["state"] == "live" },
+                "anna: \(camera("anna") ?? .null) \(anna.errorText()); ben: \(camera("ben") ?? .null) \(ben.errorText())")
+        let tiles = server.tiles
+        #expect(tiles.subscribe("program"))
+        _ = try client.request("switch", arguments: ["source": .string("anna")])
+        let annaSeen = SolidColourBackendTests.programColour(tiles) { $0.distance(to: NetworkPullEndToEndTests.colour) < 30 }
+        #expect(annaSeen.map { $0.distance(to: NetworkPullEndToEndTests.colour) < 30 } == true, "\(annaSeen.map { $0.description } ?? "no picture")")
+        _ = try client.request("switch", arguments: ["source": .string("ben")])
+        let benSeen = SolidColourBackendTests.programColour(tiles) { $0.distance(to: green) < 30 }
+        #expect(benSeen.map { $0.distance(to: green) < 30 } == true, "\(benSeen.map { $0.description } ?? "no picture")")
+        // libsrt's own figures are shown.
+        #expect(waitUntil(seconds: 5, every: 0.1) { camera("ben")?["network"]?["srt"]?["rtt_ms"]?.doubleValue != nil }, "\(camera("ben") ?? .null)")
+
+        // A stranger is refused at the handshake, with the reason in the history; so is a wrong passphrase.
+        let mallory = try Self.caller(port: port, streamID: "mallory", passphrase: "change-me-please", colour: "000000", directory: directory)
+        #expect(mallory.wait(timeout: 20) != nil, "a caller with an unknown stream id got in")
+        #expect(waitUntil(seconds: 10, every: 0.1) {
+            ((try? client.request("log"))?["events"]?.arrayValue ?? []).contains { $0["kind"] == "ingest_refused" && $0["details"]?["protocol"] == "srt" }
+        })
+        let impostor = try Self.caller(port: port, streamID: "ben", passphrase: "not-bens-secret", colour: "000000", directory: directory)
+        #expect(impostor.wait(timeout: 20) != nil, "a caller with a wrong passphrase got in")
+        #expect(benSeen != nil && camera("ben")?["state"] == "live", "ben is still the one on air")
+
+        // anna's caller restarts: taken back at once under her name.
+        anna.terminate(signal: SIGKILL)
+        _ = anna.wait(timeout: 10)
+        anna = try Self.caller(port: port, streamID: "anna", passphrase: "change-me-please", colour: "E614A0", directory: directory)
+        let started = MonotonicClock.now()
+        #expect(waitUntil(seconds: 20, every: 0.05) {
+            let network = camera("anna")?["network"]
+            return network?["connected"] == .bool(true) && (network?["attempts"]?.doubleValue ?? 0) >= 2 && camera("anna")?["state"] == "live"
+        }, "\(camera("anna") ?? .null)")
+        let back = Double(MonotonicClock.now() - started) / 1e9
+        #expect(back < 10, "anna back after \(back) s")
+    }
+}

@@ -1,12 +1,13 @@
 import StudioCore
 
-/// Cameras that are not plugged into this PC, pulled from the URLs of `network.pull`: not selectable
-/// (on when the config lists some), each named by its entry (`name:`), reported at start and kept for
-/// the whole session; a pull that cannot connect is listed, lost, and tried again by itself.
+/// Cameras that are not plugged into this PC (`network:`): pulled from the URLs of `network.pull`,
+/// phones publishing to nginx-rtmp (`network.rtmp`), callers of the SRT listener (`network.srt`). Not
+/// selectable (on when the config lists some); each named by its entry, reported at start and kept
+/// for the whole session; one that is away is listed and lost, and comes back by itself.
 public struct NetworkBackend: SourceBackend {
     public init() {}
     public var name: BackendName { .network }
-    public var summary: String { "cameras pulled from URLs (`network.pull`): RTSP, RTMP, SRT (caller), HLS, MPEG-TS over UDP" }
+    public var summary: String { "network cameras: pulled from URLs (RTSP, RTMP, SRT, HLS, UDP), phones through nginx-rtmp, SRT callers" }
     public var isSelectable: Bool { false }
 
     public func makeDiscovery(_ context: BackendContext) throws -> (any CameraDiscovery)? {
@@ -15,16 +16,28 @@ public struct NetworkBackend: SourceBackend {
             let identity = CameraIdentity(backend: name, identity: pull.identity, displayName: SecretMasking.maskURL(pull.url))
             return NetworkPullCamera(pull: pull, id: try context.namer(identity), log: context.log)
         }
-        return NetworkPullDiscovery(cameras: cameras)
+        // Bound now, so a port that cannot be had stops the start with a clear error.
+        let listener = try context.srtListener.map { spec in
+            let listener = SRTListener(spec: spec, cameras: cameras.filter(\.pull.arrivesOnListener), log: context.log) { address, reason in
+                context.emit(StudioEvent(kind: .ingestRefused, details: ["protocol": "srt", "address": address, "reason": reason]))
+            }
+            try listener.start()
+            return listener
+        }
+        return NetworkPullDiscovery(cameras: cameras, listener: listener)
     }
 }
 
 /// Reports every pull's camera at start; they stay (a pull that is away is a lost camera, not a gone one).
 final class NetworkPullDiscovery: CameraDiscovery {
     let cameras: [NetworkPullCamera]
-    init(cameras: [NetworkPullCamera]) { self.cameras = cameras }
+    let listener: SRTListener?
+    init(cameras: [NetworkPullCamera], listener: SRTListener?) {
+        self.cameras = cameras
+        self.listener = listener
+    }
     func start(onAdded: @escaping @Sendable (any Camera) -> Void, onRemoved: @escaping @Sendable (any Camera) -> Void) {
         for camera in cameras { onAdded(camera) }
     }
-    func stop() {}
+    func stop() { listener?.stop() }
 }

@@ -47,6 +47,9 @@ public final class NetworkPullCamera: Camera {
         var lastPacket: UInt64?
         /// Bytes read by the connection, and when the bit rate was last taken.
         var rateMark: (bytes: UInt64, at: UInt64) = (0, 0)
+        /// An SRT caller's connection (`arrivesOnListener`), and whether it is new (not read yet).
+        var caller: SRTConnection?
+        var callerIsNew = false
     }
 
     private let shared: Mutex<Shared>
@@ -94,6 +97,35 @@ public final class NetworkPullCamera: Camera {
     }
 
     private var isPublishing: Bool { shared.withLock { $0.status.publishing ?? true } }
+
+    /// Its SRT caller connected (the listener accepted it): read it now. A caller that comes back
+    /// replaces its previous connection at once (closed, so a read of it ends).
+    func publishStarted(srt connection: SRTConnection, from address: String) {
+        let previous = shared.withLock { shared -> SRTConnection? in
+            defer {
+                shared.caller = connection
+                shared.callerIsNew = true
+                shared.status.publishing = true
+            }
+            return shared.caller
+        }
+        log("\(id.name): its SRT caller connected (\(address))\(previous == nil ? "" : ", in place of its previous connection")")
+        if let previous {
+            previous.close()
+            interrupt.hangUp()
+        }
+        backoff.withLock { backoff.broadcast() }
+    }
+
+    /// The source to open now: the URL, or the newest SRT caller's connection (nil: none waiting).
+    private func nextSource(_ kind: PullKind) -> PullConnection.Source? {
+        guard pull.arrivesOnListener else { return .url(pull.url, kind) }
+        return shared.withLock { shared in
+            guard shared.callerIsNew, let caller = shared.caller else { return nil }
+            shared.callerIsNew = false
+            return .srt(caller)
+        }
+    }
 
     deinit {
         interrupt.stop()
@@ -166,13 +198,18 @@ public final class NetworkPullCamera: Camera {
                 guard !receiver.isStopRequested else { break }
             }
             interrupt.answer()
+            guard let source = nextSource(kind) else {
+                // The listener's caller that woke us was replaced or gone already: wait for the next.
+                shared.withLock { $0.status.publishing = false }
+                continue
+            }
             shared.withLock {
                 $0.status.attempts += 1
                 $0.nextTry = nil
             }
             interrupt.arm(seconds: Self.openTimeout)
             do {
-                let connection = try PullConnection(url: pull.url, kind: kind, interrupt: interrupt, audioFormat: sound.format)
+                let connection = try PullConnection(source: source, interrupt: interrupt, audioFormat: sound.format)
                 failures = 0
                 lastMessage = ""
                 timeline.reset()
@@ -223,6 +260,7 @@ public final class NetworkPullCamera: Camera {
                     let bytes = connection.bytesRead, now = clock.now()
                     shared.withLock {
                         if now - $0.rateMark.at >= 1_000_000_000 {
+                            if case .srt(let caller) = source { $0.status.srt = caller.statistics }
                             let elapsed = Double(now - $0.rateMark.at) / 1e9
                             $0.status.bitRate = Int(Double(bytes &- $0.rateMark.bytes) * 8 / elapsed)
                             $0.rateMark = (bytes, now)
@@ -230,7 +268,10 @@ public final class NetworkPullCamera: Camera {
                     }
                 }
             } catch {
-                if !receiver.isStopRequested, isPublishing, error.description != lastMessage {
+                let replaced = shared.withLock { $0.callerIsNew }
+                if pull.arrivesOnListener {
+                    if !receiver.isStopRequested, !replaced { log("\(id.name): its SRT caller's stream is over (\(error.description)); waiting for it") }
+                } else if !receiver.isStopRequested, isPublishing, error.description != lastMessage {
                     log("\(id.name): \(error.description); trying again")
                     lastMessage = error.description
                 }
@@ -242,7 +283,18 @@ public final class NetworkPullCamera: Camera {
                 if $0.state == .live { $0.state = .lost }
             }
             guard !receiver.isStopRequested else { break }
-            // A phone that stopped publishing is waited for, not tried again.
+            // A phone that stopped publishing is waited for, not tried again; so is an SRT caller that
+            // went away (a new one may be waiting already).
+            if pull.arrivesOnListener {
+                shared.withLock { shared in
+                    if !shared.callerIsNew {
+                        shared.caller?.close()
+                        shared.caller = nil
+                        shared.status.publishing = false
+                    }
+                }
+                continue
+            }
             if !isPublishing { continue }
             failures += 1
             let wait = min(Self.maximumBackoff, 0.5 * Double(1 << min(failures - 1, 10)))

@@ -36,17 +36,33 @@ final class PullConnection {
     /// Bytes read (packets), for the bit rate.
     private(set) var bytesRead: UInt64 = 0
 
-    /// Opens `url` (blocking; `interrupt` breaks it) and finds its streams and decoders. Throws a clear
-    /// error: nothing at the URL, no video stream, a codec libavcodec lacks (named), a picture too large.
-    init(url: String, kind: PullKind, interrupt: PullInterrupt, audioFormat: AudioFormat, limits: Limits = Limits()) throws(PullError) {
-        description = SecretMasking.maskURL(url)
+    /// Where the stream comes from: a URL libavformat opens, or a caller's connection that the SRT
+    /// listener accepted (MPEG-TS read through a custom AVIOContext).
+    enum Source {
+        case url(String, PullKind)
+        case srt(SRTConnection)
+    }
+
+    /// The custom input's reader and context (an SRT caller), freed after the demuxer.
+    private var reader: SRTInputReader?
+    private var customIO: UnsafeMutablePointer<AVIOContext>?
+
+    /// Opens `source` (blocking; `interrupt` breaks it) and finds its streams and decoders. Throws a
+    /// clear error: nothing at the URL, no video stream, a codec libavcodec lacks (named), a picture
+    /// too large.
+    init(source: Source, interrupt: PullInterrupt, audioFormat: AudioFormat, limits: Limits = Limits()) throws(PullError) {
+        switch source {
+        case .url(let url, _): description = SecretMasking.maskURL(url)
+        case .srt: description = "its SRT caller"
+        }
         self.audioFormat = audioFormat
         self.limits = limits
         guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else { throw PullError("out of memory") }
         self.packet = packet
         self.frame = frame
         var options: OpaquePointer?
-        for (key, value) in kind.options + [("fflags", "nobuffer"), ("probesize", "500000"), ("analyzeduration", "1000000")] {
+        let kindOptions: [(String, String)] = if case .url(_, let kind) = source { kind.options } else { [] }
+        for (key, value) in kindOptions + [("fflags", "nobuffer"), ("probesize", "500000"), ("analyzeduration", "1000000")] {
             av_dict_set(&options, key, value, 0)
         }
         defer { av_dict_free(&options) }
@@ -54,7 +70,27 @@ final class PullConnection {
         allocated.pointee.interrupt_callback = interrupt.callback
         allocated.pointee.flags |= AVFMT_FLAG_NOBUFFER
         context = allocated
-        let opened = avformat_open_input(&context, url, nil, &options)
+        var url: String?
+        var format: UnsafePointer<AVInputFormat>?
+        switch source {
+        case .url(let address, _): url = address
+        case .srt(let connection):
+            let reader = SRTInputReader(connection: connection, interrupt: interrupt)
+            self.reader = reader
+            let size: Int32 = 32_768
+            guard let buffer = av_malloc(Int(size)),
+                  let io = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), size, 0, Unmanaged.passUnretained(reader).toOpaque(),
+                                              { opaque, buffer, size in
+                                                  guard let opaque, let buffer else { return cff_averror_eof() }
+                                                  return Unmanaged<SRTInputReader>.fromOpaque(opaque).takeUnretainedValue().read(buffer, size)
+                                              }, nil, nil)
+            else { throw PullError("out of memory") }
+            customIO = io
+            allocated.pointee.pb = io
+            allocated.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+            format = av_find_input_format("mpegts")
+        }
+        let opened = avformat_open_input(&context, url, format, &options)
         guard opened >= 0, let context else {
             throw PullError(interrupt.isStopping ? "stopped" : "cannot open \(description): \(FFmpegError(call: "avformat_open_input", code: opened).message)")
         }
@@ -93,6 +129,10 @@ final class PullConnection {
 
     deinit {
         avformat_close_input(&context)
+        if customIO != nil {
+            av_freep(&customIO!.pointee.buffer)
+            avio_context_free(&customIO)
+        }
         var packet: UnsafeMutablePointer<AVPacket>? = packet
         av_packet_free(&packet)
         var frame: UnsafeMutablePointer<AVFrame>? = frame
@@ -166,6 +206,12 @@ final class PullInterrupt: Sendable {
     private let deadline = Atomic<UInt64>(0)
 
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
+    /// Whether a blocking call should give up now (stopped, hung up, or past the deadline).
+    var isInterrupted: Bool {
+        if stopping.load(ordering: .relaxed) || hungUp.load(ordering: .relaxed) { return true }
+        let deadline = deadline.load(ordering: .relaxed)
+        return deadline != 0 && MonotonicClock.now() > deadline
+    }
     func stop() { stopping.store(true, ordering: .relaxed) }
     func resume() { stopping.store(false, ordering: .relaxed) }
     /// Ends the current connection (the next one is not affected once `answer` is called).
@@ -178,10 +224,7 @@ final class PullInterrupt: Sendable {
     var callback: AVIOInterruptCB {
         AVIOInterruptCB(callback: { opaque in
             guard let opaque else { return 0 }
-            let interrupt = Unmanaged<PullInterrupt>.fromOpaque(opaque).takeUnretainedValue()
-            if interrupt.stopping.load(ordering: .relaxed) || interrupt.hungUp.load(ordering: .relaxed) { return 1 }
-            let deadline = interrupt.deadline.load(ordering: .relaxed)
-            return deadline != 0 && MonotonicClock.now() > deadline ? 1 : 0
+            return Unmanaged<PullInterrupt>.fromOpaque(opaque).takeUnretainedValue().isInterrupted ? 1 : 0
         }, opaque: Unmanaged.passUnretained(self).toOpaque())
     }
 }
