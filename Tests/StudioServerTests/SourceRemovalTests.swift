@@ -118,9 +118,10 @@ final class RemovableDiscovery: CameraDiscovery {
         // Not listed; a cut to it names it as removed.
         let listed = try client.request("cameras")["cameras"]?.arrayValue?.compactMap { $0["name"]?.stringValue }
         #expect(listed == ["cam1"])
-        #expect(throws: ControlError(.unknownCamera, "camera 'cam2' was removed from the show; it is no source until it is added again; available cameras: cam1")) {
-            _ = try client.request("switch", arguments: ["source": .string("cam2")])
-        }
+        let removedError = ControlError(.unknownCamera, "camera 'cam2' was removed from the show; it is no source until it is added again; available cameras: cam1")
+        #expect(throws: removedError) { _ = try client.request("switch", arguments: ["source": .string("cam2")]) }
+        #expect(throws: removedError) { _ = try client.request("preview", arguments: ["source": .string("cam2")]) }
+        #expect(throws: removedError) { _ = try client.request("picture", arguments: ["camera": .string("cam2"), "mirror": .bool(true)]) }
         // The event, stored.
         var removed: [JSONValue] = []
         #expect(waitUntil(seconds: 10, every: 0.05) {
