@@ -10,6 +10,9 @@ public enum MixerChange: Sendable, Equatable {
     /// What is on air from the change's sample on: the program's camera, its scene's name and the
     /// cameras that scene shows. An input that follows one of these names is up, the others down.
     case onAir(Set<String>)
+    /// The input left the program for good (its source was removed): its strip goes, with its meter,
+    /// its delay line and its compensation. A later input of that name gets a new strip.
+    case remove(String)
 }
 
 /// The mixer's side that control threads use: changes posted for a program sample, and the meters.
@@ -252,6 +255,11 @@ public final class AudioMixer {
             master = settings
             masterGain.set(Float(linearGain(decibels: settings.gainDB)), over: declickFrames)
             limiter.ceiling = Float(linearGain(decibels: settings.ceilingDBFS))
+        case .remove(let name):
+            compensations[name] = nil
+            guard let index = stripIndex.removeValue(forKey: name) else { return }
+            strips.remove(at: index)
+            for (position, strip) in strips.enumerated() { stripIndex[strip.name] = position }
         case .onAir(let names):
             onAir = names
             for strip in strips where strip.settings.follow != nil {

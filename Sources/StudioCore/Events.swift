@@ -11,6 +11,10 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let cameraAdded = EventKind(rawValue: "camera_added")
     public static let cameraLost = EventKind(rawValue: "camera_lost")
     public static let cameraReturned = EventKind(rawValue: "camera_returned")
+    /// A camera taken out of the show for good while it ran (details: by, reason, backend, identity,
+    /// audio_input): unlike a lost one it is no longer a source; the same identity added later is a
+    /// fresh `camera_added` under its stable name.
+    public static let cameraRemoved = EventKind(rawValue: "camera_removed")
     /// A camera lost and back too often to write each time (details: lost, returned, over_ms, state, ended, scope):
     /// one per episode, and per minute of a long one (`FlapFilter`).
     public static let cameraFlapping = EventKind(rawValue: "camera_flapping")
@@ -94,7 +98,7 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// Every kind this binary emits, in the order of docs/schema.md's table (a test holds the two
     /// together); `studio log --kind` checks its words against it.
     public static let all: [EventKind] = [
-        .sessionStarted, .databaseReplaced, .sessionEnded, .cameraAdded, .cameraLost, .cameraReturned, .cameraFlapping, .ingestRefused, .cameraModeChanged,
+        .sessionStarted, .databaseReplaced, .sessionEnded, .cameraAdded, .cameraLost, .cameraReturned, .cameraRemoved, .cameraFlapping, .ingestRefused, .cameraModeChanged,
         .cameraControlChanged, .cameraFocus, .switchProgram, .backupTaken, .preview, .transitionStarted, .transitionEnded,
         .pictureChanged, .overlayOn, .overlayOff, .tally, .configReloaded, .configReloadFailed, .audioChanged, .audioInputFound, .audioInputLost, .audioInputBack, .audioInputFlapping, .outputAdded, .outputStopped, .outputStarted, .outputRemoved, .outputConnected,
         .outputDisconnected, .outputReconnectAttempt, .outputReconnected, .recordingStarted, .recordingStopped, .encoderChosen,

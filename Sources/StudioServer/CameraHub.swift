@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import StudioCore
 import IsoRecording
+import Encoding
 import StudioSystem
 import Capture
 import Switcher
@@ -22,6 +23,12 @@ import Switcher
 ///   `reason=silent`; `camera_returned` (`reason=frames resumed`) when frames come again. The watch runs
 ///   on its own thread (`studio.cameras`) and only reads when each camera's newest frame arrived (a
 ///   compressed camera's whether decoded or not: nobody may need its pictures).
+/// - A camera removed from the show for good (`remove`: a network pull gone from the config, a clip
+///   closed, a capture node that left) stops; the switcher treats that frame as a loss (backup, else the
+///   slate) and drops it as a source; its ISO file is finished; its own sound leaves the mixer; a
+///   `camera_removed` event says who asked and why. It is no longer listed. A late report from a
+///   discovery about the removed camera object changes nothing; the same identity reported again as a
+///   new object is a fresh add (its name comes from the namer: the same one).
 /// - A compressed camera's decode demand gets the server's part (`DecodePolicy`): whether an encoded
 ///   ISO records it, and whether anyone watches the console's camera tiles (`setTilesWatched`).
 ///
@@ -44,6 +51,14 @@ final class CameraHub: Sendable {
     struct AudioRoute: Sendable {
         var attach: @Sendable (any ClockedAudioInput, String) -> Void
         var detach: @Sendable (String) -> Void
+        /// The source left the show: its input goes; answers whether it had one.
+        var remove: @Sendable (String) -> Bool
+    }
+
+    /// A camera object that was removed: a late report about it changes nothing. Weak: once the
+    /// camera is gone nothing can report it again, and a removed camera's last frame is not kept.
+    private struct Removed {
+        weak var camera: (any Camera)?
     }
 
     typealias IsoFactory = @Sendable (any Camera) -> IsoRecorder?
@@ -70,6 +85,10 @@ final class CameraHub: Sendable {
     /// Taken only inside `entries`' lock, so each camera's sound is routed exactly once: by
     /// `routeAudio` when the camera came before the route, else by its arrival.
     private let audioRoute = Mutex<AudioRoute?>(nil)
+    /// The removed camera objects by name (one per name: the newest), and whether the hub has stopped.
+    private let removed = Mutex<(cameras: [CameraID: Removed], stopped: Bool)>(([:], false))
+    /// The threads finishing removed cameras' ISO files (`stop` waits for them).
+    private let finishing = Mutex<[NamedThread]>([])
 
     init(switcher: ProgramSwitcher, events: any EventSink, log: ServerLog, lossTimeoutSeconds: Double, makeIso: IsoFactory?,
          pinnedPicture: PictureLookup? = nil, decoding: DecodePolicy = DecodePolicy()) {
@@ -106,6 +125,8 @@ final class CameraHub: Sendable {
     func isLost(_ id: CameraID) -> Bool { entries.withLock { $0[id]?.lostReason != nil } }
     func lostReason(_ id: CameraID) -> String? { entries.withLock { $0[id]?.lostReason } }
     func isPresent(_ id: CameraID) -> Bool { entries.withLock { $0[id]?.isPresent ?? false } }
+    /// Camera `id` was removed from the show (`remove`) and not added again.
+    func isRemoved(_ id: CameraID) -> Bool { removed.withLock { $0.cameras[id] != nil } }
 
     /// Sends the sound of every camera that brings one to `route`: those here already now, later ones as
     /// they come (and come back); a camera that goes away is detached.
@@ -132,6 +153,17 @@ final class CameraHub: Sendable {
         let now = MonotonicClock.now()
         enum Change { case added, returned(previous: any Camera, wasLost: Bool) }
         var route: AudioRoute?
+        let stale = removed.withLock { removed in
+            guard let gone = removed.cameras[camera.id] else { return false }
+            if gone.camera === camera { return true }
+            // A new object under a removed name: a fresh add.
+            removed.cameras[camera.id] = nil
+            return false
+        }
+        guard !stale else {
+            log.info("\(camera.id.name) was removed; a late report of it is ignored")
+            return
+        }
         let change = entries.withLock { entries -> Change in
             route = audioRoute.withLock { $0 }
             if var entry = entries[camera.id] {
@@ -212,6 +244,48 @@ final class CameraHub: Sendable {
         log.info("\(camera.id.name) went away (\(camera.displayName)); it keeps its name and comes back by itself")
     }
 
+    // MARK: Removal
+
+    /// Takes camera `id` out of the show for good, `by` whom (`reload`, `socket`, `http`, a backend's
+    /// name) and why (`reason`, in words): see the type's comment. The camera and its sound stop at once;
+    /// its ISO file is finished on a thread of its own (`stop.iso-NAME`: the encoder drains within the
+    /// stop budget, the file gets its trailer), which `stop` waits for. Answers false for a name that is
+    /// no camera of the show (never added, or removed already) and once the hub has stopped.
+    @discardableResult
+    func remove(_ id: CameraID, by requester: String, reason: String) -> Bool {
+        let entry = removed.withLock { removed -> Entry? in
+            guard !removed.stopped, let entry = entries.withLock({ $0.removeValue(forKey: id) }) else { return nil }
+            removed.cameras[id] = Removed(camera: entry.camera)
+            return entry
+        }
+        guard let entry else { return false }
+        let camera = entry.camera
+        camera.stop()
+        // From the next program frame: a backup, or the slate, as for a lost camera; then no source.
+        switcher.removeSource(id)
+        let route = entries.withLock { _ in audioRoute.withLock { $0 } }
+        let hadAudio = route?.remove(id.name) ?? false
+        if let iso = entry.iso {
+            let thread = NamedThread.start(name: "stop.\(iso.output.destination.name)") {
+                iso.stopEncoding()
+                // The program audio ends in this file too: with the video's end, the file is complete.
+                iso.deliverAudio(.endOfStream)
+                iso.output.stop(timeoutSeconds: ProgramOutputs.stopBudgetSeconds)
+            }
+            // The list holds the files still being finished: no growth over many removals.
+            finishing.withLock { threads in
+                threads.removeAll(where: \.isFinished)
+                threads.append(thread)
+            }
+        }
+        var details = ["by": requester, "reason": reason, "backend": camera.backend.rawValue, "identity": camera.identity]
+        if hadAudio { details["audio_input"] = id.name }
+        events.emit(StudioEvent(kind: .cameraRemoved, camera: id, details: details))
+        log.info("\(id.name) was removed from the show by \(requester) (\(reason)): \(camera.displayName) is no longer a source"
+                 + (entry.iso == nil ? "" : "; its ISO file is being finished"))
+        return true
+    }
+
     // MARK: Running
 
     /// Starts the ISO recorders made so far (they tick from `origin`, the program's origin) and the
@@ -276,9 +350,13 @@ final class CameraHub: Sendable {
     /// Stops the discoveries, the watch and every camera. ISO recorders are stopped by the server (in
     /// data-flow order with the encoders).
     func stop() {
+        removed.withLock { $0.stopped = true }
         for discovery in discoveries.withLock({ $0 }) { discovery.stop() }
         worker.stop()
         for camera in all { camera.stop() }
+        // Removed cameras' ISO files: each within the encoders' and an output's stop budgets.
+        let budget = StopBudget.encodersSeconds + StopBudget.graceSeconds + ProgramOutputs.stopBudgetSeconds + 1
+        for thread in finishing.withLock({ $0 }) { _ = thread.join(timeoutSeconds: budget) }
     }
 }
 
@@ -297,31 +375,5 @@ struct StallWatch: Sendable {
         defer { lastWake = now }
         guard let lastWake, now > lastWake, now - lastWake > threshold else { return nil }
         return now - lastWake
-    }
-}
-
-/// How the server sets a compressed camera's decode demand (`CameraDemand`) beside what the switcher
-/// says: the reduced picture is what the tiles take (their width, one per tile period), wanted while
-/// someone watches them; an encoded ISO recording needs every frame at full size (a passthrough ISO
-/// copies the JPEGs and needs none); `STUDIO_DECODE=full` in the server's environment forces full
-/// decoding of every camera (to compare the cost, scripts/bench-decode-demand.sh).
-struct DecodePolicy: Sendable {
-    var reducedWidth = CameraDemand.defaultReducedWidth
-    var reducedInterval = CameraDemand.defaultReducedInterval
-    var forceFull = false
-
-    /// The environment variable and the value that force full decoding.
-    static let environmentKey = "STUDIO_DECODE"
-    static let forcedValue = "full"
-
-    func prepare(_ camera: any Camera, recorded: Bool, tilesWatched: Bool) {
-        guard let demand = camera.demand else { return }
-        demand.setReducedTarget(width: reducedWidth, interval: reducedInterval)
-        // The switcher says which cameras it shows and which stand by for a backup when the camera
-        // becomes its source, right after it starts.
-        demand.set(.seen, false)
-        demand.set(.recorded, recorded)
-        demand.set(.forced, forceFull)
-        demand.set(.tiles, tilesWatched)
     }
 }

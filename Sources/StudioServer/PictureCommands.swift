@@ -15,7 +15,10 @@ enum PictureCommands {
                           reply: @escaping @Sendable (Result<PictureReply, ControlError>) -> Void) throws {
             let camera = CameraID(arguments.camera)
             let sources = server.switcher.status.sources
-            guard sources.contains(camera) else { throw SwitcherCommands.controlError(.unknownCamera(camera, available: sources)) }
+            guard sources.contains(camera) else {
+                let error: SwitchError = server.cameras.isRemoved(camera) ? .removedCamera(camera, available: sources) : .unknownCamera(camera, available: sources)
+                throw SwitcherCommands.controlError(error)
+            }
             let current = server.switcher.picture(of: camera)
             guard arguments.changes else { return reply(.success(PictureReply(camera: camera, settings: current))) }
             let settings = arguments.applied(to: current)

@@ -56,13 +56,15 @@ final class ProgramAudio: Sendable {
     let format: AudioFormat
     /// `tone`, `silence`, `microphones`, `pipewire`, `pipewire:NODE` or `pipewire:all`.
     let source: AudioSource
-    private let set: AudioInputSet
-    private let controls: MixerControls
-    private let stage: MixerStage
+    // The set, the mixer's controls and stage, and the shared state: also used by the source-audio
+    // extension (ProgramAudio+SourceAudio.swift).
+    let set: AudioInputSet
+    let controls: MixerControls
+    let stage: MixerStage
     private let discovery: PipeWireAudioDiscovery?
     private let relay: DiscoveryRelay
-    private let shared: Shared
-    private let events: any EventSink
+    let shared: ProgramAudioShared
+    let events: any EventSink
     private let log: ServerLog
     /// The input names are `namePrefix` + a number (`mic1`).
     static let namePrefix = "mic"
@@ -121,7 +123,7 @@ final class ProgramAudio: Sendable {
         let lagFrames = Int64(Self.lag * Double(format.sampleRate))
         let mixer = AudioMixer(format: format, readAhead: Int(min(lagFrames, Int64(AudioMixer.maximumReadAhead))))
         controls = mixer.controls
-        shared = Shared(State(inputs: inputs, settings: settings, master: master))
+        shared = ProgramAudioShared(State(inputs: inputs, settings: settings, master: master))
         // From the first sample the mixer mixes: the read-ahead's pre-roll before the clock's sample 0
         // (`MixerStage`), so no strip starts at unity and ramps to its setting.
         let start = -Int64(mixer.readAhead)
@@ -306,58 +308,11 @@ final class ProgramAudio: Sendable {
                                 details: ["input": name, "identity": source.identity, "node": source.nodeName]))
     }
 
-    // MARK: A source's own sound
-
-    /// A source that brings its own sound (a network camera's stream, a clip, a test backend): its audio
-    /// becomes an input named like the source, so audio-follow-video, pins and meters know it by that
-    /// name. The first time it is `audio_input_found`; after the source was lost and came back with a new
-    /// feed, the new feed takes the name's place in the mix (`audio_input_back`). The old feed's block
-    /// stays in the set, unmixed (the set has no remove yet).
-    func attach(sourceAudio input: any ClockedAudioInput, of source: String) {
-        let feed = ObjectIdentifier(input), identity = Self.sourceIdentity(source)
-        let known = shared.state.withLock { state in state.inputs.first { $0.identity == identity } }
-        // The same feed again (a camera reported twice, or back with the same object): no second block.
-        if let known, known.feed == feed, known.present { return }
-        let slot = known?.feed == feed ? known?.slot ?? -1 : set.add(input)
-        let said = shared.state.withLock { state -> EventKind in
-            if let index = state.inputs.firstIndex(where: { $0.identity == identity }) {
-                state.inputs[index].slot = slot
-                state.inputs[index].present = true
-                state.inputs[index].source = input.description
-                state.inputs[index].feed = feed
-                return .audioInputBack
-            }
-            state.inputs.append(Input(name: source, source: input.description, node: nil, isMicrophone: false, slot: slot,
-                                      identity: identity, displayName: source, usbDevice: nil, present: true, announced: true,
-                                      feed: feed))
-            return .audioInputFound
-        }
-        events.emit(StudioEvent(kind: said, programTime: programTime(ofSample: now),
-                                details: ["input": source, "identity": identity, "source": input.description]))
-    }
-
-    /// The source of `attach(sourceAudio:of:)` went away: its input is lost (listed, silent) until it is back.
-    func detach(sourceAudioOf source: String) {
-        let identity = Self.sourceIdentity(source)
-        let wasPresent = shared.state.withLock { state -> Bool in
-            guard let index = state.inputs.firstIndex(where: { $0.identity == identity }),
-                  state.inputs[index].present else { return false }
-            state.inputs[index].present = false
-            return true
-        }
-        guard wasPresent else { return }
-        events.emit(StudioEvent(kind: .audioInputLost, programTime: programTime(ofSample: now),
-                                details: ["input": source, "identity": identity]))
-    }
-
-    /// The identity of a source's own sound: `source:NAME` (no device's identity has that form).
-    static func sourceIdentity(_ source: String) -> String { "source:" + source }
-
     /// A source found after the start: one more input of the set, captured from the next span on.
     private func attachLate(_ name: String, _ source: PipeWireAudioSource) {
-        // `set.count` numbers its log lines (the block it will most likely get: a report replayed by the
+        // `set.nextSlot` numbers its log lines (the block it will most likely get: a report replayed by the
         // relay at the start may race one from discovery); the slot kept is the one `add` answers.
-        let slot = set.add(Self.microphone(node: source.nodeName, slot: set.count, format: format, log: log))
+        let slot = set.add(Self.microphone(node: source.nodeName, slot: set.nextSlot, format: format, log: log))
         shared.state.withLock { state in
             if let index = state.inputs.firstIndex(where: { $0.name == name }) { state.inputs[index].slot = slot }
         }
@@ -365,7 +320,7 @@ final class ProgramAudio: Sendable {
 }
 
 /// The inputs and settings, shared by control threads and the audio thread (a short lock).
-private final class Shared: Sendable {
+final class ProgramAudioShared: Sendable {
     let state: Mutex<ProgramAudio.State>
     init(_ state: ProgramAudio.State) { self.state = Mutex(state) }
 }

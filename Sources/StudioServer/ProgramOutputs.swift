@@ -43,15 +43,7 @@ final class ProgramOutputs: Sendable {
         /// Where its next start goes: the same URL, or a recording's next take (`NAME-take2.mkv`).
         var nextDestination: OutputDestination {
             guard !first.isNetwork else { return first }
-            return OutputDestination(name: first.name, url: Self.take(takes + 1, of: first.url))
-        }
-
-        /// `/r/session-3-program.mkv` as take 2: `/r/session-3-program-take2.mkv`.
-        static func take(_ take: Int, of path: String) -> String {
-            let url = URL(fileURLWithPath: path)
-            let ext = url.pathExtension
-            let stem = url.deletingPathExtension().lastPathComponent + "-take\(take)"
-            return url.deletingLastPathComponent().appendingPathComponent(ext.isEmpty ? stem : "\(stem).\(ext)").path
+            return OutputDestination(name: first.name, url: RecordingDirectory.take(takes + 1, of: first.url))
         }
     }
 

@@ -24,8 +24,25 @@ enum RecordingDirectory {
         (directory as NSString).appendingPathComponent("session-\(session)-output-\(output).mkv")
     }
 
-    /// A camera's ISO recording: `session-ID-camN.mkv`.
-    static func isoPath(in directory: String, session: Int64, camera: CameraID) -> String {
-        (directory as NSString).appendingPathComponent("session-\(session)-\(camera.name).mkv")
+    /// A camera's ISO recording: `session-ID-camN.mkv`; a camera added again after it was removed
+    /// (`CameraHub.remove`) records its next take, `session-ID-camN-take2.mkv`, never over a file there.
+    static func isoPath(in directory: String, session: Int64, camera: CameraID,
+                        exists: (String) -> Bool = { FileManager.default.fileExists(atPath: $0) }) -> String {
+        let first = (directory as NSString).appendingPathComponent("session-\(session)-\(camera.name).mkv")
+        var path = first, number = 1
+        while exists(path) {
+            number += 1
+            path = take(number, of: first)
+        }
+        return path
+    }
+
+    /// A recording's take `take` (a recording started again): `/r/session-3-program.mkv` as take 2 is
+    /// `/r/session-3-program-take2.mkv`.
+    static func take(_ take: Int, of path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        let ext = url.pathExtension
+        let stem = url.deletingPathExtension().lastPathComponent + "-take\(take)"
+        return url.deletingLastPathComponent().appendingPathComponent(ext.isEmpty ? stem : "\(stem).\(ext)").path
     }
 }

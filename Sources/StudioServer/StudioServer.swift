@@ -243,7 +243,8 @@ public final class StudioServer: Sendable {
             self.audio = audio
             AudioFollow.attach(audio, to: switcher, events: events, reloader: reloader)
             // A camera's own sound (a network stream's, a test backend's) is an input named like it.
-            cameras.routeAudio(.init(attach: { audio.attach(sourceAudio: $0, of: $1) }, detach: { audio.detach(sourceAudioOf: $0) }))
+            cameras.routeAudio(.init(attach: { audio.attach(sourceAudio: $0, of: $1) }, detach: { audio.detach(sourceAudioOf: $0) },
+                                      remove: { audio.remove(sourceAudioOf: $0) }))
             services.start("switcher", { [switcher] in switcher.start(origin: origin) }, stop: { [switcher] in switcher.stop() })
             services.start("tiles", { [switcher] in
                 tiles.start(sources: TileSources(

@@ -20,7 +20,7 @@ enum SwitcherCommands {
 
     static func controlError(_ error: SwitchError) -> ControlError {
         switch error {
-        case .unknownCamera: return ControlError(.unknownCamera, error.description)
+        case .unknownCamera, .removedCamera: return ControlError(.unknownCamera, error.description)
         case .unknownSource, .unknownScene, .unknownOverlay: return ControlError(.notFound, error.description)
         case .invalidTransition, .invalidScene, .invalidPicture, .invalidOverlay: return ControlError(.invalidArgument, error.description)
         case .nothingOnPreview, .transitionRunning, .stopped, .stoppedBefore: return ControlError(.unavailable, error.description)

@@ -42,7 +42,9 @@ extension ProgramSwitcher.Core {
                     completion: (@Sendable (Result<PictureOutcome, SwitchError>) -> Void)?) throws(SwitchError) {
         if let problem = settings.problem { throw .invalidPicture(problem) }
         try shared.withLock { s throws(SwitchError) in
-            guard s.sources[camera] != nil else { throw .unknownCamera(camera, available: s.sortedSources) }
+            guard s.sources[camera] != nil else {
+                throw s.known.contains(camera) ? .removedCamera(camera, available: s.sortedSources) : .unknownCamera(camera, available: s.sortedSources)
+            }
             s.pendingPictures.append(ProgramSwitcher.PictureRequest(camera: camera, settings: settings, completion: completion))
         }
     }

@@ -62,8 +62,10 @@ public final class ProgramSwitcher: Sendable {
         core.addSource(id, frames: frames, demand: demand)
     }
 
-    /// Removes a camera. If it is on program it stays selected and shows "CAMERA LOST" until it is added
-    /// again or the operator cuts elsewhere.
+    /// Removes a camera for good (`CameraHub.remove`). If it is on program (or in the scene on air) that
+    /// frame goes as for a lost camera: its backup when a rule names one, else it stays selected and
+    /// shows "CAMERA LOST" until it is added again or the operator cuts elsewhere. A cut, preview or
+    /// picture change to it fails with `removedCamera` until it is added again.
     public func removeSource(_ id: CameraID) { core.removeSource(id) }
 
     /// Marks a camera whose device went away: it stays a source (the operator may still cut to it), and
@@ -261,6 +263,7 @@ extension ProgramSwitcher {
 
         func unknown(_ source: ProgramSource) -> SwitchError {
             switch source {
+            case .camera(let camera) where known.contains(camera): return .removedCamera(camera, available: sortedSources)
             case .camera(let camera) where status.scenes.isEmpty: return .unknownCamera(camera, available: sortedSources)
             case .scene(let name): return .unknownScene(name, scenes: status.scenes)
             case .camera(let camera): return .unknownSource(camera.name, cameras: sortedSources, scenes: status.scenes)

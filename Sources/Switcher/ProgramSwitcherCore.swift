@@ -51,8 +51,10 @@ extension ProgramSwitcher {
             shared.withLock { s in
                 s.sources[id] = nil
                 s.demands[id] = nil
+                s.demandsStale = true
                 s.lost.remove(id)
                 s.status.sources = s.sortedSources
+                s.publishDemands()
             }
         }
 

@@ -75,6 +75,9 @@ public enum SwitchError: Error, Equatable, CustomStringConvertible {
     case unknownCamera(CameraID, available: [CameraID])
     /// Neither a camera nor a scene of that name.
     case unknownSource(String, cameras: [CameraID], scenes: [String])
+    /// A camera that was a source and was removed from the show (`removeSource`); `available` lists the
+    /// cameras there are.
+    case removedCamera(CameraID, available: [CameraID])
     /// `scene NAME` for a name that is no scene.
     case unknownScene(String, scenes: [String])
     /// `cut` or `auto` while nothing is on preview.
@@ -104,6 +107,9 @@ public enum SwitchError: Error, Equatable, CustomStringConvertible {
         case let .unknownCamera(camera, available):
             let list = available.isEmpty ? "no cameras are available" : "available cameras: " + available.map(\.name).joined(separator: ", ")
             return "unknown camera '\(camera.name)'; \(list)"
+        case let .removedCamera(camera, available):
+            let list = available.isEmpty ? "no cameras are available" : "available cameras: " + available.map(\.name).joined(separator: ", ")
+            return "camera '\(camera.name)' was removed from the show; it is no source until it is added again; \(list)"
         case let .unknownSource(name, cameras, scenes):
             return "no camera or scene '\(name)'; \(list(cameras.map(\.name), "camera")); \(list(scenes, "scene"))"
         case let .unknownScene(name, scenes):

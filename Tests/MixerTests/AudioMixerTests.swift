@@ -195,4 +195,25 @@ private let rate = 48_000
         let momentary = try #require(meters.loudness.momentaryLUFS)
         #expect(momentary < -9 && momentary > -15)
     }
+
+    @Test func aRemovedInputLeavesTheMixItsMetersAndItsSettingsAtItsSample() throws {
+        var run = MixerRun()
+        let removeAt: Int64 = 24_000
+        // mic2 stops coming at the removal (its source is gone), as `ProgramAudio` hands the names.
+        run.signals = ["mic1": AudioSignals.tone(frequency: 440, peak: 0.25, frames: rate),
+                       "mic2": AudioSignals.tone(frequency: 1000, peak: 0.25, frames: rate)]
+        run.missing = { name, start in name == "mic2" && start >= removeAt }
+        run.mixer.controls.post(.input("mic2", try MixerInputSettings(gainDB: -6)), at: 0)
+        run.mixer.controls.post(.remove("mic2"), at: removeAt)
+        let left = AudioSignals.channel(0, of: run.run(frames: rate))
+        let before = left[4800..<19_200], after = left[28_800..<43_200]  // whole cycles of both tones
+        #expect(abs(decibels(AudioSignals.goertzelAmplitude(before, frequency: 1000) / 0.25) - -6) < 0.05)
+        #expect(AudioSignals.goertzelAmplitude(after, frequency: 1000) < 1e-6)
+        #expect(abs(AudioSignals.goertzelAmplitude(after, frequency: 440) - 0.25) < 0.001, "the other input goes on")
+        #expect(run.mixer.inputNames == ["mic1"] && run.mixer.controls.meters.inputs.keys.sorted() == ["mic1"])
+        // The name again (a source of that name added later): a new strip, at unity, not at its old -6 dB.
+        let chunk = run.mixer.mix(["mic2": AudioSignals.constant(0.5, frames: 4800)], from: Int64(rate + AudioMixer.latency), frames: 4800)
+        #expect(run.mixer.inputNames == ["mic1", "mic2"])
+        #expect(abs(AudioSignals.channel(0, of: chunk.samples).last! - 0.5) < 1e-6)
+    }
 }

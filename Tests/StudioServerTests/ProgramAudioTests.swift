@@ -56,5 +56,32 @@ import Capture
         audio.attach(sourceAudio: TimedAudioInput("solid tone 2"), of: "cam2")
         #expect(kinds().suffix(2) == ["audio_input_lost", "audio_input_back"] && input()?.slot != slot && input()?.source == "solid tone 2")
         #expect(audio.inputs.count == 1, "one input for the name: \(audio.inputs.map(\.name))")
+        // The old feed's slot is free: the set does not grow as feeds come and go.
+        #expect(audio.set.freeSlots == 1 && audio.set.nextSlot == slot)
+    }
+
+    /// Removed with its source: the input leaves the list and its slot is free; the name added again is
+    /// found afresh, in that slot; many removals leave the set as it was.
+    @Test func aRemovedSourcesInputLeavesAndTheSetDoesNotGrow() {
+        let events = HubEvents()
+        let audio = ProgramAudio(source: .tone, events: events, log: ServerLog(), deliver: { _ in })
+        defer { audio.stop() }
+        func kinds() -> [String] { events.all.filter { $0.details["input"] == "cam2" }.map(\.kind.rawValue) }
+
+        audio.attach(sourceAudio: TimedAudioInput("solid tone"), of: "cam2")
+        let slots = audio.set.count
+        let slot = audio.inputs.first { $0.name == "cam2" }?.slot
+        #expect(audio.remove(sourceAudioOf: "cam2"))
+        #expect(audio.inputs.map(\.name) == ["tone"] && audio.status["cam2"] == nil)
+        #expect(!audio.remove(sourceAudioOf: "cam2"), "removed already")
+        #expect(audio.set.count == slots && audio.set.freeSlots == 1)
+        audio.attach(sourceAudio: TimedAudioInput("solid tone"), of: "cam2")
+        #expect(kinds() == ["audio_input_found", "audio_input_found"], "a fresh input after a removal")
+        #expect(audio.inputs.first { $0.name == "cam2" }?.slot == slot)
+        for _ in 0..<100 {
+            #expect(audio.remove(sourceAudioOf: "cam2"))
+            audio.attach(sourceAudio: TimedAudioInput("solid tone"), of: "cam2")
+        }
+        #expect(audio.set.count == slots && audio.set.freeSlots == 0 && audio.inputs.map(\.name) == ["tone", "cam2"])
     }
 }

@@ -328,6 +328,24 @@ private final class Box<Value: Sendable>: Sendable {
         #expect(events.all.filter { $0.kind == .cameraLost }.count == 1)
     }
 
+    @Test func aRemovedCameraIsNamedAsRemovedUntilItIsAddedAgain() throws {
+        let switcher = ProgramSwitcher(format: small, events: RecordedEvents()) { _, _ in }
+        switcher.addSource("cam1", frames: LatestValue())
+        switcher.addSource("cam2", frames: LatestValue())
+        switcher.removeSource("cam2")
+        let result = Box<Result<SwitchOutcome, SwitchError>>()
+        switcher.switchProgram(to: "cam2") { result.set($0) }
+        let answer = try #require(result.wait(timeout: 0.1), "a removed camera fails at once")
+        #expect(throws: SwitchError.removedCamera("cam2", available: ["cam1"])) { try answer.get() }
+        #expect(throws: SwitchError.removedCamera("cam2", available: ["cam1"])) { try switcher.source(named: "cam2") }
+        #expect(SwitchError.removedCamera("cam2", available: ["cam1"]).description
+                == "camera 'cam2' was removed from the show; it is no source until it is added again; available cameras: cam1")
+        // A name never added is still unknown; the removed one added again is a source.
+        #expect(throws: SwitchError.unknownCamera("cam9", available: ["cam1"])) { try switcher.source(named: "cam9") }
+        switcher.addSource("cam2", frames: LatestValue())
+        #expect(try switcher.source(named: "cam2") == .camera("cam2"))
+    }
+
     @Test func noCameraShowsTheNoCameraSlateUntilOneIsAdded() throws {
         let events = RecordedEvents()
         let brightest = Mutex<UInt8>(0)

@@ -17,7 +17,15 @@ import StudioSystem
 /// last resort, counted apart. An input whose source vanishes gives silence in its own block only and
 /// is picked up again when it returns. The test tone and silence are inputs too (`ToneInput`: computed
 /// from the sample index, no drift). `add` takes one more input while the set runs (a microphone
-/// plugged in mid-show): its block joins the spans from the next one on.
+/// plugged in mid-show): its block joins the spans from the next one on. `remove` takes one out for
+/// good (a source removed from the show): its slot gives silence from the next span on and is free,
+/// and the next `add` takes the lowest free slot, so a set whose sources come and go does not grow.
+///
+/// Threads: `add` and `remove` may be called from any thread; they change the slots under a short lock
+/// and count a generation. The clock thread looks at the generation once per wake-up and, when it
+/// moved, takes the new slots: it ends the removed inputs there and begins the new ones, so every call
+/// on an input still comes from the clock thread (a removed input's `end` runs there too, and must
+/// return at once: a `TimedAudioInput`'s does nothing, its backend is the source that pushes into it).
 ///
 /// Every input must be made for the set's `format`, `chunkDuration` and clock.
 public final class AudioInputSet: Sendable {
@@ -33,8 +41,9 @@ public final class AudioInputSet: Sendable {
     /// Seconds of program audio in each span (the clock's block).
     public let chunkDuration: Double
     private let audioClock: AudioClock
-    /// The inputs in span order; `add` appends while the clock thread reads them once per wake-up.
-    private let list: Mutex<[any ClockedAudioInput]>
+    /// The slots in span order, changed by `add` and `remove` while the clock thread reads them once
+    /// per wake-up (when their generation moved).
+    private let list: Mutex<Slots>
     private let worker = WorkerThread()
     private let threadName: String
     private let deliver: @Sendable (AudioInputBlocks) -> Void
@@ -50,7 +59,7 @@ public final class AudioInputSet: Sendable {
         let duration = Self.clampedChunkDuration(chunkDuration)
         self.chunkDuration = duration
         audioClock = AudioClock(format: format, interval: UInt64(duration * 1e9), clock: clock)
-        list = Mutex(inputs)
+        list = Mutex(Slots(inputs: inputs))
     }
 
     deinit { worker.requestStop() }
@@ -64,19 +73,49 @@ public final class AudioInputSet: Sendable {
     /// Stops the clock and every input's backend (joins the thread).
     public func stop() { worker.stop() }
 
-    /// Every input, in the order of the spans' blocks.
-    public var inputs: [any ClockedAudioInput] { list.withLock { $0 } }
+    /// Every slot's input, in the order of the spans' blocks (a free slot's is a `FreeSlot`).
+    public var inputs: [any ClockedAudioInput] { list.withLock { $0.inputs } }
 
-    /// How many inputs there are (the index the next `add` answers).
-    public var count: Int { list.withLock { $0.count } }
+    /// How many blocks each span has: the inputs and the free slots.
+    public var count: Int { list.withLock { $0.inputs.count } }
+
+    /// The slot the next `add` takes: the lowest free one, else a new one at the end.
+    public var nextSlot: Int { list.withLock { $0.free.min() ?? $0.inputs.count } }
+
+    /// Slots no input holds now (removed, not taken again).
+    public var freeSlots: Int { list.withLock { $0.free.count } }
 
     /// Adds an input while the set runs (or before it starts); answers its index in `inputs` and in
-    /// each span's blocks, from the next span on (silence until it captures).
+    /// each span's blocks, from the next span on (silence until it captures): the lowest free slot,
+    /// else one more.
     @discardableResult
     public func add(_ input: any ClockedAudioInput) -> Int {
-        list.withLock { list in
-            list.append(input)
-            return list.count - 1
+        list.withLock { slots in
+            slots.generation &+= 1
+            if let slot = slots.free.min() {
+                slots.free.remove(slot)
+                slots.inputs[slot] = input
+                return slot
+            }
+            slots.inputs.append(input)
+            return slots.inputs.count - 1
+        }
+    }
+
+    /// Takes the input in `slot` out for good: from the next span on its block is silence and the slot
+    /// is free for the next `add`. The clock thread ends the input at its next wake-up (once the clock
+    /// has stopped, the input was ended with the others already). Answers the input removed (nil for a
+    /// slot out of range or free).
+    @discardableResult
+    public func remove(at slot: Int) -> (any ClockedAudioInput)? {
+        list.withLock { slots -> (any ClockedAudioInput)? in
+            guard slots.inputs.indices.contains(slot), !slots.free.contains(slot) else { return nil }
+            let removed = slots.inputs[slot]
+            slots.inputs[slot] = FreeSlot()
+            slots.free.insert(slot)
+            slots.generation &+= 1
+            if !slots.ended { slots.removed.append(removed) }
+            return removed
         }
     }
 
@@ -85,17 +124,32 @@ public final class AudioInputSet: Sendable {
 
     private func run(origin: UInt64) {
         var blocks: [AudioChunk] = []
-        // The inputs as this thread runs them: `add`'s new ones join at the next wake-up, begun there.
-        var inputs = list.withLock { $0 }
-        func takeAdded(first: Int64) {
-            guard let all = list.withLock({ $0.count > inputs.count ? $0 : nil }) else { return }
-            for input in all[inputs.count...] { input.begin(first: first, origin: origin) }
-            inputs = all
+        // The slots as this thread runs them, and the generation they are of.
+        let initial = list.withLock { slots in
+            defer { slots.removed = [] }
+            return (inputs: slots.inputs, generation: slots.generation, removed: slots.removed)
+        }
+        var inputs = initial.inputs, generation = initial.generation
+        // Removed before the clock started: never begun, ended as every input is once the clock stops.
+        for input in initial.removed { input.end() }
+        /// `add`'s and `remove`'s changes, at the next wake-up: removed inputs ended, new ones begun.
+        func takeChanges(first: Int64) {
+            guard let changed = list.withLock({ slots -> (all: [any ClockedAudioInput], removed: [any ClockedAudioInput])? in
+                guard slots.generation != generation else { return nil }
+                generation = slots.generation
+                defer { slots.removed = [] }
+                return (slots.inputs, slots.removed)
+            }) else { return }
+            for input in changed.removed { input.end() }
+            for (slot, input) in changed.all.enumerated() where slot >= inputs.count || inputs[slot] !== input {
+                input.begin(first: first, origin: origin)
+            }
+            inputs = changed.all
         }
         audioClock.run(origin: origin, stop: { worker.isStopRequested }, begin: { first in
             for input in inputs { input.begin(first: first, origin: origin) }
         }, fill: { span in
-            takeAdded(first: span.firstSample)
+            takeChanges(first: span.firstSample)
             // The clock's chunk is the span; every input fills its own copy of it.
             blocks = inputs.map { input in
                 var block = span
@@ -103,15 +157,45 @@ public final class AudioInputSet: Sendable {
                 return block
             }
         }, stalled: { silence in
-            takeAdded(first: silence.firstSample)
+            takeChanges(first: silence.firstSample)
             for input in inputs { input.stalled(silence) }
             blocks = inputs.map { _ in silence }
         }, deliver: { span in
             deliver(AudioInputBlocks(firstSample: span.firstSample, pts: span.pts, blocks: blocks))
         })
-        // Every input, those added since the last wake-up too.
-        for input in list.withLock({ $0 }) { input.end() }
+        // Every input, those added since the last wake-up too, and those removed since then; a removal
+        // from now on finds the set ended and leaves its input to this pass.
+        let (last, removed) = list.withLock { slots in
+            slots.ended = true
+            defer { slots.removed = [] }
+            return (slots.inputs, slots.removed)
+        }
+        for input in removed + last { input.end() }
     }
+}
+
+/// The set's slots: each span's blocks in this order; free slots (their input removed) give silence
+/// until `add` takes them again.
+private struct Slots {
+    var inputs: [any ClockedAudioInput]
+    var free: Set<Int> = []
+    /// Inputs removed since the clock thread last looked: it ends them.
+    var removed: [any ClockedAudioInput] = []
+    /// Moves at every `add` and `remove`.
+    var generation: UInt64 = 0
+    /// The clock has stopped and ended every input.
+    var ended = false
+}
+
+/// A free slot's input: silence (the block arrives as silence), no source.
+public final class FreeSlot: ClockedAudioInput {
+    public init() {}
+    public var description: String { "free" }
+    public var status: AudioInputStatus { AudioInputStatus(state: "free") }
+    public func begin(first: Int64, origin: UInt64) {}
+    public func fill(_ block: inout AudioChunk) {}
+    public func stalled(_ silence: AudioChunk) {}
+    public func end() {}
 }
 
 /// One span of the program's audio timeline from every input of an `AudioInputSet`: `blocks[i]` is
