@@ -100,6 +100,29 @@ public enum Metrics {
         text.gauge("studio_camera_info", "A camera's backend and identity (value 1).",
                    all.map { (["camera": $0.name, "backend": $0.backend, "identity": $0.identity], 1) })
 
+        // Network cameras: connection, buffer, clock; SRT's own figures.
+        let network = all.compactMap { camera in camera.network.map { (["camera": camera.name], $0) } }
+        text.gauge("studio_network_connected", "1 while a network camera's connection is up, else 0.", network.map { ($0.0, $0.1.connected ? 1 : 0) })
+        text.counter("studio_network_connection_attempts_total", "Connections a network camera tried.", network.map { ($0.0, Double($0.1.attempts)) })
+        text.gauge("studio_network_received_bits_per_second", "What a network camera received over the last second.", network.map { ($0.0, Double($0.1.bitRate)) })
+        text.counter("studio_network_pictures_total", "A network camera's pictures: decoded (in), shown, dropped (late, stale or over the buffer).",
+                     network.flatMap { labels, status in
+                         [("in", status.picturesIn), ("shown", status.picturesShown), ("dropped", status.picturesDropped)]
+                             .map { (labels.merging(["fate": $0.0]) { a, _ in a }, Double($0.1)) }
+                     })
+        text.gauge("studio_network_buffer_seconds", "How long a network camera's newest picture waits in its buffer.",
+                   network.map { ($0.0, Double($0.1.bufferMilliseconds) / 1000) })
+        text.gauge("studio_network_buffer_target_seconds", "What a network camera's buffer aims for.", network.map { ($0.0, Double($0.1.targetMilliseconds) / 1000) })
+        text.gauge("studio_network_drift_ppm", "A network camera's clock against this machine's (positive: it runs slow), once measured.",
+                   network.compactMap { labels, status in status.driftPPM.map { (labels, $0) } })
+        let srt = network.compactMap { labels, status in status.srt.map { (labels, $0) } }
+        text.gauge("studio_network_srt_rtt_seconds", "An SRT connection's round trip (libsrt).", srt.map { ($0.0, $0.1.rttMilliseconds / 1000) })
+        text.counter("studio_network_srt_packets_total", "An SRT connection's packets lost on the way, retransmitted, and dropped too late (libsrt).",
+                     srt.flatMap { labels, stats in
+                         [("lost", stats.packetsLost), ("retransmitted", stats.packetsRetransmitted), ("dropped", stats.packetsDropped)]
+                             .map { (labels.merging(["fate": $0.0]) { a, _ in a }, Double($0.1)) }
+                     })
+
         // ISO recordings, one per camera.
         let iso = status.iso
         func perFeed(_ value: (StatusReply.IsoView) -> Int) -> [([String: String], Double)] {

@@ -89,6 +89,9 @@ import TestSupport
         #expect((network["bit_rate"]?.doubleValue ?? 0) > 0 && network["last_packet_age_ms"]?.doubleValue != nil, "\(network)")
         let buffer = network["buffer_ms"]?.doubleValue ?? -1
         #expect(buffer >= 0 && buffer <= 200, "\(network)")
+        let metrics = try client.request("metrics")["text"]?.stringValue ?? ""
+        #expect(metrics.contains("studio_network_connected{camera=\"phone1\"} 1"), "\(metrics.split(separator: "\n").filter { $0.contains("network") })")
+        #expect(metrics.contains("studio_network_buffer_target_seconds{camera=\"phone1\"} 0.2"))
 
         // The phone stops: lost, the slate on program (not its last picture).
         publisher.terminate(signal: SIGKILL)
@@ -354,5 +357,58 @@ import TestSupport
         }, "\(camera("anna") ?? .null)")
         let back = Double(MonotonicClock.now() - started) / 1e9
         #expect(back < 10, "anna back after \(back) s")
+    }
+}
+
+/// A/V sync of a network camera: a phone (ffmpeg to nginx-rtmp) sends a white frame and a 1 kHz beep at
+/// the same instant every second; studio pulls it, cuts it to program and records the program; in the
+/// recording each flash and its beep are within a frame and a half of each other (the median; the
+/// picture rides the program's frame grid, so a single pair may fall a frame either way).
+@Suite(.serialized) struct NetworkAVSyncTests {
+    @Test func aPhonesFlashAndBeepStayTogetherOnProgram() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-avsync-\(UUID().uuidString.prefix(8))")
+        let recordings = directory.appendingPathComponent("recordings")
+        try FileManager.default.createDirectory(at: recordings, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nginx = try NginxRTMP(prefix: directory.appendingPathComponent("nginx"))
+        try nginx.start()
+        defer { nginx.stop() }
+        let url = nginx.url(stream: "phone1")
+        let publisher = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-v", "error", "-re",
+            "-f", "lavfi", "-i", "color=c=black:s=320x180:r=30,drawbox=c=white:t=fill:enable='lt(mod(n,30),1)'",
+            "-f", "lavfi", "-i", "aevalsrc='if(lt(mod(t,1),0.05),0.5*sin(2*PI*1000*t),0)|if(lt(mod(t,1),0.05),0.5*sin(2*PI*1000*t),0)':s=48000",
+            "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p",
+            "-c:a", "aac", "-b:a", "128k", "-f", "flv", url,
+        ], outputDirectory: directory)
+        defer { _ = publisher.stop() }
+
+        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
+                                    socketPath: directory.appendingPathComponent("studio.sock").path)
+        options.testCameraCount = 1
+        options.testCameraSize = (320, 180)
+        options.configuration.http.enabled = false
+        options.configuration.recordDirectory = recordings.path
+        options.configuration.cameras.iso = .off
+        options.configuration.audio.source = .silence
+        options.configuration.network.pulls = [NetworkPull(name: "phone1", url: url, latencyMilliseconds: 200)]
+        let server = try StudioServer(options: options)
+        let client = try ControlClient(socketPath: options.socketPath)
+        let live = waitUntil(seconds: 30, every: 0.1) {
+            (try? client.request("cameras"))?["cameras"]?.arrayValue?.first { $0["name"] == "phone1" }?["state"] == "live"
+        }
+        #expect(live, "publisher: \(publisher.errorText())")
+        _ = try client.request("switch", arguments: ["source": .string("phone1")])
+        let start = try client.request("status")["program"]?["frames"]?.doubleValue ?? 0
+        #expect(waitUntil(seconds: 60, every: 0.2) { ((try? client.request("status"))?["program"]?["frames"]?.doubleValue ?? 0) > start + 300 })
+        server.shutdown()
+
+        let events = try PipeWireEndToEndTests.flashesAndBeeps(in: try AudioInputsEndToEndTests.programFile(in: recordings))
+        let pairs = PipeWireEndToEndTests.pairs(events)
+        try #require(pairs.count >= 5, "pairs \(pairs); flashes \(events.flashes); beeps \(events.beeps)")
+        let offsets = pairs.map(\.offset).sorted()
+        let median = offsets[offsets.count / 2]
+        print("Network A/V sync, audio minus video (ms): median \(median), all \(offsets)")
+        #expect(abs(median) <= 1.5 * 1000 / 30, "audio minus video (ms): \(offsets)")
     }
 }
