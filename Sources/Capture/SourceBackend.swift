@@ -74,9 +74,17 @@ public struct BackendDoctorContext: Sendable {
     public var program: ProgramFormat
     /// The environment `studio doctor` runs in (PIPEWIRE_REMOTE, XDG_RUNTIME_DIR).
     public var environment: [String: String]
+    /// The config's network cameras, SRT listener and RTMP server (`network:`).
+    public var networkPulls: [NetworkPull]
+    public var srtListener: SRTListenerSpec?
+    public var rtmpServer: String?
 
-    public init(program: ProgramFormat, environment: [String: String]) {
+    public init(program: ProgramFormat, environment: [String: String], networkPulls: [NetworkPull] = [], srtListener: SRTListenerSpec? = nil,
+                rtmpServer: String? = nil) {
         self.program = program
         self.environment = environment
+        self.networkPulls = networkPulls
+        self.srtListener = srtListener
+        self.rtmpServer = rtmpServer
     }
 }

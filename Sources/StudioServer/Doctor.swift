@@ -25,7 +25,9 @@ public enum Doctor {
         FFmpegLogging.configure(verbose: false)
         var checks: [Check] = []
         // Each source backend's own checks (V4L2's devices, PipeWire's daemon), whichever are enabled.
-        let context = BackendDoctorContext(program: options.configuration.program, environment: environment)
+        let network = options.configuration.network
+        let context = BackendDoctorContext(program: options.configuration.program, environment: environment, networkPulls: network.cameras,
+                                           srtListener: network.srt, rtmpServer: network.rtmp?.server)
         for backend in options.backends { checks += backend.doctorChecks(context) }
         checks += renderNodes()
         checks.append(groups())

@@ -10,6 +10,8 @@ public struct NetworkBackend: SourceBackend {
     public var summary: String { "network cameras: pulled from URLs (RTSP, RTMP, SRT, HLS, UDP), phones through nginx-rtmp, SRT callers" }
     public var isSelectable: Bool { false }
 
+    public func doctorChecks(_ context: BackendDoctorContext) -> [DoctorCheck] { NetworkDoctor.checks(context) }
+
     public func makeDiscovery(_ context: BackendContext) throws -> (any CameraDiscovery)? {
         guard !context.networkPulls.isEmpty else { return nil }
         let cameras = try context.networkPulls.map { pull in
