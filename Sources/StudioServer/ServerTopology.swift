@@ -1,3 +1,4 @@
+import Foundation
 import StudioCore
 import Capture
 import Encoding
@@ -93,5 +94,13 @@ extension StudioServer {
 extension Topology.Handoff {
     static func outputQueue(_ limits: OutputQueue.Limits) -> Self {
         .outputQueue(videoSeconds: limits.maxVideoSeconds, audioSeconds: limits.maxAudioSeconds, bytes: limits.maxBytes)
+    }
+}
+
+extension Topology {
+    /// What the `topology` command answers: the same nodes and edges, each hand-off as its text.
+    var reply: TopologyReply {
+        TopologyReply(nodes: nodes.map { TopologyReply.Node(name: $0.name, kind: $0.kind.rawValue, what: $0.what) },
+                      edges: edges.map { TopologyReply.Edge(from: $0.from, to: $0.to, handoff: $0.handoff.text.replacingOccurrences(of: "`", with: "")) })
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Capture
+import Control
 import StudioConfig
 import StudioCore
 @testable import StudioServer
@@ -36,6 +37,17 @@ import StudioCore
             let documented = columns[0].indices.map { row in columns.map { $0[row] } }
             let table = rows.map { "| " + $0.joined(separator: " | ") + " |" }.joined(separator: "\n")
             #expect(documented == built, "docs/architecture.md, \(Self.section): the table's rows should read\n\(table)")
+        }
+    }
+
+    @Test func theTopologyCommandAnswersTheGraph() throws {
+        try withServer { server, directory in
+            let client = try ControlClient(socketPath: directory.appendingPathComponent("studio.sock").path)
+            let reply = try client.call(StatusSignatures.Topology.self, NoArguments(), timeoutSeconds: 10).value
+            #expect(reply == server.topology.reply)
+            #expect(reply.nodes.first == TopologyReply.Node(name: "cap.cam1", kind: "source", what: "test-pattern camera"))
+            #expect(reply.edges.contains(TopologyReply.Edge(from: "studio.program", to: "encode.video",
+                                                            handoff: "BoundedQueue (8); full: the frame dropped, counted")))
         }
     }
 
