@@ -1,5 +1,3 @@
-import Foundation
-
 /// The pipeline as a graph, in the order the media flows (as FFmpeg's `ffmpeg_sched` lays its own out):
 /// sources -> switcher -> encoders -> fan-out -> outputs, each camera's ISO feed, the audio inputs and
 /// their mixer, and beside them the events, the store and the control plane. A node is what runs (named
