@@ -15,35 +15,32 @@ extension StudioServer {
     var topology: Topology {
         var graph = Topology()
         let cameras = self.cameras.all
-        // Every backend names its capture thread `cap.camN` (test pattern, V4L2, PipeWire).
-        func capture(_ id: CameraID) -> String { "cap.\(id.name)" }
 
-        // Sources and the program audio's inputs, mixed on one clock.
+        // Sources and the program audio's inputs, mixed on one clock. Every backend names its capture
+        // thread `cap.camN` (test pattern, V4L2, PipeWire).
+        var capture: [CameraID: String] = [:]
         for camera in cameras {
-            graph.add(capture(camera.id), .source, "\(camera.backend.rawValue) camera")
+            capture[camera.id] = graph.add("cap.\(camera.id.name)", .source, "\(camera.backend.rawValue) camera")
         }
-        let inputs = audio.inputs
-        for input in inputs {
-            if let camera = cameras.first(where: { input.identity == ProgramAudio.sourceIdentity($0.id.name) }) {
-                graph.add(input.name, .audioInput, "\(camera.id.name)'s own sound", fedBy: [capture(camera.id)], through: .timedAudio)
+        let captures = cameras.compactMap { capture[$0.id] }
+        var inputs: [String] = []
+        for input in audio.inputs {
+            if let camera = cameras.first(where: { input.identity == ProgramAudio.sourceIdentity($0.id.name) }), let source = capture[camera.id] {
+                inputs.append(graph.add(input.name, .audioInput, "\(camera.id.name)'s own sound", fedBy: [source], through: .timedAudio))
             } else {
-                graph.add(input.name, .audioInput, input.isMicrophone ? "PipeWire microphone" : "the test tone")
+                inputs.append(graph.add(input.name, .audioInput, input.isMicrophone ? "PipeWire microphone" : "the test tone"))
             }
         }
-        let mixer = "cap.audio"
-        graph.add(mixer, .mixer, "every input on one clock, mixed \(Int(ProgramAudio.lag * 1000)) ms behind it",
-                  fedBy: inputs.map(\.name), through: .clocked)
+        let mixer = graph.add("cap.audio", .mixer, "every input on one clock, mixed \(Int(ProgramAudio.lag * 1000)) ms behind it",
+                              fedBy: inputs, through: .clocked)
 
         // The program: switcher, encoders, fan-out, outputs.
-        let program = switcher.configuration.threadName
-        graph.add(program, .switcher, "clock, cut, compose, slates", fedBy: cameras.map { capture($0.id) }, through: .newest)
-        let video = videoStage.role.threadName, audioEncoder = "encode.audio"
-        graph.add(video, .encoder, "H.264: VAAPI or x264, x264 after a failure", fedBy: [program],
-                  through: .queue(capacity: videoStage.queueCapacity, whenFull: "the frame dropped, counted"))
-        graph.add(audioEncoder, .encoder, "AAC", fedBy: [mixer],
-                  through: .queue(capacity: audioStage.queueCapacity, whenFull: "the chunk dropped, counted"))
-        let fanOut = "fan-out"
-        graph.add(fanOut, .fanOut, "every packet to every output's queue", fedBy: [video, audioEncoder], through: .call)
+        let program = graph.add(switcher.configuration.threadName, .switcher, "clock, cut, compose, slates", fedBy: captures, through: .newest)
+        let video = graph.add(videoStage.role.threadName, .encoder, "H.264: VAAPI or x264, x264 after a failure", fedBy: [program],
+                              through: .queue(capacity: videoStage.queueCapacity, whenFull: "the frame dropped, counted"))
+        let audioEncoder = graph.add("encode.audio", .encoder, "AAC", fedBy: [mixer],
+                                     through: .queue(capacity: audioStage.queueCapacity, whenFull: "the chunk dropped, counted"))
+        let fanOut = graph.add("fan-out", .fanOut, "every packet to every output's queue", fedBy: [video, audioEncoder], through: .call)
         for entry in outputs.entries where !entry.stopped {
             let output = entry.output
             graph.add(output.threadName, .output, output.destination.isNetwork ? "stream (\(output.destination.kind.name))" : "program recording",
@@ -52,38 +49,34 @@ extension StudioServer {
 
         // Each camera's ISO feed, with the program audio in its file.
         for iso in self.cameras.isoRecorders {
-            let feed = IsoRecorder.threadName(of: iso.cameraID), file = iso.output.threadName
-            let source = capture(iso.cameraID)
+            guard let source = capture[iso.cameraID] else { continue }
+            let file = iso.output.threadName, toFile = Topology.Handoff.outputQueue(iso.output.policy.queueLimits)
             switch iso.mode {
             case .encode:
-                let encoder = VideoStageRole.iso(iso.cameraID).threadName
-                graph.add(feed, .isoFeed, "the camera's own frame clock", fedBy: [source], through: .newest)
-                graph.add(encoder, .encoder, "the camera's H.264, at its size", fedBy: [feed],
-                          through: .queue(capacity: IsoRecorder.queueCapacity, whenFull: "the frame dropped, counted"))
-                graph.add(file, .output, "the camera's ISO recording", fedBy: [encoder, audioEncoder], through: .outputQueue(iso.output.policy.queueLimits))
+                let feed = graph.add(IsoRecorder.threadName(of: iso.cameraID), .isoFeed, "the camera's own frame clock",
+                                     fedBy: [source], through: .newest)
+                let encoder = graph.add(VideoStageRole.iso(iso.cameraID).threadName, .encoder, "the camera's H.264, at its size", fedBy: [feed],
+                                        through: .queue(capacity: IsoRecorder.queueCapacity, whenFull: "the frame dropped, counted"))
+                graph.add(file, .output, "the camera's ISO recording", fedBy: [encoder, audioEncoder], through: toFile)
             case .passthrough:
-                graph.add(feed, .isoFeed, "the camera's JPEGs, stamped, not re-encoded", fedBy: [source],
-                          through: .queue(capacity: IsoRecorder.passthroughQueueCapacity, whenFull: "the newest JPEG refused, counted"))
-                graph.add(file, .output, "the camera's ISO recording", fedBy: [feed, audioEncoder], through: .outputQueue(iso.output.policy.queueLimits))
+                let feed = graph.add(IsoRecorder.threadName(of: iso.cameraID), .isoFeed, "the camera's JPEGs, stamped, not re-encoded", fedBy: [source],
+                                     through: .queue(capacity: IsoRecorder.passthroughQueueCapacity, whenFull: "the newest JPEG refused, counted"))
+                graph.add(file, .output, "the camera's ISO recording", fedBy: [feed, audioEncoder], through: toFile)
             }
         }
 
         // Beside the pipeline: the console's pictures, the events and the control plane.
-        graph.add("studio.tiles", .tiles, "the console's live pictures, only while watched",
-                  fedBy: cameras.map { capture($0.id) } + [program], through: .newest)
-        let events = "events"
-        graph.add(events, .events, "every stage emits here; a flapping camera's changes held back")
+        graph.add("studio.tiles", .tiles, "the console's live pictures, only while watched", fedBy: captures + [program], through: .newest)
+        let events = graph.add("events", .events, "every stage emits here; a flapping camera's changes held back")
         graph.add("studio.store", .eventStore, "SQLite writer", fedBy: [events],
                   through: .queue(capacity: store.queueCapacity, whenFull: "the event dropped, counted"))
         graph.add("studio.log", .log, "stderr lines, FFmpeg's too", fedBy: [events],
                   through: .queue(capacity: log.queueCapacity, whenFull: "the line dropped, counted"))
-        graph.add("studio.control", .control, "the Unix socket", fedBy: [events],
-                  through: .queue(capacity: control.limits.maxQueuedEvents, whenFull: "the event dropped, counted"))
-        var askers = ["studio.control"]
+        var askers = [graph.add("studio.control", .control, "the Unix socket", fedBy: [events],
+                                through: .queue(capacity: control.limits.maxQueuedEvents, whenFull: "the event dropped, counted"))]
         if http != nil {
-            graph.add("http", .http, "the HTTP API and console (MHD's threads)", fedBy: [events],
-                      through: .queue(capacity: httpEvents.queueLimit, whenFull: "the client dropped (one queue per event stream)"))
-            askers.append("http")
+            askers.append(graph.add("http", .http, "the HTTP API and console (MHD's threads)", fedBy: [events],
+                                    through: .queue(capacity: httpEvents.queueLimit, whenFull: "the client dropped (one queue per event stream)")))
         }
         graph.add("studio.query", .queries, "sessions and log queries", fedBy: askers,
                   through: .queue(capacity: queries.queueCapacity, whenFull: "the request answered busy"))

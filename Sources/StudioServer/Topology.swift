@@ -80,20 +80,25 @@ struct Topology: Sendable, Equatable {
     private(set) var nodes: [Node] = []
     private(set) var edges: [Edge] = []
 
-    /// Adds `node` fed by `inputs` (nodes added before it) through `handoff`. A node's name is its key:
-    /// a second node of the same name is a programming error.
-    mutating func add(_ name: String, _ kind: Kind, _ what: String, fedBy inputs: [String] = [], through handoff: Handoff? = nil) {
-        precondition(!nodes.contains { $0.name == name }, "two nodes named \(name)")
-        nodes.append(Node(name: name, kind: kind, what: what))
-        if let handoff { feed(name, from: inputs, through: handoff) }
+    /// Adds a node named `name` fed by `inputs` (nodes added before it) through `handoff`, and returns the
+    /// name it got: a name is a node's key, so one already taken (a camera pinned as `audio` has the
+    /// capture thread `cap.audio`, as the mixer does) gets a suffix (`cap.audio#2`). Feed the node by the
+    /// name returned.
+    @discardableResult
+    mutating func add(_ name: String, _ kind: Kind, _ what: String, fedBy inputs: [String] = [], through handoff: Handoff? = nil) -> String {
+        var unique = name, number = 2
+        while nodes.contains(where: { $0.name == unique }) {
+            unique = "\(name)#\(number)"
+            number += 1
+        }
+        nodes.append(Node(name: unique, kind: kind, what: what))
+        if let handoff { feed(unique, from: inputs, through: handoff) }
+        return unique
     }
 
-    /// One more way into `name`: from each of `inputs` through `handoff`.
+    /// One more way into `name`: from each of `inputs` (names `add` returned) through `handoff`.
     mutating func feed(_ name: String, from inputs: [String], through handoff: Handoff) {
-        for input in inputs {
-            precondition(nodes.contains { $0.name == input }, "\(name) is fed by \(input), which is not a node")
-            edges.append(Edge(from: input, to: name, handoff: handoff))
-        }
+        for input in inputs { edges.append(Edge(from: input, to: name, handoff: handoff)) }
     }
 
     func node(named name: String) -> Node? { nodes.first { $0.name == name } }

@@ -68,6 +68,17 @@ import StudioCore
         }
     }
 
+    @Test func aNameTakenTwiceGetsASuffixAndItsEdgesFollowIt() {
+        var graph = Topology()
+        let camera = graph.add("cap.audio", .source, "a camera pinned as audio")
+        let input = graph.add("tone", .audioInput, "the test tone")
+        let mixer = graph.add("cap.audio", .mixer, "the mixer", fedBy: [input], through: .clocked)
+        graph.add("studio.program", .switcher, "the switcher", fedBy: [camera], through: .newest)
+        #expect(camera == "cap.audio" && mixer == "cap.audio#2")
+        #expect(graph.inputs(of: "cap.audio#2").map(\.from) == ["tone"] && graph.inputs(of: "studio.program").map(\.from) == ["cap.audio"])
+        #expect(graph.rows.map { $0[0] } == ["`cap.audio`", "`tone`", "`cap.audio#2`", "`studio.program`"])
+    }
+
     @Test func anOutputAddedMidShowIsInItAndGoneOnceRemoved() throws {
         try withServer { server, _ in
             #expect(server.topology.node(named: "out.extra") == nil)
