@@ -16,11 +16,11 @@ extension StudioServer {
         var graph = Topology()
         let cameras = self.cameras.all
 
-        // Sources and the program audio's inputs, mixed on one clock. Every backend names its capture
-        // thread `cap.camN` (test pattern, V4L2, PipeWire).
+        // Sources (each by the thread that publishes its frames: `cap.camN`, a network camera's
+        // `net.camN.out`) and the program audio's inputs, mixed on one clock.
         var capture: [CameraID: String] = [:]
         for camera in cameras {
-            capture[camera.id] = graph.add("cap.\(camera.id.name)", .source, "\(camera.backend.rawValue) camera")
+            capture[camera.id] = graph.add(camera.threadName, .source, "\(camera.backend.rawValue) camera")
         }
         let captures = cameras.compactMap { capture[$0.id] }
         var inputs: [String] = []
