@@ -79,6 +79,9 @@ public protocol Camera: AnyObject, Sendable {
     /// A network source's connection, buffer and clock (`studio cameras`); nil (the default) for a
     /// camera on this PC.
     var network: NetworkSourceStatus? { get }
+    /// The thread that publishes its frames into `frames` (as `top -H` shows it; the server's topology
+    /// names the camera's node so): `cap.camN` (the default, every backend on this PC), or a backend's own.
+    var threadName: String { get }
 }
 
 extension Camera {
@@ -86,6 +89,7 @@ extension Camera {
     public var demand: CameraDemand? { nil }
     public var audio: (any ClockedAudioInput)? { nil }
     public var network: NetworkSourceStatus? { nil }
+    public var threadName: String { "cap.\(id.name)" }
 }
 
 /// One pixel format and size a device offers, with the frame rates it offers at that size.

@@ -298,6 +298,8 @@ public final class AudioEncodingStage: Sendable {
     @discardableResult
     public func finish(deadline: UInt64? = nil) -> Bool { core.finish(deadline: deadline ?? StopBudget.deadline(on: core.clock)) }
     public var statistics: EncoderStatistics { core.statistics.withLock { $0 } }
+    /// Chunks its queue holds; a chunk offered to a full queue is dropped and counted.
+    public var queueCapacity: Int { core.queue.capacity }
     /// The program audio's levels (see `AudioLevelMeter`): at the floor before the first chunk.
     public var levels: AudioLevels {
         let copy = meter.state.withLock { $0 }

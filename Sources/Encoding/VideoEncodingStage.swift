@@ -122,6 +122,8 @@ public final class VideoEncodingStage: Sendable {
     public func finish(deadline: UInt64? = nil) -> Bool { core.finish(deadline: deadline ?? StopBudget.deadline(on: core.clock)) }
 
     public var statistics: EncoderStatistics { core.statistics.withLock { $0 } }
+    /// Frames its queue holds; a frame offered to a full queue is dropped and counted.
+    public var queueCapacity: Int { core.queue.capacity }
 }
 
 /// The stage thread's state: the encoder in use, its generation, the fallback. Made and used on the

@@ -123,6 +123,9 @@ public final class EventStore: Sendable {
 
     /// Queues an event for the current session. Never blocks; counts a drop if the queue is full.
     /// Events recorded while no session is open are counted in `statistics.eventsWithoutSession`, not stored.
+    /// Commands (events among them) its queue holds; an event offered to a full queue is dropped and counted.
+    public var queueCapacity: Int { queue.capacity }
+
     public func record(_ event: StudioEvent) {
         if !queue.offer(.event(event)) {
             shared.values.withLock { $0.statistics.eventsDropped += 1 }

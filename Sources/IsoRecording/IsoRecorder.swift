@@ -74,7 +74,12 @@ public final class IsoRecorder: Sendable {
     }
 
     /// Frames waiting for the ISO encoder: a short burst is absorbed, a slower encoder drops.
-    static let queueCapacity = 4
+    public static let queueCapacity = 4
+    /// A passthrough ISO's JPEGs waiting for its thread (`IsoPassthrough`): a full queue refuses the newest.
+    public static var passthroughQueueCapacity: Int { IsoPassthrough.queueCapacity }
+
+    /// The ISO feed's thread (its frame clock's, or its passthrough's): `iso.camN`.
+    public static func threadName(of camera: CameraID) -> String { "iso.\(camera.name)" }
 
     /// The camera recorded; a returning device's new camera object replaces it (`rebind`).
     private let source: BoundCamera
@@ -117,14 +122,14 @@ public final class IsoRecorder: Sendable {
             },
             requestKeyframe: { if $0 == .encoder { encoder.stage?.requestKeyframe() } })
         self.splice = splice
-        passthrough = passes ? IsoPassthrough(name: "iso.\(name)", deliver: { splice.deliver($0, from: .passthrough) }) : nil
+        passthrough = passes ? IsoPassthrough(name: Self.threadName(of: camera.id), deliver: { splice.deliver($0, from: .passthrough) }) : nil
         if passes { splice.expect(.passthrough) }
         output = MediaOutput(destination: OutputDestination(name: "iso-\(name)", url: path), events: events,
                              requestKeyframe: { encoder.stage?.requestKeyframe() })
         fanOut.add(output)
         var accepts: (@Sendable (VideoFrame) -> Bool)?
         if passes { accepts = { source.isRawFrame($0) } }
-        frameClock = SourceFrameClock(name: "iso.\(name)", staleAfterSeconds: settings.staleAfterSeconds, clock: clock,
+        frameClock = SourceFrameClock(name: Self.threadName(of: camera.id), staleAfterSeconds: settings.staleAfterSeconds, clock: clock,
                                       frames: { source.camera.frames },
                                       accepts: accepts,
                                       submit: { frame, pts in _ = encoder.stage?.submit(frame, pts: pts) })

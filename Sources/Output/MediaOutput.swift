@@ -40,6 +40,9 @@ public final class MediaOutput: Sendable {
         shared = Mutex(Shared(statistics: OutputStatistics(name: destination.name, maskedURL: destination.maskedURL)))
     }
 
+    /// Its thread's name: `out.NAME`.
+    public var threadName: String { "out.\(destination.name)" }
+
     /// Starts the output thread. A closed connection must surface as EPIPE, so SIGPIPE is ignored
     /// process-wide here.
     public func start() {
@@ -47,7 +50,7 @@ public final class MediaOutput: Sendable {
         shared.withLock { shared in
             guard !shared.started else { return }
             shared.started = true
-            shared.thread = NamedThread.start(name: "out.\(destination.name)") { [self] in
+            shared.thread = NamedThread.start(name: threadName) { [self] in
                 var loop = OutputLoop(output: self)
                 loop.run()
             }

@@ -16,7 +16,7 @@ enum ServerCommands {
         [Ping.self, Cameras.self, SwitcherCommands.Switch.self, SwitcherCommands.Preview.self, SwitcherCommands.Cut.self,
          SwitcherCommands.Auto.self, SwitcherCommands.Transition.self, SwitcherCommands.Scene.self, SwitcherCommands.Scenes.self,
          SwitcherCommands.Overlay.self,
-         Status.self, OutputCommands.Outputs.self, OutputCommands.Output.self, Levels.self, AudioCommands.Audio.self, Metrics.self, Reload.self, Sessions.self, Log.self, OnAir.self, Report.self, Recordings.self, Prune.self,
+         Status.self, OutputCommands.Outputs.self, OutputCommands.Output.self, Levels.self, AudioCommands.Audio.self, Metrics.self, ShowTopology.self, Reload.self, Sessions.self, Log.self, OnAir.self, Report.self, Recordings.self, Prune.self,
          CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self, CameraCommands.Focus.self,
          PictureCommands.Picture.self]
     }
@@ -48,6 +48,12 @@ enum ServerCommands {
     enum Metrics: SignedCommand {
         typealias Signature = StatusSignatures.Metrics
         static func run(_ arguments: NoArguments, in server: StudioServer) -> MetricsReply { MetricsReply(text: server.metricsText()) }
+    }
+
+    /// Named so, not `Topology`, which is the graph's own type.
+    enum ShowTopology: SignedCommand {
+        typealias Signature = StatusSignatures.Topology
+        static func run(_ arguments: NoArguments, in server: StudioServer) -> TopologyReply { server.topology.reply }
     }
 
     enum Sessions: SignedCommand {

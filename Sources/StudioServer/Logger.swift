@@ -25,6 +25,9 @@ public final class ServerLog: Sendable {
         }
     }
 
+    /// Lines its queue holds; beyond them lines are dropped and counted.
+    var queueCapacity: Int { lines.queue.capacity }
+
     public func info(_ message: String) {
         if !lines.queue.offer("studio: " + message) { lines.dropped.add(1, ordering: .relaxed) }
     }

@@ -13,6 +13,9 @@ final class QueryWorker: Sendable {
         }
     }
 
+    /// Requests its queue holds; one more is answered busy.
+    var queueCapacity: Int { queue.capacity }
+
     /// Queues `job`; false when 32 are already waiting (the caller answers "busy").
     func submit(_ job: @escaping @Sendable () -> Void) -> Bool { queue.offer(job) }
 

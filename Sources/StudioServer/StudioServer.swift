@@ -16,7 +16,9 @@ import LivePictures
 
 /// Wires the stages: cameras -> program switcher -> encoders -> outputs, with the event store and the
 /// control socket beside the pipeline. Each stage runs on its own named thread; they meet only through
-/// non-blocking hand-offs (`LatestValue`, bounded queues, `EventSink`).
+/// non-blocking hand-offs (`LatestValue`, bounded queues, `EventSink`). `init` is the composition, top
+/// to bottom (the steps around it are in ServerParts.swift); `topology` reads the result as a graph of
+/// nodes and hand-offs (ServerTopology.swift, drawn in docs/architecture.md).
 public final class StudioServer: Sendable {
     public let options: ServerOptions
     let log: ServerLog
@@ -57,25 +59,20 @@ public final class StudioServer: Sendable {
     let services: ServiceGroup
     private let ending: SessionEnding
 
-    /// Opens the store, starts the session and every stage. Throws with a clear message when the
-    /// database, recording directory, encoder or socket cannot be set up; nothing is left running then
-    /// (and no empty session is left behind).
+    /// Opens the store, starts the session and every stage, in the order the services table of
+    /// docs/architecture.md gives (the pipeline made downstream first: outputs, encoders, cameras,
+    /// switcher, audio). Throws with a clear message when the database, recording directory, encoder or
+    /// socket cannot be set up; nothing is left running then (and no empty session is left behind).
     public init(options: ServerOptions) throws {
         self.options = options
         let configuration = options.configuration
         let reloader = ConfigReloader(configuration)
         self.reloader = reloader
-        Signals.ignoreSIGPIPE()
-        let log = ServerLog()
+        let log = Self.startLog()
         self.log = log
-        FFmpegLogging.configure(verbose: false, sink: { _, line in log.info("ffmpeg: " + line) })
         // Every service joins this list as it starts; a failure part-way and `shutdown` both stop the
         // ones that started, last first: sources, switcher, encoders, outputs, session, control, store, log.
-        // A service whose stop takes a second or more says so (on a starved machine the whole stop has
-        // taken over 20 s: which step it was is the first thing to know).
-        let services = ServiceGroup(onStopped: { name, seconds in
-            if seconds >= 1, name != "log" { log.info("stopping \(name) took \(String(format: "%.1f", seconds)) s") }
-        })
+        let services = Self.serviceGroup(log: log)
         self.services = services
         let ending = SessionEnding()
         self.ending = ending
@@ -85,32 +82,17 @@ public final class StudioServer: Sendable {
             // Everything that can fail on bad settings is checked before anything is created on disk:
             // a refused start leaves no database or recording file behind.
             let checks = try StartChecks(options: options, log: log, probeSeconds: Self.startProbeSeconds)
-            let (group, videoSettings, selection, speed, audioEncoder) =
-                (checks.group, checks.videoSettings, checks.selection, checks.speed, checks.audioEncoder)
-            encoderChoiceReason = selection.fallbackReason
-            startSpeed = speed
-            let store: EventStore
+            encoderChoiceReason = checks.selection.fallbackReason
+            startSpeed = checks.speed
+
+            // Beside the pipeline: the store, the queries, the control socket and the HTTP API. Commands
+            // answer `unavailable` until the server is complete and attached to the router (at the end).
             let storeHealth = StoreHealth(log: log)
-            do {
-                store = try services.make("store", try EventStore(path: options.databasePath, notify: storeHealth.handle)) { $0.close() }
-            } catch {
-                throw ServerError("cannot open the database \(options.databasePath): \(error)")
-            }
+            let store = try Self.openStore(options, health: storeHealth, services: services, log: log)
             self.store = store
-            for id in try store.recoverOrphanedSessions() {
-                log.info("session \(id) had not been closed (the server was killed): marked as crashed")
-            }
-            // The control socket is claimed before the session starts, so a second server on the same
-            // socket fails without leaving an empty session behind. Commands answer `unavailable` until
-            // the server is complete and attached to the router (below).
             queries = services.make("queries", QueryWorker()) { $0.stop() }
             let router = ServerCommands.makeRouter(queries: queries)
-            control = ControlServer(socketPath: options.socketPath, handler: router, group: group)
-            try services.start("control", { [control] in
-                do { try control.start() } catch { throw ServerError("cannot listen on \(options.socketPath): \(error)") }
-            }, stop: { [control] in control.stop() })
-            // The HTTP API, on its own threads, with the same commands as the socket (`HTTPBridge`); it
-            // answers `unavailable` like the socket until the server is attached to the router.
+            control = try Self.startControl(options, router: router, group: checks.group, services: services)
             let httpEvents = HTTPEventStream()
             self.httpEvents = httpEvents
             // The live tiles (made only while watched; their thread starts with the pipeline, below).
@@ -120,34 +102,24 @@ public final class StudioServer: Sendable {
             http = try Self.startHTTP(options: options, router: router, events: httpEvents, tiles: tiles, tileRequests: tileRequests, ingest: ingest,
                                       services: services, log: log)
 
-            // The session's row keeps the audio source it took (the default resolved: microphones or the tone).
-            var snapshot = configuration
-            snapshot.audio.source = configuration.audio.source(testCameras: options.testCameraCount > 0)
-            sessionID = try store.startSession(configSnapshot: snapshot.jsonSnapshot())
+            // The session and its events (a failure from here on closes the session, as `error`).
+            sessionID = try Self.startSession(options, store: store, ending: ending, services: services, log: log)
             let session = sessionID
-            // A failure from here on closes the session it opened, as `error`.
-            services.add("session", stop: {
-                do { try store.endSession(reason: ending.reason) } catch { log.info("could not close the session: \(error)") }
-                log.info("session \(session) ended")
-            })
             let events = ServerEventSink(store: store, control: control, http: httpEvents, log: log)
             self.events = events
             // Stopped before the session ends: what a flapping camera's filter holds is written into it.
             events.startFlapTicks()
             services.add("flaps", stop: { events.stopFlapTicks() })
             storeHealth.attach(events)
-            if let speed, !speed.keepsUp {
-                log.info("warning: \(speed.summary): \(speed.consequence); try \(slowEncoderFix)")
-                events.emit(StudioEvent(kind: .encoderOverloaded, details: speed.eventDetails))
-            }
+            Self.warnIfSlow(checks.speed, events: events, log: log)
 
-            // Made downstream first: encoders feed the outputs through the fan-out; the switcher and the
-            // audio source feed the encoders.
+            // The pipeline, made downstream first: the fan-out feeds the outputs, the encoders feed the
+            // fan-out, the switcher and the audio feed the encoders, the cameras feed the switcher.
             let fanOut = OutputFanOut()
             self.fanOut = fanOut
             // Mid-show, an encode error switches the program to x264 on the next frame (fresh keyframe,
             // new sequence header downstream, continuous timestamps).
-            let videoStage = VideoEncodingStage(settings: videoSettings, opened: selection, events: events,
+            let videoStage = VideoEncodingStage(settings: checks.videoSettings, opened: checks.selection, events: events,
                                                 deliver: { fanOut.deliver($0) })
             self.videoStage = videoStage
             // The program tile keeps a reference to the newest program frame (only while it is watched).
@@ -158,55 +130,29 @@ public final class StudioServer: Sendable {
                                            tiles.offerProgram(frame)
                                            _ = videoStage.submit(frame, pts: pts)
                                        })
-            // The config checked the scenes, overlays and transition already (and that their image and
-            // font files exist); what is left is a file that cannot be decoded or a font FreeType refuses.
             // The scene tiles: each scene composed at tile size on the tile thread (prepared when the scenes are set).
             let sceneThumbnails = SceneThumbnails(switcher: switcher, width: tiles.width)
+            // The config checked the scenes, overlays and transition already (and that their image and
+            // font files exist); what is left is a file that cannot be decoded or a font FreeType refuses.
             do { try Self.applyLive(configuration, to: switcher) } catch { throw ServerError("config: \(error)") }
-            let cameras = CameraHub(switcher: switcher, events: events, log: log, lossTimeoutSeconds: options.cameraLossTimeoutSeconds,
-                                    makeIso: Self.isoFactory(options: options, session: session, events: events, log: log,
-                                                             audioFormat: audioEncoder.streamDescription),
-                                    // The pins as last (re)loaded.
-                                    pinnedPicture: { [reloader] camera in
-                                        reloader.configuration.cameras.pin(forIdentity: camera.identity, displayName: camera.displayName)?
-                                            .picture ?? PictureSettings()
-                                    },
-                                    decoding: DecodePolicy(reducedWidth: tiles.width, reducedInterval: tiles.period,
-                                                           forceFull: ProcessInfo.processInfo.environment[DecodePolicy.environmentKey]
-                                                               == DecodePolicy.forcedValue))
+            let cameras = Self.makeCameraHub(options, session: session, switcher: switcher, tiles: tiles, reloader: reloader,
+                                             audioFormat: checks.audioEncoder.streamDescription, events: events, log: log)
             self.cameras = cameras
             ingest.attach(cameras, events: events)
             // The program audio also goes into every ISO file (so each angle plays with the show's sound).
-            let audioStage = AudioEncodingStage(encoder: audioEncoder, events: events, deliver: { item in
+            let audioStage = AudioEncodingStage(encoder: checks.audioEncoder, events: events, deliver: { item in
                 fanOut.deliver(item)
                 for iso in cameras.isoFeeds { iso.deliverAudio(item) }
             })
             self.audioStage = audioStage
-
-            var recordingPath: (@Sendable (String) -> String)?
-            if let directory = configuration.recordDirectory {
-                recordingPath = { name in RecordingDirectory.outputPath(in: directory, session: session, output: name) }
-            }
-            let outputs = ProgramOutputs(
-                fanOut: fanOut, events: events, recordingPath: recordingPath,
-                // Each file of a recording becomes a `recordings` row once it holds media (see `RecordingRows`).
-                registerRecording: { name in events.recordings.register(output: name, camera: nil) },
-                make: { destination in
-                    MediaOutput(destination: destination, events: events, requestKeyframe: { videoStage.requestKeyframe() })
-                })
+            let outputs = Self.makeOutputs(configuration, session: session, fanOut: fanOut, videoStage: videoStage, events: events)
             self.outputs = outputs
+
+            // Started in data-flow order backwards, so the stop drains the pipeline from its sources.
             // All outputs (the program's and the ISO files) drain at the same time, so the whole stop is
             // bounded by one output's budget; each reports its last file closed (its row ends with its
             // size), and rows of an output that did not finish in time are ended here.
-            services.start("outputs", {
-                for target in configuration.outputs {
-                    outputs.startAtLaunch(OutputDestination(name: target.name, url: target.url), origin: .config)
-                }
-                if let directory = configuration.recordDirectory {
-                    outputs.startAtLaunch(OutputDestination(name: "recording", url: RecordingDirectory.programPath(in: directory, session: session)),
-                                          origin: .record)
-                }
-            }, stop: {
+            services.start("outputs", { outputs.startConfigured(configuration, session: session) }, stop: {
                 outputs.stopAll(with: cameras.isoRecorders.map(\.output))
                 do { try store.finishOpenRecordings() } catch { log.info("could not end the recordings' rows: \(error)") }
             })
@@ -221,10 +167,9 @@ public final class StudioServer: Sendable {
                 audioStage.finish(deadline: deadline)
             })
             try services.start("cameras", {
-                let discoveries = try Discoveries.make(Discoveries.Context(
-                    options: options, namer: Discoveries.namer(store: store, settings: configuration.cameras, pulls: configuration.network.cameras,
-                                                               sceneNames: { [reloader] in Set(reloader.configuration.scenes.map(\.name)) }, log: log), events: events, log: log))
-                for discovery in discoveries { cameras.attach(discovery) }
+                for discovery in try Self.discoveries(options, store: store, reloader: reloader, events: events, log: log) {
+                    cameras.attach(discovery)
+                }
             }, stop: { cameras.stop() })
             // The program opens on a picture rather than on a "waiting" slate where it can.
             cameras.waitForFirstFrames(seconds: 1)
@@ -247,20 +192,10 @@ public final class StudioServer: Sendable {
                                       remove: { audio.remove(sourceAudioOf: $0) }))
             services.start("switcher", { [switcher] in switcher.start(origin: origin) }, stop: { [switcher] in switcher.stop() })
             services.start("tiles", { [switcher] in
-                tiles.start(sources: TileSources(
-                    camera: { cameras.camera(named: CameraID($0))?.frames }, cameraNames: { cameras.all.map(\.id.name) },
-                    previewCamera: { switcher.status.preview?.camera?.name }, lateTicks: { switcher.status.lateTicks },
-                    scenes: TileScenes(names: { sceneThumbnails.sceneNames }, onPreview: { sceneThumbnails.sceneOnPreview },
-                                       compose: { sceneThumbnails.compose($0, unless: $1) }),
-                    camerasWatched: { cameras.setTilesWatched($0) }))
+                tiles.start(sources: Self.tileSources(switcher: switcher, cameras: cameras, scenes: sceneThumbnails))
             }, stop: { tiles.stop() })
-            // The session's program loudness goes into its row once the audio has stopped (before the session ends).
-            services.add("loudness", stop: {
-                let loudness = audio.meters.loudness
-                do { try store.recordLoudness(integratedLUFS: loudness.integratedLUFS, peakDBFS: loudness.samplePeakDBFS) } catch {
-                    log.info("could not keep the session's loudness: \(error)")
-                }
-            })
+            // Stopped once the audio has stopped (before the session ends).
+            services.add("loudness", stop: { Self.keepLoudness(of: audio, in: store, log: log) })
             services.start("audio", { audio.start(origin: origin) }, stop: { audio.stop() })
             // Each ISO thread ticks on its camera's rate from the program's origin (one timeline); the
             // hub's silence watch starts with them. Both stop with the cameras.
@@ -270,19 +205,7 @@ public final class StudioServer: Sendable {
             services.stopAll()
             throw error
         }
-        log.info("session \(sessionID) started: program \(configuration.program), \(cameras.all.count) camera(s), control socket \(options.socketPath)")
-        for entry in outputs.entries { log.info("output \(entry.output.destination.name): \(entry.output.destination.maskedURL)") }
-        for warning in configuration.sceneWarnings(cameras: switcher.status.sources) { log.info("warning: \(warning)") }
-        let audio = self.audio, settings = audio.settings
-        let summary = StartSummary(
-            cameras: cameras.all.map { StartSummary.Camera(name: $0.id.name, displayName: $0.displayName, backend: $0.backend) },
-            backends: configuration.cameras.backends.sorted().map(\.rawValue), audioSource: audio.source,
-            microphones: audio.inputs.filter { $0.isMicrophone && $0.present }.map { StartSummary.Microphone(name: $0.name, displayName: $0.displayName, muted: settings[$0.name]?.muted ?? false) },
-            silenceReason: audio.silenceReason,
-            consoleURL: http.map { StartSummary.consoleURL(configuration.http, port: $0.port) },
-            streams: !configuration.outputs.isEmpty,
-            recording: configuration.recordDirectory.map { RecordingDirectory.programPath(in: $0, session: sessionID) })
-        for line in summary.lines { log.info(line) }
+        logStart()
     }
 
     /// Stops every service in the reverse of the order it started, which is data-flow order so nothing
@@ -321,7 +244,7 @@ extension VideoEncoderChoice {
 
 /// How the session ends (`stopped`, or `error` when the server could not start), set by `shutdown`
 /// before the services stop and read by the session's stop.
-private final class SessionEnding: Sendable {
+final class SessionEnding: Sendable {
     private let value = Mutex("error")
     var reason: String {
         get { value.withLock { $0 } }

@@ -1,7 +1,7 @@
 import Control
 
 // The running server's state as the server and the CLI both know it: `status`, `levels`, `metrics`,
-// and `reload`. (`audio` and `picture`, whose arguments read several spellings of one value, follow.)
+// `topology` and `reload`. (`audio` and `picture`, whose arguments read several spellings of one value, follow.)
 
 extension MetricsReply {
     /// The Prometheus text exposition format 0.0.4, as `/metrics` serves it.
@@ -28,6 +28,13 @@ public enum StatusSignatures {
         public static let name = "metrics"
         public static let summary = "the status and camera counters in the Prometheus text format, as {\"text\": ...}"
         public static let httpRoute: ControlHTTPRoute? = .get("/metrics", text: "text", contentType: MetricsReply.contentType)
+    }
+
+    public enum Topology: CommandSignature {
+        public typealias Reply = TopologyReply
+        public static let name = "topology"
+        public static let summary = "the running pipeline as a graph: what runs (sources, mixer, switcher, encoders, fan-out, outputs, ISO feeds...) and what feeds what, through which hand-off"
+        public static let httpRoute: ControlHTTPRoute? = .get("/api/v1/topology")
     }
 
     public enum Reload: CommandSignature {

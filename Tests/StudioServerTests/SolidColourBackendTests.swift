@@ -59,6 +59,11 @@ import TestSupport
         #expect(input?["state"]?.stringValue != "lost" && input?["source"]?.stringValue == "solid tone", "\(input ?? .null)")
         let found = try client.request("log")["events"]?.arrayValue?.filter { $0["kind"] == "audio_input_found" } ?? []
         #expect(found.compactMap { $0["details"]?["input"]?.stringValue } == ["cam2"], "\(found)")
+        // In the pipeline's graph (`topology`): the camera, and its sound an input it feeds, mixed with the others.
+        let graph = try client.call(StatusSignatures.Topology.self, NoArguments()).value
+        #expect(graph.nodes.first { $0.name == "cap.cam2" }?.what == "solid camera", "\(graph.nodes)")
+        let edges = graph.edges.map { "\($0.from) -> \($0.to)" }
+        #expect(edges.contains("cap.cam2 -> cam2") && edges.contains("cam2 -> cap.audio"), "\(edges)")
     }
 
     /// The average colour of the middle of the program tile, from the first picture `accept` takes

@@ -30,6 +30,8 @@ public final class NetworkPullCamera: Camera {
     /// The source's sound, on its own clock.
     public let sound: TimedAudioInput
     public var audio: (any ClockedAudioInput)? { sound }
+    /// Its playout thread, which publishes the pictures (`net.camN` receives them).
+    public var threadName: String { "net.\(id.name).out" }
     /// The longest wait between two tries.
     public static let maximumBackoff = 10.0
     /// A connection that delivers nothing for this long is given up (and tried again).
@@ -153,7 +155,7 @@ public final class NetworkPullCamera: Camera {
     public func start() {
         interrupt.resume()
         playout.restart()
-        player.start(name: "net.\(id.name).out") { [self] in
+        player.start(name: threadName) { [self] in
             playout.run(clock: clock, picture: { [self] frame, releasedAt in
                 var frame = frame
                 frame.arrivalTime = releasedAt
