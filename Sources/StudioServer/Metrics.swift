@@ -105,9 +105,9 @@ public enum Metrics {
         text.gauge("studio_network_connected", "1 while a network camera's connection is up, else 0.", network.map { ($0.0, $0.1.connected ? 1 : 0) })
         text.counter("studio_network_connection_attempts_total", "Connections a network camera tried.", network.map { ($0.0, Double($0.1.attempts)) })
         text.gauge("studio_network_received_bits_per_second", "What a network camera received over the last second.", network.map { ($0.0, Double($0.1.bitRate)) })
-        text.counter("studio_network_pictures_total", "A network camera's pictures: decoded (in), shown, dropped (late, stale or over the buffer).",
+        text.counter("studio_network_pictures_total", "A network camera's pictures: decoded (in), shown, shown again (repeated), dropped (late, stale or over the buffer).",
                      network.flatMap { labels, status in
-                         [("in", status.picturesIn), ("shown", status.picturesShown), ("dropped", status.picturesDropped)]
+                         [("in", status.picturesIn), ("shown", status.picturesShown), ("repeated", status.picturesRepeated), ("dropped", status.picturesDropped)]
                              .map { (labels.merging(["fate": $0.0]) { a, _ in a }, Double($0.1)) }
                      })
         text.gauge("studio_network_buffer_seconds", "How long a network camera's newest picture waits in its buffer.",

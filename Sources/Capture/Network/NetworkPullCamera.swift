@@ -26,6 +26,11 @@ public final class NetworkPullCamera: Camera {
     public let identity: String
     public let displayName: String
     public let frames = LatestValue<VideoFrame>()
+    /// How often the newest picture is handed out again while the stream is alive but no new one is due
+    /// (a frame sync): a publisher at 1 fps stays on the program's picture, not on the slate.
+    public static let repeatInterval: UInt64 = 200_000_000
+    /// The least a stream may be silent before it counts as gone (the server's loss timeout, 0.5 s).
+    public static let minimumAllowance: UInt64 = 500_000_000
     public let pull: NetworkPull
     /// The source's sound, on its own clock.
     public let sound: TimedAudioInput
@@ -49,6 +54,12 @@ public final class NetworkPullCamera: Camera {
         var lastPacket: UInt64?
         /// Bytes read by the connection, and when the bit rate was last taken.
         var rateMark: (bytes: UInt64, at: UInt64) = (0, 0)
+        /// The longest gap between two packets in this window and the last (a publisher at 1 fps, or one
+        /// whose muxer sends in bursts, has long ones), and when the window started.
+        var gaps: (current: UInt64, previous: UInt64, since: UInt64) = (0, 0, 0)
+        /// The picture shown last and when it was handed out (again).
+        var shownAt: UInt64 = 0
+        var repeated: UInt64 = 0
         /// An SRT caller's connection (`arrivesOnListener`), and whether it is new (not read yet).
         var caller: SRTConnection?
         var callerIsNew = false
@@ -147,6 +158,7 @@ public final class NetworkPullCamera: Camera {
             status.nextTryMilliseconds = shared.nextTry.map { $0 > now ? Int(($0 - now) / 1_000_000) : 0 }
             status.lastPacketAgeMilliseconds = shared.lastPacket.map { now > $0 ? Int((now - $0) / 1_000_000) : 0 }
             status.picturesShown = Int(counters.shown)
+            status.picturesRepeated = Int(shared.repeated)
             status.picturesDropped += Int(counters.dropped + counters.overflowed)
             return status
         }
@@ -163,13 +175,43 @@ public final class NetworkPullCamera: Camera {
                 shared.withLock {
                     $0.statistics.framesCaptured += 1
                     $0.statistics.lastFrameTime = releasedAt
+                    $0.shownAt = releasedAt
                     $0.state = .live
                 }
             }, audio: { [self] samples, releasedAt in
                 sound.push(samples, capturedAt: releasedAt)
-            })
+            }, tick: { [self] now in repeatPicture(now: now) })
         }
         receiver.start(name: "net.\(id.name)", prepare: { shared.withLock { $0.state = .starting } }) { [self] in receive() }
+    }
+
+    /// The frame sync: while the connection is up and its packets keep coming (no longer apart than
+    /// 1.5 times the longest recent gap, at least `minimumAllowance`, at most 5 s), the newest picture
+    /// is handed out again every `repeatInterval` when no new one came, counted as repeated.
+    private func repeatPicture(now: UInt64) {
+        let due = shared.withLock { shared -> Bool in
+            guard shared.status.connected, let last = shared.lastPacket, now >= shared.shownAt + Self.repeatInterval, shared.shownAt != 0 else {
+                return false
+            }
+            let allowance = min(5_000_000_000, max(Self.minimumAllowance, max(shared.gaps.current, shared.gaps.previous) * 3 / 2))
+            guard now <= last + allowance else { return false }
+            shared.shownAt = now
+            shared.repeated += 1
+            shared.statistics.lastFrameTime = now
+            return true
+        }
+        guard due, var frame = frames.latest().value else { return }
+        frame.arrivalTime = now
+        frames.publish(frame)
+    }
+
+    /// Notes a packet's arrival (any stream's): its gap since the previous one, for the frame sync.
+    private func notePacket(at now: UInt64) {
+        shared.withLock { shared in
+            if let last = shared.lastPacket, now > last { shared.gaps.current = max(shared.gaps.current, now - last) }
+            if now - shared.gaps.since >= 10_000_000_000 { shared.gaps = (0, shared.gaps.current, now) }
+            shared.lastPacket = now
+        }
     }
 
     public func stop() {
@@ -224,6 +266,9 @@ public final class NetworkPullCamera: Camera {
                     $0.status.lastError = nil
                     $0.status.streams = connection.streamSummary
                     $0.rateMark = (0, clock.now())
+                    // Fresh timing: nothing of the previous connection is repeated.
+                    $0.shownAt = 0
+                    $0.gaps = (0, 0, clock.now())
                 }
                 log("\(id.name): connected to \(displayName): \(connection.streamSummary)")
                 let frameSlack: UInt64 = 40_000_000
@@ -231,12 +276,12 @@ public final class NetworkPullCamera: Camera {
                     interrupt.arm(seconds: Self.readTimeout)
                     try connection.readAndDecode { item in
                         let now = clock.now()
+                        notePacket(at: now)
                         switch item {
                         case .video(let decoded, let media):
                             let due = timeline.due(media: media, arrival: now)
                             shared.withLock {
                                 $0.status.picturesIn += 1
-                                $0.lastPacket = now
                                 $0.status.bufferMilliseconds = max(0, Int(timeline.depth / 1_000_000))
                                 $0.status.driftPPM = timeline.driftPPM
                                 $0.status.rebases = timeline.rebases

@@ -109,7 +109,8 @@ final class PullConnection {
                 }
                 video = (index, try Self.decoder(for: parameters, name: name, threads: 2), stream.pointee.time_base)
                 let guessed = av_guess_frame_rate(context, stream, nil)
-                if guessed.num > 0, guessed.den > 0 { frameRate = Rational(guessed.num, guessed.den) }
+                // A rate past 240 is the stream's clock, not its pictures' (MPEG-TS at 1 fps guesses 90000).
+                if guessed.num > 0, guessed.den > 0, guessed.num <= 240 * guessed.den { frameRate = Rational(guessed.num, guessed.den) }
                 parts.append("\(name) \(width)x\(height)")
             case AVMEDIA_TYPE_AUDIO where audio == nil:
                 // A stream whose audio codec this libavcodec lacks still gives its pictures.
@@ -165,9 +166,15 @@ final class PullConnection {
         defer { av_packet_unref(packet) }
         bytesRead += UInt64(max(0, packet.pointee.size))
         if let video, packet.pointee.stream_index == video.index {
+            var oversized: (Int, Int)?
             try decode(video.codec, timeBase: video.timeBase) { frame, media in
-                guard Int(frame.pointee.width) * Int(frame.pointee.height) <= limits.maximumPixels else { return }
+                let width = Int(frame.pointee.width), height = Int(frame.pointee.height)
+                guard width * height <= limits.maximumPixels else { oversized = (width, height); return }
                 body(.video(frame, media: media))
+            }
+            // A stream that grew past the limit mid-way (or whose size only decoding told) is given up.
+            if let (width, height) = oversized {
+                throw PullError("its picture, \(width)x\(height), is larger than the limit of \(limits.maximumPixels) pixels")
             }
         } else if let audio, packet.pointee.stream_index == audio.index {
             try decode(audio.codec, timeBase: audio.timeBase) { frame, media in
@@ -230,19 +237,24 @@ final class PullInterrupt: Sendable {
 }
 
 /// libswresample from a decoded stream's rate, layout and sample format to the program's interleaved
-/// F32 (`AudioFormat`): 44.1 kHz mono AAC comes out 48 kHz stereo.
+/// F32 (`AudioFormat`): 44.1 kHz mono AAC comes out 48 kHz stereo. A mono source is resampled as mono
+/// and put in every channel at its level (libswresample's own upmix would lower it by 3 dB: a phone's
+/// voice is not a centre speaker).
 final class AudioResampler {
     private var context: OpaquePointer?
     private let sampleRate: Int32, format: Int32, channels: Int32
     private let output: AudioFormat
+    /// The channels libswresample writes: 1 for a mono source (copied to every channel after), else the output's.
+    private let resampledChannels: Int
 
     init?(from frame: UnsafePointer<AVFrame>, to output: AudioFormat) {
         self.output = output
         sampleRate = frame.pointee.sample_rate
         format = frame.pointee.format
         channels = frame.pointee.ch_layout.nb_channels
+        resampledChannels = frame.pointee.ch_layout.nb_channels == 1 ? 1 : output.channels
         var outLayout = AVChannelLayout()
-        av_channel_layout_default(&outLayout, Int32(output.channels))
+        av_channel_layout_default(&outLayout, Int32(resampledChannels))
         var inLayout = AVChannelLayout()
         // A shallow copy to point at (the frame's own stays its owner's; only `inLayout` is freed).
         var frameLayout = frame.pointee.ch_layout
@@ -267,7 +279,7 @@ final class AudioResampler {
     func convert(_ frame: UnsafePointer<AVFrame>) -> [Float]? {
         let capacity = Int(swr_get_out_samples(context, frame.pointee.nb_samples))
         guard capacity > 0 else { return nil }
-        var samples = [Float](repeating: 0, count: capacity * output.channels)
+        var samples = [Float](repeating: 0, count: capacity * resampledChannels)
         let produced = samples.withUnsafeMutableBytes { bytes -> Int32 in
             var out: UnsafeMutablePointer<UInt8>? = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
             // extended_data is `uint8_t **`; swr_convert reads it as `const uint8_t **`: the same pointers.
@@ -275,7 +287,12 @@ final class AudioResampler {
             return swr_convert(context, &out, Int32(capacity), input, frame.pointee.nb_samples)
         }
         guard produced > 0 else { return nil }
-        samples.removeLast((capacity - Int(produced)) * output.channels)
-        return samples
+        samples.removeLast((capacity - Int(produced)) * resampledChannels)
+        guard resampledChannels == 1, output.channels > 1 else { return samples }
+        var spread = [Float](repeating: 0, count: samples.count * output.channels)
+        for (index, sample) in samples.enumerated() {
+            for channel in 0..<output.channels { spread[index * output.channels + channel] = sample }
+        }
+        return spread
     }
 }

@@ -76,20 +76,23 @@ final class PullPlayout: Sendable {
     func restart() { condition.withLock { queue.value.stopping = false } }
 
     /// The playout thread's loop: waits for the next item's time and hands out what is due, until `stop`.
-    func run(clock: any Clock, picture: (VideoFrame, _ releasedAt: UInt64) -> Void, audio: ([Float], _ releasedAt: UInt64) -> Void) {
+    /// `tick` is called at every wake (at least every 100 ms), after what was due was handed out.
+    func run(clock: any Clock, picture: (VideoFrame, _ releasedAt: UInt64) -> Void, audio: ([Float], _ releasedAt: UInt64) -> Void,
+             tick: (_ now: UInt64) -> Void = { _ in }) {
         while true {
             var shown: VideoFrame?
             var spans: [[Float]] = []
             var now: UInt64 = 0
             let keepGoing = condition.withLock { () -> Bool in
-                while true {
+                if queue.value.stopping { return false }
+                now = clock.now()
+                let next = min(queue.value.pictures.first?.due ?? .max, queue.value.spans.first?.due ?? .max)
+                if next > now {
+                    // Out-of-order timestamps (B-frames are decoded in order, so rare): the queue is kept in
+                    // arrival order and the wait is for its head; a wait is at most 100 ms (for `tick`).
+                    _ = condition.wait(untilMonotonic: min(next, now + 100_000_000))
                     if queue.value.stopping { return false }
                     now = clock.now()
-                    let next = min(queue.value.pictures.first?.due ?? .max, queue.value.spans.first?.due ?? .max)
-                    if next <= now { break }
-                    // Out-of-order timestamps (B-frames are decoded in order, so rare): the queue is kept in
-                    // arrival order and the wait is for its head; a wait is at most 100 ms anyway.
-                    _ = condition.wait(untilMonotonic: min(next, now + 100_000_000))
                 }
                 var due = 0
                 while due < queue.value.pictures.count, queue.value.pictures[due].due <= now { due += 1 }
@@ -108,6 +111,7 @@ final class PullPlayout: Sendable {
             guard keepGoing else { return }
             for samples in spans { audio(samples, now) }
             if let shown { picture(shown, now) }
+            tick(now)
         }
     }
 }
