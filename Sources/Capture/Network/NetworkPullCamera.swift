@@ -68,7 +68,7 @@ public final class NetworkPullCamera: Camera {
     private let shared: Mutex<Shared>
     private let receiver = WorkerThread()
     private let player = WorkerThread()
-    private let interrupt = PullInterrupt()
+    private let interrupt: PullInterrupt
     private let playout = PullPlayout()
     /// Wakes the receive thread from its backoff on stop.
     private let backoff = ConditionLock()
@@ -83,6 +83,7 @@ public final class NetworkPullCamera: Camera {
         displayName = SecretMasking.maskURL(pull.url)
         sound = TimedAudioInput(displayName)
         self.clock = clock
+        interrupt = PullInterrupt(clock: clock)
         self.log = log
         var status = NetworkSourceStatus(protocol: pull.kind?.name ?? "?", remote: displayName, targetMilliseconds: pull.latency)
         if pull.waitsForPublisher { status.publishing = false }
@@ -237,7 +238,7 @@ public final class NetworkPullCamera: Camera {
         while !receiver.isStopRequested {
             if pull.waitsForPublisher {
                 backoff.withLock {
-                    while !receiver.isStopRequested, !isPublishing { _ = backoff.wait(untilMonotonic: MonotonicClock.now() + 100_000_000) }
+                    while !receiver.isStopRequested, !isPublishing { _ = backoff.wait(untilMonotonic: clock.now() + 100_000_000) }
                 }
                 guard !receiver.isStopRequested else { break }
             }

@@ -209,6 +209,10 @@ struct PullError: Error, CustomStringConvertible {
 final class PullInterrupt: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let hungUp = Atomic<Bool>(false)
+    /// The clock the read deadline is on (the camera's).
+    private let clock: any Clock
+
+    init(clock: any Clock = .monotonic) { self.clock = clock }
     /// CLOCK_MONOTONIC ns after which a blocking call gives up (0: none).
     private let deadline = Atomic<UInt64>(0)
 
@@ -217,7 +221,7 @@ final class PullInterrupt: Sendable {
     var isInterrupted: Bool {
         if stopping.load(ordering: .relaxed) || hungUp.load(ordering: .relaxed) { return true }
         let deadline = deadline.load(ordering: .relaxed)
-        return deadline != 0 && MonotonicClock.now() > deadline
+        return deadline != 0 && clock.now() > deadline
     }
     func stop() { stopping.store(true, ordering: .relaxed) }
     func resume() { stopping.store(false, ordering: .relaxed) }
@@ -226,7 +230,7 @@ final class PullInterrupt: Sendable {
     /// A new connection starts: a hang-up of the previous one no longer counts.
     func answer() { hungUp.store(false, ordering: .relaxed) }
     /// A blocking call from now on gives up after `seconds`.
-    func arm(seconds: Double) { deadline.store(MonotonicClock.now() + UInt64(seconds * 1e9), ordering: .relaxed) }
+    func arm(seconds: Double) { deadline.store(clock.now() + UInt64(seconds * 1e9), ordering: .relaxed) }
 
     var callback: AVIOInterruptCB {
         AVIOInterruptCB(callback: { opaque in
