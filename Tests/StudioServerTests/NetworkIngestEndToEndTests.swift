@@ -89,7 +89,7 @@ import TestSupport
             "-f", "lavfi", "-i", "aevalsrc=0.1*sin(2*PI*1000*t)|0.1*sin(2*PI*1000*t):s=48000",
             "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p",
             "-c:a", "aac", "-b:a", "96k", "-f", "mpegts",
-            "srt://127.0.0.1:\(port)?streamid=\(streamID)&passphrase=\(passphrase)&latency=120000",
+            "srt://127.0.0.1:\(port)?streamid=\(streamID)\(passphrase.isEmpty ? "" : "&passphrase=" + passphrase)&latency=120000",
         ], outputDirectory: directory)
     }
 
@@ -231,5 +231,48 @@ import TestSupport
         defer { nginx.stop() }
         let there = checks(rtmp: "rtmp://127.0.0.1:\(nginx.port)/live")
         #expect(there.last?.status == .ok, "\(there.map(\.message))")
+    }
+}
+
+/// Garbage on the SRT listener's port (random datagrams, some shaped like SRT handshakes) changes
+/// nothing: no camera, no crash, and a real caller gets in right after.
+@Suite(.serialized) struct SRTGarbageTests {
+    @Test func garbageOnThePortIsIgnoredAndACallerStillGetsIn() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-srt-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = try NginxRTMP.freePort()
+        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
+                                    socketPath: directory.appendingPathComponent("studio.sock").path)
+        options.testCameraCount = 1
+        options.testCameraSize = (320, 180)
+        options.configuration.http.enabled = false
+        options.configuration.network.srt = SRTListenerSpec(listen: ListenAddress(host: "127.0.0.1", port: UInt16(port)), callers: [.init(name: "anna")])
+        let server = try StudioServer(options: options)
+        defer { server.shutdown() }
+        let client = try ControlClient(socketPath: options.socketPath)
+
+        // 2000 datagrams: random bytes, and random bytes behind a control packet's first bit and a
+        // handshake's type (what a confused or hostile sender would try).
+        let sender = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(sender) }
+        var address = NginxRTMP.loopbackAddress(port: port)
+        var generator = SystemRandomNumberGenerator()
+        for index in 0..<2000 {
+            var bytes = (0..<Int.random(in: 1...1500, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            if index % 2 == 0, bytes.count >= 4 { bytes[0] = 0x80; bytes[1] = 0x00; bytes[2] = 0x00; bytes[3] = 0x00 }
+            _ = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(sender, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        }
+        let anna = try SRTListenerEndToEndTests.caller(port: port, streamID: "anna", passphrase: "", colour: "E614A0", directory: directory)
+        defer { _ = anna.stop() }
+        var listed: JSONValue?
+        #expect(waitUntil(seconds: 30, every: 0.1) {
+            listed = (try? client.request("cameras"))?["cameras"]?.arrayValue?.first { $0["name"] == "anna" }
+            return listed?["state"] == "live"
+        }, "\(listed ?? .null); \(anna.errorText())")
+        let cameras = try client.request("cameras")["cameras"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+        #expect(cameras.sorted() == ["anna", "cam1"])
     }
 }
