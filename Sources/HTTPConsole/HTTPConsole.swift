@@ -98,27 +98,14 @@ public final class HTTPConsole: Sendable {
     /// machine's) or the TLS certificate and key are refused, with what the library said.
     public func start() throws {
         let listen = settings.listen
-        var storage = sockaddr_storage()
+        guard var (storage, _) = listen.socketAddress else {
+            throw HTTPConsoleError(description: "\(listen.host) is not an IPv4 or IPv6 address")
+        }
         var family: Int32 = 0
         if let bytes = ListenAddress.ipv6Bytes(listen.host) {
             guard Self.supportsIPv6 else { throw HTTPConsoleError(description: "this libmicrohttpd has no IPv6 support: listen on an IPv4 address") }
-            withUnsafeMutableBytes(of: &storage) { raw in
-                let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
-                address.pointee.sin6_family = sa_family_t(AF_INET6)
-                address.pointee.sin6_port = listen.port.bigEndian
-                withUnsafeMutableBytes(of: &address.pointee.sin6_addr) { $0.copyBytes(from: bytes) }
-            }
             // `::` is every interface: IPv4 too (dual stack); any other IPv6 address is that address only.
             family = bytes.allSatisfy { $0 == 0 } ? 2 : 1
-        } else if let octets = ListenAddress.octets(listen.host) {
-            withUnsafeMutableBytes(of: &storage) { raw in
-                let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
-                address.pointee.sin_family = sa_family_t(AF_INET)
-                address.pointee.sin_port = listen.port.bigEndian
-                withUnsafeMutableBytes(of: &address.pointee.sin_addr) { $0.copyBytes(from: octets) }
-            }
-        } else {
-            throw HTTPConsoleError(description: "\(listen.host) is not an IPv4 or IPv6 address")
         }
         if settings.tls != nil, !Self.supportsTLS {
             throw HTTPConsoleError(description: Self.noTLS, concernsTLS: true)

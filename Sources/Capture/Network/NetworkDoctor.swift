@@ -1,5 +1,6 @@
 import Foundation
 import StudioCore
+import StudioSystem
 
 /// What `studio doctor` says about the network cameras of the config: whether the SRT listener's UDP
 /// port can be had, and whether an RTMP server answers where the phones' streams are pulled from.
@@ -17,31 +18,10 @@ enum NetworkDoctor {
 
     /// Binds the listener's UDP port for a moment: free, or held (by a running studio, or another program).
     static func srtPort(_ listen: ListenAddress) -> DoctorCheck {
-        let family = ListenAddress.ipv6Bytes(listen.host) != nil ? AF_INET6 : AF_INET
-        let socket = Glibc.socket(family, Int32(SOCK_DGRAM.rawValue), 0)
+        guard var (storage, length) = listen.socketAddress else { return DoctorCheck("network", .problem, "SRT listener: \(listen.host) is no IP address") }
+        let socket = Glibc.socket(Int32(storage.ss_family), Int32(SOCK_DGRAM.rawValue), 0)
         guard socket >= 0 else { return DoctorCheck("network", .warning, "SRT listener \(listen): no UDP socket to try it with") }
         defer { close(socket) }
-        var storage = sockaddr_storage()
-        let length: socklen_t
-        if let bytes = ListenAddress.ipv6Bytes(listen.host) {
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            withUnsafeMutableBytes(of: &storage) { raw in
-                let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
-                address.pointee.sin6_family = sa_family_t(AF_INET6)
-                address.pointee.sin6_port = listen.port.bigEndian
-                withUnsafeMutableBytes(of: &address.pointee.sin6_addr) { $0.copyBytes(from: bytes) }
-            }
-        } else {
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            var inet = in_addr()
-            guard inet_pton(AF_INET, listen.host, &inet) == 1 else { return DoctorCheck("network", .problem, "SRT listener: \(listen.host) is no IP address") }
-            withUnsafeMutableBytes(of: &storage) { raw in
-                let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
-                address.pointee.sin_family = sa_family_t(AF_INET)
-                address.pointee.sin_port = listen.port.bigEndian
-                address.pointee.sin_addr = inet
-            }
-        }
         let bound = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) } }
         guard bound == 0 else {
             let reason = String(cString: strerror(errno))

@@ -45,9 +45,11 @@ public final class SRTListener: Sendable {
         var no: Int32 = 0, latency = Int32(spec.latencyMilliseconds)
         srt_setsockflag(listener, SRTO_RCVSYN, &no, Int32(MemoryLayout<Int32>.size))
         srt_setsockflag(listener, SRTO_LATENCY, &latency, Int32(MemoryLayout<Int32>.size))
-        var address = sockaddr_storage()
-        let length = try Self.fill(&address, spec.listen)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { srt_bind(listener, $0, length) } }
+        guard var (address, length) = spec.listen.socketAddress else {
+            srt_close(listener)
+            throw CaptureError(camera: nil, message: "SRT: \(spec.listen.host) is no IP address")
+        }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { srt_bind(listener, $0, Int32(length)) } }
         guard bound != SRT_ERROR, srt_listen(listener, Int32(SRTListenerSpec.maximumCallers)) != SRT_ERROR else {
             let error = Self.lastError()
             srt_close(listener)
@@ -133,27 +135,6 @@ public final class SRTListener: Sendable {
             }
         }
         return "\(String(cString: host)):\(port)"
-    }
-
-    private static func fill(_ storage: inout sockaddr_storage, _ listen: ListenAddress) throws -> Int32 {
-        if let bytes = ListenAddress.ipv6Bytes(listen.host) {
-            return withUnsafeMutableBytes(of: &storage) { raw in
-                let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
-                address.pointee.sin6_family = sa_family_t(AF_INET6)
-                address.pointee.sin6_port = listen.port.bigEndian
-                withUnsafeMutableBytes(of: &address.pointee.sin6_addr) { $0.copyBytes(from: bytes) }
-                return Int32(MemoryLayout<sockaddr_in6>.size)
-            }
-        }
-        var inet = in_addr()
-        guard inet_pton(AF_INET, listen.host, &inet) == 1 else { throw CaptureError(camera: nil, message: "SRT: \(listen.host) is no IP address") }
-        return withUnsafeMutableBytes(of: &storage) { raw in
-            let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
-            address.pointee.sin_family = sa_family_t(AF_INET)
-            address.pointee.sin_port = listen.port.bigEndian
-            address.pointee.sin_addr = inet
-            return Int32(MemoryLayout<sockaddr_in>.size)
-        }
     }
 }
 
