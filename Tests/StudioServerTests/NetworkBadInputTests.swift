@@ -18,31 +18,27 @@ import TestSupport
         let server: StudioServer
         let client: ControlClient
         let peer: ChildProcess
-        let directory: URL
+        let scratch: ScratchStudio
         func camera() -> JSONValue? { (try? client.request("cameras"))?["cameras"]?.arrayValue?.first { $0["name"] == "remote" } }
         func stop() {
             server.shutdown()
             _ = peer.stop()
-            try? FileManager.default.removeItem(at: directory)
+            scratch.remove()
         }
     }
 
     static func run(video: String, audio: [String]) throws -> Run {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-odd-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let scratch = try ScratchStudio("odd")
+        let directory = scratch.directory
         let port = try NginxRTMP.freePort()
         let peer = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: ["-v", "error", "-re", "-f", "lavfi", "-i", video] + audio + [
             "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p",
             "-f", "mpegts", "udp://127.0.0.1:\(port)?pkt_size=1316",
         ], outputDirectory: directory)
-        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
-                                    socketPath: directory.appendingPathComponent("studio.sock").path)
-        options.testCameraCount = 1
-        options.testCameraSize = (320, 180)
-        options.configuration.http.enabled = false
+        var options = scratch.options()
         options.configuration.network.pulls = [NetworkPull(name: "remote", url: "udp://127.0.0.1:\(port)")]
         let server = try StudioServer(options: options)
-        return Run(server: server, client: try ControlClient(socketPath: options.socketPath), peer: peer, directory: directory)
+        return Run(server: server, client: try ControlClient(socketPath: options.socketPath), peer: peer, scratch: scratch)
     }
 
     @Test func monoSoundAt44kIsHeardAtItsLevelOnBothChannels() throws {

@@ -16,15 +16,13 @@ import TestSupport
 /// (`on_publish_done`) and waits without retrying; it publishes again: back.
 @Suite(.serialized) struct RTMPIngestEndToEndTests {
     @Test func aPhoneWithItsKeyIsTakenAndAWrongKeyRefused() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-ingest-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let scratch = try ScratchStudio("ingest")
+        defer { scratch.remove() }
+        let directory = scratch.directory
         let nginx = try NginxRTMP(prefix: directory.appendingPathComponent("nginx"))
         let key = "7c1e2a9b5d3f"
-        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
-                                    socketPath: directory.appendingPathComponent("studio.sock").path)
-        options.testCameraCount = 1
-        options.testCameraSize = (320, 180)
+        var options = scratch.options()
+        options.configuration.http.enabled = true
         options.configuration.http.listen = ListenAddress(host: "127.0.0.1", port: 0)
         options.configuration.network.rtmp = RTMPIngestSettings(server: "rtmp://127.0.0.1:\(nginx.port)/live", keys: [("phone1", key)])
         let server = try StudioServer(options: options)
@@ -94,15 +92,11 @@ import TestSupport
     }
 
     @Test func callersAreCamerasByStreamIDAndStrangersAreRefused() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-srt-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let scratch = try ScratchStudio("srt")
+        defer { scratch.remove() }
+        let directory = scratch.directory
         let port = try NginxRTMP.freePort()
-        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
-                                    socketPath: directory.appendingPathComponent("studio.sock").path)
-        options.testCameraCount = 1
-        options.testCameraSize = (320, 180)
-        options.configuration.http.enabled = false
+        var options = scratch.options()
         options.configuration.network.srt = SRTListenerSpec(listen: ListenAddress(host: "127.0.0.1", port: UInt16(port)), passphrase: "change-me-please",
                                                             callers: [.init(name: "anna"), .init(name: "ben", passphrase: "ben-own-secret")])
         let server = try StudioServer(options: options)
@@ -157,10 +151,11 @@ import TestSupport
 /// picture rides the program's frame grid, so a single pair may fall a frame either way).
 @Suite(.serialized) struct NetworkAVSyncTests {
     @Test func aPhonesFlashAndBeepStayTogetherOnProgram() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-avsync-\(UUID().uuidString.prefix(8))")
+        let scratch = try ScratchStudio("avsync")
+        defer { scratch.remove() }
+        let directory = scratch.directory
         let recordings = directory.appendingPathComponent("recordings")
         try FileManager.default.createDirectory(at: recordings, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let nginx = try NginxRTMP(prefix: directory.appendingPathComponent("nginx"))
         try nginx.start()
         defer { nginx.stop() }
@@ -174,11 +169,7 @@ import TestSupport
         ], outputDirectory: directory)
         defer { _ = publisher.stop() }
 
-        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
-                                    socketPath: directory.appendingPathComponent("studio.sock").path)
-        options.testCameraCount = 1
-        options.testCameraSize = (320, 180)
-        options.configuration.http.enabled = false
+        var options = scratch.options()
         options.configuration.recordDirectory = recordings.path
         options.configuration.cameras.iso = .off
         options.configuration.audio.source = .silence
@@ -238,15 +229,11 @@ import TestSupport
 /// nothing: no camera, no crash, and a real caller gets in right after.
 @Suite(.serialized) struct SRTGarbageTests {
     @Test func garbageOnThePortIsIgnoredAndACallerStillGetsIn() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-srt-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let scratch = try ScratchStudio("srt")
+        defer { scratch.remove() }
+        let directory = scratch.directory
         let port = try NginxRTMP.freePort()
-        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
-                                    socketPath: directory.appendingPathComponent("studio.sock").path)
-        options.testCameraCount = 1
-        options.testCameraSize = (320, 180)
-        options.configuration.http.enabled = false
+        var options = scratch.options()
         options.configuration.network.srt = SRTListenerSpec(listen: ListenAddress(host: "127.0.0.1", port: UInt16(port)), callers: [.init(name: "anna")])
         let server = try StudioServer(options: options)
         defer { server.shutdown() }

@@ -30,9 +30,9 @@ import TestSupport
     }
 
     @Test func aPhoneOnRTMPIsPulledCutToProgramMixedLostAndBack() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-pull-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let scratch = try ScratchStudio("pull")
+        defer { scratch.remove() }
+        let directory = scratch.directory
         let nginx = try NginxRTMP(prefix: directory.appendingPathComponent("nginx"))
         try nginx.start()
         defer { nginx.stop() }
@@ -40,11 +40,7 @@ import TestSupport
         var publisher = try Self.publish(to: url, directory: directory)
         defer { _ = publisher.stop() }
 
-        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
-                                    socketPath: directory.appendingPathComponent("studio.sock").path)
-        options.testCameraCount = 1
-        options.testCameraSize = (640, 360)
-        options.configuration.http.enabled = false
+        var options = scratch.options(cameraSize: (640, 360))
         options.configuration.network.pulls = [NetworkPull(name: "phone1", url: url, latencyMilliseconds: 200)]
         let server = try StudioServer(options: options)
         defer { server.shutdown() }
@@ -120,9 +116,9 @@ import TestSupport
     /// receives). Each is cut to program (its colour seen there) and heard in the mixer at its level.
     @Test(arguments: ["rtsp", "srt", "udp"])
     func aCameraIsPulledOver(_ protocolName: String) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-pull-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let scratch = try ScratchStudio("pull")
+        defer { scratch.remove() }
+        let directory = scratch.directory
         let port = try NginxRTMP.freePort()
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let mpegts = ["-v", "error", "-re", "-f", "lavfi", "-i", "color=c=0xE614A0:s=320x180:r=30",
@@ -147,11 +143,7 @@ import TestSupport
         }
         defer { _ = peer.stop() }
 
-        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
-                                    socketPath: directory.appendingPathComponent("studio.sock").path)
-        options.testCameraCount = 1
-        options.testCameraSize = (320, 180)
-        options.configuration.http.enabled = false
+        var options = scratch.options()
         options.configuration.network.pulls = [NetworkPull(name: "remote", url: url)]
         let server = try StudioServer(options: options)
         defer { server.shutdown() }
@@ -180,15 +172,11 @@ import TestSupport
     /// A pull whose server is not there: listed, lost, tried again and again with the reason in its
     /// status; the rest of the studio runs on.
     @Test func aPullWithNobodyThereIsListedLostAndTriedAgain() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-pull-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let scratch = try ScratchStudio("pull")
+        defer { scratch.remove() }
+        let directory = scratch.directory
         let port = try NginxRTMP.freePort()
-        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
-                                    socketPath: directory.appendingPathComponent("studio.sock").path)
-        options.testCameraCount = 1
-        options.testCameraSize = (320, 180)
-        options.configuration.http.enabled = false
+        var options = scratch.options()
         options.configuration.network.pulls = [NetworkPull(name: "ptz1", url: "rtsp://127.0.0.1:\(port)/stream1")]
         let server = try StudioServer(options: options)
         defer { server.shutdown() }
