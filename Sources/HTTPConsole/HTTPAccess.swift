@@ -57,15 +57,7 @@ public struct HTTPAccessPolicy: Sendable {
 
     /// Compares without stopping at the first difference, so the time taken says nothing about how much
     /// of a guess was right.
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
-        for index in 0..<max(a.count, b.count) {
-            let x = index < a.count ? a[index] : 0
-            let y = index < b.count ? b[index] : 0
-            difference |= x ^ y
-        }
-        return difference == 0
-    }
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool { SecretComparison.equal(a, b) }
 
     /// The token of an `Authorization` header in the Bearer scheme, whose name is matched in any case
     /// (RFC 7235: `bearer`, `BEARER`); nil for another scheme or no token.

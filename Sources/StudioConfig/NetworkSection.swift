@@ -125,14 +125,8 @@ public struct RTMPIngestSettings: Sendable, Equatable, Encodable {
     /// The camera a stream key names (compared in constant time), nil for an unknown key.
     public func camera(forKey key: String) -> CameraID? {
         var found: CameraID?
-        for entry in keys where constantTimeEqual(Array(entry.key.utf8), Array(key.utf8)) { found = entry.camera }
+        for entry in keys where SecretComparison.equal(Array(entry.key.utf8), Array(key.utf8)) { found = entry.camera }
         return found
-    }
-
-    private func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        var difference = UInt8(a.count == b.count ? 0 : 1)
-        for index in 0..<max(a.count, b.count) { difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0) }
-        return difference == 0
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {

@@ -10,3 +10,15 @@ public enum SecretMasking {
         return kind.masked(url)
     }
 }
+
+/// Secrets (the HTTP token, stream keys) are compared in time that does not depend on where they differ.
+public enum SecretComparison {
+    /// Whether `a` and `b` are equal, looking at every byte of the longer one whatever the answer.
+    public static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference: UInt8 = a.count == b.count ? 0 : 1
+        for index in 0..<max(a.count, b.count) {
+            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+        }
+        return difference == 0
+    }
+}
