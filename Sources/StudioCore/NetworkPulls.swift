@@ -128,6 +128,9 @@ public struct NetworkSourceStatus: Sendable, Codable, Equatable {
     public var picturesDropped: Int
     /// Shown again while no new one came and the stream was alive (a slow publisher: the frame sync).
     public var picturesRepeated: Int = 0
+    /// Video packets the decoder refused (a damaged stream, or a broken codec configuration such as an
+    /// FLV's AVC record: then every packet is refused and `lastError` says so while connected).
+    public var packetsUndecodable: Int = 0
     /// How long the newest picture waits in the buffer (ms), and what the buffer aims for.
     public var bufferMilliseconds: Int
     public var targetMilliseconds: Int
@@ -189,6 +192,7 @@ public struct NetworkSourceStatus: Sendable, Codable, Equatable {
         case `protocol`, remote, connected, attempts, streams, rebases, publishing
         case lastError = "last_error", nextTryMilliseconds = "next_try_ms", bitRate = "bit_rate"
         case picturesIn = "pictures_in", picturesShown = "pictures_shown", picturesDropped = "pictures_dropped", picturesRepeated = "pictures_repeated"
+        case packetsUndecodable = "packets_undecodable"
         case bufferMilliseconds = "buffer_ms", targetMilliseconds = "target_ms", driftPPM = "drift_ppm"
         case lastPacketAgeMilliseconds = "last_packet_age_ms", srt
     }
@@ -206,6 +210,8 @@ public struct NetworkSourceStatus: Sendable, Codable, Equatable {
         var parts = ["\(`protocol`) connected", String(format: "%.1f Mbit/s", Double(bitRate) / 1e6),
                      "buffer \(bufferMilliseconds)/\(targetMilliseconds) ms",
                      "pictures \(picturesIn) in, \(picturesShown) shown, \(picturesRepeated) repeated, \(picturesDropped) dropped"]
+        if packetsUndecodable > 0 { parts.append("\(packetsUndecodable) packets undecodable") }
+        if let lastError { parts.append(lastError) }
         if let driftPPM { parts.append(String(format: "drift %+.0f ppm", driftPPM)) }
         if let age = lastPacketAgeMilliseconds { parts.append("last packet \(age) ms ago") }
         if let srt {

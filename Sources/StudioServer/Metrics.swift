@@ -110,6 +110,8 @@ public enum Metrics {
                          [("in", status.picturesIn), ("shown", status.picturesShown), ("repeated", status.picturesRepeated), ("dropped", status.picturesDropped)]
                              .map { (labels.merging(["fate": $0.0]) { a, _ in a }, Double($0.1)) }
                      })
+        text.counter("studio_network_undecodable_packets_total", "Video packets a network camera's decoder refused (a damaged stream or a broken codec configuration).",
+                     network.map { ($0.0, Double($0.1.packetsUndecodable)) })
         text.gauge("studio_network_buffer_seconds", "How long a network camera's newest picture waits in its buffer.",
                    network.map { ($0.0, Double($0.1.bufferMilliseconds) / 1000) })
         text.gauge("studio_network_buffer_target_seconds", "What a network camera's buffer aims for.", network.map { ($0.0, Double($0.1.targetMilliseconds) / 1000) })

@@ -228,6 +228,10 @@ public final class NetworkPullCamera: Camera {
 
     // MARK: The receive thread
 
+    /// Video packets refused in a row, with no picture between, after which the status says the video
+    /// cannot be decoded (two seconds of 30 fps; a stream joined between keyframes refuses fewer).
+    static let refusalsToReport = 60
+
     private func receive() {
         guard let kind = pull.kind else { return }
         var timeline = PullTimeline(targetMilliseconds: pull.latency)
@@ -305,8 +309,16 @@ public final class NetworkPullCamera: Camera {
                             playout.add(.audio(samples), due: timeline.due(media: media, arrival: now))
                         }
                     }
-                    let bytes = connection.bytesRead, now = clock.now()
+                    let bytes = connection.bytesRead, now = clock.now(), refused = connection.videoRefused
+                    if refused.inARow == Self.refusalsToReport {
+                        log("warning: \(id.name): its video cannot be decoded (\(refused.reason)); a broken codec configuration or a damaged stream; waiting for a picture")
+                    }
                     shared.withLock {
+                        $0.status.packetsUndecodable = refused.total
+                        $0.status.lastError = refused.inARow >= Self.refusalsToReport
+                            ? "its video cannot be decoded (\(refused.inARow) packets in a row refused: \(refused.reason)): "
+                                + "a broken codec configuration or a damaged stream"
+                            : nil
                         if now - $0.rateMark.at >= 1_000_000_000 {
                             if case .srt(let caller) = source { $0.status.srt = caller.statistics }
                             let elapsed = Double(now - $0.rateMark.at) / 1e9

@@ -35,6 +35,10 @@ final class PullConnection {
     private(set) var frameRate: Rational?
     /// Bytes read (packets), for the bit rate.
     private(set) var bytesRead: UInt64 = 0
+    /// Video packets the decoder refused: all of them, and those since its last picture, with
+    /// libavcodec's words for the last refusal (a stream whose every packet is refused has a broken
+    /// codec configuration, or is damaged for good).
+    private(set) var videoRefused = (total: 0, inARow: 0, reason: "")
 
     /// Where the stream comes from: a URL libavformat opens, or a caller's connection that the SRT
     /// listener accepted (MPEG-TS read through a custom AVIOContext).
@@ -167,17 +171,23 @@ final class PullConnection {
         bytesRead += UInt64(max(0, packet.pointee.size))
         if let video, packet.pointee.stream_index == video.index {
             var oversized: (Int, Int)?
-            try decode(video.codec, timeBase: video.timeBase) { frame, media in
+            let refusal = decode(video.codec, timeBase: video.timeBase) { frame, media in
+                videoRefused.inARow = 0
                 let width = Int(frame.pointee.width), height = Int(frame.pointee.height)
                 guard width * height <= limits.maximumPixels else { oversized = (width, height); return }
                 body(.video(frame, media: media))
+            }
+            if let refusal {
+                videoRefused.total += 1
+                videoRefused.inARow += 1
+                videoRefused.reason = refusal
             }
             // A stream that grew past the limit mid-way (or whose size only decoding told) is given up.
             if let (width, height) = oversized {
                 throw PullError("its picture, \(width)x\(height), is larger than the limit of \(limits.maximumPixels) pixels")
             }
         } else if let audio, packet.pointee.stream_index == audio.index {
-            try decode(audio.codec, timeBase: audio.timeBase) { frame, media in
+            _ = decode(audio.codec, timeBase: audio.timeBase) { frame, media in
                 if resampler?.matches(frame) != true { resampler = AudioResampler(from: frame, to: audioFormat) }
                 guard let samples = resampler?.convert(frame) else { return }
                 body(.audio(samples, media: media))
@@ -185,10 +195,18 @@ final class PullConnection {
         }
     }
 
-    private func decode(_ session: CodecSession, timeBase: AVRational, _ body: (UnsafeMutablePointer<AVFrame>, Int64) -> Void) throws(PullError) {
-        // A damaged packet is skipped (the decoder conceals what it can); only the connection's end throws.
-        guard avcodec_send_packet(session.context, packet) >= 0 else { return }
-        while avcodec_receive_frame(session.context, frame) >= 0 {
+    /// Sends the packet to `session` and hands `body` each frame it gives. A damaged packet is skipped
+    /// (the decoder conceals what it can); the decoder's words for a refusal are returned.
+    private func decode(_ session: CodecSession, timeBase: AVRational, _ body: (UnsafeMutablePointer<AVFrame>, Int64) -> Void) -> String? {
+        let sent = avcodec_send_packet(session.context, packet)
+        guard sent >= 0 else { return FFmpegError(call: "avcodec_send_packet", code: sent).message }
+        while true {
+            let received = avcodec_receive_frame(session.context, frame)
+            guard received >= 0 else {
+                // A decoder with frame threads tells a refused packet here, one call later.
+                let over = received == FFmpegError.tryAgain || received == FFmpegError.endOfFile
+                return over ? nil : FFmpegError(call: "avcodec_receive_frame", code: received).message
+            }
             defer { av_frame_unref(frame) }
             let stamp = frame.pointee.best_effort_timestamp
             guard stamp != cff_nopts_value() else { continue }
