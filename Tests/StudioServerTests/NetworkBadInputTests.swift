@@ -12,7 +12,8 @@ import TestSupport
 /// Network cameras that send what a careful server must survive, each from a real ffmpeg over MPEG-TS
 /// on UDP: mono 44.1 kHz sound (heard at its level on both channels), no sound at all (the picture
 /// still cut to program), one picture a second with its sound (never taken for lost), and a picture
-/// larger than the limit (refused with the reason, the studio running on).
+/// larger than the limit (refused with the reason, the studio running on); and a phone's FLV whose AVC
+/// configuration is broken, through nginx-rtmp (every packet refused, said so, the studio running on).
 @Suite(.serialized) struct NetworkBadInputTests {
     struct Run {
         let server: StudioServer
@@ -94,5 +95,64 @@ import TestSupport
         #expect(run.camera()?["state"] != "live")
         let cam1 = (try run.client.request("cameras"))["cameras"]?.arrayValue?.first { $0["name"] == "cam1" }
         #expect(cam1?["state"] == "live", "the studio runs on: \(cam1 ?? .null)")
+    }
+    /// A good FLV (H.264 from x264) whose AVC decoder configuration record is then broken: its NAL
+    /// length size made 1 byte where the packets' lengths take 4, so libavcodec refuses every picture
+    /// ("Invalid NAL unit size"), as from a phone whose encoder wrote a bad sequence header.
+    static func flvWithBrokenAVCConfiguration(in directory: URL) throws -> URL {
+        let good = directory.appendingPathComponent("good.flv"), broken = directory.appendingPathComponent("broken.flv")
+        let encoder = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x180:r=30", "-t", "30",
+            "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-pix_fmt", "yuv420p", "-an", "-f", "flv", good.path,
+        ], outputDirectory: directory.appendingPathComponent("encoder"))
+        #expect(waitUntil(seconds: 60, every: 0.05) { encoder.hasExited }, "\(encoder.errorText())")
+        var bytes = [UInt8](try Data(contentsOf: good))
+        // FLV: a 9-byte header and a 4-byte size, then tags of 11 header bytes, the body and a 4-byte size.
+        var tag = 13, record: Int?
+        while tag + 11 <= bytes.count, record == nil {
+            let size = Int(bytes[tag + 1]) << 16 | Int(bytes[tag + 2]) << 8 | Int(bytes[tag + 3]), body = tag + 11
+            // A video tag (9) with AVCPacketType 0 carries the record, after 5 bytes (codec id, type, time).
+            if bytes[tag] == 9, body + 1 < bytes.count, bytes[body + 1] == 0 { record = body + 5 }
+            tag = body + size + 4
+        }
+        let start = try #require(record, "no AVC sequence header in \(good.path)")
+        try #require(bytes[start] == 1 && bytes[start + 4] == 0xFF, "an AVC record with 4-byte lengths: \(bytes[start..<(start + 5)])")
+        bytes[start + 4] = 0xFC
+        try Data(bytes).write(to: broken)
+        return broken
+    }
+
+    /// nginx-rtmp plays the file (its `play` directive: what a phone with that encoder would send).
+    @Test func aBrokenAVCConfigurationIsSaidAndTheStudioRunsOn() throws {
+        let scratch = try ScratchStudio("badavc")
+        defer { scratch.remove() }
+        let directory = scratch.directory
+        let files = directory.appendingPathComponent("files")
+        try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
+        _ = try Self.flvWithBrokenAVCConfiguration(in: files)
+        let nginx = try NginxRTMP(prefix: directory.appendingPathComponent("nginx"))
+        nginx.applicationDirectives = "play \(files.path);"
+        try nginx.start()
+        defer { nginx.stop() }
+        var options = scratch.options()
+        options.configuration.network.pulls = [NetworkPull(name: "phone1", url: nginx.url(stream: "broken.flv"))]
+        let server = try StudioServer(options: options)
+        defer { server.shutdown() }
+        let client = try ControlClient(socketPath: options.socketPath)
+        func camera(_ name: String) -> JSONValue? { (try? client.request("cameras"))?["cameras"]?.arrayValue?.first { $0["name"] == .string(name) } }
+
+        var network: JSONValue?
+        let said = waitUntil(seconds: 40, every: 0.1) {
+            network = camera("phone1")?["network"]
+            return network?["last_error"]?.stringValue?.contains("its video cannot be decoded") == true
+        }
+        #expect(said, "\(network ?? .null); nginx: \(nginx.log())")
+        #expect(network?["last_error"]?.stringValue?.contains("Invalid data found") == true, "libavcodec's reason: \(network ?? .null)")
+        #expect((network?["packets_undecodable"]?.doubleValue ?? 0) >= 60, "\(network ?? .null)")
+        #expect((network?["pictures_in"]?.doubleValue ?? -1) == 0, "no picture came out: \(network ?? .null)")
+        #expect(camera("phone1")?["state"] != "live", "\(camera("phone1") ?? .null)")
+        let metrics = try client.request("metrics")["text"]?.stringValue ?? ""
+        #expect(metrics.contains("studio_network_undecodable_packets_total{camera=\"phone1\"}"), "\(metrics.prefix(400))")
+        #expect(camera("cam1")?["state"] == "live", "the studio runs on: \(camera("cam1") ?? .null)")
     }
 }
