@@ -25,11 +25,14 @@ extension IsoMode {
 
 /// A passthrough ISO feed: every compressed frame the camera receives (`CompressedFrameSource`) comes
 /// through a bounded queue (`CompressedFrameQueue`, `queueCapacity`: a full queue refuses the newest
-/// and counts it; the camera never waits) to this feed's thread (`iso.camN`), which stamps it on the
-/// program's timeline by the same grid as an encoded ISO (`FrameGrid.firstFrame(atOrAfter:)` of its
-/// capture time: the tick that would have taken it) and hands it, bytes untouched, to the ISO's file
-/// output as a keyframe packet (codec MJPEG, the stream's size from the frames; a new size is a new
-/// stream description, generation + 1, `-gN.mkv`). No decoding, no encoding: a camera's ISO costs a copy.
+/// and counts it, keyframes last; the camera never waits) to this feed's thread (`iso.camN`), which
+/// stamps it on the program's timeline and hands it, bytes untouched, to the ISO's file output. A
+/// webcam's JPEG goes by the same grid as an encoded ISO (`FrameGrid.firstFrame(atOrAfter:)` of its
+/// capture time: the tick that would have taken it), as a keyframe packet. A network camera's H.264 or
+/// HEVC packet goes at its media time on the mapping its picture is timed by (`IsoPacketStamps`), from
+/// a keyframe, with the stream's own parameters as the file's extradata. The stream's size from the
+/// frames: a new size, codec or parameters is a new stream description, generation + 1, `-gN.mkv`. No
+/// decoding, no encoding: a camera's ISO costs a copy.
 final class IsoPassthrough: Sendable {
     struct Statistics: Sendable {
         var codec: CompressedCodec?
@@ -40,6 +43,9 @@ final class IsoPassthrough: Sendable {
         var framesWritten = 0
         /// Frames captured before the program's origin (not part of the recording).
         var framesBeforeOrigin = 0
+        /// A network camera's H.264/HEVC packets set aside until the next keyframe (see `IsoPacketStamps`):
+        /// before the first, after one the queue refused, a reconnect or a jump of the stream's timestamps.
+        var framesSetAside = 0
     }
 
     /// About a second of frames: a disk hiccup is absorbed, a longer stall drops (and counts).
@@ -103,6 +109,7 @@ final class IsoPassthrough: Sendable {
         var last: Int64?
         var description: StreamDescription?
         let tick = grid.pts(ofFrame: 1)
+        var stamps = IsoPacketStamps(origin: grid.origin, frameDuration: tick)
         while true {
             let frame: CompressedVideoFrame
             switch queue.pop(timeoutSeconds: 0.2) {
@@ -112,20 +119,19 @@ final class IsoPassthrough: Sendable {
                 return
             case .item(let item): frame = item
             }
-            guard frame.captureTime >= grid.origin else {
+            guard frame.timing != nil || frame.captureTime >= grid.origin else {
                 counters.withLock { $0.framesBeforeOrigin += 1 }
                 continue
             }
-            // The tick that would have taken it; a frame that came on the heels of the previous one gets the next.
-            var n = grid.firstFrame(atOrAfter: frame.captureTime)
-            if let last, n <= last { n = last + 1 }
-            last = n
-            if description?.width != frame.width || description?.height != frame.height || description?.codec != frame.codec.codecKind {
+            if description?.width != frame.width || description?.height != frame.height || description?.codec != frame.codec.codecKind
+                || description?.extradata != frame.parameters {
                 let generation = description.map { $0.generation + 1 } ?? 0
                 let next = StreamDescription(kind: .video, codec: frame.codec.codecKind, width: frame.width, height: frame.height,
-                                             frameRate: grid.rate, bitRate: 0, extradata: [], encoderName: "passthrough",
+                                             frameRate: grid.rate, bitRate: 0, extradata: frame.parameters, encoderName: "passthrough",
                                              generation: generation)
                 description = next
+                // A new file starts at a keyframe.
+                stamps.restart()
                 counters.withLock {
                     $0.codec = frame.codec
                     $0.width = frame.width
@@ -134,9 +140,24 @@ final class IsoPassthrough: Sendable {
                 }
                 deliver(.format(next))
             }
-            let pts = grid.pts(ofFrame: n)
-            var packet = EncodedPacket(kind: .video, data: frame.bytes, pts: pts, dts: pts, duration: tick,
+            var packet: EncodedPacket
+            if let timing = frame.timing {
+                // A network camera's packet: on its pictures' mapping, from a keyframe (`IsoPacketStamps`).
+                guard case .write(let pts, let dts, let duration) = stamps.stamp(timing, isKeyframe: frame.isKeyframe, sequence: frame.sequence) else {
+                    counters.withLock { $0.framesSetAside += 1 }
+                    continue
+                }
+                packet = EncodedPacket(kind: .video, data: frame.bytes, pts: pts, dts: dts, duration: duration,
                                        isKeyframe: frame.isKeyframe, generation: description?.generation ?? 0)
+            } else {
+                // The tick that would have taken it; a frame that came on the heels of the previous one gets the next.
+                var n = grid.firstFrame(atOrAfter: frame.captureTime)
+                if let last, n <= last { n = last + 1 }
+                last = n
+                let pts = grid.pts(ofFrame: n)
+                packet = EncodedPacket(kind: .video, data: frame.bytes, pts: pts, dts: pts, duration: tick,
+                                       isKeyframe: frame.isKeyframe, generation: description?.generation ?? 0)
+            }
             // Its way to the file: captured, handed to the output now (the output adds its queue and write).
             packet.times = FrameTimes(capture: frame.captureTime, encodeEnd: MonotonicClock.now())
             deliver(.packet(packet))

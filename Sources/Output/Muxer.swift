@@ -127,7 +127,11 @@ final class Muxer {
         switch description.kind {
         case .video:
             parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
-            parameters.pointee.codec_id = description.codec == .mjpeg ? AV_CODEC_ID_MJPEG : AV_CODEC_ID_H264
+            parameters.pointee.codec_id = switch description.codec {
+            case .mjpeg: AV_CODEC_ID_MJPEG
+            case .hevc: AV_CODEC_ID_HEVC
+            case .h264, .aac: AV_CODEC_ID_H264
+            }
             parameters.pointee.width = Int32(description.width)
             parameters.pointee.height = Int32(description.height)
             stream.pointee.avg_frame_rate = AVRational(num: description.frameRate.numerator, den: description.frameRate.denominator)

@@ -6,6 +6,8 @@ public enum MediaKind: String, Sendable, Codable {
 
 public enum CodecKind: String, Sendable, Codable {
     case h264
+    /// H.265: a network camera's own stream, copied into its ISO file as it came.
+    case hevc
     case aac
     /// Motion JPEG: a camera's own JPEG images, copied into an ISO file as they came (every one a keyframe).
     case mjpeg
@@ -24,7 +26,8 @@ public struct StreamDescription: Hashable, Sendable {
     public var channels: Int
     public var bitRate: Int
     /// avcC (H.264) or AudioSpecificConfig (AAC), as libavcodec produced it with a global header; empty
-    /// for MJPEG.
+    /// for MJPEG. A network camera's copied H.264/HEVC carries its stream's own: avcC/hvcC from FLV, the
+    /// parameter sets in Annex B from MPEG-TS (the Matroska muxer then converts the packets to lengths).
     public var extradata: [UInt8]
     /// Name of the encoder that produced the stream (`libx264`, `h264_vaapi`, `aac`).
     public var encoderName: String

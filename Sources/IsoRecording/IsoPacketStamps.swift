@@ -1,0 +1,69 @@
+import StudioCore
+import Capture
+
+/// Program times for a network camera's copied H.264/HEVC packets (`IsoPassthrough`). Pure logic.
+///
+/// A packet's program time is its media time plus the mapping its picture is timed by (`StreamTiming`:
+/// due on this machine's clock, the jitter buffer's `PullTimeline`) minus the program's origin: the
+/// frame the program showed at T is at T in the ISO, to within the tick that took it. Within a group of
+/// pictures the mapping is held (an anchor), so a reordered stream's pts and dts keep their spacing; at
+/// each keyframe the anchor follows the mapping when it moved more than `tolerance` (the timeline's slow
+/// slew, its drift), so the file does not drift from the program over hours.
+///
+/// The file must stay decodable, so a packet is set aside (`Decision.skip`), and every one after it
+/// until the next keyframe, when: the copy has not started yet (it starts at a keyframe), the mapping's
+/// epoch changed (a new connection, a publisher's restart, a jump of its timestamps), a packet before
+/// it was refused by the queue (a gap in `sequence`), it falls before the program's origin, or its dts
+/// would not come after the last one written (the mapping moved back further than a frame: a burst).
+/// A keyframe that lands after the last packet written starts the copy again, in the same file.
+struct IsoPacketStamps {
+    enum Decision: Equatable {
+        case write(pts: MediaTime, dts: MediaTime, duration: MediaTime)
+        case skip
+    }
+
+    /// The anchor follows the mapping at a keyframe when it moved more than this (ns).
+    static let tolerance: Int64 = 2_000_000
+
+    /// CLOCK_MONOTONIC ns of the program's time 0.
+    let origin: UInt64
+    /// A packet's duration when the stream does not say.
+    let frameDuration: MediaTime
+    private var anchor: Int64?
+    private var epoch: Int?
+    private var sequence: Int?
+    private var waiting = true
+    private var lastDTS: MediaTime?
+
+    init(origin: UInt64, frameDuration: MediaTime) {
+        self.origin = origin
+        self.frameDuration = frameDuration
+    }
+
+    /// The copy starts again at the next keyframe (a new stream description, a new file).
+    mutating func restart() { waiting = true }
+
+    mutating func stamp(_ timing: StreamTiming, isKeyframe: Bool, sequence: Int) -> Decision {
+        defer { self.sequence = sequence }
+        if epoch != timing.epoch || self.sequence.map({ sequence != $0 + 1 }) == true { waiting = true }
+        epoch = timing.epoch
+        if isKeyframe, waiting || anchor.map({ abs(timing.offset - $0) > Self.tolerance }) != false {
+            anchor = timing.offset
+            waiting = false
+        }
+        guard !waiting, let anchor else { return .skip }
+        let dts = programTime(timing.dts, anchor)
+        guard dts >= .zero, lastDTS.map({ dts.milliseconds > $0.milliseconds }) != false else {
+            waiting = true
+            return .skip
+        }
+        lastDTS = dts
+        let pts = max(dts, programTime(timing.pts, anchor))
+        let duration = timing.duration > 0 ? MediaTime(microseconds: timing.duration / 1000) : frameDuration
+        return .write(pts: pts, dts: dts, duration: duration)
+    }
+
+    private func programTime(_ media: Int64, _ anchor: Int64) -> MediaTime {
+        MediaTime(microseconds: (media &+ anchor &- Int64(clamping: origin)) / 1000)
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+import Control
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A network camera's ISO is the publisher's own H.264 copied into the file (issue 30, item 4): a real
+/// `studio serve` recording, a real publisher (ffmpeg sending a file it encoded with x264 and AAC, `-c
+/// copy`: every packet it sends is known) to studio's SRT listener (MPEG-TS, Annex B) or through
+/// nginx-rtmp (FLV, avcC). After the show the ISO holds the publisher's packets, NAL unit for NAL unit,
+/// a run of them from a keyframe with none missing, at the publisher's size and with their spacing, from
+/// the program time the camera came on air to the program's end, with the program's AAC; `studio export
+/// --iso` points the camera's clip at that file, inside what it holds. Real time: in the serialized set.
+@Suite(.serialized) struct NetworkIsoEndToEndTests {
+    /// Encodes the publisher's stream once: 640x360 at 30 fps, a keyframe every 30 frames, 20 s, x264 and
+    /// AAC in MPEG-TS.
+    static func source(in directory: URL) throws -> URL {
+        let file = directory.appendingPathComponent("source.ts")
+        let encoder = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-v", "error", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=20",
+            "-f", "lavfi", "-i", "sine=f=1000:r=48000:d=20",
+            "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p",
+            "-c:a", "aac", "-b:a", "96k", "-f", "mpegts", file.path,
+        ], outputDirectory: directory.appendingPathComponent("encode"))
+        #expect(encoder.wait(timeout: 60) == .exited(0), "\(encoder.errorText())")
+        return file
+    }
+
+    /// A packet's NAL units without their framing (Annex B start codes, or 4-byte lengths).
+    static func nalUnits(_ bytes: [UInt8]) -> [[UInt8]] {
+        if bytes.count > 4, bytes[0] == 0, bytes[1] == 0, bytes[2] == 1 || (bytes[2] == 0 && bytes[3] == 1) {
+            var units: [[UInt8]] = [], start: Int?, index = 0
+            while index + 2 < bytes.count {
+                if bytes[index] == 0, bytes[index + 1] == 0, bytes[index + 2] == 1 {
+                    if let start { units.append(trimmed(Array(bytes[start..<index]))) }
+                    index += 3
+                    start = index
+                } else { index += 1 }
+            }
+            if let start { units.append(Array(bytes[start...])) }
+            return units
+        }
+        var units: [[UInt8]] = [], index = 0
+        while index + 4 <= bytes.count {
+            let length = Int(bytes[index]) << 24 | Int(bytes[index + 1]) << 16 | Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            guard index + 4 + length <= bytes.count else { break }
+            units.append(Array(bytes[(index + 4)..<(index + 4 + length)]))
+            index += 4 + length
+        }
+        return units
+    }
+
+    /// A start code's leading zero belongs to the next unit's framing (4-byte start codes).
+    private static func trimmed(_ unit: [UInt8]) -> [UInt8] { unit.last == 0 ? Array(unit.dropLast()) : unit }
+
+    /// Records `camera` while `publish` sends `source`, cut to program, then checks the ISO against it.
+    static func recordAndCheck(camera: String, config: String, extraArguments: [String] = [], source: URL, studio: StudioHarness,
+                               publish: () throws -> ChildProcess) throws {
+        let recordings = studio.directory.appendingPathComponent("recordings")
+        let configFile = studio.directory.appendingPathComponent("studio.yaml")
+        try config.write(to: configFile, atomically: true, encoding: .utf8)
+        try studio.serve(["--config", configFile.path, "--record", recordings.path, "--cameras", "1", "--camera-size", "320x180"]
+                         + extraArguments + EndToEndTests.smallProgram)
+        let session = try #require(try studio.status()["session"]?.intValue)
+        func programMs() -> Int { (try? studio.status())?["program"]?["program_ms"]?.intValue ?? -1 }
+        func state() -> String? { ((try? studio.json(["cameras"]))?["cameras"]?.arrayValue ?? []).first { $0["name"]?.stringValue == camera }?["state"]?.stringValue }
+        func feed() -> JSONValue? { ((try? studio.status())?["iso"]?.arrayValue ?? []).first { $0["camera"]?.stringValue == camera } }
+
+        let publisher = try publish()
+        defer { _ = publisher.stop() }
+        #expect(waitUntil(seconds: 30, every: 0.05) { state() == "live" }, "\(camera): \(state() ?? "missing"); \(publisher.errorText())")
+        let onAir = programMs()
+        #expect(waitUntil(seconds: 30, every: 0.1) { (feed()?["frames_encoded"]?.intValue ?? 0) > 60 }, "\(feed() ?? .null)")
+        let cut = try #require(try studio.json(["switch", camera])["program_ms"]?.intValue)
+        #expect(waitUntil(seconds: 30, every: 0.1) { programMs() > cut + 3000 }, "the program runs on after the cut")
+        let status = feed()
+        #expect(status?["mode"] == "passthrough" && status?["codec"] == "h264" && status?["encoder"] == "none (passthrough)"
+                && status?["size"] == "640x360", "\(status ?? .null)")
+        #expect(status?["frames_skipped"] == 0, "the copy kept up and started at the first keyframe: \(status ?? .null)")
+        #expect(studio.stopServer() == .exited(0))
+
+        // The ISO file of the camera, and the program's.
+        let rows = try JSONValue(parsing: try studio.run(["recordings", String(session), "--json", "--db", studio.database]).output)
+        let isoPath = try #require((rows["recordings"]?.arrayValue ?? []).first { $0["kind"] == "iso" && $0["camera"]?.stringValue == camera }?["path"]?.stringValue,
+                                   "\(rows)")
+        let iso = try DemuxedPackets(path: isoPath)
+        let sent = try DemuxedPackets(path: source.path)
+        #expect(iso.video?.codecName == "h264" && iso.video?.width == 640 && iso.video?.height == 360, "\(iso.streams)")
+        #expect(iso.streams.contains { $0.codecName == "aac" }, "the ISO carries the program's AAC: \(iso.streams)")
+        #expect(iso.readError == nil, "\(iso.readError ?? "")")
+
+        // The publisher's own packets, from a keyframe, none missing, none changed.
+        let copied = iso.videoPackets, original = sent.videoPackets
+        try #require(copied.count > 90, "\(copied.count) packets")
+        #expect(copied.first?.isKeyframe == true)
+        let units = original.map { nalUnits($0.bytes) }
+        let first = try #require(units.firstIndex(of: nalUnits(copied[0].bytes)), "the ISO's first packet is not one the publisher sent")
+        let mismatched = copied.indices.filter { first + $0 >= units.count || nalUnits(copied[$0].bytes) != units[first + $0] }
+        #expect(mismatched.isEmpty, "\(mismatched.count) of \(copied.count) packets differ from the publisher's, the first at \(mismatched.first ?? -1)")
+        #expect(zip(copied, original[first...]).allSatisfy { $0.isKeyframe == $1.isKeyframe })
+
+        // Their spacing is the publisher's (one mapping, slewed at keyframes by at most a few ms).
+        let copiedPts = copied.compactMap(\.ptsMilliseconds), sentPts = original[first...].compactMap(\.ptsMilliseconds)
+        let deviation = zip(copiedPts, sentPts).map { abs(($0 - copiedPts[0]) - ($1 - sentPts[0])) }.max() ?? .infinity
+        #expect(deviation <= 34, "the copy's times stray \(deviation) ms from the publisher's")
+
+        // On the program's timeline: from when the camera came on air to the program's last frame.
+        let programLast = try DemuxedPackets(path: recordings.appendingPathComponent("session-\(session)-program.mkv").path)
+            .videoPackets.compactMap(\.ptsMilliseconds).max() ?? -1
+        let isoFirst = copiedPts.min() ?? -1, isoLast = copiedPts.max() ?? -1
+        #expect(abs(isoFirst - Double(onAir)) < 500, "the ISO starts at \(isoFirst) ms, the camera came on air at \(onAir) ms")
+        #expect(isoLast >= programLast - 100, "the ISO ends at \(isoLast) ms, the program at \(programLast) ms")
+        #expect(abs((isoLast - isoFirst) - (programLast - Double(onAir))) < 600,
+                "on air \(programLast - Double(onAir)) ms, the ISO holds \(isoLast - isoFirst) ms")
+
+        // The cut list: the camera's clip starts at the cut, in its ISO file, which holds it.
+        let rate = 30
+        func frame(_ milliseconds: Double) -> Int { Int((milliseconds * Double(rate) / 1000).rounded()) }
+        let exported = try studio.run(["export", String(session), "--format", "edl", "--iso", "--db", studio.database])
+        try #require(exported.status == 0, "\(exported)")
+        let edl = try CMX3600(parsing: exported.output, base: rate)
+        let line = try #require(edl.lines.first { $0.reel == camera.uppercased() }, "\(edl.lines)")
+        #expect(line.recordIn == frame(Double(cut)) && line.sourceIn == line.recordIn, "\(line)")
+        #expect(edl.comments[line.number]?.contains("SOURCE FILE: \(isoPath)") == true, "\(edl.comments[line.number] ?? [])")
+        #expect(line.sourceIn >= frame(isoFirst) && line.sourceOut - 1 <= frame(isoLast) + 1, "\(line) against \(isoFirst)-\(isoLast) ms")
+        print("\(camera)'s ISO: \(copied.count) packets copied from the publisher's #\(first), \(isoFirst)-\(isoLast) ms (on air at \(onAir), "
+              + "program to \(programLast)); spacing within \(deviation) ms")
+    }
+
+    @Test func anSRTCallersIsoIsItsOwnH264() throws {
+        let studio = try StudioHarness()
+        let source = try Self.source(in: studio.directory)
+        let port = try NginxRTMP.freePort()
+        let config = "network:\n  srt:\n    listen: 127.0.0.1:\(port)\n    callers: [anna]\n"
+        try Self.recordAndCheck(camera: "anna", config: config, source: source, studio: studio) {
+            try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+                "-v", "error", "-re", "-i", source.path, "-c", "copy", "-f", "mpegts",
+                "srt://127.0.0.1:\(port)?streamid=anna&latency=120000&pkt_size=1316",
+            ], outputDirectory: studio.directory.appendingPathComponent("caller"))
+        }
+    }
+
+    @Test func aPhonesIsoThroughNginxIsItsOwnH264() throws {
+        let studio = try StudioHarness()
+        let source = try Self.source(in: studio.directory)
+        let nginx = try NginxRTMP(prefix: studio.directory.appendingPathComponent("nginx"))
+        let httpPort = try NginxRTMP.freePort()
+        let callback = "http://127.0.0.1:\(httpPort)/api/v1/ingest/rtmp"
+        nginx.applicationDirectives = "on_publish \(callback);\n on_publish_done \(callback);"
+        try nginx.start()
+        defer { nginx.stop() }
+        let key = "7c1e2a9b5d3f"
+        let config = "network:\n  rtmp:\n    server: rtmp://127.0.0.1:\(nginx.port)/live\n    keys: { phone1: \(key) }\n"
+        try Self.recordAndCheck(camera: "phone1", config: config, extraArguments: ["--http", "127.0.0.1:\(httpPort)"], source: source,
+                                studio: studio) {
+            try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: ["-v", "error", "-re", "-i", source.path, "-c", "copy", "-f", "flv", nginx.url(stream: key)],
+                             outputDirectory: studio.directory.appendingPathComponent("phone"))
+        }
+    }
+}
