@@ -30,7 +30,8 @@ extension IsoMode {
 /// webcam's JPEG goes by the same grid as an encoded ISO (`FrameGrid.firstFrame(atOrAfter:)` of its
 /// capture time: the tick that would have taken it), as a keyframe packet. A network camera's H.264 or
 /// HEVC packet goes at its media time on the mapping its picture is timed by (`IsoPacketStamps`), from
-/// a keyframe, with the stream's own parameters as the file's extradata. The stream's size from the
+/// a keyframe, a group of pictures at a time (`groupLimit`), with the stream's own parameters as the
+/// file's extradata. The stream's size from the
 /// frames: a new size, codec or parameters is a new stream description, generation + 1, `-gN.mkv`. No
 /// decoding, no encoding: a camera's ISO costs a copy.
 final class IsoPassthrough: Sendable {
@@ -105,63 +106,96 @@ final class IsoPassthrough: Sendable {
         worker.stop()
     }
 
+    /// A network camera's packets are written a group of pictures at a time (at the next keyframe, after
+    /// this much of its media time, or when the stream pauses), all on the mapping of the group's newest
+    /// packet: the timeline settles as packets come (a burst at connect, the soonest packet's path
+    /// delay), and a group stamped on its own start's mapping could land before the one written last.
+    static let groupLimit: Int64 = 2_000_000_000
+
     private func run(grid: FrameGrid) {
         var last: Int64?
         var description: StreamDescription?
         let tick = grid.pts(ofFrame: 1)
         var stamps = IsoPacketStamps(origin: grid.origin, frameDuration: tick)
-        while true {
-            let frame: CompressedVideoFrame
-            switch queue.pop(timeoutSeconds: 0.2) {
-            case .timedOut: continue
-            case .endOfStream:
-                deliver(.endOfStream)
-                return
-            case .item(let item): frame = item
+        var group: [CompressedVideoFrame] = []
+
+        /// Announces a new stream when `frame` differs from it (size, codec, parameters): generation + 1.
+        func describe(_ frame: CompressedVideoFrame) {
+            guard description?.width != frame.width || description?.height != frame.height || description?.codec != frame.codec.codecKind
+                    || description?.extradata != frame.parameters else { return }
+            let generation = description.map { $0.generation + 1 } ?? 0
+            let next = StreamDescription(kind: .video, codec: frame.codec.codecKind, width: frame.width, height: frame.height,
+                                         frameRate: grid.rate, bitRate: 0, extradata: frame.parameters, encoderName: "passthrough",
+                                         generation: generation)
+            description = next
+            // A new file starts at a keyframe.
+            stamps.restart()
+            counters.withLock {
+                $0.codec = frame.codec
+                $0.width = frame.width
+                $0.height = frame.height
+                $0.generation = generation
             }
-            guard frame.timing != nil || frame.captureTime >= grid.origin else {
-                counters.withLock { $0.framesBeforeOrigin += 1 }
-                continue
-            }
-            if description?.width != frame.width || description?.height != frame.height || description?.codec != frame.codec.codecKind
-                || description?.extradata != frame.parameters {
-                let generation = description.map { $0.generation + 1 } ?? 0
-                let next = StreamDescription(kind: .video, codec: frame.codec.codecKind, width: frame.width, height: frame.height,
-                                             frameRate: grid.rate, bitRate: 0, extradata: frame.parameters, encoderName: "passthrough",
-                                             generation: generation)
-                description = next
-                // A new file starts at a keyframe.
-                stamps.restart()
-                counters.withLock {
-                    $0.codec = frame.codec
-                    $0.width = frame.width
-                    $0.height = frame.height
-                    $0.generation = generation
-                }
-                deliver(.format(next))
-            }
-            var packet: EncodedPacket
-            if let timing = frame.timing {
-                // A network camera's packet: on its pictures' mapping, from a keyframe (`IsoPacketStamps`).
-                guard case .write(let pts, let dts, let duration) = stamps.stamp(timing, isKeyframe: frame.isKeyframe, sequence: frame.sequence) else {
-                    counters.withLock { $0.framesSetAside += 1 }
-                    continue
-                }
-                packet = EncodedPacket(kind: .video, data: frame.bytes, pts: pts, dts: dts, duration: duration,
+            deliver(.format(next))
+        }
+
+        func write(_ frame: CompressedVideoFrame, pts: MediaTime, dts: MediaTime, duration: MediaTime) {
+            var packet = EncodedPacket(kind: .video, data: frame.bytes, pts: pts, dts: dts, duration: duration,
                                        isKeyframe: frame.isKeyframe, generation: description?.generation ?? 0)
-            } else {
-                // The tick that would have taken it; a frame that came on the heels of the previous one gets the next.
-                var n = grid.firstFrame(atOrAfter: frame.captureTime)
-                if let last, n <= last { n = last + 1 }
-                last = n
-                let pts = grid.pts(ofFrame: n)
-                packet = EncodedPacket(kind: .video, data: frame.bytes, pts: pts, dts: pts, duration: tick,
-                                       isKeyframe: frame.isKeyframe, generation: description?.generation ?? 0)
-            }
             // Its way to the file: captured, handed to the output now (the output adds its queue and write).
             packet.times = FrameTimes(capture: frame.captureTime, encodeEnd: MonotonicClock.now())
             deliver(.packet(packet))
             counters.withLock { $0.framesWritten += 1 }
+        }
+
+        /// Writes the group on its newest packet's mapping (`IsoPacketStamps`: from a keyframe).
+        func flush() {
+            guard let offset = group.last?.timing?.offset else { return }
+            for frame in group {
+                describe(frame)
+                guard var timing = frame.timing else { continue }
+                timing.offset = offset
+                guard case .write(let pts, let dts, let duration) = stamps.stamp(timing, isKeyframe: frame.isKeyframe, sequence: frame.sequence) else {
+                    counters.withLock { $0.framesSetAside += 1 }
+                    continue
+                }
+                write(frame, pts: pts, dts: dts, duration: duration)
+            }
+            group.removeAll(keepingCapacity: true)
+        }
+
+        while true {
+            let frame: CompressedVideoFrame
+            switch queue.pop(timeoutSeconds: 0.2) {
+            case .timedOut:
+                flush()
+                continue
+            case .endOfStream:
+                flush()
+                deliver(.endOfStream)
+                return
+            case .item(let item): frame = item
+            }
+            if let timing = frame.timing {
+                // A network camera's packet: its group is written when the next begins.
+                if let first = group.first?.timing,
+                   frame.isKeyframe || timing.epoch != first.epoch || timing.dts - first.dts >= Self.groupLimit || timing.dts < first.dts {
+                    flush()
+                }
+                group.append(frame)
+                continue
+            }
+            guard frame.captureTime >= grid.origin else {
+                counters.withLock { $0.framesBeforeOrigin += 1 }
+                continue
+            }
+            describe(frame)
+            // The tick that would have taken it; a frame that came on the heels of the previous one gets the next.
+            var n = grid.firstFrame(atOrAfter: frame.captureTime)
+            if let last, n <= last { n = last + 1 }
+            last = n
+            let pts = grid.pts(ofFrame: n)
+            write(frame, pts: pts, dts: pts, duration: tick)
         }
     }
 }

@@ -52,6 +52,14 @@ import Glibc
         return units
     }
 
+    /// What libavcodec says decoding the file's video (empty: it decodes without an error).
+    static func decodingErrors(_ path: String) throws -> String {
+        let decoder = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: ["-v", "error", "-i", path, "-map", "0:v:0", "-f", "null", "-"],
+                                       outputDirectory: URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("decode-\(UUID().uuidString.prefix(4))"))
+        #expect(decoder.wait(timeout: 60) == .exited(0))
+        return decoder.errorText()
+    }
+
     /// A start code's leading zero belongs to the next unit's framing (4-byte start codes).
     private static func trimmed(_ unit: [UInt8]) -> [UInt8] { unit.last == 0 ? Array(unit.dropLast()) : unit }
 
@@ -78,7 +86,9 @@ import Glibc
         let status = feed()
         #expect(status?["mode"] == "passthrough" && status?["codec"] == "h264" && status?["encoder"] == "none (passthrough)"
                 && status?["size"] == "640x360", "\(status ?? .null)")
-        #expect(status?["frames_skipped"] == 0, "the copy kept up and started at the first keyframe: \(status ?? .null)")
+        // Nothing refused; set aside only what came before the first keyframe (a stream joined between keyframes).
+        let skipped = status?["frames_skipped"]?.intValue ?? -1
+        #expect(skipped >= 0 && skipped < 30, "the copy kept up and started at the first keyframe: \(status ?? .null)")
         #expect(studio.stopServer() == .exited(0))
 
         // The ISO file of the camera, and the program's.
@@ -90,6 +100,9 @@ import Glibc
         #expect(iso.video?.codecName == "h264" && iso.video?.width == 640 && iso.video?.height == 360, "\(iso.streams)")
         #expect(iso.streams.contains { $0.codecName == "aac" }, "the ISO carries the program's AAC: \(iso.streams)")
         #expect(iso.readError == nil, "\(iso.readError ?? "")")
+
+        let errors = try Self.decodingErrors(isoPath)
+        #expect(errors == "", "the ISO decodes cleanly: \(errors)")
 
         // The publisher's own packets, from a keyframe, none missing, none changed.
         let copied = iso.videoPackets, original = sent.videoPackets
@@ -125,8 +138,8 @@ import Glibc
         #expect(line.recordIn == frame(Double(cut)) && line.sourceIn == line.recordIn, "\(line)")
         #expect(edl.comments[line.number]?.contains("SOURCE FILE: \(isoPath)") == true, "\(edl.comments[line.number] ?? [])")
         #expect(line.sourceIn >= frame(isoFirst) && line.sourceOut - 1 <= frame(isoLast) + 1, "\(line) against \(isoFirst)-\(isoLast) ms")
-        print("\(camera)'s ISO: \(copied.count) packets copied from the publisher's #\(first), \(isoFirst)-\(isoLast) ms (on air at \(onAir), "
-              + "program to \(programLast)); spacing within \(deviation) ms")
+        print("\(camera)'s ISO: \(copied.count) packets copied from the publisher's #\(first) (\(skipped) set aside before it), \(isoFirst)-\(isoLast) ms "
+              + "(on air at \(onAir), program to \(programLast)); spacing within \(deviation) ms")
     }
 
     @Test func anSRTCallersIsoIsItsOwnH264() throws {
@@ -157,6 +170,51 @@ import Glibc
                                 studio: studio) {
             try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: ["-v", "error", "-re", "-i", source.path, "-c", "copy", "-f", "flv", nginx.url(stream: key)],
                              outputDirectory: studio.directory.appendingPathComponent("phone"))
+        }
+    }
+
+    /// A caller that goes away and calls again (its timestamps from the start again: a new connection,
+    /// a new epoch): the ISO goes on in the same file from the new stream's first keyframe, after a gap
+    /// (the time it was away); its times only grow and it decodes without an error.
+    @Test func aCallerThatRestartsGoesOnInTheSameFileFromAKeyframe() throws {
+        let studio = try StudioHarness()
+        let source = try Self.source(in: studio.directory)
+        let port = try NginxRTMP.freePort()
+        let configFile = studio.directory.appendingPathComponent("studio.yaml")
+        try "network:\n  srt:\n    listen: 127.0.0.1:\(port)\n    callers: [anna]\n".write(to: configFile, atomically: true, encoding: .utf8)
+        let recordings = studio.directory.appendingPathComponent("recordings")
+        try studio.serve(["--config", configFile.path, "--record", recordings.path, "--cameras", "1", "--camera-size", "320x180"] + EndToEndTests.smallProgram)
+        func state() -> String? { ((try? studio.json(["cameras"]))?["cameras"]?.arrayValue ?? []).first { $0["name"] == "anna" }?["state"]?.stringValue }
+        func copied() -> Int { ((try? studio.status())?["iso"]?.arrayValue ?? []).first { $0["camera"] == "anna" }?["frames_encoded"]?.intValue ?? 0 }
+        func call(_ name: String) throws -> ChildProcess {
+            try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+                "-v", "error", "-re", "-i", source.path, "-c", "copy", "-f", "mpegts", "srt://127.0.0.1:\(port)?streamid=anna&latency=120000&pkt_size=1316",
+            ], outputDirectory: studio.directory.appendingPathComponent(name))
+        }
+        let first = try call("first")
+        defer { _ = first.stop() }
+        #expect(waitUntil(seconds: 30, every: 0.1) { copied() > 60 }, "\(state() ?? "missing"); \(first.errorText())")
+        _ = first.stop()
+        #expect(waitUntil(seconds: 10, every: 0.05) { state() == "lost" }, "\(state() ?? "missing")")
+        let before = copied()
+        let second = try call("second")
+        defer { _ = second.stop() }
+        #expect(waitUntil(seconds: 30, every: 0.1) { copied() > before + 60 }, "\(state() ?? "missing"); \(second.errorText())")
+        #expect(studio.stopServer() == .exited(0))
+
+        let path = recordings.appendingPathComponent("session-1-anna.mkv").path
+        #expect(!FileManager.default.fileExists(atPath: recordings.appendingPathComponent("session-1-anna-g1.mkv").path), "one file: the stream did not change")
+        let errors = try Self.decodingErrors(path)
+        #expect(errors == "", "the ISO decodes cleanly: \(errors)")
+        let packets = try MediaProbe.probe(URL(fileURLWithPath: path)).videoPackets
+        let dts = packets.compactMap(\.dtsMilliseconds)
+        #expect(dts.count == packets.count && zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 }, "the times only grow")
+        // Two runs, each from a keyframe, with a gap of at least the time away between them.
+        let gaps = zip(packets, packets.dropFirst()).enumerated().filter { ($1.1.ptsMilliseconds ?? 0) - ($1.0.ptsMilliseconds ?? 0) > 500 }
+        #expect(gaps.count == 1, "\(gaps.map { ($0.element.0.ptsMilliseconds ?? -1, $0.element.1.ptsMilliseconds ?? -1) })")
+        if let gap = gaps.first {
+            #expect(packets[0].isKeyframe && gap.element.1.isKeyframe, "each run starts at a keyframe")
+            print("anna restarted: \(gap.offset + 1) packets, a gap \(gap.element.0.ptsMilliseconds ?? -1)-\(gap.element.1.ptsMilliseconds ?? -1) ms, then \(packets.count - gap.offset - 1)")
         }
     }
 }
