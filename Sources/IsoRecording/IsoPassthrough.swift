@@ -73,11 +73,12 @@ final class IsoPassthrough: Sendable {
     /// Frames the queue refused (the feed's thread was behind).
     var framesDropped: Int { queue.dropped }
 
-    /// Attaches to `camera`'s frames and starts stamping them on `grid`. Only the first call does anything.
-    func start(grid: FrameGrid, camera: any Camera) {
+    /// Attaches to `camera`'s frames and starts stamping them on `grid`; `idle` is called on the feed's
+    /// thread whenever no frame came for 0.2 s (must not block). Only the first call does anything.
+    func start(grid: FrameGrid, camera: any Camera, idle: @escaping @Sendable () -> Void = {}) {
         guard !started.exchange(true, ordering: .sequentiallyConsistent) else { return }
         attach(camera)
-        worker.start(name: name) { [self] in run(grid: grid) }
+        worker.start(name: name) { [self] in run(grid: grid, idle: idle) }
     }
 
     /// Records `camera` from now on (the same device came back as a new object).
@@ -112,7 +113,7 @@ final class IsoPassthrough: Sendable {
     /// delay), and a group stamped on its own start's mapping could land before the one written last.
     static let groupLimit: Int64 = 2_000_000_000
 
-    private func run(grid: FrameGrid) {
+    private func run(grid: FrameGrid, idle: @Sendable () -> Void) {
         var last: Int64?
         var description: StreamDescription?
         let tick = grid.pts(ofFrame: 1)
@@ -169,6 +170,7 @@ final class IsoPassthrough: Sendable {
             switch queue.pop(timeoutSeconds: 0.2) {
             case .timedOut:
                 flush()
+                idle()
                 continue
             case .endOfStream:
                 flush()

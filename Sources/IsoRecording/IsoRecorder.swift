@@ -190,7 +190,11 @@ public final class IsoRecorder: Sendable {
         // Both ways stamp frames on this grid: the program's origin, the camera's rate.
         guard encoder.begin(grid: FrameGrid(origin: origin, rate: rate)) else { return }
         output.start()
-        if let passthrough, let grid = encoder.grid { passthrough.start(grid: grid, camera: camera) }
+        if let passthrough, let grid = encoder.grid {
+            // A network camera tells its codec only once connected: one whose stream cannot be copied
+            // (MPEG-2, say) sends no packets, and its pictures are encoded from then on.
+            passthrough.start(grid: grid, camera: camera, idle: { [weak self] in self?.followCamera() })
+        }
         followCamera()
     }
 

@@ -14,14 +14,14 @@ import Glibc
 /// the program time the camera came on air to the program's end, with the program's AAC; `studio export
 /// --iso` points the camera's clip at that file, inside what it holds. Real time: in the serialized set.
 @Suite(.serialized) struct NetworkIsoEndToEndTests {
-    /// Encodes the publisher's stream once: 640x360 at 30 fps, a keyframe every 30 frames, 20 s, x264 and
-    /// AAC in MPEG-TS.
-    static func source(in directory: URL) throws -> URL {
+    /// Encodes the publisher's stream once: 640x360 at 30 fps, a keyframe every 30 frames, 20 s, x264 (or
+    /// the `video` encoder asked for) and AAC in MPEG-TS.
+    static func source(in directory: URL, video: [String] = ["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency"]) throws -> URL {
         let file = directory.appendingPathComponent("source.ts")
         let encoder = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
             "-v", "error", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=20",
             "-f", "lavfi", "-i", "sine=f=1000:r=48000:d=20",
-            "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p",
+            ] + video + ["-g", "30", "-pix_fmt", "yuv420p",
             "-c:a", "aac", "-b:a", "96k", "-f", "mpegts", file.path,
         ], outputDirectory: directory.appendingPathComponent("encode"))
         #expect(encoder.wait(timeout: 60) == .exited(0), "\(encoder.errorText())")
@@ -64,7 +64,7 @@ import Glibc
     private static func trimmed(_ unit: [UInt8]) -> [UInt8] { unit.last == 0 ? Array(unit.dropLast()) : unit }
 
     /// Records `camera` while `publish` sends `source`, cut to program, then checks the ISO against it.
-    static func recordAndCheck(camera: String, config: String, extraArguments: [String] = [], source: URL, studio: StudioHarness,
+    static func recordAndCheck(camera: String, codec: String = "h264", config: String, extraArguments: [String] = [], source: URL, studio: StudioHarness,
                                publish: () throws -> ChildProcess) throws {
         let recordings = studio.directory.appendingPathComponent("recordings")
         let configFile = studio.directory.appendingPathComponent("studio.yaml")
@@ -84,7 +84,7 @@ import Glibc
         let cut = try #require(try studio.json(["switch", camera])["program_ms"]?.intValue)
         #expect(waitUntil(seconds: 30, every: 0.1) { programMs() > cut + 3000 }, "the program runs on after the cut")
         let status = feed()
-        #expect(status?["mode"] == "passthrough" && status?["codec"] == "h264" && status?["encoder"] == "none (passthrough)"
+        #expect(status?["mode"] == "passthrough" && status?["codec"]?.stringValue == codec && status?["encoder"] == "none (passthrough)"
                 && status?["size"] == "640x360", "\(status ?? .null)")
         // Nothing refused; set aside only what came before the first keyframe (a stream joined between keyframes).
         let skipped = status?["frames_skipped"]?.intValue ?? -1
@@ -97,7 +97,7 @@ import Glibc
                                    "\(rows)")
         let iso = try DemuxedPackets(path: isoPath)
         let sent = try DemuxedPackets(path: source.path)
-        #expect(iso.video?.codecName == "h264" && iso.video?.width == 640 && iso.video?.height == 360, "\(iso.streams)")
+        #expect(iso.video?.codecName == codec && iso.video?.width == 640 && iso.video?.height == 360, "\(iso.streams)")
         #expect(iso.streams.contains { $0.codecName == "aac" }, "the ISO carries the program's AAC: \(iso.streams)")
         #expect(iso.readError == nil, "\(iso.readError ?? "")")
 
@@ -216,5 +216,38 @@ import Glibc
             #expect(packets[0].isKeyframe && gap.element.1.isKeyframe, "each run starts at a keyframe")
             print("anna restarted: \(gap.offset + 1) packets, a gap \(gap.element.0.ptsMilliseconds ?? -1)-\(gap.element.1.ptsMilliseconds ?? -1) ms, then \(packets.count - gap.offset - 1)")
         }
+    }
+
+    /// The same for an SRT caller sending HEVC (x265): copied as it came, `hevc` in the file.
+    @Test func anSRTCallersHEVCIsCopiedToo() throws {
+        let studio = try StudioHarness()
+        let source = try Self.source(in: studio.directory, video: ["-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error:bframes=0"])
+        let port = try NginxRTMP.freePort()
+        let config = "network:\n  srt:\n    listen: 127.0.0.1:\(port)\n    callers: [anna]\n"
+        try Self.recordAndCheck(camera: "anna", codec: "hevc", config: config, source: source, studio: studio) {
+            try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+                "-v", "error", "-re", "-i", source.path, "-c", "copy", "-f", "mpegts",
+                "srt://127.0.0.1:\(port)?streamid=anna&latency=120000&pkt_size=1316",
+            ], outputDirectory: studio.directory.appendingPathComponent("caller"))
+        }
+    }
+
+    /// A caller whose video cannot be copied (MPEG-2): its ISO encodes its pictures with H.264 instead.
+    @Test func aStreamThatCannotBeCopiedIsEncoded() throws {
+        let studio = try StudioHarness()
+        let port = try NginxRTMP.freePort()
+        let configFile = studio.directory.appendingPathComponent("studio.yaml")
+        try "network:\n  srt:\n    listen: 127.0.0.1:\(port)\n    callers: [anna]\n".write(to: configFile, atomically: true, encoding: .utf8)
+        try studio.serve(["--config", configFile.path, "--record", studio.directory.appendingPathComponent("recordings").path,
+                          "--cameras", "1", "--camera-size", "320x180"] + EndToEndTests.smallProgram)
+        func feed() -> JSONValue? { ((try? studio.status())?["iso"]?.arrayValue ?? []).first { $0["camera"] == "anna" } }
+        let caller = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=30", "-c:v", "mpeg2video", "-g", "30", "-f", "mpegts",
+            "srt://127.0.0.1:\(port)?streamid=anna&latency=120000&pkt_size=1316",
+        ], outputDirectory: studio.directory.appendingPathComponent("caller"))
+        defer { _ = caller.stop() }
+        #expect(waitUntil(seconds: 30, every: 0.1) { feed()?["mode"] == "encode" && (feed()?["frames_encoded"]?.intValue ?? 0) > 30 },
+                "\(feed() ?? .null); \(caller.errorText())")
+        #expect(feed()?["codec"] == "h264" && feed()?["size"] == "640x360", "\(feed() ?? .null)")
     }
 }
