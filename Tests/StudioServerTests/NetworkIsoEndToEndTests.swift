@@ -16,10 +16,10 @@ import Glibc
 @Suite(.serialized) struct NetworkIsoEndToEndTests {
     /// Encodes the publisher's stream once: 640x360 at 30 fps, a keyframe every 30 frames, 20 s, x264 (or
     /// the `video` encoder asked for) and AAC in MPEG-TS.
-    static func source(in directory: URL, video: [String] = ["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency"]) throws -> URL {
-        let file = directory.appendingPathComponent("source.ts")
+    static func source(in directory: URL, size: String = "640x360", video: [String] = ["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency"]) throws -> URL {
+        let file = directory.appendingPathComponent("source-\(size).ts")
         let encoder = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
-            "-v", "error", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=20",
+            "-v", "error", "-f", "lavfi", "-i", "testsrc2=s=\(size):r=30:d=20",
             "-f", "lavfi", "-i", "sine=f=1000:r=48000:d=20",
             ] + video + ["-g", "30", "-pix_fmt", "yuv420p",
             "-c:a", "aac", "-b:a", "96k", "-f", "mpegts", file.path,
@@ -249,5 +249,41 @@ import Glibc
         #expect(waitUntil(seconds: 30, every: 0.1) { feed()?["mode"] == "encode" && (feed()?["frames_encoded"]?.intValue ?? 0) > 30 },
                 "\(feed() ?? .null); \(caller.errorText())")
         #expect(feed()?["codec"] == "h264" && feed()?["size"] == "640x360", "\(feed() ?? .null)")
+    }
+
+    /// A caller that calls again at another size (a new connection, new codec parameters): the ISO's
+    /// next file, `-g1.mkv`, holds the new stream from its first keyframe; both files decode cleanly.
+    @Test func aCallerBackAtAnotherSizeGoesOnInTheNextFile() throws {
+        let studio = try StudioHarness()
+        let large = try Self.source(in: studio.directory), small = try Self.source(in: studio.directory, size: "480x270")
+        let port = try NginxRTMP.freePort()
+        let configFile = studio.directory.appendingPathComponent("studio.yaml")
+        try "network:\n  srt:\n    listen: 127.0.0.1:\(port)\n    callers: [anna]\n".write(to: configFile, atomically: true, encoding: .utf8)
+        let recordings = studio.directory.appendingPathComponent("recordings")
+        try studio.serve(["--config", configFile.path, "--record", recordings.path, "--cameras", "1", "--camera-size", "320x180"] + EndToEndTests.smallProgram)
+        func feed() -> JSONValue? { ((try? studio.status())?["iso"]?.arrayValue ?? []).first { $0["camera"] == "anna" } }
+        func call(_ source: URL) throws -> ChildProcess {
+            try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+                "-v", "error", "-re", "-i", source.path, "-c", "copy", "-f", "mpegts", "srt://127.0.0.1:\(port)?streamid=anna&latency=120000&pkt_size=1316",
+            ], outputDirectory: studio.directory.appendingPathComponent("caller-\(UUID().uuidString.prefix(4))"))
+        }
+        let first = try call(large)
+        defer { _ = first.stop() }
+        #expect(waitUntil(seconds: 30, every: 0.1) { (feed()?["frames_encoded"]?.intValue ?? 0) > 60 }, "\(feed() ?? .null); \(first.errorText())")
+        _ = first.stop()
+        let second = try call(small)
+        defer { _ = second.stop() }
+        #expect(waitUntil(seconds: 30, every: 0.1) { feed()?["size"] == "480x270" && feed()?["generation"] == 1 && (feed()?["frames_encoded"]?.intValue ?? 0) > 150 },
+                "\(feed() ?? .null); \(second.errorText())")
+        #expect(studio.stopServer() == .exited(0))
+
+        for (name, width) in [("session-1-anna.mkv", 640), ("session-1-anna-g1.mkv", 480)] {
+            let path = recordings.appendingPathComponent(name).path
+            let file = try DemuxedPackets(path: path)
+            #expect(file.video?.codecName == "h264" && file.video?.width == width && file.videoPackets.first?.isKeyframe == true, "\(name): \(file.streams)")
+            #expect(file.videoPackets.count > 30, "\(name): \(file.videoPackets.count) packets")
+            let errors = try Self.decodingErrors(path)
+            #expect(errors == "", "\(name) decodes cleanly: \(errors)")
+        }
     }
 }
