@@ -8,13 +8,14 @@ import Capture
 /// frame the program showed at T is at T in the ISO, to within the tick that took it. Within a group of
 /// pictures the mapping is held (an anchor), so a reordered stream's pts and dts keep their spacing; at
 /// each keyframe the anchor follows the mapping when it moved more than `tolerance` (the timeline's slow
-/// slew, its drift), so the file does not drift from the program over hours.
+/// slew, its drift), so the file does not drift from the program over hours; a move back is caught up
+/// as far as the last packet written allows (`catchUpLimit`).
 ///
 /// The file must stay decodable, so a packet is set aside (`Decision.skip`), and every one after it
 /// until the next keyframe, when: the copy has not started yet (it starts at a keyframe), the mapping's
 /// epoch changed (a new connection, a publisher's restart, a jump of its timestamps), a packet before
 /// it was refused by the queue (a gap in `sequence`), it falls before the program's origin, or its dts
-/// would not come after the last one written (the mapping moved back further than a frame: a burst).
+/// would not come after the last one written (the mapping moved back further than `catchUpLimit`).
 /// A keyframe that lands after the last packet written starts the copy again, in the same file.
 struct IsoPacketStamps {
     enum Decision: Equatable {
@@ -24,6 +25,11 @@ struct IsoPacketStamps {
 
     /// The anchor follows the mapping at a keyframe when it moved more than this (ns).
     static let tolerance: Int64 = 2_000_000
+    /// A mapping that moved back by up to this much more than the time since the last packet written
+    /// (ns: the path's delay fell, on a loaded machine or after a stall) is caught up over the next
+    /// keyframes, each placed just after the last packet written; further back (a connect's burst),
+    /// packets are set aside until a keyframe lands after it.
+    static let catchUpLimit: Int64 = 500_000_000
 
     /// CLOCK_MONOTONIC ns of the program's time 0.
     let origin: UInt64
@@ -48,7 +54,14 @@ struct IsoPacketStamps {
         if epoch != timing.epoch || self.sequence.map({ sequence != $0 + 1 }) == true { waiting = true }
         epoch = timing.epoch
         if isKeyframe, waiting || anchor.map({ abs(timing.offset - $0) > Self.tolerance }) != false {
-            anchor = timing.offset
+            var next = timing.offset
+            if let lastDTS {
+                // Moved back a little: the keyframe goes just after the last packet written (the program's
+                // playout skipped those pictures too), and the next keyframes catch up the rest.
+                let shortfall = (lastDTS.milliseconds + 1) * 1_000_000 - (timing.dts &+ next &- Int64(clamping: origin))
+                if shortfall > 0, shortfall <= Self.catchUpLimit { next += shortfall }
+            }
+            anchor = next
             waiting = false
         }
         guard !waiting, let anchor else { return .skip }

@@ -82,4 +82,21 @@ import Capture
         #expect(stamps.stamp(Self.timing(1, offset: offset), isKeyframe: false, sequence: 2) == .skip)
         #expect(Self.milliseconds(stamps.stamp(Self.timing(30, offset: offset), isKeyframe: true, sequence: 3))?.dts == 1_160)
     }
+
+    /// The path's delay fell 100 ms (a loaded machine's late packets, then prompt ones): the keyframe goes
+    /// just after the last packet written, and the next keyframe catches up the rest. Nothing is set aside.
+    @Test func aMappingThatMovedBackALittleIsCaughtUpAtKeyframes() {
+        var stamps = IsoPacketStamps(origin: Self.origin, frameDuration: .milliseconds(33))
+        let offset = Self.offset(programMs: 2_000)
+        for index in 0..<3 { _ = stamps.stamp(Self.timing(index, offset: offset), isKeyframe: index == 0, sequence: index + 1) }
+        let back = offset - 100 * Self.ms
+        // On the new mapping the keyframe would be at 2020, before 2080: it goes at 2081.
+        #expect(Self.milliseconds(stamps.stamp(Self.timing(3, offset: back), isKeyframe: true, sequence: 4))?.dts == 2_081)
+        #expect(Self.milliseconds(stamps.stamp(Self.timing(4, offset: back), isKeyframe: false, sequence: 5))?.dts == 2_121)
+        // The next keyframe catches up further (on the mapping 2100, which is not after 2121: 2122) ...
+        #expect(Self.milliseconds(stamps.stamp(Self.timing(5, offset: back), isKeyframe: true, sequence: 6))?.dts == 2_122)
+        for index in 6..<10 { #expect(stamps.stamp(Self.timing(index, offset: back), isKeyframe: false, sequence: index + 1) != .skip) }
+        // ... and the one after lands on the mapping: 1900 + 400.
+        #expect(Self.milliseconds(stamps.stamp(Self.timing(10, offset: back), isKeyframe: true, sequence: 11))?.dts == 2_300)
+    }
 }

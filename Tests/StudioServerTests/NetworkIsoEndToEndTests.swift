@@ -114,10 +114,16 @@ import Glibc
         #expect(mismatched.isEmpty, "\(mismatched.count) of \(copied.count) packets differ from the publisher's, the first at \(mismatched.first ?? -1)")
         #expect(zip(copied, original[first...]).allSatisfy { $0.isKeyframe == $1.isKeyframe })
 
-        // Their spacing is the publisher's (one mapping, slewed at keyframes by at most a few ms).
+        // Their spacing is the publisher's within each group of pictures (to the millisecond the file keeps);
+        // between groups the mapping to program time moves at keyframes only, as the jitter buffer's does (a
+        // few ms on an idle machine).
         let copiedPts = copied.compactMap(\.ptsMilliseconds), sentPts = original[first...].compactMap(\.ptsMilliseconds)
+        try #require(copiedPts.count == copied.count)
+        let withinGroups = copied.indices.dropFirst().filter { !copied[$0].isKeyframe }
+            .map { abs((copiedPts[$0] - copiedPts[$0 - 1]) - (sentPts[$0] - sentPts[$0 - 1])) }.max() ?? 0
+        #expect(withinGroups <= 1.5, "within a group the copy's spacing strays \(withinGroups) ms from the publisher's")
         let deviation = zip(copiedPts, sentPts).map { abs(($0 - copiedPts[0]) - ($1 - sentPts[0])) }.max() ?? .infinity
-        #expect(deviation <= 34, "the copy's times stray \(deviation) ms from the publisher's")
+        #expect(deviation <= 500, "the copy's times stray \(deviation) ms from the publisher's")
 
         // On the program's timeline: from when the camera came on air to the program's last frame.
         let programLast = try DemuxedPackets(path: recordings.appendingPathComponent("session-\(session)-program.mkv").path)
@@ -139,7 +145,7 @@ import Glibc
         #expect(edl.comments[line.number]?.contains("SOURCE FILE: \(isoPath)") == true, "\(edl.comments[line.number] ?? [])")
         #expect(line.sourceIn >= frame(isoFirst) && line.sourceOut - 1 <= frame(isoLast) + 1, "\(line) against \(isoFirst)-\(isoLast) ms")
         print("\(camera)'s ISO: \(copied.count) packets copied from the publisher's #\(first) (\(skipped) set aside before it), \(isoFirst)-\(isoLast) ms "
-              + "(on air at \(onAir), program to \(programLast)); spacing within \(deviation) ms")
+              + "(on air at \(onAir), program to \(programLast)); spacing within \(withinGroups) ms in a group, \(deviation) ms overall")
     }
 
     @Test func anSRTCallersIsoIsItsOwnH264() throws {
