@@ -3,11 +3,15 @@ import StudioCore
 import StudioSystem
 
 /// The compression a camera's frames arrive in, when they arrive compressed: a webcam's MJPEG, a
-/// network camera's H.264 or HEVC (whose frames carry `isKeyframe` false between keyframes).
+/// network camera's H.264 or HEVC (whose frames carry `isKeyframe` false between keyframes), and a
+/// network camera's own sound, AAC, which rides the same queue to its ISO (`isAudio`).
 public enum CompressedCodec: String, Sendable, CaseIterable {
     case mjpeg
     case h264
     case hevc
+    case aac
+
+    public var isAudio: Bool { self == .aac }
 
     /// The codec as the muxers name it.
     public var codecKind: CodecKind {
@@ -15,6 +19,7 @@ public enum CompressedCodec: String, Sendable, CaseIterable {
         case .mjpeg: .mjpeg
         case .h264: .h264
         case .hevc: .hevc
+        case .aac: .aac
         }
     }
 }
@@ -59,8 +64,12 @@ public struct CompressedVideoFrame: Sendable {
     /// A network camera's packet: its times and their mapping to this machine's clock (nil: a webcam's
     /// frame, placed by `captureTime`).
     public var timing: StreamTiming?
-    /// Counts the frames offered to the queue (set by `CompressedFrameQueue`): a gap is a frame it refused.
-    public var sequence = 0
+    /// The frames the queue had refused when it took this one (set by `CompressedFrameQueue`): when it
+    /// grew since the previous frame, one was refused between them.
+    public var refusedBefore = 0
+    /// AAC: the sound's rate and channels (the picture's size is 0).
+    public var sampleRate = 0
+    public var channels = 0
 
     public init(codec: CompressedCodec, bytes: [UInt8], captureTime: UInt64, width: Int, height: Int, isKeyframe: Bool = true) {
         self.codec = codec
@@ -77,7 +86,8 @@ public struct CompressedVideoFrame: Sendable {
 /// consumer is behind, the newest frame is refused and counted in `dropped`. Keyframes are not refused
 /// first: a frame that is not a keyframe (H.264/HEVC between keyframes) is refused once the queue is
 /// three quarters full, a keyframe only when it is full (JPEG frames are all keyframes, so any frame
-/// may go). Each frame offered is numbered (`sequence`), so the consumer sees where one was refused.
+/// may go). Each frame taken carries the count of those refused before it (`refusedBefore`), so the
+/// consumer sees where one was refused.
 public final class CompressedFrameQueue: Sendable {
     private let queue: BoundedQueue<CompressedVideoFrame>
     private let droppedCount = Atomic<Int>(0)
@@ -97,8 +107,9 @@ public final class CompressedFrameQueue: Sendable {
 
     /// Never blocks.
     public func offer(_ frame: CompressedVideoFrame) {
+        offeredCount.add(1, ordering: .relaxed)
         var frame = frame
-        frame.sequence = offeredCount.add(1, ordering: .relaxed).newValue
+        frame.refusedBefore = droppedCount.load(ordering: .relaxed)
         guard frame.isKeyframe || queue.count < deltaLimit, queue.offer(frame) else {
             droppedCount.add(1, ordering: .relaxed)
             return

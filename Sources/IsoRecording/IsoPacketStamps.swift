@@ -14,7 +14,7 @@ import Capture
 /// The file must stay decodable, so a packet is set aside (`Decision.skip`), and every one after it
 /// until the next keyframe, when: the copy has not started yet (it starts at a keyframe), the mapping's
 /// epoch changed (a new connection, a publisher's restart, a jump of its timestamps), a packet before
-/// it was refused by the queue (a gap in `sequence`), it falls before the program's origin, or its dts
+/// it was refused by the queue (`refusals` grew), it falls before the program's origin, or its dts
 /// would not come after the last one written (the mapping moved back further than `catchUpLimit`).
 /// A keyframe that lands after the last packet written starts the copy again, in the same file.
 struct IsoPacketStamps {
@@ -37,9 +37,10 @@ struct IsoPacketStamps {
     let frameDuration: MediaTime
     private var anchor: Int64?
     private var epoch: Int?
-    private var sequence: Int?
+    private var refusals: Int?
     private var waiting = true
     private var lastDTS: MediaTime?
+    private var lastAudioDTS: MediaTime?
 
     init(origin: UInt64, frameDuration: MediaTime) {
         self.origin = origin
@@ -49,9 +50,10 @@ struct IsoPacketStamps {
     /// The copy starts again at the next keyframe (a new stream description, a new file).
     mutating func restart() { waiting = true }
 
-    mutating func stamp(_ timing: StreamTiming, isKeyframe: Bool, sequence: Int) -> Decision {
-        defer { self.sequence = sequence }
-        if epoch != timing.epoch || self.sequence.map({ sequence != $0 + 1 }) == true { waiting = true }
+    /// `refusals`: the frames its queue had refused before this one (`CompressedVideoFrame.refusedBefore`).
+    mutating func stamp(_ timing: StreamTiming, isKeyframe: Bool, refusals: Int) -> Decision {
+        defer { self.refusals = refusals }
+        if epoch != timing.epoch || self.refusals.map({ refusals != $0 }) == true { waiting = true }
         epoch = timing.epoch
         if isKeyframe, waiting || anchor.map({ abs(timing.offset - $0) > Self.tolerance }) != false {
             var next = timing.offset
@@ -74,6 +76,17 @@ struct IsoPacketStamps {
         let pts = max(dts, programTime(timing.pts, anchor))
         let duration = timing.duration > 0 ? MediaTime(microseconds: timing.duration / 1000) : frameDuration
         return .write(pts: pts, dts: dts, duration: duration)
+    }
+
+    /// The source's own sound (its AAC, copied to the ISO's second audio track): on the video's anchor, so
+    /// sound and pictures keep the sync they came with; nothing while the video waits for a keyframe,
+    /// and a packet that would not follow the last one (the anchor moved back) is set aside.
+    mutating func stampAudio(_ timing: StreamTiming) -> Decision {
+        guard !waiting, let anchor, epoch == timing.epoch else { return .skip }
+        let dts = programTime(timing.dts, anchor)
+        guard dts >= .zero, lastAudioDTS.map({ dts.milliseconds > $0.milliseconds }) != false else { return .skip }
+        lastAudioDTS = dts
+        return .write(pts: max(dts, programTime(timing.pts, anchor)), dts: dts, duration: MediaTime(microseconds: max(0, timing.duration) / 1000))
     }
 
     private func programTime(_ media: Int64, _ anchor: Int64) -> MediaTime {

@@ -44,6 +44,8 @@ final class IsoPassthrough: Sendable {
         var framesWritten = 0
         /// Frames captured before the program's origin (not part of the recording).
         var framesBeforeOrigin = 0
+        /// A network camera's own sound: AAC packets copied to the file's second audio track.
+        var soundPackets = 0
         /// A network camera's H.264/HEVC packets set aside until the next keyframe (see `IsoPacketStamps`):
         /// before the first, after one the queue refused, a reconnect or a jump of the stream's timestamps.
         var framesSetAside = 0
@@ -54,6 +56,10 @@ final class IsoPassthrough: Sendable {
 
     private let name: String
     private let deliver: @Sendable (MediaItem) -> Void
+    /// The source's own sound (a network camera's AAC): its second audio track's items.
+    private let deliverAudio: @Sendable (MediaItem) -> Void
+    /// The second audio track's title.
+    static let soundTitle = "the camera's own sound"
     private let queue = CompressedFrameQueue(capacity: queueCapacity)
     private let worker = WorkerThread()
     private let counters = Mutex(Statistics())
@@ -64,9 +70,10 @@ final class IsoPassthrough: Sendable {
     /// - Parameters:
     ///   - name: the thread's name (`iso.camN`).
     ///   - deliver: takes the stream's items (format, packets, end of stream); must not block.
-    init(name: String, deliver: @escaping @Sendable (MediaItem) -> Void) {
+    init(name: String, deliver: @escaping @Sendable (MediaItem) -> Void, deliverAudio: @escaping @Sendable (MediaItem) -> Void = { _ in }) {
         self.name = name
         self.deliver = deliver
+        self.deliverAudio = deliverAudio
     }
 
     var statistics: Statistics { counters.withLock { $0 } }
@@ -140,6 +147,18 @@ final class IsoPassthrough: Sendable {
             deliver(.format(next))
         }
 
+        var sound: StreamDescription?
+        /// The source's own sound as the ISO's second audio track, announced when it first comes or changes.
+        func announceSound(_ frame: CompressedVideoFrame) {
+            guard sound?.extradata != frame.parameters || sound?.sampleRate != frame.sampleRate || sound?.channels != frame.channels else { return }
+            var next = StreamDescription(kind: .audio, codec: .aac, sampleRate: frame.sampleRate, channels: frame.channels, bitRate: 0,
+                                         extradata: frame.parameters, encoderName: "passthrough", generation: (sound?.generation ?? -1) + 1)
+            next.track = 1
+            next.title = Self.soundTitle
+            sound = next
+            deliverAudio(.format(next))
+        }
+
         func write(_ frame: CompressedVideoFrame, pts: MediaTime, dts: MediaTime, duration: MediaTime) {
             var packet = EncodedPacket(kind: .video, data: frame.bytes, pts: pts, dts: dts, duration: duration,
                                        isKeyframe: frame.isKeyframe, generation: description?.generation ?? 0)
@@ -153,10 +172,19 @@ final class IsoPassthrough: Sendable {
         func flush() {
             guard let offset = group.last?.timing?.offset else { return }
             for frame in group {
-                describe(frame)
+                if !frame.codec.isAudio { describe(frame) }
                 guard var timing = frame.timing else { continue }
                 timing.offset = offset
-                guard case .write(let pts, let dts, let duration) = stamps.stamp(timing, isKeyframe: frame.isKeyframe, sequence: frame.sequence) else {
+                if frame.codec.isAudio {
+                    if case .write(let pts, let dts, let duration) = stamps.stampAudio(timing) {
+                        var packet = EncodedPacket(kind: .audio, data: frame.bytes, pts: pts, dts: dts, duration: duration, isKeyframe: true)
+                        packet.track = 1
+                        deliverAudio(.packet(packet))
+                        counters.withLock { $0.soundPackets += 1 }
+                    }
+                    continue
+                }
+                guard case .write(let pts, let dts, let duration) = stamps.stamp(timing, isKeyframe: frame.isKeyframe, refusals: frame.refusedBefore) else {
                     counters.withLock { $0.framesSetAside += 1 }
                     continue
                 }
@@ -179,8 +207,10 @@ final class IsoPassthrough: Sendable {
             case .item(let item): frame = item
             }
             if let timing = frame.timing {
-                // A network camera's packet: its group is written when the next begins.
-                if let first = group.first?.timing,
+                // A network camera's packet: its group is written when the next begins. Its sound's track
+                // is announced at once, so the file opens with it.
+                if frame.codec.isAudio { announceSound(frame) }
+                if let first = group.first?.timing, !frame.codec.isAudio,
                    frame.isKeyframe || timing.epoch != first.epoch || timing.dts - first.dts >= Self.groupLimit || timing.dts < first.dts {
                     flush()
                 }

@@ -123,7 +123,8 @@ public final class IsoRecorder: Sendable {
             },
             requestKeyframe: { if $0 == .encoder { encoder.stage?.requestKeyframe() } })
         self.splice = splice
-        passthrough = passes ? IsoPassthrough(name: Self.threadName(of: camera.id), deliver: { splice.deliver($0, from: .passthrough) }) : nil
+        passthrough = passes ? IsoPassthrough(name: Self.threadName(of: camera.id), deliver: { splice.deliver($0, from: .passthrough) },
+                                              deliverAudio: { fanOut.deliver($0) }) : nil
         if passes { splice.expect(.passthrough) }
         output = MediaOutput(destination: OutputDestination(name: "iso-\(name)", url: path), events: events,
                              requestKeyframe: { encoder.stage?.requestKeyframe() })

@@ -9,6 +9,8 @@ public final class OutputFanOut: Sendable {
         var outputs: [MediaOutput] = []
         var video: StreamDescription?
         var audio: StreamDescription?
+        /// A recording's second audio track (the source's own sound).
+        var sourceAudio: StreamDescription?
         var ended = 0
     }
 
@@ -23,6 +25,7 @@ public final class OutputFanOut: Sendable {
         state.withLock { state in
             if let video = state.video { output.accept(.format(video)) }
             if let audio = state.audio { output.accept(.format(audio)) }
+            if let sourceAudio = state.sourceAudio { output.accept(.format(sourceAudio)) }
             if state.ended >= expectedEndOfStreams { output.accept(.endOfStream) }
             state.outputs.append(output)
         }
@@ -46,7 +49,13 @@ public final class OutputFanOut: Sendable {
         state.withLock { state in
             switch item {
             case .format(let description):
-                if description.kind == .video { state.video = description } else { state.audio = description }
+                if description.kind == .video {
+                    state.video = description
+                } else if description.track != 0 {
+                    state.sourceAudio = description
+                } else {
+                    state.audio = description
+                }
             case .endOfStream:
                 state.ended += 1
                 guard state.ended == expectedEndOfStreams else { return }

@@ -33,6 +33,10 @@ public struct StreamDescription: Hashable, Sendable {
     public var encoderName: String
     /// Increases each time the stream's parameters change.
     public var generation: Int
+    /// An audio stream's track in a recording: 0 the program's sound, 1 the recorded source's own
+    /// (a network camera's AAC in its ISO, a second track titled `title`, not the default).
+    public var track = 0
+    public var title: String?
 
     public init(kind: MediaKind, codec: CodecKind, width: Int = 0, height: Int = 0, frameRate: Rational = Rational(30),
                 sampleRate: Int = 0, channels: Int = 0, bitRate: Int, extradata: [UInt8], encoderName: String,
@@ -63,6 +67,8 @@ public struct EncodedPacket: Sendable {
     public var generation: Int
     /// A program video packet's way from the camera (see `FrameTimes`); nil for others.
     public var times: FrameTimes?
+    /// An audio packet's track (`StreamDescription.track`).
+    public var track = 0
 
     public init(kind: MediaKind, data: [UInt8], pts: MediaTime, dts: MediaTime, duration: MediaTime,
                 isKeyframe: Bool, generation: Int = 0) {

@@ -1,7 +1,7 @@
 import Testing
 @testable import Capture
 
-/// The bounded queue between a camera and its passthrough ISO: numbered frames, and when the ISO is
+/// The bounded queue between a camera and its passthrough ISO: frames that tell of refusals, and when the ISO is
 /// behind, frames between keyframes refused before keyframes.
 @Suite struct CompressedFrameQueueTests {
     static func frame(keyframe: Bool) -> CompressedVideoFrame {
@@ -18,10 +18,10 @@ import Testing
         #expect(queue.dropped == 2)
         queue.offer(Self.frame(keyframe: true))
         #expect(queue.dropped == 3 && queue.offered == 11)
-        // Numbered as offered: the consumer sees the gaps.
-        var sequences: [Int] = []
+        // Each frame says how many were refused before it: the consumer sees where.
+        var refusals: [Int] = []
         queue.close()
-        while case .item(let frame) = queue.pop(timeoutSeconds: 0) { sequences.append(frame.sequence) }
-        #expect(sequences == [1, 2, 3, 4, 5, 6, 9, 10])
+        while case .item(let frame) = queue.pop(timeoutSeconds: 0) { refusals.append(frame.refusedBefore) }
+        #expect(refusals == [0, 0, 0, 0, 0, 0, 2, 2])
     }
 }

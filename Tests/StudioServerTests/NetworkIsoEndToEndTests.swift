@@ -11,7 +11,8 @@ import Glibc
 /// copy`: every packet it sends is known) to studio's SRT listener (MPEG-TS, Annex B) or through
 /// nginx-rtmp (FLV, avcC). After the show the ISO holds the publisher's packets, NAL unit for NAL unit,
 /// a run of them from a keyframe with none missing, at the publisher's size and with their spacing, from
-/// the program time the camera came on air to the program's end, with the program's AAC; `studio export
+/// the program time the camera came on air to the program's end, with the program's AAC as its first
+/// audio track and the publisher's own AAC packets as its second; `studio export
 /// --iso` points the camera's clip at that file, inside what it holds. Real time: in the serialized set.
 @Suite(.serialized) struct NetworkIsoEndToEndTests {
     /// Encodes the publisher's stream once: 640x360 at 30 fps, a keyframe every 30 frames, 20 s, x264 (or
@@ -60,6 +61,17 @@ import Glibc
         return decoder.errorText()
     }
 
+    /// The file's audio tracks as ffprobe reads them: codec, title, whether it is the default.
+    static func audioTracks(_ path: String) throws -> [(codec: String, title: String?, isDefault: Bool)] {
+        let probe = try ChildProcess(executable: MediaProbe.ffprobe, arguments: [
+            "-v", "error", "-select_streams", "a", "-show_entries", "stream=codec_name:stream_tags=title:stream_disposition=default", "-of", "json", path,
+        ], outputDirectory: URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("probe-\(UUID().uuidString.prefix(4))"))
+        #expect(probe.wait(timeout: 30) == .exited(0))
+        return (try JSONValue(parsing: probe.outputText())["streams"]?.arrayValue ?? []).map {
+            ($0["codec_name"]?.stringValue ?? "", $0["tags"]?["title"]?.stringValue, $0["disposition"]?["default"]?.intValue == 1)
+        }
+    }
+
     /// A start code's leading zero belongs to the next unit's framing (4-byte start codes).
     private static func trimmed(_ unit: [UInt8]) -> [UInt8] { unit.last == 0 ? Array(unit.dropLast()) : unit }
 
@@ -98,8 +110,20 @@ import Glibc
         let iso = try DemuxedPackets(path: isoPath)
         let sent = try DemuxedPackets(path: source.path)
         #expect(iso.video?.codecName == codec && iso.video?.width == 640 && iso.video?.height == 360, "\(iso.streams)")
-        #expect(iso.streams.contains { $0.codecName == "aac" }, "the ISO carries the program's AAC: \(iso.streams)")
         #expect(iso.readError == nil, "\(iso.readError ?? "")")
+
+        // Two AAC tracks: the program's sound (the default), then the camera's own, the publisher's packets
+        // as it sent them (from MPEG-TS without their ADTS headers), a run of them with none missing.
+        let tracks = try Self.audioTracks(isoPath)
+        #expect(tracks.map(\.codec) == ["aac", "aac"] && tracks.map(\.isDefault) == [true, false]
+                && tracks.last?.title == "the camera's own sound", "\(tracks)")
+        let sentSound = try #require(sent.streams.firstIndex { !$0.isVideo && $0.codecName == "aac" })
+        let sound = iso.packets.filter { $0.streamIndex == 2 }.map(\.bytes)
+        let sentPayloads = sent.packets.filter { $0.streamIndex == sentSound }.map { Array($0.bytes.dropFirst($0.bytes[1] & 1 == 1 ? 7 : 9)) }
+        try #require(sound.count > 100, "\(sound.count) packets of the camera's own sound")
+        let soundStart = try #require(sentPayloads.firstIndex(of: sound[0]), "the sound's first packet is not one the publisher sent")
+        let soundMismatched = sound.indices.filter { soundStart + $0 >= sentPayloads.count || sound[$0] != sentPayloads[soundStart + $0] }
+        #expect(soundMismatched.isEmpty, "\(soundMismatched.count) of \(sound.count) sound packets differ from the publisher's")
 
         let errors = try Self.decodingErrors(isoPath)
         #expect(errors == "", "the ISO decodes cleanly: \(errors)")
@@ -125,6 +149,12 @@ import Glibc
         let deviation = zip(copiedPts, sentPts).map { abs(($0 - copiedPts[0]) - ($1 - sentPts[0])) }.max() ?? .infinity
         #expect(deviation <= 500, "the copy's times stray \(deviation) ms from the publisher's")
 
+        // The sound keeps the sync it came with: on the pictures' mapping (within the mapping's moves).
+        let soundPts = iso.packets.filter { $0.streamIndex == 2 }.compactMap(\.ptsMilliseconds)
+        let sentSoundPts = sent.packets.filter { $0.streamIndex == sentSound }.compactMap(\.ptsMilliseconds)
+        let sync = (soundPts[0] - sentSoundPts[soundStart]) - (copiedPts[0] - sentPts[0])
+        #expect(abs(sync) <= deviation + 2, "the camera's own sound is \(sync) ms off its pictures in the ISO")
+
         // On the program's timeline: from when the camera came on air to the program's last frame.
         let programLast = try DemuxedPackets(path: recordings.appendingPathComponent("session-\(session)-program.mkv").path)
             .videoPackets.compactMap(\.ptsMilliseconds).max() ?? -1
@@ -145,7 +175,8 @@ import Glibc
         #expect(edl.comments[line.number]?.contains("SOURCE FILE: \(isoPath)") == true, "\(edl.comments[line.number] ?? [])")
         #expect(line.sourceIn >= frame(isoFirst) && line.sourceOut - 1 <= frame(isoLast) + 1, "\(line) against \(isoFirst)-\(isoLast) ms")
         print("\(camera)'s ISO: \(copied.count) packets copied from the publisher's #\(first) (\(skipped) set aside before it), \(isoFirst)-\(isoLast) ms "
-              + "(on air at \(onAir), program to \(programLast)); spacing within \(withinGroups) ms in a group, \(deviation) ms overall")
+              + "(on air at \(onAir), program to \(programLast)); spacing within \(withinGroups) ms in a group, \(deviation) ms overall; "
+              + "\(sound.count) sound packets from the publisher's #\(soundStart), \(sync) ms off the pictures")
     }
 
     @Test func anSRTCallersIsoIsItsOwnH264() throws {

@@ -313,7 +313,7 @@ public final class NetworkPullCamera: Camera {
                             guard (try? converter.convert(decoded, into: frame)) != nil else { return }
                             noteFormat(width: width, height: height, rate: connection.frameRate)
                             playout.add(.picture(frame), due: due)
-                        case .videoPacket(let packet):
+                        case .packet(let packet):
                             guard let codec = packet.codec, packet.pts != .min else { return }
                             compressedFrames.offer {
                                 let offset = timeline.mapping(media: packet.pts, arrival: now)

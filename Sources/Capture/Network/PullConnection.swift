@@ -13,8 +13,8 @@ final class PullConnection {
     enum Item {
         case video(UnsafeMutablePointer<AVFrame>, media: Int64)
         case audio([Float], media: Int64)
-        /// A video packet as it arrived, before it is decoded (for the ISO's copy; the call only).
-        case videoPacket(PullVideoPacket)
+        /// A video or audio packet as it arrived, before it is decoded (for the ISO's copy; the call only).
+        case packet(PullPacket)
     }
 
     struct Limits {
@@ -28,8 +28,9 @@ final class PullConnection {
     private let frame: UnsafeMutablePointer<AVFrame>
     private var video: (index: Int32, codec: CodecSession, timeBase: AVRational)?
     private var audio: (index: Int32, codec: CodecSession, timeBase: AVRational)?
-    /// The video's codec and parameters, for the ISO's copy of its packets.
-    private var videoParameters: PullVideoParameters?
+    /// The video's and the sound's codec and parameters, for the ISO's copy of their packets.
+    private var videoParameters: PullStreamParameters?
+    private var audioParameters: PullStreamParameters?
     private var resampler: AudioResampler?
     private let audioFormat: AudioFormat
     private let limits: Limits
@@ -118,7 +119,7 @@ final class PullConnection {
                     throw PullError("its picture, \(width)x\(height), is larger than the limit of \(limits.maximumPixels) pixels")
                 }
                 video = (index, try Self.decoder(for: parameters, name: name, threads: 2), stream.pointee.time_base)
-                videoParameters = PullVideoParameters(parameters)
+                videoParameters = PullStreamParameters(parameters)
                 let guessed = av_guess_frame_rate(context, stream, nil)
                 // A rate past 240 is the stream's clock, not its pictures' (MPEG-TS at 1 fps guesses 90000).
                 if guessed.num > 0, guessed.den > 0, guessed.num <= 240 * guessed.den { frameRate = Rational(guessed.num, guessed.den) }
@@ -127,6 +128,7 @@ final class PullConnection {
                 // A stream whose audio codec this libavcodec lacks still gives its pictures.
                 if let session = try? Self.decoder(for: parameters, name: name, threads: 1) {
                     audio = (index, session, stream.pointee.time_base)
+                    audioParameters = PullStreamParameters(parameters)
                     parts.append("\(name) \(parameters.pointee.sample_rate) Hz \(parameters.pointee.ch_layout.nb_channels) ch")
                 } else {
                     parts.append("\(name) audio (no decoder: not heard)")
@@ -180,7 +182,7 @@ final class PullConnection {
             // The compressed packet, before decoding: the ISO's copy (the one place packets are handed out).
             if var parameters = videoParameters {
                 let decoder = video.codec.context.pointee
-                body(.videoPacket(parameters.describe(packet, timeBase: video.timeBase, decoderSize: (Int(decoder.width), Int(decoder.height)))))
+                body(.packet(parameters.describe(packet, timeBase: video.timeBase, decoderSize: (Int(decoder.width), Int(decoder.height)))))
                 videoParameters = parameters
             }
             var oversized: (Int, Int)?
@@ -200,6 +202,11 @@ final class PullConnection {
                 throw PullError("its picture, \(width)x\(height), is larger than the limit of \(limits.maximumPixels) pixels")
             }
         } else if let audio, packet.pointee.stream_index == audio.index {
+            // The sound's compressed packet, before decoding: the ISO's copy of the source's own sound.
+            if var parameters = audioParameters {
+                body(.packet(parameters.describe(packet, timeBase: audio.timeBase)))
+                audioParameters = parameters
+            }
             _ = decode(audio.codec, timeBase: audio.timeBase) { frame, media in
                 if resampler?.matches(frame) != true { resampler = AudioResampler(from: frame, to: audioFormat) }
                 guard let samples = resampler?.convert(frame) else { return }
