@@ -23,9 +23,11 @@ public final class OutputFanOut: Sendable {
     /// packet can overtake them).
     public func add(_ output: MediaOutput) {
         state.withLock { state in
+            // A second audio track first: the output opens its file once it knows the video and the
+            // program's sound, and a track announced after that would take the next file.
+            if let sourceAudio = state.sourceAudio { output.accept(.format(sourceAudio)) }
             if let video = state.video { output.accept(.format(video)) }
             if let audio = state.audio { output.accept(.format(audio)) }
-            if let sourceAudio = state.sourceAudio { output.accept(.format(sourceAudio)) }
             if state.ended >= expectedEndOfStreams { output.accept(.endOfStream) }
             state.outputs.append(output)
         }

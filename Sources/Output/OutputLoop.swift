@@ -203,7 +203,7 @@ struct OutputLoop {
             // The source's own sound: a file opened without it or with another is finished, and the next
             // one carries it (the track's parameters are in the file's header).
             sourceAudio = description
-            if let open = destination.openFormats, destination.formatChange == .reopen, open.sourceAudio.map({ !Self.sameAudio($0, description) }) ?? true {
+            if let open = destination.openFormats, destination.formatChange == .reopen, open.sourceAudio.map({ !Self.sameFormat($0, description) }) ?? true {
                 close(.formatChanged)
             }
             return
@@ -212,9 +212,7 @@ struct OutputLoop {
         if description.kind == .video { video = description } else { audio = description }
         guard let current else { return }
         if description.kind == .video { minimumVideoGeneration = max(minimumVideoGeneration, description.generation) }
-        guard current.codec != description.codec || current.extradata != description.extradata || current.width != description.width
-                || current.height != description.height || current.sampleRate != description.sampleRate
-                || current.channels != description.channels else { return }
+        guard !Self.sameFormat(current, description) else { return }
         switch destination.formatChange {
         case .inBand:
             if description.kind == .video {
@@ -229,8 +227,10 @@ struct OutputLoop {
         }
     }
 
-    static func sameAudio(_ a: StreamDescription, _ b: StreamDescription) -> Bool {
-        a.codec == b.codec && a.extradata == b.extradata && a.sampleRate == b.sampleRate && a.channels == b.channels
+    /// Whether a stream described as `b` fits what was opened as `a` (its generation aside).
+    static func sameFormat(_ a: StreamDescription, _ b: StreamDescription) -> Bool {
+        a.codec == b.codec && a.extradata == b.extradata && a.width == b.width && a.height == b.height && a.sampleRate == b.sampleRate
+            && a.channels == b.channels
     }
 
     /// Asks the encoder for a keyframe again while none came since the last request (that one may have

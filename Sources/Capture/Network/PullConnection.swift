@@ -179,7 +179,7 @@ final class PullConnection {
         defer { av_packet_unref(packet) }
         bytesRead += UInt64(max(0, packet.pointee.size))
         if let video, packet.pointee.stream_index == video.index {
-            // The compressed packet, before decoding: the ISO's copy (the one place packets are handed out).
+            // The compressed packet, before decoding: the ISO's copy of the pictures.
             if var parameters = videoParameters {
                 let decoder = video.codec.context.pointee
                 body(.packet(parameters.describe(packet, timeBase: video.timeBase, decoderSize: (Int(decoder.width), Int(decoder.height)))))
