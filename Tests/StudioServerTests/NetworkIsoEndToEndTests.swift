@@ -271,7 +271,7 @@ import Glibc
         }
     }
 
-    /// A caller whose video cannot be copied (MPEG-2): its ISO encodes its pictures with H.264 instead.
+    /// A caller whose video cannot be copied (MPEG-2, with AAC): its ISO encodes its pictures with H.264 instead.
     @Test func aStreamThatCannotBeCopiedIsEncoded() throws {
         let studio = try StudioHarness()
         let port = try NginxRTMP.freePort()
@@ -281,7 +281,8 @@ import Glibc
                           "--cameras", "1", "--camera-size", "320x180"] + EndToEndTests.smallProgram)
         func feed() -> JSONValue? { ((try? studio.status())?["iso"]?.arrayValue ?? []).first { $0["camera"] == "anna" } }
         let caller = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
-            "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=30", "-c:v", "mpeg2video", "-g", "30", "-f", "mpegts",
+            "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=30", "-f", "lavfi", "-i", "sine=f=1000:r=48000",
+            "-c:v", "mpeg2video", "-g", "30", "-c:a", "aac", "-f", "mpegts",
             "srt://127.0.0.1:\(port)?streamid=anna&latency=120000&pkt_size=1316",
         ], outputDirectory: studio.directory.appendingPathComponent("caller"))
         defer { _ = caller.stop() }

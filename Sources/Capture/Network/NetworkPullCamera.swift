@@ -26,7 +26,7 @@ public final class NetworkPullCamera: Camera {
     public let identity: String
     public let displayName: String
     public let frames = LatestValue<VideoFrame>()
-    /// Its compressed video packets as they arrived, for an ISO that copies them (`CompressedFrameSource`).
+    /// Its compressed packets (pictures and sound) as they arrived, for an ISO that copies them (`CompressedFrameSource`).
     public let compressedFrames = CompressedFrameTap()
     /// How often the newest picture is handed out again while the stream is alive but no new one is due
     /// (a frame sync): a publisher at 1 fps stays on the program's picture, not on the slate.
@@ -314,7 +314,8 @@ public final class NetworkPullCamera: Camera {
                             noteFormat(width: width, height: height, rate: connection.frameRate)
                             playout.add(.picture(frame), due: due)
                         case .packet(let packet):
-                            guard let codec = packet.codec, packet.pts != .min else { return }
+                            // Its sound only beside pictures that are copied (else its ISO encodes, with no own track).
+                            guard let codec = packet.codec, packet.pts != .min, !codec.isAudio || connection.copyableCodec != nil else { return }
                             compressedFrames.offer {
                                 let offset = timeline.mapping(media: packet.pts, arrival: now)
                                 return packet.compressedFrame(codec: codec, arrival: now, offset: offset, epoch: connections &+ timeline.rebases)
