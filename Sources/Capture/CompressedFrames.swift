@@ -2,16 +2,48 @@ import Synchronization
 import StudioCore
 import StudioSystem
 
-/// The compression a camera's frames arrive in, when they arrive compressed. MJPEG today; an H.264
-/// camera would add a case (its frames then carry `isKeyframe` false between keyframes).
+/// The compression a camera's frames arrive in, when they arrive compressed: a webcam's MJPEG, a
+/// network camera's H.264 or HEVC (whose frames carry `isKeyframe` false between keyframes), and a
+/// network camera's own sound, AAC, which rides the same queue to its ISO (`isAudio`).
 public enum CompressedCodec: String, Sendable, CaseIterable {
     case mjpeg
+    case h264
+    case hevc
+    case aac
+
+    public var isAudio: Bool { self == .aac }
 
     /// The codec as the muxers name it.
     public var codecKind: CodecKind {
         switch self {
         case .mjpeg: .mjpeg
+        case .h264: .h264
+        case .hevc: .hevc
+        case .aac: .aac
         }
+    }
+}
+
+/// A network camera's packet on its stream's clock, and where that clock is on this machine's: the
+/// packet is due (on CLOCK_MONOTONIC) at its media time plus `offset`, the same mapping (the jitter
+/// buffer's `PullTimeline`) that times its decoded picture. `epoch` changes where the mapping does not
+/// continue (a new connection, a publisher's restart, a jump of its timestamps): a copy starts again
+/// at the next keyframe.
+public struct StreamTiming: Sendable, Equatable {
+    /// Presentation and decoding time on the stream's clock (ns).
+    public var pts: Int64
+    public var dts: Int64
+    /// How long the packet lasts (ns; 0: unknown).
+    public var duration: Int64
+    public var offset: Int64
+    public var epoch: Int
+
+    public init(pts: Int64, dts: Int64, duration: Int64, offset: Int64, epoch: Int) {
+        self.pts = pts
+        self.dts = dts
+        self.duration = duration
+        self.offset = offset
+        self.epoch = epoch
     }
 }
 
@@ -26,6 +58,18 @@ public struct CompressedVideoFrame: Sendable {
     public var height: Int
     /// Every JPEG image stands alone.
     public var isKeyframe: Bool
+    /// H.264/HEVC: the stream's codec parameters (extradata: avcC/hvcC from FLV, the parameter sets in
+    /// Annex B from MPEG-TS); empty for MJPEG.
+    public var parameters: [UInt8] = []
+    /// A network camera's packet: its times and their mapping to this machine's clock (nil: a webcam's
+    /// frame, placed by `captureTime`).
+    public var timing: StreamTiming?
+    /// The frames the queue had refused when it took this one (set by `CompressedFrameQueue`): when it
+    /// grew since the previous frame, one was refused between them.
+    public var refusedBefore = 0
+    /// AAC: the sound's rate and channels (the picture's size is 0).
+    public var sampleRate = 0
+    public var channels = 0
 
     public init(codec: CompressedCodec, bytes: [UInt8], captureTime: UInt64, width: Int, height: Int, isKeyframe: Bool = true) {
         self.codec = codec
@@ -39,15 +83,21 @@ public struct CompressedVideoFrame: Sendable {
 
 /// Where a camera that receives compressed frames offers every one of them (an ISO recorder that
 /// copies them into its file). A bounded queue: the camera's callback never blocks on it; when the
-/// consumer is behind, the newest frame is refused and counted in `dropped` (JPEG frames are all
-/// keyframes, so any frame may go).
+/// consumer is behind, the newest frame is refused and counted in `dropped`. Keyframes are not refused
+/// first: a frame that is not a keyframe (H.264/HEVC between keyframes) is refused once the queue is
+/// three quarters full, a keyframe only when it is full (JPEG frames are all keyframes, so any frame
+/// may go). Each frame taken carries the count of those refused before it (`refusedBefore`), so the
+/// consumer sees where one was refused.
 public final class CompressedFrameQueue: Sendable {
     private let queue: BoundedQueue<CompressedVideoFrame>
     private let droppedCount = Atomic<Int>(0)
     private let offeredCount = Atomic<Int>(0)
+    /// Frames that are not keyframes are refused from this many queued on.
+    private let deltaLimit: Int
 
     public init(capacity: Int) {
         queue = BoundedQueue(capacity: capacity)
+        deltaLimit = max(1, capacity * 3 / 4)
     }
 
     /// Frames refused because the queue was full.
@@ -58,7 +108,12 @@ public final class CompressedFrameQueue: Sendable {
     /// Never blocks.
     public func offer(_ frame: CompressedVideoFrame) {
         offeredCount.add(1, ordering: .relaxed)
-        if !queue.offer(frame) { droppedCount.add(1, ordering: .relaxed) }
+        var frame = frame
+        frame.refusedBefore = droppedCount.load(ordering: .relaxed)
+        guard frame.isKeyframe || queue.count < deltaLimit, queue.offer(frame) else {
+            droppedCount.add(1, ordering: .relaxed)
+            return
+        }
     }
 
     /// The oldest frame, waiting up to `timeoutSeconds`.
@@ -94,6 +149,12 @@ public final class CompressedFrameTap: Sendable {
         guard let queue = queue.withLock({ $0 }) else { return }
         queue.offer(CompressedVideoFrame(codec: codec, bytes: Array(bytes), captureTime: captureTime, width: width, height: height,
                                          isKeyframe: isKeyframe))
+    }
+
+    /// Offers the frame `make` builds, if a queue is attached (nothing is built otherwise). Never blocks.
+    public func offer(_ make: () -> CompressedVideoFrame) {
+        guard let queue = queue.withLock({ $0 }) else { return }
+        queue.offer(make())
     }
 }
 

@@ -13,7 +13,7 @@ public struct IsoStatistics: Sendable {
     public var path: String
     /// How it records now (a passthrough ISO encodes while its camera sends raw frames).
     public var mode = IsoMode.encode
-    /// Passthrough: the camera's codec (`mjpeg`); encoded: `h264`.
+    /// Passthrough: the camera's codec (`mjpeg`, a network camera's `h264` or `hevc`); encoded: `h264`.
     public var codec = "h264"
     public var encoderName = "-"
     /// Why this ISO is not on the encoder asked for (auto without a GPU, or a mid-show fallback).
@@ -26,7 +26,8 @@ public struct IsoStatistics: Sendable {
     /// Frames encoded into the ISO file (passthrough: copied into it).
     public var framesEncoded = 0
     /// Frames the ISO did not encode because its encoder was behind: refused by the encoder's full
-    /// queue, or ticks its clock missed (passthrough: refused by its full queue).
+    /// queue, or ticks its clock missed (passthrough: refused by its full queue, and a network camera's
+    /// H.264/HEVC packets set aside until the next keyframe after a refusal, a reconnect or a jump).
     public var framesSkipped = 0
     /// Frames the ISO could not use (a pixel format libswscale cannot convert).
     public var framesUnusable = 0
@@ -122,7 +123,8 @@ public final class IsoRecorder: Sendable {
             },
             requestKeyframe: { if $0 == .encoder { encoder.stage?.requestKeyframe() } })
         self.splice = splice
-        passthrough = passes ? IsoPassthrough(name: Self.threadName(of: camera.id), deliver: { splice.deliver($0, from: .passthrough) }) : nil
+        passthrough = passes ? IsoPassthrough(name: Self.threadName(of: camera.id), deliver: { splice.deliver($0, from: .passthrough) },
+                                              deliverAudio: { fanOut.deliver($0) }) : nil
         if passes { splice.expect(.passthrough) }
         output = MediaOutput(destination: OutputDestination(name: "iso-\(name)", url: path), events: events,
                              requestKeyframe: { encoder.stage?.requestKeyframe() })
@@ -166,7 +168,8 @@ public final class IsoRecorder: Sendable {
         var statistics = IsoStatistics(camera: cameraID, path: path, mode: isCopying ? .passthrough : .encode)
         statistics.generation = spliced.generation
         statistics.framesEncoded = (copied?.framesWritten ?? 0) + (encoding?.framesEncoded ?? 0)
-        statistics.framesSkipped = (passthrough?.framesDropped ?? 0) + ticks.ticksMissed + (encoding?.framesDropped ?? 0)
+        statistics.framesSkipped = (passthrough?.framesDropped ?? 0) + (copied?.framesSetAside ?? 0) + ticks.ticksMissed
+            + (encoding?.framesDropped ?? 0)
         statistics.framesUnusable = ticks.framesUnusable
         statistics.encodeErrors = encoding?.encodeErrors ?? 0
         if isCopying, let copied {
@@ -188,7 +191,11 @@ public final class IsoRecorder: Sendable {
         // Both ways stamp frames on this grid: the program's origin, the camera's rate.
         guard encoder.begin(grid: FrameGrid(origin: origin, rate: rate)) else { return }
         output.start()
-        if let passthrough, let grid = encoder.grid { passthrough.start(grid: grid, camera: camera) }
+        if let passthrough, let grid = encoder.grid {
+            // A network camera tells its codec only once connected: one whose stream cannot be copied
+            // (MPEG-2, say) sends no packets, and its pictures are encoded from then on.
+            passthrough.start(grid: grid, camera: camera, idle: { [weak self] in self?.followCamera() })
+        }
         followCamera()
     }
 

@@ -9,7 +9,8 @@ import MediaSupport
 /// Owned by the output thread (`out.NAME`) and used only there.
 protocol Destination: AnyObject {
     /// The descriptions the open connection or file was opened with; nil while closed.
-    var openFormats: (video: StreamDescription, audio: StreamDescription)? { get }
+    /// `sourceAudio`: a recording's second audio track (the source's own sound), if it has one.
+    var openFormats: (video: StreamDescription, audio: StreamDescription, sourceAudio: StreamDescription?)? { get }
     /// The file being written (`OutputStatistics.currentFile`); nil for network destinations.
     var currentFile: String? { get }
     /// Bytes handed to the protocol (socket or file) over every connection or file so far.
@@ -18,8 +19,9 @@ protocol Destination: AnyObject {
     var formatChange: FormatChange { get }
 
     /// Opens the connection or the next file for these descriptions and writes the header. Blocking,
-    /// bounded by the destination's timeouts and by `stop`.
-    func open(video: StreamDescription, audio: StreamDescription) throws
+    /// bounded by the destination's timeouts and by `stop`. `sourceAudio`: a second audio track (files
+    /// only; a network destination carries the program's sound alone).
+    func open(video: StreamDescription, audio: StreamDescription, sourceAudio: StreamDescription?) throws
     /// Writes one packet; `newExtradata` makes the muxer send a fresh sequence header in-band first.
     /// Returns false when the packet was refused (its dts would go backwards).
     func write(_ packet: EncodedPacket, newExtradata: [UInt8]?) throws -> Bool
@@ -47,6 +49,8 @@ protocol Destination: AnyObject {
 
 extension Destination {
     func close(_ reason: CloseReason) -> OutputEvent? { close(reason, error: nil) }
+    /// Opens for the program's video and sound alone.
+    func open(video: StreamDescription, audio: StreamDescription) throws { try open(video: video, audio: audio, sourceAudio: nil) }
 }
 
 /// An event a destination reports; the output adds its name and masked URL and emits it.
@@ -119,8 +123,8 @@ final class MuxerConnection {
 
     init(interrupt: InterruptState) { self.interrupt = interrupt }
 
-    var formats: (video: StreamDescription, audio: StreamDescription)? {
-        muxer.flatMap { muxer in muxer.audio.map { (muxer.video, $0) } }
+    var formats: (video: StreamDescription, audio: StreamDescription, sourceAudio: StreamDescription?)? {
+        muxer.flatMap { muxer in muxer.audio.map { (muxer.video, $0, muxer.sourceAudio) } }
     }
 
     /// Bytes handed to the protocol over every muxer so far (a closed one as counted when it closed).
@@ -128,9 +132,9 @@ final class MuxerConnection {
 
     /// Opens a muxer; nil timeouts set no per-operation deadline (only `stop` aborts the operation).
     func open(format: String, url: String, isNetwork: Bool, video: StreamDescription, audio: StreamDescription,
-              connectTimeout: Double?, ioTimeout: Double?) throws {
-        muxer = try Muxer(format: format, url: url, isNetwork: isNetwork, video: video, audio: audio, interrupt: interrupt,
-                          connectTimeout: connectTimeout, ioTimeout: ioTimeout)
+              sourceAudio: StreamDescription? = nil, connectTimeout: Double?, ioTimeout: Double?) throws {
+        muxer = try Muxer(format: format, url: url, isNetwork: isNetwork, video: video, audio: audio, sourceAudio: sourceAudio,
+                          interrupt: interrupt, connectTimeout: connectTimeout, ioTimeout: ioTimeout)
     }
 
     func write(_ packet: EncodedPacket, newExtradata: [UInt8]?) throws -> Bool {

@@ -49,6 +49,8 @@ final class Muxer {
     let video: StreamDescription
     /// nil: a file with video only (`MediaFileWriter`); the live outputs always carry audio.
     let audio: StreamDescription?
+    /// A recording's second audio track (the source's own sound), stream 2; nil: none.
+    let sourceAudio: StreamDescription?
     let isNetwork: Bool
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private let packet: UnsafeMutablePointer<AVPacket>
@@ -56,15 +58,16 @@ final class Muxer {
     /// Per-operation deadlines (nil: none, for files).
     private let ioTimeout: Double?
     private var headerWritten = false
-    private var lastDts: [Int64] = [.min, .min]
+    private var lastDts: [Int64] = [.min, .min, .min]
 
     /// Allocates the context and streams and opens the connection/file (blocking, bounded by
     /// `connectTimeout`), then writes the header. Each later write, flush and close is bounded by
     /// `ioTimeout`. A nil timeout sets no per-operation deadline (files: only `stop` aborts them).
     init(format: String, url: String, isNetwork: Bool, video: StreamDescription, audio: StreamDescription?,
-         interrupt: InterruptState, connectTimeout: Double?, ioTimeout: Double?) throws(FFmpegError) {
+         sourceAudio: StreamDescription? = nil, interrupt: InterruptState, connectTimeout: Double?, ioTimeout: Double?) throws(FFmpegError) {
         self.video = video
         self.audio = audio
+        self.sourceAudio = audio == nil ? nil : sourceAudio
         self.isNetwork = isNetwork
         self.interrupt = interrupt
         self.ioTimeout = ioTimeout
@@ -84,6 +87,7 @@ final class Muxer {
 
         try addStream(video)
         if let audio { try addStream(audio) }
+        if let sourceAudio = self.sourceAudio { try addStream(sourceAudio) }
 
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
@@ -127,7 +131,11 @@ final class Muxer {
         switch description.kind {
         case .video:
             parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
-            parameters.pointee.codec_id = description.codec == .mjpeg ? AV_CODEC_ID_MJPEG : AV_CODEC_ID_H264
+            parameters.pointee.codec_id = switch description.codec {
+            case .mjpeg: AV_CODEC_ID_MJPEG
+            case .hevc: AV_CODEC_ID_HEVC
+            case .h264, .aac: AV_CODEC_ID_H264
+            }
             parameters.pointee.width = Int32(description.width)
             parameters.pointee.height = Int32(description.height)
             stream.pointee.avg_frame_rate = AVRational(num: description.frameRate.numerator, den: description.frameRate.denominator)
@@ -140,6 +148,11 @@ final class Muxer {
         }
         parameters.pointee.bit_rate = Int64(description.bitRate)
         stream.pointee.time_base = AVRational(num: 1, den: 1000)
+        if description.kind == .audio {
+            // The program's sound is the default track; a source's own is there to choose.
+            stream.pointee.disposition = description.track == 0 ? AV_DISPOSITION_DEFAULT : 0
+            if let title = description.title { av_dict_set(&stream.pointee.metadata, "title", title, 0) }
+        }
         try setExtradata(parameters, description.extradata)
     }
 
@@ -158,7 +171,7 @@ final class Muxer {
     /// was refused because its dts would go backwards on its stream (it is not written).
     func write(_ media: EncodedPacket, newExtradata: [UInt8]? = nil) throws(FFmpegError) -> Bool {
         guard let context else { throw FFmpegError(call: "av_interleaved_write_frame", message: "muxer closed") }
-        let index = media.kind == .video ? 0 : 1
+        let index = media.kind == .video ? 0 : 1 + min(1, max(0, media.track))
         guard index < Int(context.pointee.nb_streams) else {
             throw FFmpegError(call: "av_interleaved_write_frame", message: "this file has no \(media.kind.rawValue) stream")
         }

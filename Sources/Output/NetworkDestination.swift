@@ -22,12 +22,12 @@ final class NetworkDestination: Destination {
         connection = MuxerConnection(interrupt: interrupt)
     }
 
-    var openFormats: (video: StreamDescription, audio: StreamDescription)? { connection.formats }
+    var openFormats: (video: StreamDescription, audio: StreamDescription, sourceAudio: StreamDescription?)? { connection.formats }
     var currentFile: String? { nil }
     var bytesWritten: Int64 { connection.bytesWritten }
     var formatChange: FormatChange { .inBand }
 
-    func open(video: StreamDescription, audio: StreamDescription) throws {
+    func open(video: StreamDescription, audio: StreamDescription, sourceAudio: StreamDescription?) throws {
         do {
             try connection.open(format: container, url: url, isNetwork: true, video: video, audio: audio,
                                 connectTimeout: policy.connectTimeoutSeconds, ioTimeout: policy.ioTimeoutSeconds)

@@ -9,6 +9,8 @@ public final class OutputFanOut: Sendable {
         var outputs: [MediaOutput] = []
         var video: StreamDescription?
         var audio: StreamDescription?
+        /// A recording's second audio track (the source's own sound).
+        var sourceAudio: StreamDescription?
         var ended = 0
     }
 
@@ -21,6 +23,9 @@ public final class OutputFanOut: Sendable {
     /// packet can overtake them).
     public func add(_ output: MediaOutput) {
         state.withLock { state in
+            // A second audio track first: the output opens its file once it knows the video and the
+            // program's sound, and a track announced after that would take the next file.
+            if let sourceAudio = state.sourceAudio { output.accept(.format(sourceAudio)) }
             if let video = state.video { output.accept(.format(video)) }
             if let audio = state.audio { output.accept(.format(audio)) }
             if state.ended >= expectedEndOfStreams { output.accept(.endOfStream) }
@@ -46,7 +51,13 @@ public final class OutputFanOut: Sendable {
         state.withLock { state in
             switch item {
             case .format(let description):
-                if description.kind == .video { state.video = description } else { state.audio = description }
+                if description.kind == .video {
+                    state.video = description
+                } else if description.track != 0 {
+                    state.sourceAudio = description
+                } else {
+                    state.audio = description
+                }
             case .endOfStream:
                 state.ended += 1
                 guard state.ended == expectedEndOfStreams else { return }

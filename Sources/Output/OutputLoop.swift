@@ -28,6 +28,8 @@ struct OutputLoop {
     /// Latest descriptions seen in the queue.
     var video: StreamDescription?
     var audio: StreamDescription?
+    /// A recording's second audio track (`StreamDescription.track` 1: the source's own sound), once announced.
+    var sourceAudio: StreamDescription?
     /// Open attempts since the last good connection.
     var failures = 0
     /// Some connection or file got its first keyframe.
@@ -130,7 +132,7 @@ struct OutputLoop {
         }
         output.update { $0.state = everConnected ? .reconnecting : .connecting }
         do {
-            try destination.open(video: video, audio: audio)
+            try destination.open(video: video, audio: audio, sourceAudio: sourceAudio)
         } catch {
             let text = redact(error)
             output.update { $0.lastError = text }
@@ -197,13 +199,20 @@ struct OutputLoop {
     }
 
     mutating func accept(_ description: StreamDescription) {
+        if description.kind == .audio, description.track != 0 {
+            // The source's own sound: a file opened without it or with another is finished, and the next
+            // one carries it (the track's parameters are in the file's header).
+            sourceAudio = description
+            if let open = destination.openFormats, destination.formatChange == .reopen, open.sourceAudio.map({ !Self.sameFormat($0, description) }) ?? true {
+                close(.formatChanged)
+            }
+            return
+        }
         let current = description.kind == .video ? destination.openFormats?.video : destination.openFormats?.audio
         if description.kind == .video { video = description } else { audio = description }
         guard let current else { return }
         if description.kind == .video { minimumVideoGeneration = max(minimumVideoGeneration, description.generation) }
-        guard current.codec != description.codec || current.extradata != description.extradata || current.width != description.width
-                || current.height != description.height || current.sampleRate != description.sampleRate
-                || current.channels != description.channels else { return }
+        guard !Self.sameFormat(current, description) else { return }
         switch destination.formatChange {
         case .inBand:
             if description.kind == .video {
@@ -216,6 +225,12 @@ struct OutputLoop {
         case .reopen:
             close(.formatChanged)
         }
+    }
+
+    /// Whether a stream described as `b` fits what was opened as `a` (its generation aside).
+    static func sameFormat(_ a: StreamDescription, _ b: StreamDescription) -> Bool {
+        a.codec == b.codec && a.extradata == b.extradata && a.width == b.width && a.height == b.height && a.sampleRate == b.sampleRate
+            && a.channels == b.channels
     }
 
     /// Asks the encoder for a keyframe again while none came since the last request (that one may have
@@ -257,6 +272,11 @@ struct OutputLoop {
     }
 
     mutating func writeAudio(_ packet: EncodedPacket) {
+        // A source's own sound for a file opened without its track (it came later: the next file has it).
+        guard packet.track == 0 || destination.openFormats?.sourceAudio != nil || !isOpen else {
+            queue.countDrop(audio: 1)
+            return
+        }
         if firstKeyframe == nil {
             // Hold audio until the connection's first keyframe (bounded by the audio queue limit).
             heldAudio.append(packet)

@@ -81,7 +81,7 @@ final class RecordingDestination: Destination {
         connection = MuxerConnection(interrupt: interrupt)
     }
 
-    var openFormats: (video: StreamDescription, audio: StreamDescription)? { connection.formats }
+    var openFormats: (video: StreamDescription, audio: StreamDescription, sourceAudio: StreamDescription?)? { connection.formats }
     var currentFile: String? { filePath }
     var bytesWritten: Int64 { connection.bytesWritten }
     var formatChange: FormatChange { format == "flv" ? .inBand : .reopen }
@@ -98,13 +98,13 @@ final class RecordingDestination: Destination {
         return ext.isEmpty ? base + suffix : "\(base)\(suffix).\(ext)"
     }
 
-    func open(video: StreamDescription, audio: StreamDescription) throws {
+    func open(video: StreamDescription, audio: StreamDescription, sourceAudio: StreamDescription?) throws {
         filePath = Self.path(path, generation: generation, part: part)
         holdsMedia = false
         lastVideo = nil
         lastFlush = nil
         durableBytes = nil
-        try connection.open(format: format, url: filePath, isNetwork: false, video: video, audio: audio,
+        try connection.open(format: format, url: filePath, isNetwork: false, video: video, audio: audio, sourceAudio: sourceAudio,
                             connectTimeout: nil, ioTimeout: nil)
         everOpened = true
     }

@@ -6,6 +6,8 @@ public enum MediaKind: String, Sendable, Codable {
 
 public enum CodecKind: String, Sendable, Codable {
     case h264
+    /// H.265: a network camera's own stream, copied into its ISO file as it came.
+    case hevc
     case aac
     /// Motion JPEG: a camera's own JPEG images, copied into an ISO file as they came (every one a keyframe).
     case mjpeg
@@ -24,12 +26,17 @@ public struct StreamDescription: Hashable, Sendable {
     public var channels: Int
     public var bitRate: Int
     /// avcC (H.264) or AudioSpecificConfig (AAC), as libavcodec produced it with a global header; empty
-    /// for MJPEG.
+    /// for MJPEG. A network camera's copied H.264/HEVC carries its stream's own: avcC/hvcC from FLV, the
+    /// parameter sets in Annex B from MPEG-TS (the Matroska muxer then converts the packets to lengths).
     public var extradata: [UInt8]
     /// Name of the encoder that produced the stream (`libx264`, `h264_vaapi`, `aac`).
     public var encoderName: String
     /// Increases each time the stream's parameters change.
     public var generation: Int
+    /// An audio stream's track in a recording: 0 the program's sound, 1 the recorded source's own
+    /// (a network camera's AAC in its ISO, a second track titled `title`, not the default).
+    public var track = 0
+    public var title: String?
 
     public init(kind: MediaKind, codec: CodecKind, width: Int = 0, height: Int = 0, frameRate: Rational = Rational(30),
                 sampleRate: Int = 0, channels: Int = 0, bitRate: Int, extradata: [UInt8], encoderName: String,
@@ -60,6 +67,8 @@ public struct EncodedPacket: Sendable {
     public var generation: Int
     /// A program video packet's way from the camera (see `FrameTimes`); nil for others.
     public var times: FrameTimes?
+    /// An audio packet's track (`StreamDescription.track`).
+    public var track = 0
 
     public init(kind: MediaKind, data: [UInt8], pts: MediaTime, dts: MediaTime, duration: MediaTime,
                 isKeyframe: Bool, generation: Int = 0) {

@@ -59,8 +59,8 @@ extension StudioServer {
                                         through: .queue(capacity: IsoRecorder.queueCapacity, whenFull: "the frame dropped, counted"))
                 graph.add(file, .output, "the camera's ISO recording", fedBy: [encoder, audioEncoder], through: toFile)
             case .passthrough:
-                let feed = graph.add(IsoRecorder.threadName(of: iso.cameraID), .isoFeed, "the camera's JPEGs, stamped, not re-encoded", fedBy: [source],
-                                     through: .queue(capacity: IsoRecorder.passthroughQueueCapacity, whenFull: "the newest JPEG refused, counted"))
+                let feed = graph.add(IsoRecorder.threadName(of: iso.cameraID), .isoFeed, "the camera's own JPEGs or H.264/HEVC, stamped, not re-encoded", fedBy: [source],
+                                     through: .queue(capacity: IsoRecorder.passthroughQueueCapacity, whenFull: "the newest frame refused, counted (keyframes last)"))
                 graph.add(file, .output, "the camera's ISO recording", fedBy: [feed, audioEncoder], through: toFile)
             }
         }

@@ -84,4 +84,23 @@ import Testing
         let drift = timeline.driftPPM ?? 0
         #expect(abs(drift - 300) < 60, "drift \(drift) ppm")
     }
+
+    /// A compressed packet (the ISO's copy) reads the pictures' mapping; it starts or re-bases the
+    /// timeline only where its picture would, so the pictures' due times are the same with it or without.
+    @Test func aPacketsMappingIsThePicturesAndLeavesTheirTimingAlone() {
+        var alone = PullTimeline(targetMilliseconds: 200)
+        var copied = PullTimeline(targetMilliseconds: 200)
+        let path: Int64 = 50 * Self.ms
+        for index in 0..<300 {
+            // A restart at packet 150: the media clock from zero again.
+            let media = Int64(index < 150 ? index + 1000 : index - 150) * Self.frame
+            let arrival = UInt64(10_000 * Self.ms + Int64(index) * Self.frame + path + Self.jitter(index, range: 20 * Self.ms))
+            let offset = copied.mapping(media: media, arrival: arrival)
+            let due = copied.due(media: media, arrival: arrival)
+            #expect(due == alone.due(media: media, arrival: arrival), "packet \(index)")
+            // The packet's mapping is where its picture falls due, give or take the base's move on this picture.
+            #expect(abs(Int64(due) - (media + offset)) <= 20 * Self.ms, "packet \(index)")
+        }
+        #expect(copied.rebases == 1 && alone.rebases == 1)
+    }
 }

@@ -26,6 +26,8 @@ public final class NetworkPullCamera: Camera {
     public let identity: String
     public let displayName: String
     public let frames = LatestValue<VideoFrame>()
+    /// Its compressed packets (pictures and sound) as they arrived, for an ISO that copies them (`CompressedFrameSource`).
+    public let compressedFrames = CompressedFrameTap()
     /// How often the newest picture is handed out again while the stream is alive but no new one is due
     /// (a frame sync): a publisher at 1 fps stays on the program's picture, not on the slate.
     public static let repeatInterval: UInt64 = 200_000_000
@@ -60,6 +62,8 @@ public final class NetworkPullCamera: Camera {
         /// The picture shown last and when it was handed out (again).
         var shownAt: UInt64 = 0
         var repeated: UInt64 = 0
+        /// The video codec of the newest connection (nil before one, or a codec an ISO cannot copy: `copyable`).
+        var codec: (name: CompressedCodec?, known: Bool) = (nil, false)
         /// An SRT caller's connection (`arrivesOnListener`), and whether it is new (not read yet).
         var caller: SRTConnection?
         var callerIsNew = false
@@ -239,6 +243,8 @@ public final class NetworkPullCamera: Camera {
         var lastMessage = ""
         var pool: FramePool?
         var converter = FrameConverter()
+        /// Connections made: with the timeline's re-bases, the epoch of the ISO copy's mapping.
+        var connections = 0
         while !receiver.isStopRequested {
             if pull.waitsForPublisher {
                 backoff.withLock {
@@ -262,6 +268,7 @@ public final class NetworkPullCamera: Camera {
                 failures = 0
                 lastMessage = ""
                 timeline.reset()
+                connections += 1
                 playout.flush()
                 converter = FrameConverter()
                 sound.newStream()
@@ -270,6 +277,7 @@ public final class NetworkPullCamera: Camera {
                     $0.status.connected = true
                     $0.status.lastError = nil
                     $0.status.streams = connection.streamSummary
+                    $0.codec = (connection.copyableCodec, true)
                     $0.rateMark = (0, clock.now())
                     // Fresh timing: nothing of the previous connection is repeated.
                     $0.shownAt = 0
@@ -305,6 +313,13 @@ public final class NetworkPullCamera: Camera {
                             guard (try? converter.convert(decoded, into: frame)) != nil else { return }
                             noteFormat(width: width, height: height, rate: connection.frameRate)
                             playout.add(.picture(frame), due: due)
+                        case .packet(let packet):
+                            // Its sound only beside pictures that are copied (else its ISO encodes, with no own track).
+                            guard let codec = packet.codec, packet.pts != .min, !codec.isAudio || connection.copyableCodec != nil else { return }
+                            compressedFrames.offer {
+                                let offset = timeline.mapping(media: packet.pts, arrival: now)
+                                return packet.compressedFrame(codec: codec, arrival: now, offset: offset, epoch: connections &+ timeline.rebases)
+                            }
                         case .audio(let samples, let media):
                             playout.add(.audio(samples), due: timeline.due(media: media, arrival: now))
                         }
@@ -368,6 +383,9 @@ public final class NetworkPullCamera: Camera {
         }
     }
 
+    /// The codec its ISO copies (`CompressedFrameSource`): the newest connection's, H.264 before the first.
+    public var compressedCodec: CompressedCodec? { shared.withLock { $0.codec.known ? $0.codec.name : .h264 } }
+
     /// The format as decoded (a size change mid-stream is followed); the rate the stream declares, else
     /// 30 for the listing.
     private func noteFormat(width: Int, height: Int, rate: Rational?) {
@@ -377,3 +395,7 @@ public final class NetworkPullCamera: Camera {
         }
     }
 }
+
+/// A network camera's ISO copies its H.264/HEVC packets as they came (IsoPassthrough), on the
+/// mapping its pictures are timed by; a stream in another codec is encoded from its pictures.
+extension NetworkPullCamera: CompressedFrameSource {}

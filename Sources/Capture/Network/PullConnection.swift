@@ -13,6 +13,8 @@ final class PullConnection {
     enum Item {
         case video(UnsafeMutablePointer<AVFrame>, media: Int64)
         case audio([Float], media: Int64)
+        /// A video or audio packet as it arrived, before it is decoded (for the ISO's copy; the call only).
+        case packet(PullPacket)
     }
 
     struct Limits {
@@ -26,11 +28,16 @@ final class PullConnection {
     private let frame: UnsafeMutablePointer<AVFrame>
     private var video: (index: Int32, codec: CodecSession, timeBase: AVRational)?
     private var audio: (index: Int32, codec: CodecSession, timeBase: AVRational)?
+    /// The video's and the sound's codec and parameters, for the ISO's copy of their packets.
+    private var videoParameters: PullStreamParameters?
+    private var audioParameters: PullStreamParameters?
     private var resampler: AudioResampler?
     private let audioFormat: AudioFormat
     private let limits: Limits
     /// What the stream carries, for the status: `h264 1280x720, aac 44100 Hz 1 ch`.
     private(set) var streamSummary = ""
+    /// The video's codec if an ISO can copy its packets (H.264, HEVC), else nil.
+    var copyableCodec: CompressedCodec? { videoParameters?.codec }
     /// The video's frame rate as the stream says (nil: it does not).
     private(set) var frameRate: Rational?
     /// Bytes read (packets), for the bit rate.
@@ -112,6 +119,7 @@ final class PullConnection {
                     throw PullError("its picture, \(width)x\(height), is larger than the limit of \(limits.maximumPixels) pixels")
                 }
                 video = (index, try Self.decoder(for: parameters, name: name, threads: 2), stream.pointee.time_base)
+                videoParameters = PullStreamParameters(parameters)
                 let guessed = av_guess_frame_rate(context, stream, nil)
                 // A rate past 240 is the stream's clock, not its pictures' (MPEG-TS at 1 fps guesses 90000).
                 if guessed.num > 0, guessed.den > 0, guessed.num <= 240 * guessed.den { frameRate = Rational(guessed.num, guessed.den) }
@@ -120,6 +128,7 @@ final class PullConnection {
                 // A stream whose audio codec this libavcodec lacks still gives its pictures.
                 if let session = try? Self.decoder(for: parameters, name: name, threads: 1) {
                     audio = (index, session, stream.pointee.time_base)
+                    audioParameters = PullStreamParameters(parameters)
                     parts.append("\(name) \(parameters.pointee.sample_rate) Hz \(parameters.pointee.ch_layout.nb_channels) ch")
                 } else {
                     parts.append("\(name) audio (no decoder: not heard)")
@@ -170,6 +179,12 @@ final class PullConnection {
         defer { av_packet_unref(packet) }
         bytesRead += UInt64(max(0, packet.pointee.size))
         if let video, packet.pointee.stream_index == video.index {
+            // The compressed packet, before decoding: the ISO's copy of the pictures.
+            if var parameters = videoParameters {
+                let decoder = video.codec.context.pointee
+                body(.packet(parameters.describe(packet, timeBase: video.timeBase, decoderSize: (Int(decoder.width), Int(decoder.height)))))
+                videoParameters = parameters
+            }
             var oversized: (Int, Int)?
             let refusal = decode(video.codec, timeBase: video.timeBase) { frame, media in
                 videoRefused.inARow = 0
@@ -187,6 +202,11 @@ final class PullConnection {
                 throw PullError("its picture, \(width)x\(height), is larger than the limit of \(limits.maximumPixels) pixels")
             }
         } else if let audio, packet.pointee.stream_index == audio.index {
+            // The sound's compressed packet, before decoding: the ISO's copy of the source's own sound.
+            if var parameters = audioParameters {
+                body(.packet(parameters.describe(packet, timeBase: audio.timeBase)))
+                audioParameters = parameters
+            }
             _ = decode(audio.codec, timeBase: audio.timeBase) { frame, media in
                 if resampler?.matches(frame) != true { resampler = AudioResampler(from: frame, to: audioFormat) }
                 guard let samples = resampler?.convert(frame) else { return }

@@ -82,6 +82,18 @@ struct PullTimeline: Sendable {
         return due
     }
 
+    /// The mapping for a compressed packet of media time `media` that arrived at `arrival` (a copy into
+    /// an ISO file): its due time is `media` plus the returned offset, the same mapping as the pictures'.
+    /// The packet comes before its picture is decoded, so it notes the timeline only where the timeline
+    /// would start or re-base on that picture (no base yet, or a jump past `jumpLimit`): the picture then
+    /// finds it so, and its own `due` is unchanged. Otherwise it only reads the mapping.
+    mutating func mapping(media: Int64, arrival: UInt64) -> Int64 {
+        let offset = Int64(clamping: arrival) &- media
+        if let base, abs(offset - base) <= jumpLimit { return base &+ target }
+        _ = due(media: media, arrival: arrival)
+        return (base ?? offset) &+ target
+    }
+
     private mutating func start(_ offset: Int64, at now: Int64) {
         base = offset
         currentMinimum = offset
