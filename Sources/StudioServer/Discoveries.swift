@@ -28,20 +28,20 @@ enum Discoveries {
             testCameras: TestCameraRequest(count: options.testCameraCount, size: options.testCameraSize, noise: options.testCameraNoise),
             networkPulls: options.configuration.network.cameras, srtListener: options.configuration.network.srt,
             emit: { [events = context.events] in events.emit($0) },
-            networkDecoding: options.configuration.network.cameras.isEmpty ? NetworkDecoding() : networkDecoding(log: log))
+            networkDecoding: options.configuration.network.cameras.isEmpty ? NetworkDecoding() : networkDecoding { log.info($0) })
         return try backends.compactMap { try $0.makeDiscovery(backendContext) }
     }
 
     /// How network cameras decode: on the first render node whose VAAPI driver decodes H.264 or HEVC
     /// (the encoder's probing), else in software, said once in the log with the reason.
-    static func networkDecoding(log: ServerLog) -> NetworkDecoding {
+    static func networkDecoding(log: (String) -> Void) -> NetworkDecoding {
         switch VAAPIProbe.probeDecode() {
         case .success(let found):
             let codecs = found.codecs.sorted().joined(separator: ", ")
-            log.info("network cameras: \(codecs) decoded with VAAPI on \(found.renderNode) (\(found.driver)); other codecs in software")
+            log("network cameras: \(codecs) decoded with VAAPI on \(found.renderNode) (\(found.driver)); other codecs in software")
             return NetworkDecoding(hardware: .vaapi(renderNode: found.renderNode, codecs: found.codecs))
         case .failure(let failure):
-            log.info("network cameras: decoded in software (libavcodec, \(NetworkDecoding.defaultThreads) slice threads each): \(failure.description)")
+            log("network cameras: decoded in software (libavcodec, \(NetworkDecoding.defaultThreads) slice threads each): \(failure.description)")
             return NetworkDecoding(hardware: .unavailable(failure.description))
         }
     }

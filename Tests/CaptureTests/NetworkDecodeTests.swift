@@ -89,4 +89,61 @@ import TestSupport
         print("network decode: full-rate hand-outs \(fullRateAfter.map { String(format: "%.0f ms", $0) } ?? "never") after the rise (buffer target \(Self.latency) ms)")
         #expect(fullRateAfter.map { $0 <= Double(Self.latency) + 100 } == true, "full rate \(fullRateAfter.map { "\($0) ms" } ?? "never") after the rise")
     }
+
+    /// HEVC decodes like H.264, its non-reference pictures skipped while unseen.
+    @Test func hevcIsDecodedAndSkippedLikeH264() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = try NginxRTMP.freePort()
+        let publisher = try Self.publish(port: port, hevc: true, directory: directory)
+        defer { _ = publisher.stop() }
+        let camera = NetworkPullCamera(pull: NetworkPull(name: "far", url: "srt://127.0.0.1:\(port)?latency=120000", latencyMilliseconds: Self.latency),
+                                       id: "far", log: { _ in })
+        camera.demand?.set(.seen, false)
+        camera.start()
+        defer { camera.stop() }
+        #expect(waitUntil(seconds: 30, every: 0.05) { camera.statistics.framesNotDecoded >= 20 && camera.statistics.framesDecodedFull >= 10 },
+                "\(camera.statistics); \(camera.network?.summary ?? ""); \(publisher.errorText())")
+        let decoder = camera.network?.decoder
+        #expect(decoder?.name == "hevc" && decoder?.hardware == nil && decoder?.threads == NetworkDecoding.defaultThreads, "\(String(describing: decoder))")
+        #expect(camera.network?.streams.contains("hevc 320x180") == true, "\(camera.network?.streams ?? "")")
+    }
+
+    /// A video codec this libavcodec knows but cannot decode (H.266/VVC in FFmpeg 5.1) is refused with
+    /// its name; so is one it does not know at all.
+    @Test func aCodecTheDecoderLacksIsNamed() throws {
+        let parameters = try #require(avcodec_parameters_alloc())
+        var owned: UnsafeMutablePointer<AVCodecParameters>? = parameters
+        defer { avcodec_parameters_free(&owned) }
+        parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+        parameters.pointee.codec_id = AV_CODEC_ID_VVC
+        parameters.pointee.width = 320
+        parameters.pointee.height = 180
+        #expect(avcodec_find_decoder(AV_CODEC_ID_VVC) == nil, "this libavcodec decodes VVC: pick another codec it lacks")
+        do {
+            _ = try PullVideoDecoder(parameters: parameters, name: "vvc", decoding: NetworkDecoding())
+            Issue.record("a decoder was made for VVC")
+        } catch {
+            #expect(error.description.contains("libavcodec has no vvc decoder"), "\(error)")
+        }
+    }
+
+    /// Asked to decode on a render node that does not exist, the decoder says so and decodes in
+    /// software; a driver without the codec is said too.
+    @Test func vaapiThatCannotBeOpenedFallsBackToSoftwareWithTheReason() throws {
+        let parameters = try #require(avcodec_parameters_alloc())
+        var owned: UnsafeMutablePointer<AVCodecParameters>? = parameters
+        defer { avcodec_parameters_free(&owned) }
+        parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+        parameters.pointee.codec_id = AV_CODEC_ID_H264
+        parameters.pointee.width = 320
+        parameters.pointee.height = 180
+        let missing = try PullVideoDecoder(parameters: parameters, name: "h264",
+                                           decoding: NetworkDecoding(hardware: .vaapi(renderNode: "/dev/dri/renderD999", codecs: ["h264"])))
+        #expect(missing.status.hardware == nil && missing.status.softwareReason?.contains("/dev/dri/renderD999") == true, "\(missing.status)")
+        #expect(missing.status.threads == NetworkDecoding.defaultThreads && missing.status.threadType == "slice")
+        let lacking = try PullVideoDecoder(parameters: parameters, name: "h264",
+                                           decoding: NetworkDecoding(hardware: .vaapi(renderNode: "/dev/dri/renderD999", codecs: ["hevc"])))
+        #expect(lacking.status.softwareReason == "the VAAPI driver on /dev/dri/renderD999 does not decode h264", "\(lacking.status)")
+    }
 }

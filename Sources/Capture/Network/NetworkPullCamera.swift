@@ -280,6 +280,7 @@ public final class NetworkPullCamera: Camera {
             do {
                 let connection = try PullConnection(source: source, interrupt: interrupt, audioFormat: sound.format, decoding: decoding)
                 var skipped = 0
+                connection.skipsNonReference = decodeDemand.demand != .full
                 failures = 0
                 lastMessage = ""
                 timeline.reset()
