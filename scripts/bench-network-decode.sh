@@ -4,7 +4,8 @@
 # stream (`ffmpeg -i URL -f null -`), and which libavcodec threads suit a 2-core box.
 #
 # Streams, camera-like content (ffmpeg's testsrc2, moving, with sensor noise), 3 Mbit/s, a keyframe a
-# second, AAC, published once each to a private nginx-rtmp and pulled from it over loopback:
+# second, AAC, encoded once into 30 s files, published in a loop (stream copy, real time) to a private
+# nginx-rtmp and pulled from it over loopback:
 #   - bframes: x264 veryfast (B-frames, some of them not referred to: what an encoder on a PC sends);
 #   - phone:   x264 baseline (no B-frames: every picture is a reference, like a phone's or an IP camera's);
 #   - slices:  x264 veryfast zerolatency (no B-frames, each picture cut into 4 slices).
@@ -35,11 +36,16 @@ declare -A encoder=(
   [phone]="-preset veryfast -profile:v baseline"
   [slices]="-preset veryfast -tune zerolatency -x264-params slices=4"
 )
+# Encoded once, before the runs (three live x264 encoders would take both cores and fall behind), then
+# published in a loop by stream copy, in real time.
 for stream in bframes phone slices; do
   # shellcheck disable=SC2086
-  ffmpeg -nostdin -v error -re -f lavfi -i "testsrc2=s=1280x720:r=30,noise=alls=12:allf=t" \
-    -f lavfi -i "sine=frequency=440:sample_rate=48000" -c:v libx264 ${encoder[$stream]} -b:v 3000k -g 30 -pix_fmt yuv420p \
-    -c:a aac -b:a 128k -f flv "$url/$stream" >"$work/publisher-$stream.log" 2>&1 &
+  ffmpeg -nostdin -v error -f lavfi -i "testsrc2=s=1280x720:r=30,noise=alls=12:allf=t" \
+    -f lavfi -i "sine=frequency=440:sample_rate=48000" -t 30 -c:v libx264 ${encoder[$stream]} -b:v 3000k -g 30 -pix_fmt yuv420p \
+    -c:a aac -b:a 128k -f flv "$work/$stream.flv"
+done
+for stream in bframes phone slices; do
+  ffmpeg -nostdin -v error -re -stream_loop -1 -i "$work/$stream.flv" -c copy -f flv "$url/$stream" >"$work/publisher-$stream.log" 2>&1 &
   producer_pids+=($!)
 done
 sleep 3
