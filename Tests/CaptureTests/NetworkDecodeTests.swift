@@ -146,4 +146,22 @@ import TestSupport
                                            decoding: NetworkDecoding(hardware: .vaapi(renderNode: "/dev/dri/renderD999", codecs: ["hevc"])))
         #expect(lacking.status.softwareReason == "the VAAPI driver on /dev/dri/renderD999 does not decode h264", "\(lacking.status)")
     }
+
+    /// A codec whose every picture stands alone (MJPEG) has nothing to skip: it says `all` pictures.
+    @Test func anIntraOnlyCodecIsNeverSaidToSkip() throws {
+        let parameters = try #require(avcodec_parameters_alloc())
+        var owned: UnsafeMutablePointer<AVCodecParameters>? = parameters
+        defer { avcodec_parameters_free(&owned) }
+        parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+        parameters.pointee.width = 320
+        parameters.pointee.height = 180
+        parameters.pointee.codec_id = AV_CODEC_ID_MJPEG
+        let mjpeg = try PullVideoDecoder(parameters: parameters, name: "mjpeg", decoding: NetworkDecoding())
+        mjpeg.skipsNonReference = true
+        #expect(!mjpeg.skipsNonReference && mjpeg.status.pictures == "all")
+        parameters.pointee.codec_id = AV_CODEC_ID_H264
+        let h264 = try PullVideoDecoder(parameters: parameters, name: "h264", decoding: NetworkDecoding())
+        h264.skipsNonReference = true
+        #expect(h264.skipsNonReference && h264.status.pictures == "reference")
+    }
 }

@@ -45,6 +45,8 @@ final class PullVideoDecoder {
     private let transferred: UnsafeMutablePointer<AVFrame>
     /// Packets whose picture was skipped (sent while skipping, no picture and no refusal came of them).
     private(set) var skipped = 0
+    /// False for a codec whose every picture stands alone (MJPEG): nothing to skip.
+    private let predicts: Bool
 
     init(parameters: UnsafeMutablePointer<AVCodecParameters>, name: String, decoding: NetworkDecoding) throws(PullError) {
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
@@ -55,6 +57,7 @@ final class PullVideoDecoder {
         self.transferred = transferred
         guard avcodec_parameters_to_context(session.context, parameters) >= 0 else { throw PullError("\(name): unusable codec parameters") }
         let decoderName = String(cString: codec.pointee.name)
+        predicts = (Int32(avcodec_descriptor_get(parameters.pointee.codec_id)?.pointee.props ?? 0) & AV_CODEC_PROP_INTRA_ONLY) == 0
         var hardware: String?
         var softwareReason: String?
         switch decoding.hardware {
@@ -92,8 +95,10 @@ final class PullVideoDecoder {
     }
 
     /// Whether only reference pictures are decoded (nobody sees the camera); applied from the next packet.
+    /// Stays false for an intra-only codec.
     var skipsNonReference = false {
         didSet {
+            if !predicts { skipsNonReference = false }
             guard skipsNonReference != oldValue else { return }
             session.context.pointee.skip_frame = skipsNonReference ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
             status.pictures = skipsNonReference ? "reference" : "all"
