@@ -69,7 +69,7 @@ public protocol Camera: AnyObject, Sendable {
     /// backend cannot tell (the default).
     var offeredModes: [CameraMode] { get }
     /// Who needs the picture at full size, for a camera that can decode less when nobody does (an MJPEG
-    /// one); nil for a camera that always delivers full frames (the default).
+    /// one, a network one); nil for a camera that always delivers full frames (the default).
     var demand: CameraDemand? { get }
     /// The source's own sound, pushed with its capture times into a `TimedAudioInput` (a network
     /// stream's audio, a clip's, a test backend's tone): the program audio mixes it as an input named

@@ -52,12 +52,15 @@ public struct BackendContext: Sendable {
     public var srtListener: SRTListenerSpec?
     /// Writes an event to the history (a refused caller, say).
     public var emit: @Sendable (StudioEvent) -> Void
+    /// How network cameras decode their video (VAAPI where the machine has it, else libavcodec's threads).
+    public var networkDecoding: NetworkDecoding
 
     public init(program: ProgramFormat, namer: @escaping CameraNamer, log: @escaping @Sendable (String) -> Void,
                 prepare: @escaping @Sendable (any AdjustableCamera) -> Void = { _ in }, enabled: Set<BackendName>,
                 testCameras: TestCameraRequest = TestCameraRequest(), networkPulls: [NetworkPull] = [], srtListener: SRTListenerSpec? = nil,
-                emit: @escaping @Sendable (StudioEvent) -> Void = { _ in }) {
+                emit: @escaping @Sendable (StudioEvent) -> Void = { _ in }, networkDecoding: NetworkDecoding = NetworkDecoding()) {
         self.networkPulls = networkPulls
+        self.networkDecoding = networkDecoding
         self.srtListener = srtListener
         self.emit = emit
         self.program = program

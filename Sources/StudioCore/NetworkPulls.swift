@@ -142,6 +142,46 @@ public struct NetworkSourceStatus: Sendable, Codable, Equatable {
     public var lastPacketAgeMilliseconds: Int?
     /// An SRT connection's own figures (libsrt's), nil for another protocol.
     public var srt: SRTStatistics?
+    /// How its video is decoded, once connected (nil before).
+    public var decoder: DecoderStatus?
+
+    /// How a network camera's video is decoded: libavcodec's decoder, its threads, hardware or not, and
+    /// whether only reference pictures are decoded now (nobody sees the camera).
+    public struct DecoderStatus: Sendable, Codable, Equatable {
+        /// libavcodec's decoder (`h264`, `hevc`).
+        public var name: String
+        /// libavcodec's threads and how they split the work (`slice`, `frame`, or `none` for one).
+        public var threads: Int
+        public var threadType: String
+        /// `vaapi /dev/dri/renderD128` while the GPU decodes; nil in software.
+        public var hardware: String?
+        /// Why it decodes in software where VAAPI was looked for (no render node, the driver lacks the
+        /// codec, opening failed); nil on the GPU.
+        public var softwareReason: String?
+        /// `all`, or `reference` while nobody sees the camera (its non-reference pictures are skipped).
+        public var pictures: String
+
+        public init(name: String, threads: Int, threadType: String, hardware: String? = nil, softwareReason: String? = nil, pictures: String = "all") {
+            self.name = name
+            self.threads = threads
+            self.threadType = threadType
+            self.hardware = hardware
+            self.softwareReason = softwareReason
+            self.pictures = pictures
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case name, threads, hardware, pictures
+            case threadType = "thread_type", softwareReason = "software_reason"
+        }
+
+        /// `h264 decoded with 2 slice threads, every picture` / `hevc decoded on vaapi /dev/dri/renderD128,
+        /// reference pictures only`.
+        public var summary: String {
+            let engine = hardware.map { "on \($0)" } ?? "with \(threads) \(threadType) thread\(threads == 1 ? "" : "s")"
+            return "\(name) decoded \(engine), \(pictures == "all" ? "every picture" : "reference pictures only")"
+        }
+    }
 
     /// What libsrt measures of one connection.
     public struct SRTStatistics: Sendable, Codable, Equatable {
@@ -194,7 +234,7 @@ public struct NetworkSourceStatus: Sendable, Codable, Equatable {
         case picturesIn = "pictures_in", picturesShown = "pictures_shown", picturesDropped = "pictures_dropped", picturesRepeated = "pictures_repeated"
         case packetsUndecodable = "packets_undecodable"
         case bufferMilliseconds = "buffer_ms", targetMilliseconds = "target_ms", driftPPM = "drift_ppm"
-        case lastPacketAgeMilliseconds = "last_packet_age_ms", srt
+        case lastPacketAgeMilliseconds = "last_packet_age_ms", srt, decoder
     }
 
     /// One line for `studio cameras`: `rtmp connected, 1.2 Mbit/s, buffer 180/200 ms, ...`.
@@ -214,6 +254,7 @@ public struct NetworkSourceStatus: Sendable, Codable, Equatable {
         if let lastError { parts.append(lastError) }
         if let driftPPM { parts.append(String(format: "drift %+.0f ppm", driftPPM)) }
         if let age = lastPacketAgeMilliseconds { parts.append("last packet \(age) ms ago") }
+        if let decoder { parts.append(decoder.summary) }
         if let srt {
             parts.append(String(format: "SRT rtt %.1f ms, %d lost, %d retransmitted, %d dropped", srt.rttMilliseconds, srt.packetsLost,
                                 srt.packetsRetransmitted, srt.packetsDropped))

@@ -2,6 +2,7 @@ import StudioCore
 import StudioConfig
 import Capture
 import EventStore
+import Encoding
 
 /// Which discoveries a server runs: one per backend of its table (`ServerOptions.backends`, normally
 /// `SourceBackends.standard`) that is on: the selectable ones named in `cameras.backends` (or
@@ -26,8 +27,23 @@ enum Discoveries {
             enabled: Set(backends.map(\.name)),
             testCameras: TestCameraRequest(count: options.testCameraCount, size: options.testCameraSize, noise: options.testCameraNoise),
             networkPulls: options.configuration.network.cameras, srtListener: options.configuration.network.srt,
-            emit: { [events = context.events] in events.emit($0) })
+            emit: { [events = context.events] in events.emit($0) },
+            networkDecoding: options.configuration.network.cameras.isEmpty ? NetworkDecoding() : networkDecoding { log.info($0) })
         return try backends.compactMap { try $0.makeDiscovery(backendContext) }
+    }
+
+    /// How network cameras decode: on the first render node whose VAAPI driver decodes H.264 or HEVC
+    /// (the encoder's probing), else in software, said once in the log with the reason.
+    static func networkDecoding(log: (String) -> Void) -> NetworkDecoding {
+        switch VAAPIProbe.probeDecode() {
+        case .success(let found):
+            let codecs = found.codecs.sorted().joined(separator: ", ")
+            log("network cameras: \(codecs) decoded with VAAPI on \(found.renderNode) (\(found.driver)); other codecs in software")
+            return NetworkDecoding(hardware: .vaapi(renderNode: found.renderNode, codecs: found.codecs))
+        case .failure(let failure):
+            log("network cameras: decoded in software (libavcodec, \(NetworkDecoding.defaultThreads) slice threads each): \(failure.description)")
+            return NetworkDecoding(hardware: .unavailable(failure.description))
+        }
     }
 
     /// A pin's `size`, `fps` and `controls` (config) for a device camera, applied before it starts and

@@ -117,6 +117,13 @@ public enum Metrics {
         text.gauge("studio_network_buffer_target_seconds", "What a network camera's buffer aims for.", network.map { ($0.0, Double($0.1.targetMilliseconds) / 1000) })
         text.gauge("studio_network_drift_ppm", "A network camera's clock against this machine's (positive: it runs slow), once measured.",
                    network.compactMap { labels, status in status.driftPPM.map { (labels, $0) } })
+        text.gauge("studio_network_decoder_info", "How a network camera's video is decoded (value 1): libavcodec's decoder, its threads, the hardware (vaapi, or none).",
+                   network.compactMap { labels, status in
+                       status.decoder.map { decoder in
+                           (labels.merging(["decoder": decoder.name, "threads": String(decoder.threads),
+                                            "hardware": decoder.hardware == nil ? "none" : "vaapi"]) { a, _ in a }, 1)
+                       }
+                   })
         let srt = network.compactMap { labels, status in status.srt.map { (labels, $0) } }
         text.gauge("studio_network_srt_rtt_seconds", "An SRT connection's round trip (libsrt).", srt.map { ($0.0, $0.1.rttMilliseconds / 1000) })
         text.counter("studio_network_srt_packets_total", "An SRT connection's packets lost on the way, retransmitted, and dropped too late (libsrt).",

@@ -33,7 +33,7 @@ public struct CameraView: Codable, Sendable {
     public var framesDropped: Int
     public var framesCorrupt: Int
     public var offeredModes: [OfferedModeView]
-    /// A compressed (MJPEG) camera's decoding by demand; null for a camera that delivers raw frames.
+    /// A compressed (MJPEG or network) camera's decoding by demand; null for a camera that delivers raw frames.
     @Nullable public var decode: DecodeView?
     /// A network source's connection, buffer and clock; null for a camera on this PC.
     @Nullable public var network: NetworkSourceStatus?

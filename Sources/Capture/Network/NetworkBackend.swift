@@ -16,7 +16,7 @@ public struct NetworkBackend: SourceBackend {
         guard !context.networkPulls.isEmpty else { return nil }
         let cameras = try context.networkPulls.map { pull in
             let identity = CameraIdentity(backend: name, identity: pull.identity, displayName: SecretMasking.maskURL(pull.url))
-            return NetworkPullCamera(pull: pull, id: try context.namer(identity), log: context.log)
+            return NetworkPullCamera(pull: pull, id: try context.namer(identity), decoding: context.networkDecoding, log: context.log)
         }
         // Bound now, so a port that cannot be had stops the start with a clear error.
         let listener = try context.srtListener.map { spec in

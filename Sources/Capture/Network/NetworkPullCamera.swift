@@ -20,6 +20,11 @@ import MediaSupport
 /// fresh timing and an empty buffer: nothing stale is shown. While it is away no picture comes, so the
 /// server's silence watch marks it lost (the backup or the slate on program) and back when pictures
 /// come again, as for any camera.
+///
+/// Its video is decoded as `decoding` says (VAAPI or libavcodec's threads) and as its `demand` needs:
+/// while nobody sees it (not on program or preview, in no scene or transition there, not recorded by an
+/// encoded ISO) only its reference pictures are decoded; every picture from the next packet on once it
+/// is seen (`PullVideoDecoder`).
 public final class NetworkPullCamera: Camera {
     public let id: CameraID
     public let backend: BackendName = .network
@@ -34,6 +39,10 @@ public final class NetworkPullCamera: Camera {
     /// The least a stream may be silent before it counts as gone (the server's loss timeout, 0.5 s).
     public static let minimumAllowance: UInt64 = 500_000_000
     public let pull: NetworkPull
+    /// How its video is decoded (the server's choice for every network camera).
+    public let decoding: NetworkDecoding
+    private let decodeDemand: CameraDemand
+    public var demand: CameraDemand? { decodeDemand }
     /// The source's sound, on its own clock.
     public let sound: TimedAudioInput
     public var audio: (any ClockedAudioInput)? { sound }
@@ -80,8 +89,18 @@ public final class NetworkPullCamera: Camera {
     private let log: @Sendable (String) -> Void
 
     /// - Parameter id: the name the server's namer gives it (the entry's `name`, unless a scene took it).
-    public init(pull: NetworkPull, id: CameraID, log: @escaping @Sendable (String) -> Void, clock: any Clock = .monotonic) {
+    public init(pull: NetworkPull, id: CameraID, decoding: NetworkDecoding = NetworkDecoding(), log: @escaping @Sendable (String) -> Void,
+                clock: any Clock = .monotonic) {
         self.pull = pull
+        self.decoding = decoding
+        // Every picture it publishes is whole and at full size (skipping spares only pictures nothing
+        // is predicted from), so its newest is good for a cut the moment it is needed in full: a take
+        // never waits for the next one (`CameraDemand.hasFullPicture`). The receive thread decodes every
+        // picture from its next packet on.
+        let rise = DemandRise()
+        let demand = CameraDemand(wake: { rise.noteFullPicture() })
+        rise.demand.withLock { $0.demand = demand }
+        decodeDemand = demand
         self.id = id
         identity = pull.identity
         displayName = SecretMasking.maskURL(pull.url)
@@ -177,6 +196,7 @@ public final class NetworkPullCamera: Camera {
                 var frame = frame
                 frame.arrivalTime = releasedAt
                 frames.publish(frame)
+                decodeDemand.noteFullPicture()
                 shared.withLock {
                     $0.statistics.framesCaptured += 1
                     $0.statistics.lastFrameTime = releasedAt
@@ -264,7 +284,9 @@ public final class NetworkPullCamera: Camera {
             }
             interrupt.arm(seconds: Self.openTimeout)
             do {
-                let connection = try PullConnection(source: source, interrupt: interrupt, audioFormat: sound.format)
+                let connection = try PullConnection(source: source, interrupt: interrupt, audioFormat: sound.format, decoding: decoding)
+                var skipped = 0
+                connection.skipsNonReference = decodeDemand.demand != .full
                 failures = 0
                 lastMessage = ""
                 timeline.reset()
@@ -278,15 +300,19 @@ public final class NetworkPullCamera: Camera {
                     $0.status.lastError = nil
                     $0.status.streams = connection.streamSummary
                     $0.codec = (connection.copyableCodec, true)
+                    $0.status.decoder = connection.decoderStatus
                     $0.rateMark = (0, clock.now())
                     // Fresh timing: nothing of the previous connection is repeated.
                     $0.shownAt = 0
                     $0.gaps = (0, 0, clock.now())
                 }
-                log("\(id.name): connected to \(displayName): \(connection.streamSummary)")
+                let decoder = connection.decoderStatus
+                log("\(id.name): connected to \(displayName): \(connection.streamSummary); \(decoder.map(\.summary) ?? "")"
+                    + (decoder?.softwareReason.map { " (software: \($0))" } ?? ""))
                 let frameSlack: UInt64 = 40_000_000
                 while !receiver.isStopRequested {
                     interrupt.arm(seconds: Self.readTimeout)
+                    connection.skipsNonReference = decodeDemand.demand != .full
                     try connection.readAndDecode { item in
                         let now = clock.now()
                         notePacket(at: now)
@@ -295,6 +321,7 @@ public final class NetworkPullCamera: Camera {
                             let due = timeline.due(media: media, arrival: now)
                             shared.withLock {
                                 $0.status.picturesIn += 1
+                                $0.statistics.framesDecodedFull += 1
                                 $0.status.bufferMilliseconds = max(0, Int(timeline.depth / 1_000_000))
                                 $0.status.driftPPM = timeline.driftPPM
                                 $0.status.rebases = timeline.rebases
@@ -328,7 +355,11 @@ public final class NetworkPullCamera: Camera {
                     if refused.inARow == Self.refusalsToReport {
                         log("warning: \(id.name): its video cannot be decoded (\(refused.reason)); a broken codec configuration or a damaged stream; waiting for a picture")
                     }
+                    let skippedNow = connection.videoPacketsSkipped, decoderNow = connection.decoderStatus
+                    defer { skipped = skippedNow }
                     shared.withLock {
+                        $0.statistics.framesNotDecoded += UInt64(max(0, skippedNow - skipped))
+                        $0.status.decoder = decoderNow
                         $0.status.packetsUndecodable = refused.total
                         $0.status.lastError = refused.inARow >= Self.refusalsToReport
                             ? "its video cannot be decoded (\(refused.inARow) packets in a row refused: \(refused.reason)): "

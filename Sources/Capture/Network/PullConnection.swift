@@ -26,7 +26,7 @@ final class PullConnection {
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private let packet: UnsafeMutablePointer<AVPacket>
     private let frame: UnsafeMutablePointer<AVFrame>
-    private var video: (index: Int32, codec: CodecSession, timeBase: AVRational)?
+    private var video: (index: Int32, decoder: PullVideoDecoder, timeBase: AVRational)?
     private var audio: (index: Int32, codec: CodecSession, timeBase: AVRational)?
     /// The video's and the sound's codec and parameters, for the ISO's copy of their packets.
     private var videoParameters: PullStreamParameters?
@@ -61,7 +61,8 @@ final class PullConnection {
     /// Opens `source` (blocking; `interrupt` breaks it) and finds its streams and decoders. Throws a
     /// clear error: nothing at the URL, no video stream, a codec libavcodec lacks (named), a picture
     /// too large.
-    init(source: Source, interrupt: PullInterrupt, audioFormat: AudioFormat, limits: Limits = Limits()) throws(PullError) {
+    init(source: Source, interrupt: PullInterrupt, audioFormat: AudioFormat, limits: Limits = Limits(),
+         decoding: NetworkDecoding = NetworkDecoding()) throws(PullError) {
         switch source {
         case .url(let url, _): description = SecretMasking.maskURL(url)
         case .srt: description = "its SRT caller"
@@ -118,7 +119,7 @@ final class PullConnection {
                 guard width * height <= limits.maximumPixels else {
                     throw PullError("its picture, \(width)x\(height), is larger than the limit of \(limits.maximumPixels) pixels")
                 }
-                video = (index, try Self.decoder(for: parameters, name: name, threads: 2), stream.pointee.time_base)
+                video = (index, try PullVideoDecoder(parameters: parameters, name: name, decoding: decoding), stream.pointee.time_base)
                 videoParameters = PullStreamParameters(parameters)
                 let guessed = av_guess_frame_rate(context, stream, nil)
                 // A rate past 240 is the stream's clock, not its pictures' (MPEG-TS at 1 fps guesses 90000).
@@ -126,7 +127,7 @@ final class PullConnection {
                 parts.append("\(name) \(width)x\(height)")
             case AVMEDIA_TYPE_AUDIO where audio == nil:
                 // A stream whose audio codec this libavcodec lacks still gives its pictures.
-                if let session = try? Self.decoder(for: parameters, name: name, threads: 1) {
+                if let session = try? Self.audioDecoder(for: parameters, name: name) {
                     audio = (index, session, stream.pointee.time_base)
                     audioParameters = PullStreamParameters(parameters)
                     parts.append("\(name) \(parameters.pointee.sample_rate) Hz \(parameters.pointee.ch_layout.nb_channels) ch")
@@ -153,19 +154,28 @@ final class PullConnection {
         av_frame_free(&frame)
     }
 
-    private static func decoder(for parameters: UnsafeMutablePointer<AVCodecParameters>, name: String, threads: Int32) throws(PullError) -> CodecSession {
+    private static func audioDecoder(for parameters: UnsafeMutablePointer<AVCodecParameters>, name: String) throws(PullError) -> CodecSession {
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
             throw PullError("libavcodec has no \(name) decoder")
         }
         let session: CodecSession
         do { session = try CodecSession(codec: codec) } catch { throw PullError("\(name): \(error)") }
         guard avcodec_parameters_to_context(session.context, parameters) >= 0 else { throw PullError("\(name): unusable codec parameters") }
-        session.context.pointee.thread_count = threads
-        // Slice threads add no delay; frame threads would hold a picture per thread.
-        session.context.pointee.thread_type = FF_THREAD_SLICE
-        session.context.pointee.flags |= AV_CODEC_FLAG_LOW_DELAY
+        session.context.pointee.thread_count = 1
         do { try session.open(name) } catch { throw PullError("cannot open the \(name) decoder: \(error)") }
         return session
+    }
+
+    /// How the video is decoded (the decoder, its threads, hardware or not, every picture or only the
+    /// reference ones), and the packets whose picture was skipped.
+    var decoderStatus: NetworkSourceStatus.DecoderStatus? { video?.decoder.status }
+    var videoPacketsSkipped: Int { video?.decoder.skipped ?? 0 }
+
+    /// Whether only the video's reference pictures are decoded (nobody sees the camera); from the next
+    /// packet on. Every packet is still read (and handed to whoever copies them).
+    var skipsNonReference: Bool {
+        get { video?.decoder.skipsNonReference ?? false }
+        set { video?.decoder.skipsNonReference = newValue }
     }
 
     /// Reads the next packet and decodes it; `body` gets each picture and audio span it gave (the
@@ -181,17 +191,30 @@ final class PullConnection {
         if let video, packet.pointee.stream_index == video.index {
             // The compressed packet, before decoding: the ISO's copy of the pictures.
             if var parameters = videoParameters {
-                let decoder = video.codec.context.pointee
+                let decoder = video.decoder.session.context.pointee
                 body(.packet(parameters.describe(packet, timeBase: video.timeBase, decoderSize: (Int(decoder.width), Int(decoder.height)))))
                 videoParameters = parameters
             }
             var oversized: (Int, Int)?
-            let refusal = decode(video.codec, timeBase: video.timeBase) { frame, media in
+            var pictures = 0
+            var unusable: String?
+            var refusal = decode(video.decoder.session, timeBase: video.timeBase) { decoded, media in
+                pictures += 1
                 videoRefused.inARow = 0
+                let frame: UnsafeMutablePointer<AVFrame>
+                switch video.decoder.picture(decoded) {
+                case .success(let picture): frame = picture
+                case .failure(let error):
+                    unusable = error.description
+                    return
+                }
                 let width = Int(frame.pointee.width), height = Int(frame.pointee.height)
                 guard width * height <= limits.maximumPixels else { oversized = (width, height); return }
                 body(.video(frame, media: media))
             }
+            // A picture the GPU made but that could not be copied back counts as refused.
+            if refusal == nil { refusal = unusable }
+            video.decoder.noteDecoded(pictures: pictures, refused: refusal != nil)
             if let refusal {
                 videoRefused.total += 1
                 videoRefused.inARow += 1
