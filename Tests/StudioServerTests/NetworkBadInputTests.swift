@@ -156,3 +156,46 @@ import TestSupport
         #expect(camera("cam1")?["state"] == "live", "the studio runs on: \(camera("cam1") ?? .null)")
     }
 }
+
+/// A publisher whose pictures come in bursts (scripts/rig/udp-impair.py --burst-ms 400: everything sent
+/// in 400 ms leaves together), with a jitter target longer than its bursts: its pictures are played
+/// out evenly, nearly all shown, and it never goes lost.
+@Suite(.serialized) struct NetworkBurstTests {
+    @Test func aPublisherInBurstsIsPlayedOutEvenly() throws {
+        let scratch = try ScratchStudio("bursts")
+        defer { scratch.remove() }
+        let directory = scratch.directory
+        let port = try NginxRTMP.freePort(), relayPort = try NginxRTMP.freePort()
+        let relay = try ChildProcess(executable: "/usr/bin/python3", arguments: [
+            NetworkLossyLinkTests.root.appendingPathComponent("scripts/rig/udp-impair.py").path, String(relayPort), String(port),
+            "--loss", "0", "--delay-ms", "0", "--jitter-ms", "0", "--burst-ms", "400",
+        ], outputDirectory: directory.appendingPathComponent("relay"))
+        defer { _ = relay.stop() }
+        #expect(waitUntil(seconds: 20, every: 0.05) { relay.outputText().contains("udp-impair:") || relay.hasExited }, "\(relay.errorText())")
+        let publisher = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=s=320x180:r=30",
+            "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30", "-b:v", "300k", "-pix_fmt", "yuv420p",
+            "-an", "-f", "mpegts", "udp://127.0.0.1:\(relayPort)?pkt_size=1316",
+        ], outputDirectory: directory.appendingPathComponent("publisher"))
+        defer { _ = publisher.stop() }
+        var options = scratch.options()
+        options.configuration.network.pulls = [NetworkPull(name: "remote", url: "udp://127.0.0.1:\(port)", latencyMilliseconds: 600)]
+        let server = try StudioServer(options: options)
+        defer { server.shutdown() }
+        let client = try ControlClient(socketPath: options.socketPath)
+        func camera() -> JSONValue? { (try? client.request("cameras"))?["cameras"]?.arrayValue?.first { $0["name"] == "remote" } }
+        #expect(waitUntil(seconds: 30, every: 0.1) { camera()?["state"] == "live" }, "\(camera() ?? .null); \(publisher.errorText())")
+        _ = try client.request("switch", arguments: ["source": .string("remote")])
+        // A few bursts to settle, then six seconds watched.
+        #expect(waitUntil(seconds: 10, every: 0.1) { (camera()?["network"]?["pictures_in"]?.doubleValue ?? 0) >= 60 })
+        func count(_ key: String) -> Double { camera()?["network"]?[key]?.doubleValue ?? -1 }
+        let before = (inn: count("pictures_in"), shown: count("pictures_shown"), dropped: count("pictures_dropped"))
+        var states: Set<String> = []
+        _ = waitUntil(seconds: 6, every: 0.1) { states.insert(camera()?["state"]?.stringValue ?? "missing"); return false }
+        let received = count("pictures_in") - before.inn, shown = count("pictures_shown") - before.shown
+        let dropped = count("pictures_dropped") - before.dropped
+        #expect(states == ["live"], "\(states)")
+        #expect(received >= 150, "\(received) pictures in 6 s")
+        #expect(shown >= 0.9 * received && dropped <= 0.1 * received, "in \(received), shown \(shown), dropped \(dropped): \(camera() ?? .null)")
+    }
+}
