@@ -79,6 +79,11 @@ public protocol Camera: AnyObject, Sendable {
     /// A network source's connection, buffer and clock (`studio cameras`); nil (the default) for a
     /// camera on this PC.
     var network: NetworkSourceStatus? { get }
+    /// Whether it may wait for its source as long as it takes before its first picture (a network camera
+    /// waiting for a phone's publisher or an SRT caller): until then it is starting, not lost, and no loss is written
+    /// to the history; from its first picture on, silence is a loss as for any camera. False (the
+    /// default): a camera on this PC that gives no picture is lost after the loss timeout.
+    var waitsForItsSource: Bool { get }
     /// The thread that publishes its frames into `frames` (as `top -H` shows it; the server's topology
     /// names the camera's node so): `cap.camN` (the default, every backend on this PC), or a backend's own.
     var threadName: String { get }
@@ -89,6 +94,7 @@ extension Camera {
     public var demand: CameraDemand? { nil }
     public var audio: (any ClockedAudioInput)? { nil }
     public var network: NetworkSourceStatus? { nil }
+    public var waitsForItsSource: Bool { false }
     public var threadName: String { "cap.\(id.name)" }
 }
 

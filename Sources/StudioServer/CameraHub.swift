@@ -20,7 +20,9 @@ import Switcher
 ///   replaces the old in the switcher and in the ISO recorder (same file, same timeline), and
 ///   `camera_returned` (`reason=reappeared`) is logged. No operator action is needed.
 /// - A present camera that stops delivering frames for the loss timeout is `camera_lost` with
-///   `reason=silent`; `camera_returned` (`reason=frames resumed`) when frames come again. The watch runs
+///   `reason=silent`; `camera_returned` (`reason=frames resumed`) when frames come again (a camera that
+///   waits for its source, a phone's or an SRT caller's camera before its first picture, is starting,
+///   not silent). The watch runs
 ///   on its own thread (`studio.cameras`) and only reads when each camera's newest frame arrived (a
 ///   compressed camera's whether decoded or not: nobody may need its pictures).
 /// - A camera removed from the show for good (`remove`: a network pull gone from the config, a clip
@@ -317,8 +319,11 @@ final class CameraHub: Sendable {
         entries.withLock { entries in
             for (id, entry) in entries where entry.isPresent {
                 // Silence counts from the newest frame, or from when the camera (or the server, after a
-                // stall) was last known to be running, whichever is later.
-                let frameTime = entry.camera.statistics.lastFrameTime ?? entry.since
+                // stall) was last known to be running, whichever is later. A camera that waits for its
+                // source (a network camera's publisher) is starting, not silent, until its first frame.
+                let firstFrame = entry.camera.statistics.lastFrameTime
+                if firstFrame == nil && entry.camera.waitsForItsSource { continue }
+                let frameTime = firstFrame ?? entry.since
                 let last = max(frameTime, silenceFrom.withLock { $0 })
                 let silent = now > last && now - last > lossTimeout
                 if silent && entry.lostReason == nil {

@@ -11,7 +11,9 @@ import TestSupport
 /// ids the config does not name, and the two it names (anna, ben), all started in the same instant by
 /// libsrt in this process (non-blocking connects). Every stranger is refused at the handshake with the
 /// listener's reason (SRT_REJX_FORBIDDEN) and a history event each; the two named callers get in; the
-/// studio runs on; and afterwards a real publisher as anna takes her place and goes live.
+/// studio runs on; and afterwards a real publisher as anna takes her place and goes live. Before any
+/// caller came, the two were starting, with no loss in the history; once anna sent pictures, her
+/// publisher's end is a loss.
 @Suite(.serialized) struct NetworkCallerStormTests {
     /// libsrt callers connecting at once; `states` and `rejectReasons` read them as the handshakes end.
     final class Callers {
@@ -59,6 +61,15 @@ import TestSupport
                 .filter { $0["details"]?["protocol"] == "srt" }
         }
 
+        func losses(_ name: String) -> [JSONValue] {
+            ((try? client.request("log", arguments: ["kind": "camera_lost", "camera": .string(name)]))?["events"]?.arrayValue ?? [])
+        }
+        // Waiting for their callers, anna and ben are starting, not lost: no loss in the history for a
+        // camera whose source has not come yet, however long it takes (three loss timeouts here).
+        let lostWhileWaiting = waitUntil(seconds: 1.5, every: 0.1) { !losses("anna").isEmpty || !losses("ben").isEmpty }
+        #expect(!lostWhileWaiting, "\(losses("anna")) \(losses("ben"))")
+        #expect(camera("anna")?["state"] == "starting" && camera("ben")?["state"] == "starting", "\(camera("anna") ?? .null)")
+
         let strangers = (1...48).map { "stranger-\($0)" }
         let callers = try Callers(port: port, streamIDs: strangers + ["anna", "#!::r=ben,m=publish"])
         defer { callers.close() }
@@ -83,5 +94,9 @@ import TestSupport
                                                             directory: scratch.directory.appendingPathComponent("anna"))
         defer { _ = publisher.stop() }
         #expect(waitUntil(seconds: 30, every: 0.1) { camera("anna")?["state"] == "live" }, "\(camera("anna") ?? .null); \(publisher.errorText())")
+        // Once she has sent pictures, her silence is a loss like any camera's.
+        #expect(losses("anna").isEmpty, "\(losses("anna"))")
+        _ = publisher.stop()
+        #expect(waitUntil(seconds: 10, every: 0.1) { !losses("anna").isEmpty }, "no camera_lost for anna after her publisher stopped")
     }
 }

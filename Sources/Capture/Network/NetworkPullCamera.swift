@@ -41,7 +41,7 @@ public final class NetworkPullCamera: Camera {
     public let pull: NetworkPull
     /// How its video is decoded (the server's choice for every network camera).
     public let decoding: NetworkDecoding
-    private let decodeDemand: CameraDemand
+    let decodeDemand: CameraDemand
     public var demand: CameraDemand? { decodeDemand }
     /// The source's sound, on its own clock.
     public let sound: TimedAudioInput
@@ -55,7 +55,7 @@ public final class NetworkPullCamera: Camera {
     /// How long opening may take (RTSP's handshake, probing the streams).
     public static let openTimeout = 10.0
 
-    private struct Shared: Sendable {
+    struct Shared: Sendable {
         var state = CameraState.stopped
         var statistics = CaptureStatistics()
         var format: CameraFormat?
@@ -78,15 +78,16 @@ public final class NetworkPullCamera: Camera {
         var callerIsNew = false
     }
 
-    private let shared: Mutex<Shared>
-    private let receiver = WorkerThread()
+    // Internal, not private: the receive thread's extension (NetworkPullCamera+Receive.swift) reads them.
+    let shared: Mutex<Shared>
+    let receiver = WorkerThread()
     private let player = WorkerThread()
-    private let interrupt: PullInterrupt
-    private let playout = PullPlayout()
+    let interrupt: PullInterrupt
+    let playout = PullPlayout()
     /// Wakes the receive thread from its backoff on stop.
-    private let backoff = ConditionLock()
-    private let clock: any Clock
-    private let log: @Sendable (String) -> Void
+    let backoff = ConditionLock()
+    let clock: any Clock
+    let log: @Sendable (String) -> Void
 
     /// - Parameter id: the name the server's namer gives it (the entry's `name`, unless a scene took it).
     public init(pull: NetworkPull, id: CameraID, decoding: NetworkDecoding = NetworkDecoding(), log: @escaping @Sendable (String) -> Void,
@@ -133,32 +134,37 @@ public final class NetworkPullCamera: Camera {
         backoff.withLock { backoff.broadcast() }
     }
 
-    private var isPublishing: Bool { shared.withLock { $0.status.publishing ?? true } }
+    var isPublishing: Bool { shared.withLock { $0.status.publishing ?? true } }
 
     /// Its SRT caller connected (the listener accepted it): read it now. A caller that comes back
-    /// replaces its previous connection at once (closed, so a read of it ends).
+    /// replaces its previous connection at once (closed, so a read of it ends). The previous one is hung
+    /// up before the new one is handed over: a hang-up landing after the receive thread had taken the
+    /// new connection would end that one before it opened, and leave the camera waiting for good.
     func publishStarted(srt connection: SRTConnection, from address: String) {
-        let previous = shared.withLock { shared -> SRTConnection? in
-            defer {
-                shared.caller = connection
-                shared.callerIsNew = true
-                shared.status.publishing = true
-            }
-            return shared.caller
+        let previous = shared.withLock { $0.caller }
+        if let previous {
+            interrupt.hangUp()
+            previous.close()
+        }
+        shared.withLock {
+            $0.caller = connection
+            $0.callerIsNew = true
+            $0.status.publishing = true
         }
         log("\(id.name): its SRT caller connected (\(address))\(previous == nil ? "" : ", in place of its previous connection")")
-        if let previous {
-            previous.close()
-            interrupt.hangUp()
-        }
         backoff.withLock { backoff.broadcast() }
     }
 
-    /// The source to open now: the URL, or the newest SRT caller's connection (nil: none waiting).
-    private func nextSource(_ kind: PullKind) -> PullConnection.Source? {
+    /// The source to open now: the URL, or the newest SRT caller's connection. Nil: none waiting (the
+    /// caller that woke the thread was replaced or gone already), and the camera waits for the next;
+    /// said under the same lock a new caller is handed over with, so none is missed.
+    func nextSource(_ kind: PullKind) -> PullConnection.Source? {
         guard pull.arrivesOnListener else { return .url(pull.url, kind) }
         return shared.withLock { shared in
-            guard shared.callerIsNew, let caller = shared.caller else { return nil }
+            guard shared.callerIsNew, let caller = shared.caller else {
+                shared.status.publishing = false
+                return nil
+            }
             shared.callerIsNew = false
             return .srt(caller)
         }
@@ -174,6 +180,9 @@ public final class NetworkPullCamera: Camera {
     public var state: CameraState { shared.withLock { $0.state } }
     public var currentFormat: CameraFormat? { shared.withLock { $0.format } }
     public var statistics: CaptureStatistics { shared.withLock { $0.statistics } }
+    /// A phone's publisher or an SRT caller comes when it comes: starting until then. A pull is studio's
+    /// own call: one that finds nobody there is lost (and tried again).
+    public var waitsForItsSource: Bool { pull.waitsForPublisher || pull.arrivesOnListener }
     public var network: NetworkSourceStatus? {
         let now = clock.now()
         let counters = playout.counters
@@ -213,7 +222,7 @@ public final class NetworkPullCamera: Camera {
     /// The frame sync: while the connection is up and its packets keep coming (no longer apart than
     /// 1.5 times the longest recent gap, at least `minimumAllowance`, at most 5 s), the newest picture
     /// is handed out again every `repeatInterval` when no new one came, counted as repeated.
-    private func repeatPicture(now: UInt64) {
+    func repeatPicture(now: UInt64) {
         let due = shared.withLock { shared -> Bool in
             guard shared.status.connected, let last = shared.lastPacket, now >= shared.shownAt + Self.repeatInterval, shared.shownAt != 0 else {
                 return false
@@ -231,7 +240,7 @@ public final class NetworkPullCamera: Camera {
     }
 
     /// Notes a packet's arrival (any stream's): its gap since the previous one, for the frame sync.
-    private func notePacket(at now: UInt64) {
+    func notePacket(at now: UInt64) {
         shared.withLock { shared in
             if let last = shared.lastPacket, now > last { shared.gaps.current = max(shared.gaps.current, now - last) }
             if now - shared.gaps.since >= 10_000_000_000 { shared.gaps = (0, shared.gaps.current, now) }
@@ -250,176 +259,12 @@ public final class NetworkPullCamera: Camera {
         shared.withLock { $0.state = .stopped }
     }
 
-    // MARK: The receive thread
-
-    /// Video packets refused in a row, with no picture between, after which the status says the video
-    /// cannot be decoded (two seconds of 30 fps; a stream joined between keyframes refuses fewer).
-    static let refusalsToReport = 60
-
-    private func receive() {
-        guard let kind = pull.kind else { return }
-        var timeline = PullTimeline(targetMilliseconds: pull.latency)
-        var failures = 0
-        var lastMessage = ""
-        var pool: FramePool?
-        var converter = FrameConverter()
-        /// Connections made: with the timeline's re-bases, the epoch of the ISO copy's mapping.
-        var connections = 0
-        while !receiver.isStopRequested {
-            if pull.waitsForPublisher {
-                backoff.withLock {
-                    while !receiver.isStopRequested, !isPublishing { _ = backoff.wait(untilMonotonic: clock.now() + 100_000_000) }
-                }
-                guard !receiver.isStopRequested else { break }
-            }
-            interrupt.answer()
-            guard let source = nextSource(kind) else {
-                // The listener's caller that woke us was replaced or gone already: wait for the next.
-                shared.withLock { $0.status.publishing = false }
-                continue
-            }
-            shared.withLock {
-                $0.status.attempts += 1
-                $0.nextTry = nil
-            }
-            interrupt.arm(seconds: Self.openTimeout)
-            do {
-                let connection = try PullConnection(source: source, interrupt: interrupt, audioFormat: sound.format, decoding: decoding)
-                var skipped = 0
-                connection.skipsNonReference = decodeDemand.demand != .full
-                failures = 0
-                lastMessage = ""
-                timeline.reset()
-                connections += 1
-                playout.flush()
-                converter = FrameConverter()
-                sound.newStream()
-                sound.connected(displayName)
-                shared.withLock {
-                    $0.status.connected = true
-                    $0.status.lastError = nil
-                    $0.status.streams = connection.streamSummary
-                    $0.codec = (connection.copyableCodec, true)
-                    $0.status.decoder = connection.decoderStatus
-                    $0.rateMark = (0, clock.now())
-                    // Fresh timing: nothing of the previous connection is repeated.
-                    $0.shownAt = 0
-                    $0.gaps = (0, 0, clock.now())
-                }
-                let decoder = connection.decoderStatus
-                log("\(id.name): connected to \(displayName): \(connection.streamSummary); \(decoder.map(\.summary) ?? "")"
-                    + (decoder?.softwareReason.map { " (software: \($0))" } ?? ""))
-                let frameSlack: UInt64 = 40_000_000
-                while !receiver.isStopRequested {
-                    interrupt.arm(seconds: Self.readTimeout)
-                    connection.skipsNonReference = decodeDemand.demand != .full
-                    try connection.readAndDecode { item in
-                        let now = clock.now()
-                        notePacket(at: now)
-                        switch item {
-                        case .video(let decoded, let media):
-                            let due = timeline.due(media: media, arrival: now)
-                            shared.withLock {
-                                $0.status.picturesIn += 1
-                                $0.statistics.framesDecodedFull += 1
-                                $0.status.bufferMilliseconds = max(0, Int(timeline.depth / 1_000_000))
-                                $0.status.driftPPM = timeline.driftPPM
-                                $0.status.rebases = timeline.rebases
-                            }
-                            // Already late (a burst of old pictures at connect): decoded for its
-                            // successors, never shown.
-                            guard due + frameSlack >= now else {
-                                shared.withLock { $0.status.picturesDropped += 1 }
-                                return
-                            }
-                            let width = Int(decoded.pointee.width), height = Int(decoded.pointee.height)
-                            let bytes = VideoFrame.byteCount(format: .i420, width: width, height: height)
-                            if pool?.capacity != bytes { pool = FramePool(capacity: bytes, limit: playout.maximumPictures / 4) }
-                            let frame = VideoFrame.allocate(format: .i420, width: width, height: height, pool: pool, captureTime: now,
-                                                            sequence: UInt64(shared.withLock { $0.status.picturesIn }))
-                            guard (try? converter.convert(decoded, into: frame)) != nil else { return }
-                            noteFormat(width: width, height: height, rate: connection.frameRate)
-                            playout.add(.picture(frame), due: due)
-                        case .packet(let packet):
-                            // Its sound only beside pictures that are copied (else its ISO encodes, with no own track).
-                            guard let codec = packet.codec, packet.pts != .min, !codec.isAudio || connection.copyableCodec != nil else { return }
-                            compressedFrames.offer {
-                                let offset = timeline.mapping(media: packet.pts, arrival: now)
-                                return packet.compressedFrame(codec: codec, arrival: now, offset: offset, epoch: connections &+ timeline.rebases)
-                            }
-                        case .audio(let samples, let media):
-                            playout.add(.audio(samples), due: timeline.due(media: media, arrival: now))
-                        }
-                    }
-                    let bytes = connection.bytesRead, now = clock.now(), refused = connection.videoRefused
-                    if refused.inARow == Self.refusalsToReport {
-                        log("warning: \(id.name): its video cannot be decoded (\(refused.reason)); a broken codec configuration or a damaged stream; waiting for a picture")
-                    }
-                    let skippedNow = connection.videoPacketsSkipped, decoderNow = connection.decoderStatus
-                    defer { skipped = skippedNow }
-                    shared.withLock {
-                        $0.statistics.framesNotDecoded += UInt64(max(0, skippedNow - skipped))
-                        $0.status.decoder = decoderNow
-                        $0.status.packetsUndecodable = refused.total
-                        $0.status.lastError = refused.inARow >= Self.refusalsToReport
-                            ? "its video cannot be decoded (\(refused.inARow) packets in a row refused: \(refused.reason)): "
-                                + "a broken codec configuration or a damaged stream"
-                            : nil
-                        if now - $0.rateMark.at >= 1_000_000_000 {
-                            if case .srt(let caller) = source { $0.status.srt = caller.statistics }
-                            let elapsed = Double(now - $0.rateMark.at) / 1e9
-                            $0.status.bitRate = Int(Double(bytes &- $0.rateMark.bytes) * 8 / elapsed)
-                            $0.rateMark = (bytes, now)
-                        }
-                    }
-                }
-            } catch {
-                let replaced = shared.withLock { $0.callerIsNew }
-                if pull.arrivesOnListener {
-                    if !receiver.isStopRequested, !replaced { log("\(id.name): its SRT caller's stream is over (\(error.description)); waiting for it") }
-                } else if !receiver.isStopRequested, isPublishing, error.description != lastMessage {
-                    log("\(id.name): \(error.description); trying again")
-                    lastMessage = error.description
-                }
-                shared.withLock { $0.status.lastError = error.description }
-            }
-            sound.disconnected()
-            shared.withLock {
-                $0.status.connected = false
-                if $0.state == .live { $0.state = .lost }
-            }
-            guard !receiver.isStopRequested else { break }
-            // A phone that stopped publishing is waited for, not tried again; so is an SRT caller that
-            // went away (a new one may be waiting already).
-            if pull.arrivesOnListener {
-                shared.withLock { shared in
-                    if !shared.callerIsNew {
-                        shared.caller?.close()
-                        shared.caller = nil
-                        shared.status.publishing = false
-                    }
-                }
-                continue
-            }
-            if !isPublishing { continue }
-            failures += 1
-            let wait = min(Self.maximumBackoff, 0.5 * Double(1 << min(failures - 1, 10)))
-            let next = clock.now() + UInt64(wait * 1e9)
-            shared.withLock { $0.nextTry = next }
-            backoff.withLock {
-                while !receiver.isStopRequested, clock.now() < next, isPublishing {
-                    _ = backoff.wait(untilMonotonic: min(next, clock.now() + 100_000_000))
-                }
-            }
-        }
-    }
-
     /// The codec its ISO copies (`CompressedFrameSource`): the newest connection's, H.264 before the first.
     public var compressedCodec: CompressedCodec? { shared.withLock { $0.codec.known ? $0.codec.name : .h264 } }
 
     /// The format as decoded (a size change mid-stream is followed); the rate the stream declares, else
     /// 30 for the listing.
-    private func noteFormat(width: Int, height: Int, rate: Rational?) {
+    func noteFormat(width: Int, height: Int, rate: Rational?) {
         shared.withLock {
             guard $0.format?.width != width || $0.format?.height != height else { return }
             $0.format = CameraFormat(pixelFormat: .i420, width: width, height: height, frameRate: rate ?? Rational(30))
