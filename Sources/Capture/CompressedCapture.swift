@@ -13,11 +13,14 @@ final class CompressedCapture: Sendable {
     let tap: CompressedFrameTap
     let demand: CameraDemand
     private let wakeup: DecodeWakeup
+    /// Times the reduced decodes (`DemandDecoding`'s rate window).
+    private let clock: any Clock
     /// The newest JPEG, between the receiving and the decoding thread.
     private let slot = Mutex(CompressedFrame())
 
-    init(codec: CompressedCodec = .mjpeg, tap: CompressedFrameTap) {
+    init(codec: CompressedCodec = .mjpeg, tap: CompressedFrameTap, clock: any Clock = .monotonic) {
         let wakeup = DecodeWakeup()
+        self.clock = clock
         self.codec = codec
         self.tap = tap
         self.wakeup = wakeup
@@ -57,7 +60,7 @@ final class CompressedCapture: Sendable {
             return true
         }
         var outcome = decoding.step(fresh: fresh, newest: newest.bytes, captureTime: newest.captureTime, sequence: newest.sequence,
-                                    demand: demand, width: width, now: MonotonicClock.now())
+                                    demand: demand, width: width, now: clock.now())
         if case .decoded(var frame) = outcome {
             frame.arrivalTime = newest.arrivalTime
             outcome = .decoded(frame)

@@ -188,6 +188,7 @@ final class DecodeWakeup: Sendable {
     func wait(seconds: Double) {
         condition.withLock {
             if !pending.load(ordering: .relaxed) {
+                // Real time: the deadline of a condition wait (CLOCK_MONOTONIC); only bounds the sleep.
                 _ = condition.wait(untilMonotonic: MonotonicClock.now() + UInt64(seconds * 1e9))
             }
             pending.store(false, ordering: .relaxed)

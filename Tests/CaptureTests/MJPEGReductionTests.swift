@@ -165,6 +165,35 @@ import TestSupport
         if case .skipped = step(fresh: true, at: 135 * frameInterval) {} else { Issue.record("an idle camera decoded") }
     }
 
+    /// A camera's `CompressedCapture` times its reduced decodes on the clock it is given: on a manual
+    /// clock, a JPEG that comes before a tile interval has passed on that clock is skipped, however long
+    /// the machine took, and the first one after it is decoded.
+    @Test func reducedDecodesAreTimedOnTheInjectedClock() throws {
+        let jpeg = try Self.makeJPEG(width: 1280, height: 720)
+        let clock = ManualClock()
+        let compressed = CompressedCapture(tap: CompressedFrameTap(), clock: clock)
+        compressed.demand.set(.seen, false)
+        compressed.demand.set(.tiles, true)
+        compressed.demand.setReducedTarget(width: 320, interval: 100_000_000)
+        #expect(compressed.demand.demand == .reduced)
+        let decoding = DemandDecoding()
+        var newest = CompressedFrame()
+        func deliver() -> DemandDecoding.Outcome {
+            let now = clock.now()
+            _ = jpeg.withUnsafeBytes { compressed.take($0, captureTime: now, arrived: now, width: 1280, height: 720) }
+            return compressed.decodeNewest(decoding, newest: &newest, width: 1280)
+        }
+        guard case .decoded(let first) = deliver() else { Issue.record("the first JPEG was not decoded"); return }
+        #expect(first.reduction == 4)
+        clock.advance(by: 33_333_333)
+        if case .skipped = deliver() {} else { Issue.record("a JPEG a frame later was decoded: the clock is not the one given") }
+        clock.advance(by: 33_333_333)
+        if case .skipped = deliver() {} else { Issue.record("a JPEG two frames later was decoded") }
+        clock.advance(by: 33_333_334)
+        guard case .decoded(let next) = deliver() else { Issue.record("a JPEG a tile interval later was not decoded"); return }
+        #expect(next.reduction == 4)
+    }
+
     /// Only a full-size picture published after the demand last turned full counts (a take waits for it).
     @Test func aFullPictureCountsOnlyAfterTheDemandTurnedFull() {
         let demand = CameraDemand()

@@ -70,7 +70,8 @@ public enum USBDeviceKey {
 /// `start` connects and reports the sources present (on the caller's thread); then a thread
 /// (`pw.audio.discovery`) follows the registry. With no daemon it says so once through `report` and
 /// tries again every `retryInterval`; a daemon that goes away removes all its sources. It also tells
-/// which source is the desktop's default microphone and, while it has none, why.
+/// which source is the desktop's default microphone and, while it has none, why. The retries are timed
+/// on `clock` (tests pass a `ManualClock`).
 public final class PipeWireAudioDiscovery: Sendable {
     public let remote: String?
     private let state = Mutex<[UInt32: PipeWireAudioSource]>([:])
@@ -81,10 +82,13 @@ public final class PipeWireAudioDiscovery: Sendable {
     private let defaultSource = PipeWireDefaultSource()
     private let worker = WorkerThread()
     private let retryInterval: Double
+    private let clock: any Clock
     private let report: @Sendable (String) -> Void
 
-    public init(remote: String? = nil, retryInterval: Double = 3, report: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(remote: String? = nil, retryInterval: Double = 3, clock: any Clock = .monotonic,
+                report: @escaping @Sendable (String) -> Void = { _ in }) {
         self.remote = remote
+        self.clock = clock
         self.retryInterval = max(0.1, retryInterval)
         self.report = report
     }
@@ -115,12 +119,12 @@ public final class PipeWireAudioDiscovery: Sendable {
     private func run(session initial: PipeWireSession?, scanned initialScan: UInt64?,
                      onAdded: (PipeWireAudioSource) -> Void, onRemoved: (PipeWireAudioSource) -> Void) {
         var session = initial, saidMissing = initial == nil, scanned = initialScan
-        var nextAttempt = MonotonicClock.now() + UInt64(retryInterval * 1e9)
+        var nextAttempt = clock.now() + UInt64(retryInterval * 1e9)
         while !worker.isStopRequested {
             guard let connected = session else {
-                MonotonicClock.sleep(seconds: 0.05)
-                guard MonotonicClock.now() >= nextAttempt else { continue }
-                nextAttempt = MonotonicClock.now() + UInt64(retryInterval * 1e9)
+                clock.sleep(until: clock.now() + 50_000_000)
+                guard clock.now() >= nextAttempt else { continue }
+                nextAttempt = clock.now() + UInt64(retryInterval * 1e9)
                 session = connect(saidMissing: saidMissing)
                 saidMissing = true
                 scanned = nil
@@ -133,7 +137,7 @@ public final class PipeWireAudioDiscovery: Sendable {
                 connected.withLock { defaultSource.drop() }
                 connected.close()
                 session = nil
-                nextAttempt = MonotonicClock.now() + UInt64(retryInterval * 1e9)
+                nextAttempt = clock.now() + UInt64(retryInterval * 1e9)
                 for source in state.withLock({ state in defer { state = [:] }; return Array(state.values) }) { onRemoved(source) }
             }
         }

@@ -55,8 +55,10 @@ public final class PipeWireCamera: Camera {
     /// - Parameters:
     ///   - wanted: the program's size and rate; the closest offered mode is asked for.
     ///   - remote: the daemon's socket (default PIPEWIRE_REMOTE, else pipewire-0 in XDG_RUNTIME_DIR).
+    ///   - clock: stamps the frames' arrival (and capture, without a producer's time) and times the
+    ///     reduced MJPEG decodes (tests pass a `ManualClock`).
     public init(id: CameraID, identity: String, displayName: String, nodeID: UInt32, nodeSerial: String? = nil, nodeName: String,
-                offers: [PipeWireVideoOffer], wanted: CameraFormat, remote: String? = nil) {
+                offers: [PipeWireVideoOffer], wanted: CameraFormat, remote: String? = nil, clock: any Clock = .monotonic) {
         self.id = id
         self.identity = identity
         self.displayName = displayName
@@ -67,11 +69,11 @@ public final class PipeWireCamera: Camera {
         let selection = PipeWireVideoFormats.select(from: offers, wanted: wanted)
         requestedFormat = selection?.format
         requestedWireFormat = selection?.wireName
-        let compressed = selection?.isMJPEG == true ? CompressedCapture(tap: compressedFrames) : nil
+        let compressed = selection?.isMJPEG == true ? CompressedCapture(tap: compressedFrames, clock: clock) : nil
         compressedCodec = compressed?.codec
         demand = compressed?.demand
         core = Core(id: id, nodeID: nodeID, nodeSerial: nodeSerial, selection: selection, remote: remote, frames: frames,
-                    compressed: compressed)
+                    compressed: compressed, clock: clock)
     }
 
     deinit { core.requestStop() }

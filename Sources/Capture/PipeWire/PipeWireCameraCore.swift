@@ -23,6 +23,8 @@ extension PipeWireCamera {
         let frames: LatestValue<VideoFrame>
         /// An MJPEG node's JPEGs, from the process callback to the camera thread and the passthrough tap.
         let compressed: CompressedCapture?
+        /// Stamps each buffer's arrival (and capture time, when the producer gave none).
+        let clock: any Clock
         private let shared = Mutex(Snapshot())
         private let worker = WorkerThread()
 
@@ -42,8 +44,9 @@ extension PipeWireCamera {
         private var negotiatedMJPEG = false
 
         init(id: CameraID, nodeID: UInt32, nodeSerial: String?, selection: PipeWireVideoChoice?, remote: String?,
-             frames: LatestValue<VideoFrame>, compressed: CompressedCapture?) {
+             frames: LatestValue<VideoFrame>, compressed: CompressedCapture?, clock: any Clock) {
             self.id = id
+            self.clock = clock
             self.compressed = compressed
             self.nodeID = nodeID
             self.nodeSerial = nodeSerial
@@ -295,7 +298,7 @@ extension PipeWireCamera {
             // The producer's time for the frame when its buffer has a plausible one, else now (a buffer that
             // waited in the stream's queue keeps its own time).
             // Its arrival (now) says the camera is alive; its capture time says how old the picture is.
-            let now = MonotonicClock.now()
+            let now = clock.now()
             let captureTime = PipeWireBufferTime.captureTime(of: spaBuffer, now: now)
             if negotiatedMJPEG {
                 takeCompressed(datas[0], at: captureTime, arrived: now)

@@ -25,14 +25,15 @@ public final class PipeWireDiscovery: CameraDiscovery {
     ///   - skipsV4L2Devices: leave out nodes that PipeWire's own V4L2 monitor made from /dev/video
     ///     devices (`device.api` = `v4l2`): when the server also captures V4L2 directly, the same webcam
     ///     would otherwise be listed twice, and the two captures would fight over the device.
+    ///   - clock: times the retries, and is handed to each camera it makes (tests pass a `ManualClock`).
     public init(namer: @escaping CameraNamer, wanted: CameraFormat = CameraFormat(pixelFormat: .i420, width: 1280, height: 720, frameRate: Rational(30)),
-                remote: String? = nil, retryInterval: Double = 3, skipsV4L2Devices: Bool = false,
+                remote: String? = nil, retryInterval: Double = 3, skipsV4L2Devices: Bool = false, clock: any Clock = .monotonic,
                 report: @escaping @Sendable (String) -> Void = { _ in }) {
         self.remote = remote
         self.wanted = wanted
         self.retryInterval = max(0.1, retryInterval)
         core = Core(namer: namer, wanted: wanted, remote: remote, retryInterval: self.retryInterval, skipsV4L2Devices: skipsV4L2Devices,
-                    report: report)
+                    clock: clock, report: report)
     }
 
     /// Whether a node is one of PipeWire's V4L2-monitor cameras (a /dev/video device seen through
@@ -78,6 +79,7 @@ public final class PipeWireDiscovery: CameraDiscovery {
         let remote: String?
         let retryInterval: Double
         let skipsV4L2Devices: Bool
+        let clock: any Clock
         let report: @Sendable (String) -> Void
         let worker = WorkerThread()
         let status = Mutex(Status())
@@ -91,8 +93,9 @@ public final class PipeWireDiscovery: CameraDiscovery {
         private var onRemoved: (@Sendable (any Camera) -> Void)?
 
         init(namer: @escaping CameraNamer, wanted: CameraFormat, remote: String?, retryInterval: Double, skipsV4L2Devices: Bool,
-             report: @escaping @Sendable (String) -> Void) {
+             clock: any Clock, report: @escaping @Sendable (String) -> Void) {
             self.skipsV4L2Devices = skipsV4L2Devices
+            self.clock = clock
             self.namer = namer
             self.wanted = wanted
             self.remote = remote
@@ -123,12 +126,12 @@ public final class PipeWireDiscovery: CameraDiscovery {
                 session = nil
                 status.withLock { $0.connected = false }
             }
-            var nextAttempt = MonotonicClock.now() + UInt64(retryInterval * 1e9)
+            var nextAttempt = clock.now() + UInt64(retryInterval * 1e9)
             while !worker.isStopRequested {
                 if session == nil {
-                    MonotonicClock.sleep(seconds: 0.05)
-                    guard MonotonicClock.now() >= nextAttempt else { continue }
-                    nextAttempt = MonotonicClock.now() + UInt64(retryInterval * 1e9)
+                    clock.sleep(until: clock.now() + 50_000_000)
+                    guard clock.now() >= nextAttempt else { continue }
+                    nextAttempt = clock.now() + UInt64(retryInterval * 1e9)
                     connect()
                     if session == nil { continue }
                 }
@@ -226,7 +229,7 @@ public final class PipeWireDiscovery: CameraDiscovery {
             }
             let camera = PipeWireCamera(id: id, identity: identity, displayName: name, nodeID: node.id,
                                         nodeSerial: node.properties["object.serial"], nodeName: node.properties["node.name"] ?? "",
-                                        offers: offers, wanted: wanted, remote: remote)
+                                        offers: offers, wanted: wanted, remote: remote, clock: clock)
             known[node.id] = (node.properties["object.serial"], camera)
             status.withLock { $0.cameras.append(camera) }
             onAdded?(camera)

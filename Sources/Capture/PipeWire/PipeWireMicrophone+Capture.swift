@@ -106,6 +106,7 @@ extension PipeWireMicrophone {
                 while !connector.isStopRequested {
                     housekeeping()
                     let interval = input.isConnected ? Self.linkedPollInterval : Self.connectPollInterval
+                    // Real time: paces the looks at the daemon (the retries are timed on `clock`).
                     let next = MonotonicClock.now() + interval
                     MonotonicClock().sleep(until: next, unless: { connector.isStopRequested })
                 }

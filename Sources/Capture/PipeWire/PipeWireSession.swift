@@ -170,6 +170,7 @@ final class PipeWireSession: @unchecked Sendable {
         guard sent >= 0 else { return false }
         // pw_core_sync returns the seq actually used on the wire.
         let expected = sent
+        // Real time: the daemon's answer is waited for in pw_thread_loop's timed wait (CLOCK_MONOTONIC).
         let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
         while lastDoneSeq < expected && !isDisconnected {
             let now = MonotonicClock.now()

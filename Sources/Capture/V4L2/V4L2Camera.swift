@@ -56,11 +56,13 @@ public final class V4L2Camera: AdjustableCamera {
     private let core: Core
 
     /// Opens `path` to check it is a video capture node and to read its modes, then closes it; the
-    /// mode nearest `program` is chosen (see `V4L2ModeChoice`). Capture starts with `start()`.
+    /// mode nearest `program` is chosen (see `V4L2ModeChoice`). Capture starts with `start()`. `clock`
+    /// stamps the frames' capture time and times the reduced MJPEG decodes (tests pass a `ManualClock`).
     /// - Throws: `CaptureError` when the node cannot be opened, is not a capture node, or offers
     ///   nothing studio can take.
     public init(id: CameraID, path: String, identity: String? = nil, displayName: String? = nil,
-                program: ProgramFormat = .default, log: @escaping CaptureLog = standardErrorCaptureLog) throws(CaptureError) {
+                program: ProgramFormat = .default, clock: any Clock = .monotonic,
+                log: @escaping CaptureLog = standardErrorCaptureLog) throws(CaptureError) {
         let capabilities: V4L2Capabilities
         let modes: [V4L2Mode]
         do {
@@ -83,10 +85,11 @@ public final class V4L2Camera: AdjustableCamera {
         self.identity = identity ?? V4L2Discovery.identity(path: path, capabilities: capabilities)
         self.displayName = displayName ?? capabilities.card
         self.modes = modes
-        let compressed = choice.fourcc.isCompressed ? CompressedCapture(tap: compressedFrames) : nil
+        let compressed = choice.fourcc.isCompressed ? CompressedCapture(tap: compressedFrames, clock: clock) : nil
         compressedCodec = compressed?.codec
         demand = compressed?.demand
-        core = Core(id: id, path: path, modes: modes, program: program, choice: choice, frames: frames, compressed: compressed, log: log)
+        core = Core(id: id, path: path, modes: modes, program: program, choice: choice, frames: frames, compressed: compressed,
+                    clock: clock, log: log)
     }
 
     deinit { core.requestStop() }
@@ -170,6 +173,7 @@ extension V4L2Camera {
         }
 
         func wait(timeoutSeconds: Double) -> Result<CameraFormat, CaptureError>? {
+            // Real time: the deadline of a condition wait (CLOCK_MONOTONIC) on the capture thread's answer.
             let deadline = MonotonicClock.now() + UInt64(timeoutSeconds * 1e9)
             return lock.withLock {
                 while result == nil { if !lock.wait(untilMonotonic: deadline) { break } }

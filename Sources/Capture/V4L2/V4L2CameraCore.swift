@@ -16,6 +16,8 @@ extension V4L2Camera {
         let program: ProgramFormat
         let frames: LatestValue<VideoFrame>
         let log: CaptureLog
+        /// Stamps each frame's capture (and arrival) time.
+        let clock: any Clock
         /// A camera that started in an MJPEG mode: its JPEGs, from the capture thread to the decoding
         /// thread and the passthrough tap.
         let compressed: CompressedCapture?
@@ -30,8 +32,9 @@ extension V4L2Camera {
         private let running = Atomic<Bool>(false)
 
         init(id: CameraID, path: String, modes: [V4L2Mode], program: ProgramFormat, choice: V4L2ModeChoice.Choice,
-             frames: LatestValue<VideoFrame>, compressed: CompressedCapture?, log: @escaping CaptureLog) {
+             frames: LatestValue<VideoFrame>, compressed: CompressedCapture?, clock: any Clock, log: @escaping CaptureLog) {
             self.id = id
+            self.clock = clock
             self.path = path
             self.modes = modes
             self.program = program
@@ -279,7 +282,7 @@ extension V4L2Camera {
 
         private func deliver(_ buffer: v4l2_buffer, from stream: V4L2Stream, decoder: inout MJPEGDecoder?,
                              lastSequence: inout UInt32?) {
-            let now = MonotonicClock.now()
+            let now = clock.now()
             let gap = lastSequence.map { buffer.sequence &- $0 &- 1 } ?? 0
             lastSequence = buffer.sequence
             let dropped = UInt64(gap < 1_000_000 ? gap : 0)

@@ -28,12 +28,15 @@ public final class V4L2Discovery: CameraDiscovery {
     ///     up in `devDirectory/v4l/by-id`.
     ///   - rescanInterval: the safety-net rescan period in seconds (inotify and loss reports wake the
     ///     thread sooner).
+    ///   - clock: times the safety-net rescans and the pauses before a lost device is opened again, and
+    ///     is handed to each camera it makes (tests pass a `ManualClock`).
     ///   - prepare: runs on each new camera object before it is reported (on the discovery's thread),
     ///     also when a device returns: where the server applies configured mode and controls.
     public init(namer: @escaping CameraNamer, program: ProgramFormat = .default, devDirectory: String = "/dev",
-                rescanInterval: Double = 2, log: @escaping CaptureLog = standardErrorCaptureLog,
+                rescanInterval: Double = 2, clock: any Clock = .monotonic, log: @escaping CaptureLog = standardErrorCaptureLog,
                 prepare: (@Sendable (V4L2Camera) -> Void)? = nil) {
-        state = State(namer: namer, program: program, devDirectory: devDirectory, rescanInterval: rescanInterval, log: log, prepare: prepare)
+        state = State(namer: namer, program: program, devDirectory: devDirectory, rescanInterval: rescanInterval, clock: clock,
+                      log: log, prepare: prepare)
     }
 
     deinit { state.shutdown() }
@@ -107,6 +110,7 @@ extension V4L2Discovery {
         let devDirectory: String
         let byIDDirectory: String
         let rescanInterval: Double
+        let clock: any Clock
         let log: CaptureLog
         let prepare: (@Sendable (V4L2Camera) -> Void)?
         private let book = Mutex(Book())
@@ -115,8 +119,9 @@ extension V4L2Discovery {
         private let wake: (read: Int32, write: Int32)
 
         init(namer: @escaping CameraNamer, program: ProgramFormat, devDirectory: String, rescanInterval: Double,
-             log: @escaping CaptureLog, prepare: (@Sendable (V4L2Camera) -> Void)?) {
+             clock: any Clock, log: @escaping CaptureLog, prepare: (@Sendable (V4L2Camera) -> Void)?) {
             self.prepare = prepare
+            self.clock = clock
             self.namer = namer
             self.program = program
             self.devDirectory = devDirectory
@@ -188,7 +193,7 @@ extension V4L2Discovery {
                 log("v4l2: inotify_init1: \(String(cString: strerror(errno))); rescanning every \(rescanInterval) s only")
             }
             let interval = UInt64(rescanInterval * 1e9)
-            var lastScan = MonotonicClock.now()
+            var lastScan = clock.now()
             var buffer = [UInt8](repeating: 0, count: 4096)
             while !worker.isStopRequested {
                 var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
@@ -214,14 +219,14 @@ extension V4L2Discovery {
                         changed = true
                     }
                 }
-                let now = MonotonicClock.now()
+                let now = clock.now()
                 let retryDue = book.withLock { $0.retryAfter.values.contains { $0 <= now } }
                 if changed || retryDue || now - lastScan > interval {
                     // Let udev finish with a new node (permissions, by-id link) before opening it.
                     if changed { MonotonicClock.sleep(nanoseconds: 100_000_000) }
                     addDirectoryWatches()
                     rescan()
-                    lastScan = MonotonicClock.now()
+                    lastScan = clock.now()
                 }
             }
         }
@@ -267,7 +272,7 @@ extension V4L2Discovery {
                         let failures = entry.camera.statistics.framesCaptured == 0 ? (book.failedStarts[identity] ?? 0) + 1 : 0
                         book.failedStarts[identity] = failures
                         let pause = failures == 0 ? 0.5 : min(0.5 * Double(1 << min(failures - 1, 6)), 30)
-                        book.retryAfter[identity] = MonotonicClock.now() + UInt64(pause * 1e9)
+                        book.retryAfter[identity] = clock.now() + UInt64(pause * 1e9)
                         if failures > 0 { reason += "; trying again in \(pause == pause.rounded() ? String(Int(pause)) : String(pause)) s" }
                     }
                     gone.append((entry.camera, reason))
@@ -288,7 +293,7 @@ extension V4L2Discovery {
                 guard caps.isVideoCapture else { continue }
                 let byID = V4L2Discovery.byIDName(of: path, in: byIDDirectory)
                 let identity = V4L2Discovery.identity(path: path, capabilities: caps, byIDDirectory: byIDDirectory)
-                let now = MonotonicClock.now()
+                let now = clock.now()
                 let skip = book.withLock { book -> Bool in
                     if book.tracked[identity] != nil { return true }
                     if let after = book.retryAfter[identity], after > now { return true }
@@ -305,7 +310,8 @@ extension V4L2Discovery {
                 }
                 let camera: V4L2Camera
                 do {
-                    camera = try V4L2Camera(id: id, path: path, identity: identity, displayName: caps.card, program: program, log: log)
+                    camera = try V4L2Camera(id: id, path: path, identity: identity, displayName: caps.card, program: program,
+                                        clock: clock, log: log)
                 } catch {
                     log("v4l2: skipping \(path) (\(caps.card)): \(error)")
                     continue
@@ -320,7 +326,7 @@ extension V4L2Discovery {
                 added?(camera)
             }
             // 3. Pauses that ended for nodes that are gone: done (otherwise the thread would rescan on every wake).
-            let now = MonotonicClock.now()
+            let now = clock.now()
             book.withLock { book in book.retryAfter = book.retryAfter.filter { $0.value > now } }
         }
 
