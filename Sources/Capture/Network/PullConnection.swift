@@ -154,13 +154,21 @@ final class PullConnection {
         av_frame_free(&frame)
     }
 
-    private static func audioDecoder(for parameters: UnsafeMutablePointer<AVCodecParameters>, name: String) throws(PullError) -> CodecSession {
+    /// libavcodec's decoder for a stream, its parameters set, not yet opened (the caller sets its threads
+    /// and flags, then opens it): the sound's here, the pictures' in `PullVideoDecoder`. `missing` is
+    /// added to the error when libavcodec has no decoder for it.
+    static func decoderSession(for parameters: UnsafeMutablePointer<AVCodecParameters>, name: String, missing: String = "") throws(PullError) -> CodecSession {
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
-            throw PullError("libavcodec has no \(name) decoder")
+            throw PullError("libavcodec has no \(name) decoder\(missing)")
         }
         let session: CodecSession
         do { session = try CodecSession(codec: codec) } catch { throw PullError("\(name): \(error)") }
         guard avcodec_parameters_to_context(session.context, parameters) >= 0 else { throw PullError("\(name): unusable codec parameters") }
+        return session
+    }
+
+    private static func audioDecoder(for parameters: UnsafeMutablePointer<AVCodecParameters>, name: String) throws(PullError) -> CodecSession {
+        let session = try decoderSession(for: parameters, name: name)
         session.context.pointee.thread_count = 1
         do { try session.open(name) } catch { throw PullError("cannot open the \(name) decoder: \(error)") }
         return session

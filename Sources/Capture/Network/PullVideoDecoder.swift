@@ -49,14 +49,10 @@ final class PullVideoDecoder {
     private let predicts: Bool
 
     init(parameters: UnsafeMutablePointer<AVCodecParameters>, name: String, decoding: NetworkDecoding) throws(PullError) {
-        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
-            throw PullError("libavcodec has no \(name) decoder: this stream's video cannot be shown (send H.264 or HEVC)")
-        }
-        do { session = try CodecSession(codec: codec) } catch { throw PullError("\(name): \(error)") }
+        session = try PullConnection.decoderSession(for: parameters, name: name, missing: ": this stream's video cannot be shown (send H.264 or HEVC)")
         guard let transferred = av_frame_alloc() else { throw PullError("out of memory") }
         self.transferred = transferred
-        guard avcodec_parameters_to_context(session.context, parameters) >= 0 else { throw PullError("\(name): unusable codec parameters") }
-        let decoderName = String(cString: codec.pointee.name)
+        let decoderName = session.context.pointee.codec.map { String(cString: $0.pointee.name) } ?? name
         predicts = (Int32(avcodec_descriptor_get(parameters.pointee.codec_id)?.pointee.props ?? 0) & AV_CODEC_PROP_INTRA_ONLY) == 0
         var hardware: String?
         var softwareReason: String?
