@@ -42,7 +42,6 @@ extension NetworkPullCamera {
             do {
                 let connection = try PullConnection(source: source, interrupt: interrupt, audioFormat: sound.format, decoding: decoding)
                 var skipped = 0
-                connection.skipsNonReference = decodeDemand.demand != .full
                 failures = 0
                 lastMessage = ""
                 timeline.reset()
