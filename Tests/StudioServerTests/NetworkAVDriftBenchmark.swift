@@ -31,14 +31,9 @@ import TestSupport
         try nginx.start()
         defer { nginx.stop() }
         let url = nginx.url(stream: "phone1")
-        // `-readrate` above 1: the phone's media clock runs fast against this PC's.
-        let publisher = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
-            "-v", "error", "-readrate", String(format: "%.6f", 1 + Self.ppm / 1e6),
-            "-f", "lavfi", "-i", "color=c=black:s=320x180:r=30,drawbox=c=white:t=fill:enable='lt(mod(n,30),1)'",
-            "-f", "lavfi", "-i", "aevalsrc='if(lt(mod(t,1),0.05),0.5*sin(2*PI*1000*t),0)|if(lt(mod(t,1),0.05),0.5*sin(2*PI*1000*t),0)':s=48000",
-            "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p",
-            "-c:a", "aac", "-b:a", "128k", "-f", "flv", url,
-        ], outputDirectory: directory.appendingPathComponent("publisher"))
+        // Its clock runs fast against this PC's.
+        let publisher = try NetworkAVSyncTests.flashAndBeepPhone(to: url, directory: directory.appendingPathComponent("publisher"),
+                                                                 readRate: 1 + Self.ppm / 1e6)
         defer { _ = publisher.stop() }
 
         var options = scratch.options()

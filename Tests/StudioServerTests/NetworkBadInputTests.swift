@@ -166,12 +166,9 @@ import TestSupport
         defer { scratch.remove() }
         let directory = scratch.directory
         let port = try NginxRTMP.freePort(), relayPort = try NginxRTMP.freePort()
-        let relay = try ChildProcess(executable: "/usr/bin/python3", arguments: [
-            NetworkLossyLinkTests.root.appendingPathComponent("scripts/rig/udp-impair.py").path, String(relayPort), String(port),
-            "--loss", "0", "--delay-ms", "0", "--jitter-ms", "0", "--burst-ms", "400",
-        ], outputDirectory: directory.appendingPathComponent("relay"))
+        let relay = try NetworkLossyLinkTests.relay(from: relayPort, to: port, ["--loss", "0", "--delay-ms", "0", "--jitter-ms", "0", "--burst-ms", "400"],
+                                                    directory: directory)
         defer { _ = relay.stop() }
-        #expect(waitUntil(seconds: 20, every: 0.05) { relay.outputText().contains("udp-impair:") || relay.hasExited }, "\(relay.errorText())")
         let publisher = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
             "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=s=320x180:r=30",
             "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30", "-b:v", "300k", "-pix_fmt", "yuv420p",

@@ -150,6 +150,18 @@ import TestSupport
 /// recording each flash and its beep are within a frame and a half of each other (the median; the
 /// picture rides the program's frame grid, so a single pair may fall a frame either way).
 @Suite(.serialized) struct NetworkAVSyncTests {
+    /// A phone (ffmpeg publishing FLV to `url`) sending a white frame and a 1 kHz beep together at each
+    /// second of its own time; `readRate` above 1 runs its clock fast against this PC's (`-readrate`).
+    static func flashAndBeepPhone(to url: String, directory: URL, readRate: Double = 1) throws -> ChildProcess {
+        try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-v", "error", "-readrate", String(format: "%.6f", readRate),
+            "-f", "lavfi", "-i", "color=c=black:s=320x180:r=30,drawbox=c=white:t=fill:enable='lt(mod(n,30),1)'",
+            "-f", "lavfi", "-i", "aevalsrc='if(lt(mod(t,1),0.05),0.5*sin(2*PI*1000*t),0)|if(lt(mod(t,1),0.05),0.5*sin(2*PI*1000*t),0)':s=48000",
+            "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p",
+            "-c:a", "aac", "-b:a", "128k", "-f", "flv", url,
+        ], outputDirectory: directory)
+    }
+
     @Test func aPhonesFlashAndBeepStayTogetherOnProgram() throws {
         let scratch = try ScratchStudio("avsync")
         defer { scratch.remove() }
@@ -160,13 +172,7 @@ import TestSupport
         try nginx.start()
         defer { nginx.stop() }
         let url = nginx.url(stream: "phone1")
-        let publisher = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
-            "-v", "error", "-re",
-            "-f", "lavfi", "-i", "color=c=black:s=320x180:r=30,drawbox=c=white:t=fill:enable='lt(mod(n,30),1)'",
-            "-f", "lavfi", "-i", "aevalsrc='if(lt(mod(t,1),0.05),0.5*sin(2*PI*1000*t),0)|if(lt(mod(t,1),0.05),0.5*sin(2*PI*1000*t),0)':s=48000",
-            "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p",
-            "-c:a", "aac", "-b:a", "128k", "-f", "flv", url,
-        ], outputDirectory: directory)
+        let publisher = try Self.flashAndBeepPhone(to: url, directory: directory)
         defer { _ = publisher.stop() }
 
         var options = scratch.options()

@@ -15,6 +15,16 @@ import TestSupport
 @Suite(.serialized) struct NetworkLossyLinkTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// scripts/rig/udp-impair.py from `listen` to `target` with `impairments` (its options), once it says
+    /// it is up.
+    static func relay(from listen: Int, to target: Int, _ impairments: [String], directory: URL) throws -> ChildProcess {
+        let relay = try ChildProcess(executable: "/usr/bin/python3", arguments: [
+            root.appendingPathComponent("scripts/rig/udp-impair.py").path, String(listen), String(target),
+        ] + impairments, outputDirectory: directory.appendingPathComponent("relay"))
+        #expect(waitUntil(seconds: 20, every: 0.05) { relay.outputText().contains("udp-impair:") || relay.hasExited }, "\(relay.errorText())")
+        return relay
+    }
+
     @Test func aCallerOnALossyLinkStaysOnAirWithoutABreak() throws {
         let scratch = try ScratchStudio("lossy")
         defer { scratch.remove() }
@@ -28,12 +38,9 @@ import TestSupport
         let client = try ControlClient(socketPath: options.socketPath)
         func camera() -> JSONValue? { (try? client.request("cameras"))?["cameras"]?.arrayValue?.first { $0["name"] == "anna" } }
 
-        let relay = try ChildProcess(executable: "/usr/bin/python3", arguments: [
-            Self.root.appendingPathComponent("scripts/rig/udp-impair.py").path, String(relayPort), String(listenerPort),
-            "--loss", "0.02", "--delay-ms", "40", "--jitter-ms", "5", "--seed", "7",
-        ], outputDirectory: directory.appendingPathComponent("relay"))
+        let relay = try Self.relay(from: relayPort, to: listenerPort, ["--loss", "0.02", "--delay-ms", "40", "--jitter-ms", "5", "--seed", "7"],
+                                   directory: directory)
         defer { _ = relay.stop() }
-        #expect(waitUntil(seconds: 20, every: 0.05) { relay.outputText().contains("udp-impair:") || relay.hasExited }, "\(relay.errorText())")
         let caller = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
             "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=30,noise=alls=30:allf=t",
             "-f", "lavfi", "-i", "aevalsrc=0.1*sin(2*PI*1000*t)|0.1*sin(2*PI*1000*t):s=48000",
