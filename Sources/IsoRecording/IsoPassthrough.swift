@@ -208,12 +208,10 @@ final class IsoPassthrough: Sendable {
             }
             if let timing = frame.timing {
                 // A network camera's packet: its group is written when the next begins. Its sound's track
-                // is announced at once, so the file opens with it. The sound alone (pictures stalled while
-                // it goes on) ends a group too, at `groupLimit`, so the group stays bounded.
+                // is announced at once, so the file opens with it.
                 if frame.codec.isAudio { announceSound(frame) }
-                let picture = !frame.codec.isAudio
-                if let first = group.first?.timing, timing.epoch != first.epoch || timing.dts - first.dts >= Self.groupLimit
-                    || picture && (frame.isKeyframe || timing.dts < first.dts) {
+                if let first = group.first?.timing, !frame.codec.isAudio,
+                   frame.isKeyframe || timing.epoch != first.epoch || timing.dts - first.dts >= Self.groupLimit || timing.dts < first.dts {
                     flush()
                 }
                 group.append(frame)
