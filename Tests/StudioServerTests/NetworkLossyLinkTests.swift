@@ -10,7 +10,7 @@ import TestSupport
 /// (ffmpeg, moving noise-like pictures at 1.5 Mbit/s) reaches studio's listener through
 /// scripts/rig/udp-impair.py, which loses 2 % of the datagrams each way and holds the rest 40 ms (+-5)
 /// each way. On air for ten seconds the camera never goes lost, SRT retransmits what was lost (its
-/// figures say so) and drops nothing too late to play, and its pictures keep coming at the publisher's
+/// figures say so) and, once live, drops nothing too late to play, and its pictures keep coming at the publisher's
 /// rate: no visible break on program.
 @Suite(.serialized) struct NetworkLossyLinkTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -76,7 +76,11 @@ import TestSupport
         #expect(pictures >= 0.9 * 30 * seconds, "\(pictures) pictures in \(seconds) s; \(last ?? .null)")
         // The link really lost packets, and SRT got them again in time.
         #expect(srt(last, "packets_lost") > 0 && srt(last, "packets_retransmitted") > 0, "\(last?["srt"] ?? .null)")
-        #expect(srt(last, "packets_dropped") == 0, "SRT dropped packets too late to play: \(last?["srt"] ?? .null)")
+        // Counted over the ten seconds on air: in the caller's first moments, before SRT has measured the
+        // round trip, a retransmission can come a fraction of a millisecond too late (seen once in CI:
+        // "delayed for 0.194 ms", before the camera was live); that is the handshake, not the link held.
+        #expect(srt(last, "packets_dropped") - srt(first, "packets_dropped") == 0,
+                "SRT dropped packets too late to play while on air: \(first?["srt"] ?? .null) -> \(last?["srt"] ?? .null)")
         #expect((srt(last, "rtt_ms")) >= 60, "the relay's round trip is about 80 ms: \(last?["srt"] ?? .null)")
         #expect(losses() == lossesBefore, "anna was lost on air")
 
