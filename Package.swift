@@ -163,7 +163,7 @@ let package = Package(
         .testTarget(name: "HTTPConsoleTests", dependencies: ["TestSupport", "HTTPConsole", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore", "TestSupport"]),
         .testTarget(name: "StudioCLITests", dependencies: ["StudioCLI", "StudioEngine", "StudioConfig", "StudioCore", "TestSupport"]),
-        .testTarget(name: "IsoRecordingTests", dependencies: ["IsoRecording", "StudioCore"]),
+        .testTarget(name: "IsoRecordingTests", dependencies: ["IsoRecording", "Capture", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "IsoRecording", "StudioViews", "LivePictures", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem", "CSRT"], exclude: ["Browser", "Fuzz"]),
     ]
 )

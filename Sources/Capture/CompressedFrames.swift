@@ -70,6 +70,10 @@ public struct CompressedVideoFrame: Sendable {
     /// AAC: the sound's rate and channels (the picture's size is 0).
     public var sampleRate = 0
     public var channels = 0
+    /// The last picture a network connection gave before it ended: at the end of a stream the demuxer
+    /// hands over whatever it had of its last packet (an MPEG-TS video PES has no length to check it
+    /// by), so it may be cut short; an ISO copy sets it aside rather than write a damaged picture.
+    public var endsItsStream = false
 
     public init(codec: CompressedCodec, bytes: [UInt8], captureTime: UInt64, width: Int, height: Int, isKeyframe: Bool = true) {
         self.codec = codec
@@ -155,6 +159,17 @@ public final class CompressedFrameTap: Sendable {
     public func offer(_ make: () -> CompressedVideoFrame) {
         guard let queue = queue.withLock({ $0 }) else { return }
         queue.offer(make())
+    }
+
+    /// The frame `make` builds, if a queue is attached now (nil, and nothing built, otherwise): for a
+    /// camera that holds a frame back before it offers it (`offer(_:)` with the frame).
+    public func frame(_ make: () -> CompressedVideoFrame) -> CompressedVideoFrame? {
+        queue.withLock { $0 } == nil ? nil : make()
+    }
+
+    /// Offers `frame` to the attached queue, if any. Never blocks.
+    public func offer(_ frame: CompressedVideoFrame) {
+        queue.withLock { $0 }?.offer(frame)
     }
 }
 

@@ -172,6 +172,12 @@ final class IsoPassthrough: Sendable {
         func flush() {
             guard let offset = group.last?.timing?.offset else { return }
             for frame in group {
+                // Possibly cut short by its connection's end: set aside (the next connection starts
+                // from a keyframe, in a new epoch, so nothing after it needed it).
+                if frame.endsItsStream {
+                    counters.withLock { $0.framesSetAside += 1 }
+                    continue
+                }
                 if !frame.codec.isAudio { describe(frame) }
                 guard var timing = frame.timing else { continue }
                 timing.offset = offset

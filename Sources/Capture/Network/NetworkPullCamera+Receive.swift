@@ -39,6 +39,9 @@ extension NetworkPullCamera {
                 $0.nextTry = nil
             }
             interrupt.arm(seconds: Self.openTimeout)
+            // The newest picture's packet for the ISO copy, held until the next one comes, so the last
+            // of a connection is known as such (`CompressedVideoFrame.endsItsStream`).
+            var heldPicture: CompressedVideoFrame?
             do {
                 let connection = try PullConnection(source: source, interrupt: interrupt, audioFormat: sound.format, decoding: decoding)
                 var skipped = 0
@@ -98,9 +101,18 @@ extension NetworkPullCamera {
                         case .packet(let packet):
                             // Its sound only beside pictures that are copied (else its ISO encodes, with no own track).
                             guard let codec = packet.codec, packet.pts != .min, !codec.isAudio || connection.copyableCodec != nil else { return }
-                            compressedFrames.offer {
+                            guard let frame = compressedFrames.frame({
                                 let offset = timeline.mapping(media: packet.pts, arrival: now)
                                 return packet.compressedFrame(codec: codec, arrival: now, offset: offset, epoch: connections &+ timeline.rebases)
+                            }) else {
+                                heldPicture = nil
+                                return
+                            }
+                            if codec.isAudio {
+                                compressedFrames.offer(frame)
+                            } else {
+                                if let held = heldPicture { compressedFrames.offer(held) }
+                                heldPicture = frame
                             }
                         case .audio(let samples, let media):
                             playout.add(.audio(samples), due: timeline.due(media: media, arrival: now))
@@ -137,6 +149,10 @@ extension NetworkPullCamera {
                     lastMessage = error.description
                 }
                 shared.withLock { $0.status.lastError = error.description }
+            }
+            if var last = heldPicture {
+                last.endsItsStream = true
+                compressedFrames.offer(last)
             }
             sound.disconnected()
             shared.withLock {
