@@ -49,6 +49,9 @@ final class IsoPassthrough: Sendable {
         /// A network camera's H.264/HEVC packets set aside until the next keyframe (see `IsoPacketStamps`):
         /// before the first, after one the queue refused, a reconnect or a jump of the stream's timestamps.
         var framesSetAside = 0
+        /// The most packets a group held before it was written: bounded by `groupLimit` of the stream's
+        /// media time, whether its pictures come or only its sound does.
+        var mostHeld = 0
     }
 
     /// About a second of frames: a disk hiccup is absorbed, a longer stall drops (and counts).
@@ -126,6 +129,7 @@ final class IsoPassthrough: Sendable {
         let tick = grid.pts(ofFrame: 1)
         var stamps = IsoPacketStamps(origin: grid.origin, frameDuration: tick)
         var group: [CompressedVideoFrame] = []
+        var mostHeld = 0
 
         /// Announces a new stream when `frame` differs from it (size, codec, parameters): generation + 1.
         func describe(_ frame: CompressedVideoFrame) {
@@ -214,13 +218,19 @@ final class IsoPassthrough: Sendable {
             }
             if let timing = frame.timing {
                 // A network camera's packet: its group is written when the next begins. Its sound's track
-                // is announced at once, so the file opens with it.
+                // is announced at once, so the file opens with it. The sound alone (pictures stalled while
+                // it goes on) ends a group too, at `groupLimit`, so the group stays bounded.
                 if frame.codec.isAudio { announceSound(frame) }
-                if let first = group.first?.timing, !frame.codec.isAudio,
-                   frame.isKeyframe || timing.epoch != first.epoch || timing.dts - first.dts >= Self.groupLimit || timing.dts < first.dts {
+                let picture = !frame.codec.isAudio
+                if let first = group.first?.timing, timing.epoch != first.epoch || timing.dts - first.dts >= Self.groupLimit
+                    || picture && (frame.isKeyframe || timing.dts < first.dts) {
                     flush()
                 }
                 group.append(frame)
+                if group.count > mostHeld {
+                    mostHeld = group.count
+                    counters.withLock { $0.mostHeld = mostHeld }
+                }
                 continue
             }
             guard frame.captureTime >= grid.origin else {
