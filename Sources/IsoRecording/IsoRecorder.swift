@@ -32,6 +32,8 @@ public struct IsoStatistics: Sendable {
     /// Frames the ISO could not use (a pixel format libswscale cannot convert).
     public var framesUnusable = 0
     public var encodeErrors = 0
+    /// A network camera's own sound (AAC) copied to the file's second audio track, in packets.
+    public var soundPackets = 0
 }
 
 /// One camera's ISO feed, built from the same pieces as the program: a one-source frame clock
@@ -171,6 +173,7 @@ public final class IsoRecorder: Sendable {
         statistics.framesSkipped = (passthrough?.framesDropped ?? 0) + (copied?.framesSetAside ?? 0) + ticks.ticksMissed
             + (encoding?.framesDropped ?? 0)
         statistics.framesUnusable = ticks.framesUnusable
+        statistics.soundPackets = copied?.soundPackets ?? 0
         statistics.encodeErrors = encoding?.encodeErrors ?? 0
         if isCopying, let copied {
             statistics.codec = copied.codec?.rawValue ?? "-"

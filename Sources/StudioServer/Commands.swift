@@ -189,7 +189,7 @@ extension StudioServer {
                 camera: s.camera.name, path: s.path, mode: s.mode.rawValue, codec: s.codec, encoder: s.encoderName, fallbackReason: s.fallbackReason,
                 generation: s.generation, preset: configuration.cameras.isoPreset,
                 size: s.width > 0 ? "\(s.width)x\(s.height)" : nil, framesEncoded: s.framesEncoded,
-                framesSkipped: s.framesSkipped, framesUnusable: s.framesUnusable, encodeErrors: s.encodeErrors,
+                framesSkipped: s.framesSkipped, framesUnusable: s.framesUnusable, encodeErrors: s.encodeErrors, soundPackets: s.soundPackets,
                 state: output.state.rawValue, bytesWritten: Int(output.bytesSent), latency: Self.latencyView(output.latency))
         }
 

@@ -225,6 +225,8 @@ public struct StatusReply: Codable, Sendable {
         public var framesSkipped: Int
         public var framesUnusable: Int
         public var encodeErrors: Int
+        /// A network camera's own sound copied to the file's second audio track, in AAC packets (0: none).
+        public var soundPackets: Int
         public var state: String
         public var bytesWritten: Int
         /// The feed's latency over the last frames written, p50 and p95 in ms by stage (`capture_to_written`:
@@ -239,10 +241,11 @@ public struct StatusReply: Codable, Sendable {
             case framesSkipped = "frames_skipped"
             case framesUnusable = "frames_unusable"
             case encodeErrors = "encode_errors"
+            case soundPackets = "sound_packets"
             case bytesWritten = "bytes_written"
         }
 
-        public init(camera: String, path: String, mode: String, codec: String, encoder: String, fallbackReason: String? = nil, generation: Int, preset: String, size: String? = nil, framesEncoded: Int, framesSkipped: Int, framesUnusable: Int, encodeErrors: Int, state: String, bytesWritten: Int, latency: [String: LatencyQuantiles] = [:]) {
+        public init(camera: String, path: String, mode: String, codec: String, encoder: String, fallbackReason: String? = nil, generation: Int, preset: String, size: String? = nil, framesEncoded: Int, framesSkipped: Int, framesUnusable: Int, encodeErrors: Int, soundPackets: Int = 0, state: String, bytesWritten: Int, latency: [String: LatencyQuantiles] = [:]) {
             self.camera = camera
             self.path = path
             self.mode = mode
@@ -256,6 +259,7 @@ public struct StatusReply: Codable, Sendable {
             self.framesSkipped = framesSkipped
             self.framesUnusable = framesUnusable
             self.encodeErrors = encodeErrors
+            self.soundPackets = soundPackets
             self.state = state
             self.bytesWritten = bytesWritten
             self.latency = latency

@@ -163,7 +163,7 @@ enum Format {
             }
             for iso in reply.iso {
                 let how = iso.mode == "passthrough" ? "passthrough \(iso.codec)" : iso.preset
-                lines.append("iso       \(iso.camera) \(text(iso.size)) \(how): \(iso.framesEncoded) frames, \(iso.framesSkipped) skipped · \(iso.state) · \(iso.path)")
+                lines.append("iso       \(iso.camera) \(text(iso.size)) \(how): \(iso.framesEncoded) frames, \(iso.framesSkipped) skipped\(iso.soundPackets > 0 ? ", \(iso.soundPackets) packets of its own sound" : "") · \(iso.state) · \(iso.path)")
             }
             return lines.joined(separator: "\n")
         }

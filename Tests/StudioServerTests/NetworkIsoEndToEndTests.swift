@@ -102,6 +102,8 @@ import Glibc
         // Nothing refused; set aside only what came before the first keyframe (a stream joined between keyframes).
         let skipped = status?["frames_skipped"]?.intValue ?? -1
         #expect(skipped >= 0 && skipped < 30, "the copy kept up and started at the first keyframe: \(status ?? .null)")
+        // Its own sound copied too (about 47 AAC packets a second), counted in the status.
+        #expect((status?["sound_packets"]?.intValue ?? 0) > 100, "\(status ?? .null)")
         #expect(studio.stopServer() == .exited(0))
 
         // The ISO file of the camera, and the program's.
