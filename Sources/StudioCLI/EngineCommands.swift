@@ -32,7 +32,8 @@ public enum DoctorCommand: Command {
         FFmpeg encoders (libx264, aac, h264_vaapi), how fast the program encoder (x264 with the program's
         preset and bit rate, or VAAPI) encodes the program format here (half a second on camera-like
         pictures; a warning below 1.25 times the program's rate), the database path, free disk for recordings, and a
-        TCP connect to each RTMP destination (stream keys masked). Each line is OK, WARNING or PROBLEM
+        TCP connect to each RTMP destination, and each SRT destination's host resolved (SRT is UDP: only
+        a handshake, a publish, would tell more) (stream keys masked). Each line is OK, WARNING or PROBLEM
         with what to do. Exits 1 when there is a problem.
         """, engine: true)
 }

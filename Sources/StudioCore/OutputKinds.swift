@@ -22,20 +22,36 @@ public struct OutputKind: Sendable, Hashable, CustomStringConvertible {
     public let secretQueryItems: [String]?
     /// What a URL of this kind looks like, for error messages.
     public let example: String
+    /// How `studio doctor` tells whether a destination of this kind can be reached, sending it nothing.
+    public let probe: Probe
+
+    /// `studio doctor`'s look at a destination before the show.
+    public enum Probe: Sendable, Hashable {
+        /// A TCP connect to the URL's port (`defaultPort` when it names none), closed at once: a TCP
+        /// server that accepts it is reachable.
+        case tcpConnect(defaultPort: Int)
+        /// Only the host's name is resolved: the protocol has no look that sends nothing (`why`).
+        case resolveOnly(why: String)
+        /// A recording: its disk is what the recordings check looks at.
+        case none
+    }
 
     public var description: String { name }
 
     public static let rtmp = OutputKind(name: "rtmp", schemes: ["rtmp"], container: "flv", isNetwork: true, pathEndsInKey: true,
-                                        secretQueryItems: nil, example: "rtmp://host/app/stream-key")
+                                        secretQueryItems: nil, example: "rtmp://host/app/stream-key",
+                                        probe: .tcpConnect(defaultPort: 1935))
     public static let rtmps = OutputKind(name: "rtmps", schemes: ["rtmps"], container: "flv", isNetwork: true, pathEndsInKey: true,
-                                         secretQueryItems: nil, example: "rtmps://host/app/stream-key")
+                                         secretQueryItems: nil, example: "rtmps://host/app/stream-key",
+                                         probe: .tcpConnect(defaultPort: 443))
     /// MPEG-TS over SRT in caller mode (libavformat's libsrt protocol). The stream id names the stream on
     /// the listener (often carrying a key) and the passphrase encrypts it: both are masked like a stream key.
     public static let srt = OutputKind(name: "srt", schemes: ["srt"], container: "mpegts", isNetwork: true, pathEndsInKey: false,
-                                       secretQueryItems: ["streamid", "passphrase"], example: "srt://host:port?streamid=NAME")
+                                       secretQueryItems: ["streamid", "passphrase"], example: "srt://host:port?streamid=NAME",
+                                       probe: .resolveOnly(why: "SRT runs over UDP, where only a handshake answers, and a handshake would publish to the listener"))
     /// A recording: Matroska, or FLV for a path ending in `.flv`.
     public static let file = OutputKind(name: "file", schemes: [], container: "matroska", isNetwork: false, pathEndsInKey: false,
-                                        secretQueryItems: [], example: "/path/to/program.mkv")
+                                        secretQueryItems: [], example: "/path/to/program.mkv", probe: .none)
 
     /// Every kind, network kinds first (the order error messages list them in).
     public static let all: [OutputKind] = [.rtmp, .rtmps, .srt, .file]

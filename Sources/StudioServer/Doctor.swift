@@ -183,19 +183,35 @@ public enum Doctor {
         return Check("recordings", .ok, text)
     }
 
-    /// A TCP connect to the destination's host and port (RTMP default 1935), never sending anything.
+    /// Whether the destination can be reached, as its kind allows without sending it anything
+    /// (`OutputKind.probe`): RTMP a TCP connect to its host and port (1935, or 443 for RTMPS), SRT only
+    /// its host's name resolved. The check's area is the kind's name.
     static func reachability(_ output: OutputTarget, timeout: Double) -> Check {
         let masked = output.maskedURL
+        let kind = OutputKind.of(output.url) ?? .rtmp
         guard let components = URLComponents(string: output.url), let host = components.host else {
-            return Check("rtmp", .problem, "\(output.name): cannot read a host in \(masked)", fix: "use rtmp://host[:port]/app/key")
+            return Check(kind.name, .problem, "\(output.name): cannot read a host in \(masked)", fix: "use \(kind.example)")
         }
-        let port = components.port ?? (components.scheme == "rtmps" ? 443 : 1935)
-        switch TCPProbe.connect(host: host, port: port, timeout: timeout) {
-        case .success(let milliseconds):
-            return Check("rtmp", .ok, "\(output.name): \(host):\(port) accepts connections (\(milliseconds) ms) for \(masked)")
-        case .failure(let error):
-            return Check("rtmp", .problem, "\(output.name): \(host):\(port) is not reachable: \(error.message)",
-                         fix: "check the URL, the network and that the streaming server runs; studio keeps retrying while it runs")
+        switch kind.probe {
+        case .tcpConnect(let defaultPort):
+            let port = components.port ?? defaultPort
+            switch TCPProbe.connect(host: host, port: port, timeout: timeout) {
+            case .success(let milliseconds):
+                return Check(kind.name, .ok, "\(output.name): \(host):\(port) accepts connections (\(milliseconds) ms) for \(masked)")
+            case .failure(let error):
+                return Check(kind.name, .problem, "\(output.name): \(host):\(port) is not reachable: \(error.message)",
+                             fix: "check the URL, the network and that the streaming server runs; studio keeps retrying while it runs")
+            }
+        case .resolveOnly(let why):
+            switch TCPProbe.resolve(host) {
+            case .success(let address):
+                let resolved = address == host ? host : "\(host) (\(address))"
+                return Check(kind.name, .ok, "\(output.name): \(resolved) resolves; not probed further, since \(why): the show's first connection tells, and studio keeps retrying while it runs, for \(masked)")
+            case .failure(let error):
+                return Check(kind.name, .problem, "\(output.name): \(error.message)", fix: "check the URL's host and the network's name service")
+            }
+        case .none:
+            return Check(kind.name, .ok, "\(output.name): a recording to \(masked) (its disk: see the recordings check)")
         }
     }
 
@@ -211,6 +227,23 @@ enum TCPProbe {
     struct Failure: Error, CustomStringConvertible {
         let message: String
         var description: String { message }
+    }
+
+    /// The first address `host` resolves to, as text.
+    static func resolve(_ host: String) -> Result<String, Failure> {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let resolved = getaddrinfo(host, nil, &hints, &list)
+        guard resolved == 0, let first = list else {
+            return .failure(Failure(message: "cannot resolve \(host): \(String(cString: gai_strerror(resolved)))"))
+        }
+        defer { freeaddrinfo(list) }
+        var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        guard getnameinfo(first.pointee.ai_addr, first.pointee.ai_addrlen, &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST) == 0 else {
+            return .success(host)
+        }
+        return .success(String(cString: text))
     }
 
     static func connect(host: String, port: Int, timeout: Double) -> Result<Int, Failure> {

@@ -48,6 +48,25 @@ import StudioSystem
         }
     }
 
+    /// An SRT output (UDP) is not TCP-connected as RTMP's are, which said every one was unreachable: its
+    /// host is resolved, and what cannot be looked at without publishing is said; a host that does not
+    /// resolve is a problem. The stream id stays masked.
+    @Test func anSRTDestinationIsResolvedNotConnectedTo() throws {
+        let studio = try StudioHarness()
+        let port = try NginxRTMP.freePort()
+        let result = try studio.run(["doctor", "--json", "--db", studio.database,
+                                     "--rtmp", "srt://127.0.0.1:\(port)?streamid=secretname9",
+                                     "--rtmp", "srt://no-such-host.invalid:9000?streamid=secretname8"])
+        #expect(!result.output.contains("secretname"), "the stream ids are masked")
+        let json = try JSONValue(parsing: result.output)
+        let srt = Self.checks(json, area: "srt")
+        #expect(srt.map { $0["status"]?.stringValue } == ["ok", "problem"], "\(srt)")
+        #expect(srt.first?["message"]?.stringValue?.contains("127.0.0.1 resolves; not probed further, since SRT runs over UDP") == true, "\(srt)")
+        #expect(srt.last?["message"]?.stringValue?.contains("cannot resolve no-such-host.invalid") == true, "\(srt)")
+        #expect(Self.checks(json, area: "rtmp").isEmpty)
+        #expect(result.status == 1 && json["problems"]?.intValue == 1, "only the host that does not resolve is a problem: \(result.status) \(json["problems"] ?? .null)")
+    }
+
     /// The wording for each kind of node, from survey results made here (the devices themselves are
     /// tested in the VM).
     @Test func v4l2LinesSayWhatEachNodeIsAndWhatToDo() {
