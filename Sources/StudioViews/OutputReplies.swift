@@ -118,7 +118,25 @@ public enum OutputSignatures {
 /// `output`'s arguments: what to do to which output.
 public struct OutputChange: Codable, Sendable, RequesterAware {
     /// What `output` does, one word each.
-    public enum Action: String, CaseIterable, Sendable { case add, stop, start, remove }
+    public enum Action: String, CaseIterable, Sendable {
+        case add, stop, start, remove
+
+        /// What was done, as the CLI says it (`added backup ...`).
+        public var done: String {
+            switch self {
+            case .add: "added"
+            case .stop: "stopped"
+            case .start: "started"
+            case .remove: "removed"
+            }
+        }
+
+        /// `add, stop, start or remove`.
+        public static var names: String {
+            let words = allCases.map(\.rawValue)
+            return words.dropLast().joined(separator: ", ") + " or " + (words.last ?? "")
+        }
+    }
 
     public var output: String
     /// An `Action`'s word; anything else is refused naming the actions.

@@ -117,7 +117,7 @@ enum FocusCommand: ClientCommand {
             throw UsageError("studio focus: \(usage)")
         }
         let reply = try call(socket, CameraSignatures.Focus.self, FocusArguments(camera: arguments.positionals[0], x: x, y: y))
-        print(json ? reply.json.jsonText : Format.focus(reply.json))
+        print(json ? reply.json.jsonText : Format.focus(reply.value))
         return 0
     }
 }

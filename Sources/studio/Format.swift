@@ -72,14 +72,12 @@ enum Format {
     }
 
     /// `studio focus`: the method the camera used, and why not better.
-    static func focus(_ result: JSONValue) -> String {
-        decoded(result, as: FocusReply.self) { reply in
-            var line = "\(reply.camera): focus on (\(reply.x), \(reply.y)) by \(reply.method)"
-            if let region = reply.region { line += ", region \(region.map(String.init).joined(separator: " ")) (left top width height)" }
-            if let exposure = reply.exposure { line += "; exposure \(exposure)" }
-            if let reason = reply.reason { line += "\n  \(reason)" }
-            return line
-        }
+    static func focus(_ reply: FocusReply) -> String {
+        var line = "\(reply.camera): focus on (\(reply.x), \(reply.y)) by \(reply.method)"
+        if let region = reply.region { line += ", region \(region.map(String.init).joined(separator: " ")) (left top width height)" }
+        if let exposure = reply.exposure { line += "; exposure \(exposure)" }
+        if let reason = reply.reason { line += "\n  \(reason)" }
+        return line
     }
 
     /// A tally as on a switcher panel: `PROGRAM` (red), `PREVIEW` (green), `PGM+PVW`.

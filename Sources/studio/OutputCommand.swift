@@ -31,7 +31,7 @@ enum OutputsCommand: ClientCommand {
 
 enum OutputCommand: ClientCommand {
     static let record = OptionSpec("record", help: "add: record the program into the server's recording directory\n(session-ID-output-NAME.mkv) instead of sending it")
-    static let usage = "expected add, stop, start or remove and an output name, e.g. `studio output add backup rtmp://host/live/KEY`"
+    static let usage = "expected \(OutputChange.Action.names) and an output name, e.g. `studio output add backup rtmp://host/live/KEY`"
     static let spec = CommandSpec(
         "output", abstract: "add, stop, start or remove an output while on air.",
         summary: "add an output mid-show (URL or --record), or stop,\nstart or remove one",
@@ -56,7 +56,7 @@ enum OutputCommand: ClientCommand {
         let client = try connect(socket)
         let reply: TypedReply<OutputReply>
         do { reply = try client.call(OutputSignatures.Change.self, change) } catch { throw refusal(error, "output") }
-        let done = ["add": "added", "stop": "stopped", "start": "started", "remove": "removed"][reply.value.action] ?? reply.value.action
+        let done = OutputChange.Action(rawValue: reply.value.action)?.done ?? reply.value.action
         print(json ? reply.json.jsonText : "\(done) " + Format.output(reply.value.output))
         return 0
     }
