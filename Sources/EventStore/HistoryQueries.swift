@@ -2,7 +2,7 @@ import Foundation
 import StudioCore
 
 // Questions about past sessions: filtered events and sessions, and what was on program when. The program
-// timeline is computed in one place, the `program_intervals` view (migration 0004, docs/schema.md); these
+// timeline is computed in one place, the `program_intervals` view (migrations 0004, 0006, 0007, docs/schema.md); these
 // calls read it.
 
 /// Which events `events(matching:)` returns. Every condition given must hold; nil or empty means "any".
@@ -66,16 +66,16 @@ public struct ProgramInterval: Sendable, Hashable {
     public var sessionID: Int64
     /// 1, 2, ... in program order.
     public var sequence: Int
-    /// The camera's or scene's name, or `slate` while the camera on program was lost without a backup.
+    /// The camera's or scene's name, or `slate` while the camera on program was lost or removed without a backup.
     public var source: String
     /// `camera`, `scene` or `slate`.
     public var sourceKind: String
-    /// The camera (for `slate`: the lost one); nil for a scene.
+    /// The camera (for `slate`: the lost or removed one); nil for a scene.
     public var camera: CameraID?
     public var fromMilliseconds: Int64
     public var toMilliseconds: Int64
     public var durationMilliseconds: Int64
-    /// `cut`, `transition`, `backup`, `loss`, `returned`, `session end`; nil while still on air.
+    /// `cut`, `transition`, `backup`, `loss`, `removed`, `returned`, `added`, `session end`; nil while still on air.
     public var endedBy: String?
     /// The kind of the transition that ended it.
     public var via: String?

@@ -5,7 +5,7 @@ import StudioCore
 // views `camera_outages` and `output_outages` (migration 0004), drop totals by stage, and measurements a
 // later schema keeps in the `sessions` row (loudness), read by column name when the columns exist.
 
-/// A row of `camera_outages`: a camera lost, until it came back or the session ended.
+/// A row of `camera_outages`: a camera lost, until it came back, was removed or the session ended.
 public struct CameraOutage: Sendable, Hashable {
     public var camera: CameraID
     /// `removed` or `silent`.
@@ -13,7 +13,7 @@ public struct CameraOutage: Sendable, Hashable {
     public var lostAt: Date
     public var backAt: Date?
     public var durationMilliseconds: Int64
-    /// `returned`, `session end`, or nil while still lost.
+    /// `returned`, `removed` (taken out of the show while lost: no `backAt`), `session end`, or nil while still lost.
     public var endedBy: String?
 }
 

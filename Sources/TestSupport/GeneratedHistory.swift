@@ -154,17 +154,18 @@ public struct GeneratedHistory: Sendable {
                                 stoppedBase: stoppedBase, failedBase: failedBase, openBase: openBase)
     }
 
-    /// Records events at `base` + their program (or wall) offset.
-    private final class Script: Sendable {
+    /// Records events at `base` + their program (or wall) offset: a program event's wall time runs with its
+    /// program time, as a server's does (also for tests that write a session of their own).
+    public final class Script: Sendable {
         let store: EventStore
         let base: Int64
-        init(store: EventStore, base: Int64) { (self.store, self.base) = (store, base) }
+        public init(store: EventStore, base: Int64) { (self.store, self.base) = (store, base) }
 
-        func add(_ kind: EventKind, _ camera: String?, program: Int64, _ details: [String: String] = [:]) {
+        public func add(_ kind: EventKind, _ camera: String?, program: Int64, _ details: [String: String] = [:]) {
             record(kind, camera, wall: program, program: program, details)
         }
 
-        func add(_ kind: EventKind, _ camera: String?, wall: Int64, _ details: [String: String] = [:]) {
+        public func add(_ kind: EventKind, _ camera: String?, wall: Int64, _ details: [String: String] = [:]) {
             record(kind, camera, wall: wall, program: nil, details)
         }
 

@@ -76,10 +76,12 @@ enum OnAirCommand: ClientCommand {
         positionalsError: "expected at most one session id",
         discussion: """
         SESSION defaults to the current session, or the latest one. Each interval is one camera
-        or scene on program (or the slate, while the camera on program was lost without a
-        backup), with its program times and how it ended: cut, transition, backup (its source was
-        lost and the backup went on air), loss (the slate followed), returned (the lost camera
-        came back), session end. Then each source's time on air and share of the program.
+        or scene on program (or the slate, while the camera on program was lost or removed
+        without a backup), with its program times and how it ended: cut, transition, backup
+        (its source was lost or removed and the backup went on air), loss (the slate followed),
+        removed (taken out of the show: the slate followed), returned (the lost camera came
+        back), added (the removed camera was added again), session end. Then each source's
+        time on air and share of the program.
         --at HH:MM:SS[.mmm] answers for one moment: what was on air, since when, until when.
         Computed by the database view program_intervals (docs/schema.md).
         """)

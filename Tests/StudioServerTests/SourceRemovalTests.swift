@@ -165,6 +165,13 @@ final class RemovableDiscovery: CameraDiscovery {
             added = (try? client.request("log", arguments: ["kind": .string("camera_added")]))?["events"]?.arrayValue ?? []
             return added.filter { $0["camera"] == "cam2" }.count == 2
         }, "\(added)")
+        // The history (`program_intervals`, as `studio onair` reads it): cam2 ended at its removal, its slate
+        // until it was added again (the program still named it, so it was on air at once).
+        let intervals = try client.request("onair")["intervals"]?.arrayValue ?? []
+        let removal = try #require(intervals.firstIndex { $0["ended_by"] == "removed" }, "\(intervals)")
+        #expect(intervals[removal]["source"] == "cam2" && removal + 2 < intervals.count, "\(intervals)")
+        #expect(intervals[removal + 1]["source"] == "slate" && intervals[removal + 1]["camera"] == "cam2"
+                && intervals[removal + 1]["ended_by"] == "added" && intervals[removal + 2]["source"] == "cam2", "\(intervals)")
     }
 
     /// The backup rule applies to a removed camera as to a lost one, on that frame; and a camera added and
