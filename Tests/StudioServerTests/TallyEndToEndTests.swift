@@ -164,4 +164,31 @@ import TestSupport
         let log = try client.request("log")["events"]?.arrayValue ?? []
         #expect(log.contains { $0["kind"] == "switch" && $0["camera"] == "cam2" })
     }
+
+    @Test func theTallyPageNeedsTheTokenAndNamesTheCamerasWhenOneIsUnknown() throws {
+        let scratch = try ScratchStudio("tally-page")
+        defer { scratch.remove() }
+        var options = scratch.options()
+        options.testCameraCount = 2
+        options.configuration.http.enabled = true
+        options.configuration.http.listen = ListenAddress(host: "127.0.0.1", port: 0)
+        let token = "tally-page-token-0123456789"
+        options.configuration.http.token = token
+        let server = try StudioServer(options: options)
+        defer { server.shutdown() }
+        let port = Int(try #require(server.http?.port))
+
+        #expect(try HTTPTestClient.fetch(port: port, "GET", "/tally/cam2").status == 401, "the page needs the token on this listener")
+        #expect(try HTTPTestClient.fetch(port: port, "GET", "/tally/cam2?token=wrong-token-0123456789").status == 401)
+        let page = try HTTPTestClient.fetch(port: port, "GET", "/tally/cam2?token=\(token)")
+        #expect(page.status == 200 && page.headers["content-type"] == "text/html; charset=utf-8", "\(page.status)")
+        for hook in ["data-tally=", "/api/v1/events", "/api/v1/status", "program_ms", "EventSource"] {
+            #expect(page.text.contains(hook), "the page has no \(hook)")
+        }
+        #expect(!page.text.contains("<script src") && !page.text.contains("<link"), "one file: nothing else to fetch with the token")
+        let unknown = try HTTPTestClient.fetch(port: port, "GET", "/tally/cam9?token=\(token)")
+        #expect(unknown.status == 404 && unknown.text.contains("cam9") && unknown.text.contains("/tally/cam1") && unknown.text.contains("/tally/cam2"),
+                "\(unknown)")
+        #expect(try HTTPTestClient.fetch(port: port, "GET", "/tally.html?token=\(token)").status == 404, "served for a camera only")
+    }
 }
