@@ -6,7 +6,7 @@ import StudioCore
 /// tally:
 ///   tsl:                        # TSL UMD receivers
 ///     - {address: 192.0.2.20:8900, version: 5, transport: udp, screen: 0}
-///     - {address: 192.0.2.21:9800, version: 3.1}
+///     - {address: 192.0.2.21:9800, version: 3.1, program_tally: 2}
 ///   vmix_port: 8099             # the vMix-compatible tally server (off without it)
 ///   vmix_listen: 127.0.0.1      # its address (loopback by default)
 ///   vmix_functions: false       # true lets its clients preview and cut
@@ -69,6 +69,12 @@ struct TallySection: Decodable {
                 }
                 destination.screen = screen
             }
+            if let tally = try keys.parse(.programTally, .programTally) {
+                guard destination.version == .v31 else {
+                    throw item.failure("program_tally is TSL 3.1's; TSL 5 says red and green itself", at: DestinationKeys.programTally)
+                }
+                destination.programTally = tally
+            }
             if destination.version == .v31, destination.transport == .tcp {
                 throw item.failure("TSL 3.1 goes over UDP only (TCP is TSL 5's)", at: DestinationKeys.transport)
             }
@@ -77,7 +83,7 @@ struct TallySection: Decodable {
     }
 
     enum DestinationKeys: String, CodingKey, CaseIterable {
-        case address, version, transport, screen
+        case address, version, transport, screen, programTally = "program_tally"
     }
 }
 
@@ -92,6 +98,7 @@ extension TallySettings: Encodable {
             try item.encode(destination.version.rawValue, forKey: .version)
             try item.encode(destination.transport.rawValue, forKey: .transport)
             if destination.version == .v5 { try item.encode(destination.screen, forKey: .screen) }
+            if destination.version == .v31 { try item.encode(destination.programTally, forKey: .programTally) }
         }
         try keys.encodeIfPresent(vmix.map { Int($0.port) }, forKey: .vmixPort)
         try keys.encodeIfPresent(vmix?.host, forKey: .vmixListen)
@@ -108,6 +115,16 @@ extension ValueSyntax where Value == TSLDestination.Version {
             case "5", "5.0": return .v5
             default: throw ValueError("expected a TSL UMD version, 3.1 or 5, got \(quoted(text))")
             }
+        }
+    }
+}
+
+extension ValueSyntax where Value == Int {
+    /// TSL 3.1's tally bit for program: 1 or 2.
+    static var programTally: Self {
+        Self("1 or 2") { (text: String) throws(ValueError) -> Int in
+            guard let tally = Int(text), tally == 1 || tally == 2 else { throw ValueError("expected 1 or 2 (the tally bit for program), got \(quoted(text))") }
+            return tally
         }
     }
 }

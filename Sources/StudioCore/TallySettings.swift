@@ -41,12 +41,16 @@ public struct TSLDestination: Sendable, Equatable, CustomStringConvertible {
     public var transport: Transport
     /// TSL 5.0's screen (0 to 65534); unused by 3.1.
     public var screen: UInt16
+    /// TSL 3.1's tally bit for program, 1 or 2 (`program_tally`); preview is the other. Receivers differ:
+    /// tally 1 is red on most displays, Tally Arbiter and Companion's listener read tally 2 as program.
+    public var programTally: Int
 
-    public init(address: ListenAddress, version: Version = .v5, transport: Transport = .udp, screen: UInt16 = 0) {
+    public init(address: ListenAddress, version: Version = .v5, transport: Transport = .udp, screen: UInt16 = 0, programTally: Int = 1) {
         self.address = address
         self.version = version
         self.transport = transport
         self.screen = screen
+        self.programTally = programTally
     }
 
     /// `tsl 5 udp 127.0.0.1:8900 screen 0`, for the log.

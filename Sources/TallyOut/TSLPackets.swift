@@ -1,6 +1,6 @@
 /// TSL UMD packets, as TSL Products' published protocol lays them out (pure functions; tests hold them
-/// against the byte layouts). Program is red (3.1's tally 1), preview green (3.1's tally 2); a source on
-/// both has its lamps red, and TSL 5's text tally amber.
+/// against the byte layouts). Program is red (3.1's tally 1 unless a destination says 2), preview green
+/// (3.1's other tally); a source on both has its lamps red, and TSL 5's text tally amber.
 public enum TSLPacket {
     /// TSL 5.0's tally colours (two bits each).
     public enum Color: UInt16, Sendable {
@@ -31,10 +31,12 @@ public enum TSLPacket {
         return bytes
     }
 
-    /// The 3.1 message of `lamp` (nil for a lamp without an index, or above 126).
-    public static func v31(_ lamp: TallyLamp) -> [UInt8]? {
+    /// The 3.1 message of `lamp` (nil for a lamp without an index, or above 126): program on tally
+    /// `programTally` (1 or 2), preview on the other.
+    public static func v31(_ lamp: TallyLamp, programTally: Int = 1) -> [UInt8]? {
         guard let index = lamp.index else { return nil }
-        return v31(address: index, tally1: lamp.program, tally2: lamp.preview, text: lamp.name)
+        let (tally1, tally2) = programTally == 2 ? (lamp.preview, lamp.program) : (lamp.program, lamp.preview)
+        return v31(address: index, tally1: tally1, tally2: tally2, text: lamp.name)
     }
 
     // MARK: 5.0
@@ -105,7 +107,7 @@ public enum TSLPacket {
     public static func messages(for board: TallyBoard, to destination: TSLDestinationFormat) -> [[UInt8]] {
         board.lamps.compactMap { lamp -> [UInt8]? in
             switch destination {
-            case .v31: return v31(lamp)
+            case .v31(let programTally): return v31(lamp, programTally: programTally)
             case .v5(let screen, let framed):
                 guard let display = display(lamp) else { return nil }
                 let packet = v5(screen: screen, display)
@@ -117,6 +119,7 @@ public enum TSLPacket {
 
 /// How a destination's packets are made: 3.1, or 5.0 on a screen, framed for TCP or not.
 public enum TSLDestinationFormat: Sendable, Equatable {
-    case v31
+    /// The tally bit for program (1 or 2).
+    case v31(programTally: Int)
     case v5(screen: UInt16, framed: Bool)
 }

@@ -49,7 +49,7 @@ public final class TSLSender: Sendable {
     public func stop() { worker.stop() }
 
     private var format: TSLDestinationFormat {
-        destination.version == .v31 ? .v31 : .v5(screen: destination.screen, framed: destination.transport == .tcp)
+        destination.version == .v31 ? .v31(programTally: destination.programTally) : .v5(screen: destination.screen, framed: destination.transport == .tcp)
     }
 
     private func run() {

@@ -4,9 +4,10 @@ import StudioSystem
 import Glibc
 #endif
 
-/// A TSL UMD 5.0 receiver for tests, decoding from the protocol's published layout (not from the
-/// sender's code): over UDP (one packet per datagram) or TCP (a listener; DLE/STX framed, DLE doubled).
-/// It keeps every display message it received, in order.
+/// A TSL UMD receiver for tests, decoding from the protocol's published layout (not from the sender's
+/// code): 5.0 over UDP (one packet per datagram) or TCP (a listener; DLE/STX framed, DLE doubled), or
+/// 3.1 over UDP (18-byte messages; its tally 1 reads as `left`, tally 2 as `right`, the address as
+/// `index`). It keeps every display message it received, in order.
 public final class TSLReceiver: @unchecked Sendable {
     // @unchecked Sendable: `fd`, `listener` and `buffer` are touched only by the test's thread that
     // calls `receive`; `received` is guarded by `lock`.
@@ -23,6 +24,7 @@ public final class TSLReceiver: @unchecked Sendable {
     }
 
     public let port: Int
+    private let v31: Bool
     private let listener: Int32
     private var fd: Int32 = -1
     private var buffer: [UInt8] = []
@@ -31,8 +33,9 @@ public final class TSLReceiver: @unchecked Sendable {
     /// TCP connections accepted so far.
     public private(set) var connections = 0
 
-    /// A UDP receiver (`tcp` false) or a TCP listener on 127.0.0.1 and a free port.
-    public init(tcp: Bool) throws {
+    /// A UDP receiver (`tcp` false) or a TCP listener on 127.0.0.1 and a free port; `v31`: TSL 3.1 (UDP).
+    public init(tcp: Bool, v31: Bool = false) throws {
+        self.v31 = v31
         let type = tcp ? SOCK_STREAM : SOCK_DGRAM
         let socketFD = try syscall("socket") { socket(AF_INET, Int32(type.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         var address = NginxRTMP.loopbackAddress(port: 0)
@@ -97,7 +100,7 @@ public final class TSLReceiver: @unchecked Sendable {
     }
 
     private func note(_ packet: [UInt8]) {
-        guard let display = Self.decode(packet) else { return }
+        guard let display = v31 ? Self.decode31(packet) : Self.decode(packet) else { return }
         lock.lock()
         received.append(display)
         lock.unlock()
@@ -127,6 +130,13 @@ public final class TSLReceiver: @unchecked Sendable {
             buffer.removeFirst(index)
         }
         return packets
+    }
+
+    /// Header (0x80 + address), control (bit 0 tally 1, bit 1 tally 2, bits 4-5 brightness), 16 characters.
+    static func decode31(_ packet: [UInt8]) -> Display? {
+        guard packet.count == 18, packet[0] >= 0x80, packet[1] & 0xC0 == 0 else { return nil }
+        return Display(screen: 0, index: UInt16(packet[0] - 0x80), right: Int(packet[1] >> 1 & 1), text: 0, left: Int(packet[1] & 1),
+                       brightness: Int(packet[1] >> 4 & 3), label: String(decoding: packet[2...], as: UTF8.self), arrived: Date())
     }
 
     /// PBC, VER, FLAGS, SCREEN, then one DMSG (INDEX, CONTROL, LENGTH, TEXT), 16-bit values little-endian.

@@ -10,7 +10,7 @@ import StudioCore
               tsl:
                 - {address: 127.0.0.1:8900, version: 5, transport: udp, screen: 2}
                 - {address: "[::1]:9000", transport: tcp}
-                - {address: 127.0.0.1:8901, version: 3.1}
+                - {address: 127.0.0.1:8901, version: 3.1, program_tally: 2}
               vmix_port: 8099
               vmix_functions: true
             cameras:
@@ -20,7 +20,7 @@ import StudioCore
         #expect(config.tally.tsl == [
             TSLDestination(address: ListenAddress(host: "127.0.0.1", port: 8900), version: .v5, transport: .udp, screen: 2),
             TSLDestination(address: ListenAddress(host: "::1", port: 9000), version: .v5, transport: .tcp),
-            TSLDestination(address: ListenAddress(host: "127.0.0.1", port: 8901), version: .v31, transport: .udp),
+            TSLDestination(address: ListenAddress(host: "127.0.0.1", port: 8901), version: .v31, transport: .udp, programTally: 2),
         ])
         #expect(config.tally.vmix == ListenAddress(host: "127.0.0.1", port: 8099) && config.tally.vmixFunctions)
         #expect(config.cameras.pins.first?.tallyIndex == 4)
@@ -39,6 +39,8 @@ import StudioCore
         ("tally:\n  tsl:\n    - {address: 127.0.0.1:8900, version: 3.1, transport: tcp}\n", "tally.tsl[0].transport", "UDP only"),
         ("tally:\n  tsl:\n    - {address: 127.0.0.1:8900, version: 3.1, screen: 1}\n", "tally.tsl[0].screen", "TSL 5"),
         ("tally:\n  tsl:\n    - {address: 127.0.0.1:8900, screen: 65535}\n", "tally.tsl[0].screen", "0 to 65534"),
+        ("tally:\n  tsl:\n    - {address: 127.0.0.1:8900, version: 3.1, program_tally: 3}\n", "tally.tsl[0].program_tally", "1 or 2"),
+        ("tally:\n  tsl:\n    - {address: 127.0.0.1:8900, program_tally: 2}\n", "tally.tsl[0].program_tally", "TSL 3.1's"),
         ("tally:\n  tsl:\n    - {address: 127.0.0.1:8900}\n    - {address: 127.0.0.1:8900}\n", "tally.tsl[1].address", "twice"),
         ("tally:\n  tsl:\n    - {address: 127.0.0.1:8900, colour: red}\n", "tally.tsl[0].colour", "address"),
         ("tally:\n  vmix_port: 0\n", "tally.vmix_port", "1 to 65535"),

@@ -22,10 +22,11 @@ import TestSupport
     @Test func tslReceiversSeeASwitchAtOnceAndAgainEverySecondAndTCPConnectsAgain() throws {
         let scratch = try ScratchStudio("tally-tsl")
         defer { scratch.remove() }
-        let udp = try TSLReceiver(tcp: false), tcp = try TSLReceiver(tcp: true)
+        let udp = try TSLReceiver(tcp: false), tcp = try TSLReceiver(tcp: true), old = try TSLReceiver(tcp: false, v31: true)
         let tally = TallySettings(tsl: [
             TSLDestination(address: ListenAddress(host: "127.0.0.1", port: UInt16(udp.port)), version: .v5, transport: .udp, screen: 3),
             TSLDestination(address: ListenAddress(host: "127.0.0.1", port: UInt16(tcp.port)), version: .v5, transport: .tcp),
+            TSLDestination(address: ListenAddress(host: "127.0.0.1", port: UInt16(old.port)), version: .v31),
         ])
         let (server, client) = try Self.serve(scratch, tally: tally)
         defer { server.shutdown() }
@@ -50,6 +51,11 @@ import TestSupport
         #expect(udp.receive(seconds: 5) { $0.latest[3]?.left == 2 && $0.latest[3]?.text == 2 })
         _ = try client.request("preview", arguments: ["source": .string("cam2")])
         #expect(udp.receive(seconds: 5) { $0.latest[2]?.left == 1 && $0.latest[2]?.text == 3 && $0.latest[3]?.left == 0 })
+
+        // TSL 3.1: program on tally 1, preview on tally 2 (cam2 on both now), 16 characters of name.
+        #expect(old.receive(seconds: 5) { $0.latest[2]?.left == 1 && $0.latest[2]?.right == 1 && $0.latest[1]?.left == 0 && $0.latest[3]?.right == 0 },
+                "\(old.displays.suffix(6))")
+        #expect(old.latest[2]?.label == "cam2            " && old.latest[2]?.brightness == 3)
 
         // TCP: the same, framed; after the receiver closes, the sender connects again and sends it all.
         #expect(tcp.receive(seconds: 10) { $0.latest[2]?.left == 1 && $0.latest[1]?.left == 0 && $0.latest[3] != nil }, "\(tcp.displays.suffix(6))")

@@ -66,7 +66,10 @@ import Testing
             TallyLamp(name: "cam2", kind: .camera, index: 5, preview: true),
             TallyLamp(name: "pip", kind: .scene, index: nil, program: true),
         ])
-        #expect(TSLPacket.messages(for: board, to: .v31).map { $0[0] } == [0x81, 0x85])
+        #expect(TSLPacket.messages(for: board, to: .v31(programTally: 1)).map { $0[0] } == [0x81, 0x85])
+        // Program on tally 2 (Tally Arbiter's and Companion's reading): the bits swap.
+        #expect(TSLPacket.messages(for: board, to: .v31(programTally: 2)).map { $0[1] } == [0x32, 0x31])
+        #expect(TSLPacket.messages(for: board, to: .v31(programTally: 1)).map { $0[1] } == [0x31, 0x32])
         let udp = TSLPacket.messages(for: board, to: .v5(screen: 0, framed: false))
         #expect(udp.count == 2 && udp.allSatisfy { $0[0] != 0xFE })
         #expect(TSLPacket.messages(for: board, to: .v5(screen: 0, framed: true)).allSatisfy { $0.starts(with: [0xFE, 0x02]) })
