@@ -65,3 +65,30 @@ extension StudioServer {
                          preview: state == .preview || state == .both)
     }
 }
+
+extension TallyOutputs {
+    /// The tally outputs' counters for `/metrics` (nothing without `tally:`): per TSL `destination`
+    /// (`tsl5 udp 192.0.2.20:8900`, its number in the config first), messages sent and TCP connections;
+    /// the vMix server's clients, refused lines and dropped clients.
+    var metricsText: String {
+        var text = MetricsText()
+        if !senders.isEmpty {
+            let labelled = senders.map { sender in (["destination": "\(sender.threadName.dropFirst("tally.".count)) \(sender.destination)"], sender.counters) }
+            text.counter("studio_tally_tsl_messages_total", "TSL UMD messages sent, by destination.", labelled.map { ($0.0, Double($0.1.messages)) })
+            let tcp = labelled.filter { $0.0["destination"]?.contains(" tcp ") == true }
+            if !tcp.isEmpty {
+                text.gauge("studio_tally_tsl_connected", "1 while a TSL TCP destination is connected.", tcp.map { ($0.0, $0.1.connected ? 1 : 0) })
+                text.counter("studio_tally_tsl_disconnects_total", "TSL TCP connections lost (closed, failed, or dropped for not reading).",
+                             tcp.map { ($0.0, Double($0.1.disconnects)) })
+            }
+        }
+        if let vmix {
+            let counters = vmix.counters
+            text.gauge("studio_tally_vmix_clients", "Clients of the vMix-compatible tally server now.", Double(counters.clients))
+            text.counter("studio_tally_vmix_dropped_clients_total", "vMix clients dropped: not reading, a line too long, or past the limit.",
+                         Double(counters.dropped))
+            text.counter("studio_tally_vmix_refused_lines_total", "vMix request lines answered with ER.", Double(counters.refusedLines))
+        }
+        return text.output
+    }
+}

@@ -64,6 +64,9 @@ import TestSupport
         #expect(tcp.receive(seconds: 10) { $0.connections == 2 && $0.displays.count >= before + 3 }, "connections: \(tcp.connections)")
         #expect(tcp.latest[2]?.label == "cam2" && tcp.latest[2]?.left == 1)
         #expect(server.tally.senders[1].counters.connects >= 2 && server.tally.senders[1].counters.disconnects >= 1)
+        let metrics = try client.request("metrics")["text"]?.stringValue ?? ""
+        #expect(metrics.contains("studio_tally_tsl_messages_total{destination=\"tsl1 TSL 5 udp 127.0.0.1:\(udp.port) screen 3\"}"), "\(metrics.suffix(1500))")
+        #expect(metrics.contains("studio_tally_tsl_connected{destination=\"tsl2 TSL 5 tcp 127.0.0.1:\(tcp.port) screen 0\"} 1"))
     }
 
     /// A vMix client: reads a line at a time from a `HTTPTestClient` socket.
@@ -146,6 +149,7 @@ import TestSupport
         #expect(asker.line() == "TALLY OK 012", "still answered after the bad lines")
         #expect(try client.request("status")["program"]?["source"] == "cam2", "nothing switched")
         #expect(server.tally.vmix?.counters.refusedLines == 2)
+        #expect((try client.request("metrics")["text"]?.stringValue ?? "").contains("studio_tally_vmix_refused_lines_total 2"))
     }
 
     @Test func vmixFunctionsPreviewAndCutWhenTurnedOn() throws {
@@ -169,6 +173,19 @@ import TestSupport
         // The switch went through the same path as the CLI's: a switch event in the log.
         let log = try client.request("log")["events"]?.arrayValue ?? []
         #expect(log.contains { $0["kind"] == "switch" && $0["camera"] == "cam2" })
+    }
+
+    @Test func aBusyVMixPortStopsTheStartWithTheKeyToChange() throws {
+        let scratch = try ScratchStudio("tally-busy")
+        defer { scratch.remove() }
+        let holder = try TSLReceiver(tcp: true)  // a listener on a free port: now a busy one
+        do {
+            let (server, _) = try Self.serve(scratch, tally: TallySettings(vmix: ListenAddress(host: "127.0.0.1", port: UInt16(holder.port))), cameras: 1)
+            server.shutdown()
+            Issue.record("the server started on a busy port")
+        } catch {
+            #expect("\(error)".contains("cannot serve vMix tally on 127.0.0.1:\(holder.port)") && "\(error)".contains("tally.vmix_port"), "\(error)")
+        }
     }
 
     @Test func theTallyPageNeedsTheTokenAndNamesTheCamerasWhenOneIsUnknown() throws {
