@@ -62,7 +62,7 @@ import TestSupport
         let reply = flood.read(seconds: 5) { $0.contains(0x0A) }
         #expect(Self.lines(reply).first?.hasPrefix("ER line longer than") == true, "\(Self.lines(reply))")
         #expect(flood.waitForClose(seconds: 5))
-        #expect(rig.server.counters.dropped == 1)
+        #expect(waitUntil(seconds: 5) { rig.server.counters.dropped == 1 }, "\(rig.server.counters)")
         let next = try HTTPTestClient(port: Int(rig.server.port))
         try next.send(Array("TALLY\r\n".utf8))
         #expect(Self.lines(next.read(seconds: 5) { $0.contains(0x0A) }) == ["TALLY OK 000"])
