@@ -64,10 +64,8 @@ public final class VMixServer: Sendable {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var storage = address.storage
         do {
-            try withUnsafePointer(to: &storage) { (pointer: UnsafePointer<sockaddr_storage>) throws(SystemError) in
-                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (raw: UnsafePointer<sockaddr>) throws(SystemError) in
-                    try syscall("bind \(listen)") { bind(fd, raw, address.length) }
-                }
+            try syscall("bind \(listen)") {
+                withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, address.length) } }
             }
             try syscall("listen") { Glibc.listen(fd, 64) }
         } catch {
