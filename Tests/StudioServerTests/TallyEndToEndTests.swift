@@ -64,6 +64,8 @@ import TestSupport
         #expect(tcp.receive(seconds: 10) { $0.connections == 2 && $0.displays.count >= before + 3 }, "connections: \(tcp.connections)")
         #expect(tcp.latest[2]?.label == "cam2" && tcp.latest[2]?.left == 1)
         #expect(server.tally.senders[1].counters.connects >= 2 && server.tally.senders[1].counters.disconnects >= 1)
+        #expect(server.topology.rows.contains { $0.first == "`tally.tsl2`" && $0.last?.hasPrefix("`studio.program`: newest only") == true },
+                "\(server.topology.rows)")
         let metrics = try client.request("metrics")["text"]?.stringValue ?? ""
         #expect(metrics.contains("studio_tally_tsl_messages_total{destination=\"tsl1 TSL 5 udp 127.0.0.1:\(udp.port) screen 3\"}"), "\(metrics.suffix(1500))")
         #expect(metrics.contains("studio_tally_tsl_connected{destination=\"tsl2 TSL 5 tcp 127.0.0.1:\(tcp.port) screen 0\"} 1"))
