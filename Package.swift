@@ -74,6 +74,9 @@ let package = Package(
         // The program's audio mixer: per input delay, gain, pan, mute, audio-follow-video; master gain,
         // a brickwall limiter; meters and EBU R128 loudness. Runs on the program's audio thread.
         .target(name: "Mixer", dependencies: ["StudioCore", "StudioSystem", "CEBUR128", "AudioKernels"]),
+        // Tally out to studio hardware and software: TSL UMD 3.1/5.0 senders and the vMix-compatible tally
+        // server, each on its own thread, reading the newest tally board (docs/control-surfaces.md).
+        .target(name: "TallyOut", dependencies: ["StudioCore", "StudioSystem"]),
 
         // Each camera recorded on its own (ISO) beside the program: its frame clock (Switcher), its encoder
         // (Encoding) or its own compressed frames passed through (Capture), one file per feed (Output). A
@@ -105,7 +108,7 @@ let package = Package(
         // Wiring and the executable.
         .target(name: "StudioServer", dependencies: [
             "StudioCore", "StudioSystem", "Capture", "Switcher", "Encoding", "Output",
-            "EventStore", "Control", "StudioConfig", "MediaSupport", "LivePictures", "HTTPConsole", "Mixer", "StudioViews", "IsoRecording",
+            "EventStore", "Control", "StudioConfig", "MediaSupport", "LivePictures", "HTTPConsole", "Mixer", "StudioViews", "IsoRecording", "TallyOut",
         ], plugins: ["EmbedWebConsole"]),
         // Build time: compiles web/ (the operator's console page, package root) into StudioServer as a generated Swift file.
         .executableTarget(name: "embed-web"),
@@ -163,7 +166,13 @@ let package = Package(
         .testTarget(name: "HTTPConsoleTests", dependencies: ["TestSupport", "HTTPConsole", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore", "TestSupport"]),
         .testTarget(name: "StudioCLITests", dependencies: ["StudioCLI", "StudioEngine", "StudioConfig", "StudioCore", "TestSupport"]),
+<<<<<<< HEAD
         .testTarget(name: "IsoRecordingTests", dependencies: ["IsoRecording", "Capture", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "IsoRecording", "StudioViews", "LivePictures", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem", "CSRT"], exclude: ["Browser", "Fuzz"]),
+=======
+        .testTarget(name: "IsoRecordingTests", dependencies: ["IsoRecording", "StudioCore"]),
+        .testTarget(name: "TallyOutTests", dependencies: ["TallyOut", "StudioCore", "StudioSystem", "TestSupport"]),
+        .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "IsoRecording", "StudioViews", "LivePictures", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem", "CSRT", "TallyOut"], exclude: ["Browser", "Fuzz"]),
+>>>>>>> tally
     ]
 )

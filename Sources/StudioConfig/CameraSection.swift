@@ -22,6 +22,9 @@ public struct CameraPin: Sendable, Equatable, Codable {
     /// brightness, contrast, saturation, gamma, beauty), applied when it appears. `studio picture`
     /// changes them live without writing the file.
     public var picture = PictureSettings()
+    /// Its tally index (`index:` in the pin: TSL's index or address, 1 to 65534); nil: its place in the
+    /// switcher's list of sources.
+    public var tallyIndex: UInt16?
 
     public init(match: String, name: CameraID, iso: IsoRecording? = nil, encoder: EncoderChoice? = nil,
                 size: (width: Int, height: Int)? = nil, fps: Rational? = nil, controls: [(name: String, value: String)] = [],
@@ -40,7 +43,7 @@ public struct CameraPin: Sendable, Equatable, Codable {
         a.match == b.match && a.name == b.name && a.iso == b.iso && a.encoder == b.encoder
             && a.size?.width == b.size?.width && a.size?.height == b.size?.height && a.fps == b.fps
             && a.controls.map(\.name) == b.controls.map(\.name) && a.controls.map(\.value) == b.controls.map(\.value)
-            && a.backup == b.backup && a.picture == b.picture
+            && a.backup == b.backup && a.picture == b.picture && a.tallyIndex == b.tallyIndex
     }
 
     /// The pin without what a reload may change while the server runs (`StudioConfiguration.reloadKeys`).
@@ -52,7 +55,7 @@ public struct CameraPin: Sendable, Equatable, Codable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case match, name, iso, encoder, size, fps, controls, picture, backup, back
+        case match, name, iso, encoder, size, fps, controls, picture, backup, back, tallyIndex = "index"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -74,6 +77,7 @@ public struct CameraPin: Sendable, Equatable, Codable {
         controls = try keys.decodeIfPresent(ControlList.self, forKey: .controls)?.settings ?? []
         backup = try keys.backupRule(decoder, backup: .backup, back: .back)
         picture = try keys.decodeIfPresent(PictureEntry.self, forKey: .picture)?.settings ?? picture
+        tallyIndex = try keys.parse(.tallyIndex, .tslIndex)
     }
 
     /// For the snapshot: absent settings are left out.
@@ -91,6 +95,7 @@ public struct CameraPin: Sendable, Equatable, Codable {
         try keys.encodeIfPresent(backup?.backup, forKey: .backup)
         try keys.encodeIfPresent(backup?.back.rawValue, forKey: .back)
         if !picture.isIdentity { try keys.encode(picture, forKey: .picture) }
+        try keys.encodeIfPresent(tallyIndex, forKey: .tallyIndex)
     }
 }
 
@@ -114,12 +119,15 @@ private struct PinList: Decodable {
 
     init(from decoder: any Decoder) throws {
         var items = try decoder.unkeyedContainer()
-        var matches = FirstGiven(), names = FirstGiven()
+        var matches = FirstGiven(), names = FirstGiven(), indices = FirstGiven()
         while !items.isAtEnd {
             let item = try items.superDecoder()
             let pin = try CameraPin(from: item)
             try matches.note(pin.match, at: CameraPin.CodingKeys.match, of: item) { "\"\(pin.match)\" is already pinned on line \($0)" }
             try names.note(pin.name.name, at: CameraPin.CodingKeys.name, of: item) { "the name \"\(pin.name.name)\" is already given on line \($0)" }
+            if let index = pin.tallyIndex {
+                try indices.note(String(index), at: CameraPin.CodingKeys.tallyIndex, of: item) { "the tally index \(index) is already given on line \($0)" }
+            }
             pins.append(pin)
         }
     }

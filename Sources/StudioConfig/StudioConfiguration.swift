@@ -36,13 +36,15 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
     public var http = HTTPSettings()
     /// Cameras that are not plugged into this PC (`network:`).
     public var network = NetworkSettings()
+    /// Tally out to lights, displays and control surfaces (`tally:`).
+    public var tally = TallySettings()
 
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case program, video, audio, outputs
         case recordDirectory = "record", databasePath = "database", socketPath = "socket", socketGroup = "socket_group"
-        case cameras, scenes, overlays, transition, http, network
+        case cameras, scenes, overlays, transition, http, network, tally
     }
 
     public init(from decoder: any Decoder) throws {
@@ -61,6 +63,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         try keys.update(&cameras, .cameras)
         try keys.update(&http, .http)
         try keys.update(&network, .network)
+        if let section = try keys.decodeIfPresent(TallySection.self, forKey: .tally) { tally = section.settings }
         if let list = try keys.decodeIfPresent(SceneList.self, forKey: .scenes) { scenes = list.scenes }
         if let list = try keys.decodeIfPresent(OverlayList.self, forKey: .overlays) { overlays = list.overlays }
         if let section = try keys.decodeIfPresent(TransitionSection.self, forKey: .transition) {
@@ -167,6 +170,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         try keys.encode(http, forKey: .http)
         // Only when it says something: the snapshots of sessions without network cameras stay as they were.
         if network != NetworkSettings() { try keys.encode(network, forKey: .network) }
+        if !tally.isEmpty { try keys.encode(tally, forKey: .tally) }
     }
 
     /// The configuration as compact JSON with sorted keys, for the session's config snapshot in the

@@ -18,7 +18,8 @@ enum ConsolePage {
     ]
 
     /// Each file's route and answer, in the order of web/'s names.
-    static let files: [(route: HTTPRoute, response: HTTPResponse)] = embeddedWebFiles.map { file in
+    /// The tally page is served at `/tally/{camera}` only (`TallyPage`).
+    static let files: [(route: HTTPRoute, response: HTTPResponse)] = embeddedWebFiles.filter { $0.name != TallyPage.fileName }.map { file in
         let ending = String(file.name.split(separator: ".").last ?? "")
         guard let type = contentTypes[ending], let bytes = Data(base64Encoded: file.base64) else {
             preconditionFailure("web/\(file.name): no content type for .\(ending) (see ConsolePage.contentTypes)")

@@ -17,6 +17,8 @@ final class ServerEventSink: EventSink {
     let recordings: RecordingRows
     /// Sees each `switch` event as it is emitted, on the program thread (audio-follow-video); must not block.
     private let switchWatch = Mutex<(@Sendable (StudioEvent) -> Void)?>(nil)
+    /// Told of each `tally` event as it is emitted, on the program thread (the tally outputs); must not block.
+    private let tallyWatch = Mutex<(@Sendable () -> Void)?>(nil)
     /// Holds back the transitions of a flapping camera or audio input (`FlapFilter`); its thread writes what
     /// becomes due while nothing else happens.
     private let flaps: FlapFilter
@@ -36,7 +38,10 @@ final class ServerEventSink: EventSink {
     func emit(_ event: StudioEvent) {
         if event.kind == .switchProgram, let watch = switchWatch.withLock({ $0 }) { watch(event) }
         // Tally changes follow from the switch and preview events, which are stored: watchers only.
-        guard event.kind != .tally else { return watchers(event) }
+        guard event.kind != .tally else {
+            tallyWatch.withLock { $0 }?()
+            return watchers(event)
+        }
         for passed in flaps.pass(event) { write(passed) }
     }
 
@@ -64,6 +69,8 @@ final class ServerEventSink: EventSink {
     }
 
     func watchSwitches(_ watch: @escaping @Sendable (StudioEvent) -> Void) { switchWatch.withLock { $0 = watch } }
+
+    func watchTally(_ watch: @escaping @Sendable () -> Void) { tallyWatch.withLock { $0 = watch } }
 
     /// To `watch` and the log only: for what the store reports about itself (already stored, or not storable).
     func broadcast(_ event: StudioEvent) {

@@ -25,10 +25,11 @@ extension StudioServer {
         }
         let commands = HTTPBridge.handler(router, commands: ServerCommands.all)
         let console = HTTPConsole(settings: consoleSettings,
-                                  routes: HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + TimelineRoute.all + ConsolePage.routes + IngestDesk.all, events: events,
+                                  routes: HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + TimelineRoute.all + ConsolePage.routes + TallyPage.all + IngestDesk.all, events: events,
                                   handler: { call, respond in
                                       if let answer = TileRoutes.answer(call, tiles: tiles, counts: tileRequests) ?? ConsolePage.answer(call) ?? ingest.answer(call) { return respond(answer) }
                                       if TimelineRoute.answer(call, router: router, respond: respond) { return }
+                                      if TallyPage.answer(call, router: router, respond: respond) { return }
                                       commands(call, respond)
                                   })
         try services.start("http", {

@@ -4,6 +4,7 @@ import Capture
 import Encoding
 import Output
 import IsoRecording
+import TallyOut
 
 extension StudioServer {
     /// The running pipeline as a graph (see `Topology`), read from the parts as they are now, top to
@@ -67,6 +68,13 @@ extension StudioServer {
 
         // Beside the pipeline: the console's pictures, the events and the control plane.
         graph.add("studio.tiles", .tiles, "the console's live pictures, only while watched", fedBy: captures + [program], through: .newest)
+        // Tally out (`tally:`): the newest tally board, published from the program thread's tally events.
+        for sender in tally.senders {
+            graph.add(sender.threadName, .tally, sender.destination.description, fedBy: [program], through: .newest)
+        }
+        if let vmix = tally.vmix {
+            graph.add(VMixServer.threadName, .tally, "vMix-compatible tally server on \(vmix.listen.host):\(vmix.port)", fedBy: [program], through: .newest)
+        }
         let events = graph.add("events", .events, "every stage emits here; a flapping camera's changes held back")
         graph.add("studio.store", .eventStore, "SQLite writer", fedBy: [events],
                   through: .queue(capacity: store.queueCapacity, whenFull: "the event dropped, counted"))

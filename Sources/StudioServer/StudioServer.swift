@@ -13,6 +13,7 @@ import Control
 import StudioConfig
 import HTTPConsole
 import LivePictures
+import TallyOut
 
 /// Wires the stages: cameras -> program switcher -> encoders -> outputs, with the event store and the
 /// control socket beside the pipeline. Each stage runs on its own named thread; they meet only through
@@ -40,6 +41,8 @@ public final class StudioServer: Sendable {
     /// Requests to the tiles' routes, by route (`/metrics`: the console makes few, not one per picture).
     let tileRequests = TileRequestCounts()
     let control: ControlServer
+    /// Tally out: TSL UMD senders and the vMix-compatible server (`tally:`).
+    let tally: TallyOutputs
     /// The HTTP API (nil with `--no-http`) and its event streams.
     let http: HTTPConsole?
     let httpEvents: HTTPEventStream
@@ -191,6 +194,9 @@ public final class StudioServer: Sendable {
             cameras.routeAudio(.init(attach: { audio.attach(sourceAudio: $0, of: $1) }, detach: { audio.detach(sourceAudioOf: $0) },
                                       remove: { audio.remove(sourceAudioOf: $0) }))
             services.start("switcher", { [switcher] in switcher.start(origin: origin) }, stop: { [switcher] in switcher.stop() })
+            // Tally lights and displays (TSL UMD) and the vMix-compatible tally server, fed by the switcher's tally events.
+            tally = try Self.startTally(configuration.tally, pins: configuration.cameras.pins, switcher: switcher, router: router,
+                                        events: events, services: services, log: log)
             services.start("tiles", { [switcher] in
                 tiles.start(sources: Self.tileSources(switcher: switcher, cameras: cameras, scenes: sceneThumbnails))
             }, stop: { tiles.stop() })

@@ -20,6 +20,7 @@ struct Topology: Sendable, Equatable {
         case output
         case isoFeed = "ISO feed"
         case tiles
+        case tally = "tally out"
         case events
         case eventStore = "event store"
         case log

@@ -174,6 +174,24 @@ private func close(_ a: YUVColor, _ b: YUVColor, within tolerance: Double = 6) -
         #expect(waitUntil { program.switcher.status.tally["cam2"] == .both })
     }
 
+    /// Tally's one rule while a transition runs: both sides are on program, every layer of a scene too.
+    @Test func bothSidesOfARunningTransitionAndEveryLayerOfItsSceneAreOnProgram() throws {
+        let scene = SceneDescription(name: "two", layout: .sideBySide, sources: ["cam2", "cam3"])
+        let program = try Program(colors: [red, blue, green], points: [(160, 90)], scenes: [scene])
+        defer { program.stop() }
+        #expect(waitUntil { program.switcher.status.program == .camera("cam1") })
+        _ = try program.run { program.switcher.setPreview(.scene("two"), completion: $0) }
+        let take = try program.run { program.switcher.auto(TransitionSpec(kind: .mix, frames: 300), completion: $0) }
+        #expect(waitUntil { program.switcher.status.transition != nil })
+        // What it leaves and what it brings, each camera of the scene: all seen on program while it runs.
+        #expect(program.switcher.status.tally == ["cam1": .program, "two": .both, "cam2": .both, "cam3": .both])
+        let during = try #require(program.events.all.last { $0.kind == .tally })
+        #expect(during.details["program"] == "cam1,cam2,cam3,two" && during.programTime == take.programTime)
+        // Once it ends (a cut completes it), what it left is on preview only.
+        _ = try program.run { program.switcher.cut(completion: $0) }
+        #expect(waitUntil { program.switcher.status.tally == ["cam1": .preview, "two": .program, "cam2": .program, "cam3": .program] })
+    }
+
     @Test func aCutDuringATransitionCompletesItAtOnce() throws {
         let program = try Program(colors: [red, blue], points: [(160, 90)])
         defer { program.stop() }
