@@ -166,13 +166,8 @@ let package = Package(
         .testTarget(name: "HTTPConsoleTests", dependencies: ["TestSupport", "HTTPConsole", "StudioCore", "StudioSystem"]),
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore", "TestSupport"]),
         .testTarget(name: "StudioCLITests", dependencies: ["StudioCLI", "StudioEngine", "StudioConfig", "StudioCore", "TestSupport"]),
-<<<<<<< HEAD
         .testTarget(name: "IsoRecordingTests", dependencies: ["IsoRecording", "Capture", "StudioCore", "StudioSystem"]),
-        .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "IsoRecording", "StudioViews", "LivePictures", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem", "CSRT"], exclude: ["Browser", "Fuzz"]),
-=======
-        .testTarget(name: "IsoRecordingTests", dependencies: ["IsoRecording", "StudioCore"]),
         .testTarget(name: "TallyOutTests", dependencies: ["TallyOut", "StudioCore", "StudioSystem", "TestSupport"]),
         .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "IsoRecording", "StudioViews", "LivePictures", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem", "CSRT", "TallyOut"], exclude: ["Browser", "Fuzz"]),
->>>>>>> tally
     ]
 )
