@@ -127,15 +127,25 @@ import TestSupport
             // quantisers on an empty rate buffer: `X264Encoder` caps them at 51; EncodingTests'
             // RateBufferTests pin it).
             #expect(zip(towardsB, towardsB.dropFirst()).allSatisfy { $0 >= $1 - 1.5 }, "distance to B: \(towardsB)")
-            // The mix's last frame (its 15th, at `transition_ended`'s time) is all B. When this machine
-            // missed that tick, the last one in the stream is an earlier frame of the mix, B by its share
-            // (frame k of 15 is (k+1)/15 B): it is judged by that share of the distance from A to B.
+            // The mix's last frame (its 15th, at `transition_ended`'s time) is all B: it differs from the
+            // next frame (B) no more than two frames of B differ from each other (the test pattern moves,
+            // and a loaded encoder starved of bits adds its noise: CI saw 3.7 where a quiet machine sees
+            // under 1), and at least 3; a 14/15 frame would be a whole step (1/15 of A to B) further.
+            // When this machine missed that tick, the last one in the stream is an earlier frame of the
+            // mix, B by its share (frame k of 15 is (k+1)/15 B), judged by that share of A to B.
             let step = try Double(ms(ended) - ms(started)) / 14
             let lastFrame = Int(((times[last] - Double(try ms(started))) / step).rounded())
-            let allowed = Double(14 - lastFrame) / 15 * Self.distance(a, b) + 3
+            let moving = last + 2 < thumbnails.count ? Self.distance(thumbnails[last + 1], thumbnails[last + 2]) : 0
+            let floor = max(3, 2 * moving)
+            let allowed = Double(14 - lastFrame) / 15 * Self.distance(a, b) + floor
             #expect(lastFrame <= 14 && (lastFrame == 14 || mix.count < 15), "the mix's last frame in the stream is its frame \(lastFrame + 1) of 15")
             #expect(Self.distance(thumbnails[last], b) < allowed,
-                    "the last frame of the mix (its frame \(lastFrame + 1) of 15) is B but for \(allowed - 3): \(towardsB)")
+                    "the last frame of the mix (its frame \(lastFrame + 1) of 15) is B but for \(allowed - floor) (B's own frames differ by \(moving)): \(towardsB)")
+            if lastFrame == 14, towardsB.count >= 2 {
+                // And it is past the frame before by at least half a step of the mix.
+                let half = Self.distance(a, b) / 30
+                #expect(towardsB[towardsB.count - 1] < towardsB[towardsB.count - 2] - half, "the mix's last step: \(towardsB)")
+            }
             #expect(Self.distance(thumbnails[mix[0]], a) < Self.distance(thumbnails[mix[0]], b))
             // Whatever that frame shows, the mix ends on B: its frame before last is nearly B already.
             #expect(towardsB.count >= 2 && towardsB.suffix(2).min()! < 15, "distance to B: \(towardsB)")
