@@ -54,11 +54,15 @@ public struct BackendContext: Sendable {
     public var emit: @Sendable (StudioEvent) -> Void
     /// How network cameras decode their video (VAAPI where the machine has it, else libavcodec's threads).
     public var networkDecoding: NetworkDecoding
+    /// The media players (`players:`).
+    public var players: [PlayerSpec]
 
     public init(program: ProgramFormat, namer: @escaping CameraNamer, log: @escaping @Sendable (String) -> Void,
                 prepare: @escaping @Sendable (any AdjustableCamera) -> Void = { _ in }, enabled: Set<BackendName>,
                 testCameras: TestCameraRequest = TestCameraRequest(), networkPulls: [NetworkPull] = [], srtListener: SRTListenerSpec? = nil,
-                emit: @escaping @Sendable (StudioEvent) -> Void = { _ in }, networkDecoding: NetworkDecoding = NetworkDecoding()) {
+                emit: @escaping @Sendable (StudioEvent) -> Void = { _ in }, networkDecoding: NetworkDecoding = NetworkDecoding(),
+                players: [PlayerSpec] = []) {
+        self.players = players
         self.networkPulls = networkPulls
         self.networkDecoding = networkDecoding
         self.srtListener = srtListener

@@ -173,6 +173,7 @@ extension StudioServer {
     static func discoveries(_ options: ServerOptions, store: EventStore, reloader: ConfigReloader, events: ServerEventSink,
                             log: ServerLog) throws -> [any CameraDiscovery] {
         let namer = Discoveries.namer(store: store, settings: options.configuration.cameras, pulls: options.configuration.network.cameras,
+                                      players: options.configuration.players,
                                       sceneNames: { Set(reloader.configuration.scenes.map(\.name)) }, log: log)
         return try Discoveries.make(Discoveries.Context(options: options, namer: namer, events: events, log: log))
     }
