@@ -210,7 +210,7 @@ struct PlayerDeck {
         let length = current?.length
         let status = PlayerStatus(item: PlayerSpec.itemName(spec.items[item]), itemNumber: item + 1, items: spec.items.map(PlayerSpec.itemName),
                                   state: state, positionMilliseconds: Int(within / 1_000_000),
-                                  remainingMilliseconds: length.map { Int(max(0, $0 - within) / 1_000_000) }, end: spec.end.rawValue,
+                                  remainingMilliseconds: state == .ended ? 0 : length.map { Int(max(0, $0 - within) / 1_000_000) }, end: spec.end.rawValue,
                                   repeatedFrames: counts.repeated, skippedFrames: counts.skipped)
         camera.shared.withLock { $0.status = status }
     }

@@ -110,7 +110,7 @@ final class PlayerReader {
                 pictures += 1
                 entries.append(entry(.picture(frame), media: media))
             case .audio(let samples, let media):
-                if zero == nil { zero = media }
+                // The timeline's 0 is the first picture's time (an AAC track's priming may start before it).
                 entries.append(entry(.audio(samples), media: media))
             case .packet: break
             }

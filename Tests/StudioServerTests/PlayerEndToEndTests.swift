@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+import Capture
+import Control
+import StudioConfig
+import StudioCore
+import StudioServer
+import StudioSystem
+import TestSupport
+
+/// A real server with a player (`players:`) of a clip made with ffmpeg (its frame numbers burnt in, a
+/// 1 kHz tone): listed as a camera, played with `play`, cut to program, the clip's pictures on the
+/// program in order, its events in the history, its sound an input named like it. Real time: the
+/// server's clock.
+@Suite struct PlayerEndToEndTests {
+    static func scratch() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-players-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    static func options(_ directory: URL, players: [PlayerSpec]) -> ServerOptions {
+        var options = ServerOptions(configuration: StudioConfiguration(), databasePath: directory.appendingPathComponent("studio.db").path,
+                                    socketPath: directory.appendingPathComponent("studio.sock").path)
+        options.testCameraCount = 1
+        options.testCameraSize = (640, 360)
+        options.configuration.http.enabled = false
+        options.configuration.players = players
+        return options
+    }
+
+    @Test func aPlayerIsACameraThatPlaysItsClipOnProgramWithItsSound() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clip = directory.appendingPathComponent("intro.mp4").path
+        try NumberedClips.make(clip, frames: 120, tint: 200, audio: true)
+        let options = Self.options(directory, players: [PlayerSpec(name: "intro", items: [clip])])
+        let server = try StudioServer(options: options)
+        defer { server.shutdown() }
+        let client = try ControlClient(socketPath: options.socketPath)
+
+        // A camera like any other: named by its entry, cued on its first frame.
+        let cameras = try client.request("cameras")["cameras"]?.arrayValue ?? []
+        let intro = try #require(cameras.first { $0["name"] == "intro" }, "\(cameras)")
+        #expect(intro["backend"] == "player" && intro["identity"] == "player:intro", "\(intro)")
+        #expect(intro["player"]?["state"] == "cued" && intro["player"]?["item"] == "intro.mp4", "\(intro)")
+
+        // Unknown players and items: the error lists what exists.
+        #expect(throws: ControlError.self) { try client.request("play", arguments: ["player": "outro"]) }
+        do {
+            _ = try client.request("cue", arguments: ["player": "intro", "item": "nosuch.mov"])
+            Issue.record("cue of an unknown item answered")
+        } catch {
+            #expect(error.message.contains("1 intro.mp4"), "\(error.message)")
+        }
+
+        let tiles = server.tiles
+        #expect(tiles.subscribe("program"))
+        _ = try client.request("switch", arguments: ["source": "intro"])
+        let played = try client.request("play", arguments: ["player": "intro"])
+        #expect(played["status"]?["state"] == "playing", "\(played)")
+
+        // The program shows the clip's pictures, in order.
+        var numbers: [Int] = []
+        var sequence: UInt64 = 0
+        let seen = waitUntil(seconds: 20, every: 0.001) {
+            guard let picture = tiles.waitForNewer("program", than: sequence, timeoutSeconds: 1) else { return false }
+            sequence = picture.sequence
+            guard let frame = try? picture.jpeg.withUnsafeBytes({ try MJPEGDecoder().decode($0) }),
+                  let shown = NumberedClips.read(frame), abs(shown.tint - 200) < 12 else { return false }
+            if numbers.last != shown.number { numbers.append(shown.number) }
+            return numbers.count >= 5
+        }
+        #expect(seen, "the clip's pictures on program: \(numbers)")
+        #expect(numbers == numbers.sorted(), "in order: \(numbers)")
+
+        // Its sound: an input named like the player, at the tone's level (ffmpeg's sine: 1/8, -18 dBFS peak).
+        var input: JSONValue?
+        let heard = waitUntil(seconds: 20, every: 0.05) {
+            input = (try? client.request("audio"))?["inputs"]?.arrayValue?.first { $0["name"] == "intro" }
+            let peaks = input?["levels"]?["peak_dbfs"]?.arrayValue?.compactMap(\.doubleValue) ?? []
+            return peaks.count == 2 && peaks.allSatisfy { abs($0 + 18) < 2 }
+        }
+        #expect(heard, "the player's sound is a mixer input named intro, heard: \(input ?? .null)")
+
+        // Its start and its end in the history; then it holds its last frame, ended.
+        var events: [JSONValue] = []
+        let ended = waitUntil(seconds: 20, every: 0.05) {
+            events = (try? client.request("log", arguments: ["kind": "clip_started,clip_ended"]))?["events"]?.arrayValue ?? []
+            return events.count == 2
+        }
+        #expect(ended, "\(events)")
+        #expect(events.map { $0["kind"]?.stringValue ?? "" } == ["clip_started", "clip_ended"], "\(events)")
+        #expect(events.first?["camera"] == "intro" && events.first?["details"]?["item"] == "intro.mp4", "\(events)")
+        // Its length as its container says (its sound's last packet may reach a little past its last picture).
+        let length = events.first?["details"]?["duration_ms"]?.stringValue.flatMap { Int($0) } ?? 0
+        #expect((3990...4100).contains(length) && events.last?["details"]?["how"] == "end", "\(events)")
+        let after = try client.request("cameras")["cameras"]?.arrayValue?.first { $0["name"] == "intro" }
+        #expect(after?["player"]?["state"] == "ended" && after?["state"] == "live", "\(after ?? .null)")
+        #expect(after?["player"]?["remaining_ms"] == 0, "\(after ?? .null)")
+    }
+
+    @Test func aMissingFileRefusesTheStartNamingIt() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let missing = directory.appendingPathComponent("media/missing-intro.mov").path
+        let options = Self.options(directory, players: [PlayerSpec(name: "intro", items: [missing])])
+        do {
+            let server = try StudioServer(options: options)
+            server.shutdown()
+            Issue.record("a server started with a player of a missing file")
+        } catch {
+            #expect("\(error)".contains(missing), "\(error)")
+        }
+    }
+}
