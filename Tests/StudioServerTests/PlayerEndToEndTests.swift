@@ -98,6 +98,13 @@ import TestSupport
         let after = try client.request("cameras")["cameras"]?.arrayValue?.first { $0["name"] == "intro" }
         #expect(after?["player"]?["state"] == "ended" && after?["state"] == "live", "\(after ?? .null)")
         #expect(after?["player"]?["remaining_ms"] == 0, "\(after ?? .null)")
+
+        // The CLI: `studio stop` cues it again; an unknown item is refused, the items listed.
+        let studio = try StudioHarness()
+        let stopped = try studio.run(["stop", "intro", "--socket", options.socketPath])
+        #expect(stopped.status == 0 && stopped.output.hasPrefix("intro: cued intro.mp4 (1/1) at 0.000 s"), "\(stopped)")
+        let refused = try studio.run(["play", "intro", "outro.mov", "--socket", options.socketPath])
+        #expect(refused.status != 0 && refused.error.contains("intro has no item outro.mov (items: 1 intro.mp4)"), "\(refused)")
     }
 
     @Test func aMissingFileRefusesTheStartNamingIt() throws {
