@@ -98,6 +98,13 @@ public struct PlayerStatus: Sendable, Codable, Equatable {
         self.skippedFrames = skippedFrames
     }
 
+    /// One line for people: `playing intro.mov (1/2) at 1.200 s, 8.800 s left`.
+    public var summary: String {
+        let seconds = { (ms: Int) in String(format: "%.3f s", Double(ms) / 1000) }
+        let left = remainingMilliseconds.map { ", \(seconds($0)) left" } ?? ""
+        return "\(state.rawValue) \(item) (\(itemNumber)/\(items.count)) at \(seconds(positionMilliseconds))\(left)"
+    }
+
     enum CodingKeys: String, CodingKey {
         case item, itemNumber = "item_number", items, state, positionMilliseconds = "position_ms"
         case remainingMilliseconds = "remaining_ms", end, repeatedFrames = "repeated_frames", skippedFrames = "skipped_frames"

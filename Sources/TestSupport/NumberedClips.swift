@@ -7,7 +7,8 @@ import StudioCore
 /// compression. For the players' tests: which picture of which item a frame shows.
 public enum NumberedClips {
     /// Writes `path`: `frames` pictures of `width`x`height` at `rate` (fps), H.264 in the container the
-    /// extension names, tinted `tint` (Cb, 16...240), with a 1 kHz tone when `audio`.
+    /// extension names (a PNG or JPEG still: its first picture), tinted `tint` (Cb, 16...240), with a
+    /// 1 kHz tone when `audio`.
     public static func make(_ path: String, frames: Int, rate: String = "30", width: Int = 320, height: Int = 180,
                             tint: Int = 128, audio: Bool = false, extra: [String] = []) throws {
         let bar = width / 8
@@ -15,7 +16,10 @@ public enum NumberedClips {
             + "geq=lum='if(bitand(N\\,pow(2\\,floor(X/\(bar))))\\,235\\,16)':cb=\(tint):cr=128"
         var arguments = ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", video]
         if audio { arguments += ["-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000"] }
-        arguments += ["-frames:v", "\(frames)", "-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-g", "30"]
+        // A still (`.png`, `.jpg`): one picture in the format its extension names.
+        let still = [".png", ".jpg", ".jpeg"].contains { path.hasSuffix($0) }
+        arguments += still ? ["-frames:v", "1", "-update", "1", "-q:v", "2"]
+            : ["-frames:v", "\(frames)", "-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-g", "30"]
         if audio { arguments += ["-c:a", "aac", "-shortest"] }
         arguments += extra + ["-y", path]
         let process = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: arguments)

@@ -21,13 +21,7 @@ extension PlayerTransportCommand {
     }
 
     /// `intro: playing intro.mov (1/2) at 1.200 s, 8.800 s left`.
-    static func line(_ reply: PlayerReply) -> String {
-        let status = reply.status
-        let seconds = { (ms: Int) in String(format: "%.3f s", Double(ms) / 1000) }
-        let left = status.remainingMilliseconds.map { ", \(seconds($0)) left" } ?? ""
-        return "\(reply.player): \(status.state.rawValue) \(status.item) (\(status.itemNumber)/\(status.items.count)) at "
-            + "\(seconds(status.positionMilliseconds))\(left)"
-    }
+    static func line(_ reply: PlayerReply) -> String { "\(reply.player): \(reply.status.summary)" }
 }
 
 enum PlayCommand: PlayerTransportCommand {

@@ -157,3 +157,62 @@ import TestSupport
         }
     }
 }
+
+/// Stills, `end: black`, and files the player cannot play.
+@Suite struct PlayerItemTests {
+    @Test func aStillIsShownForItsSecondsThenTheNextItemFollows() throws {
+        try PlayerCameraTests.withClips { directory in
+            let still = directory.appendingPathComponent("card.png").path, clip = directory.appendingPathComponent("clip.mp4").path
+            try NumberedClips.make(still, frames: 1, tint: 200)
+            try NumberedClips.make(clip, frames: 10, tint: 90)
+            let rig = try PlayerCameraTests.Rig(PlayerSpec(name: "breaks", items: [still, clip], end: .next, stillSeconds: 0.5))
+            let shown = rig.play(ticks: 30)
+            let described = shown.map { $0.map { "\($0.tint > 150 ? "card" : "clip") \($0.number)" } ?? "none" }
+            #expect(described == Array(repeating: "card 0", count: 15) + (0..<10).map { "clip \($0)" } + Array(repeating: "clip 9", count: 5),
+                    "\(described)")
+            #expect(rig.eventSummary == ["clip_started card.png", "clip_ended card.png next", "clip_started clip.mp4", "clip_ended clip.mp4 end"])
+        }
+    }
+
+    @Test func aJPEGStillLoopsWithoutAGap() throws {
+        try PlayerCameraTests.withClips { directory in
+            let still = directory.appendingPathComponent("slate.jpg").path
+            try NumberedClips.make(still, frames: 1, tint: 60)
+            let rig = try PlayerCameraTests.Rig(PlayerSpec(name: "slate", items: [still], end: .loop, stillSeconds: 0.2))
+            let shown = rig.play(ticks: 31)
+            #expect(shown.allSatisfy { $0?.number == 0 && abs(($0?.tint ?? 0) - 60) < 8 }, "\(shown.map { $0.map { "\($0)" } ?? "none" })")
+            #expect(rig.eventSummary.filter { $0 == "clip_ended slate.jpg loop" }.count == 5, "\(rig.eventSummary)")
+        }
+    }
+
+    @Test func endBlackShowsBlackAfterTheLastFrame() throws {
+        try PlayerCameraTests.withClips { directory in
+            let clip = directory.appendingPathComponent("sting.mp4").path
+            try NumberedClips.make(clip, frames: 10, tint: 90)
+            let rig = try PlayerCameraTests.Rig(PlayerSpec(name: "sting", items: [clip], end: .black))
+            let shown = rig.play(ticks: 15)
+            #expect(shown.prefix(10).map { $0?.number } == Array(0..<10))
+            // Black: every bar dark and no tint (Cb 128).
+            #expect(shown.suffix(5).allSatisfy { $0?.number == 0 && $0?.tint == 128 }, "\(shown.map { $0.map { "\($0)" } ?? "none" })")
+            #expect(rig.camera.player?.state == .ended)
+        }
+    }
+
+    @Test func aFileThatIsNoMediaOrIsMissingRefusesTheBackendNamingIt() throws {
+        try PlayerCameraTests.withClips { directory in
+            let junk = directory.appendingPathComponent("junk.mp4").path
+            try Data("not a video".utf8).write(to: URL(fileURLWithPath: junk))
+            let missing = directory.appendingPathComponent("gone.mov").path
+            for path in [junk, missing] {
+                let context = BackendContext(program: .default, namer: { CameraID($0.identity) }, log: { _ in }, enabled: [.player],
+                                             players: [PlayerSpec(name: "intro", items: [path])])
+                do {
+                    _ = try PlayerBackend().makeDiscovery(context)
+                    Issue.record("\(path) was accepted")
+                } catch {
+                    #expect("\(error)".contains(path), "\(error)")
+                }
+            }
+        }
+    }
+}
