@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A media player (`players:` in the config): a source that plays a list of items, video files and
 /// stills, named like any camera by its `name` (identity `player:NAME`, backend `player`).
@@ -109,4 +110,18 @@ public struct PlayerStatus: Sendable, Codable, Equatable {
         case item, itemNumber = "item_number", items, state, positionMilliseconds = "position_ms"
         case remainingMilliseconds = "remaining_ms", end, repeatedFrames = "repeated_frames", skippedFrames = "skipped_frames"
     }
+}
+
+/// The program clock's origin (CLOCK_MONOTONIC ns of its tick 0), set by the server once it is decided
+/// (after the cameras start): a source that publishes on its own grid at the program's rate (a player)
+/// puts its ticks half a frame before the program's, so each of its pictures is there when the program
+/// takes the newest one, whatever either thread's wake-up jitter. 0 until set.
+public final class ProgramOrigin: Sendable {
+    private let value = Atomic<UInt64>(0)
+    public init() {}
+    public var origin: UInt64? {
+        let origin = value.load(ordering: .acquiring)
+        return origin == 0 ? nil : origin
+    }
+    public func set(_ origin: UInt64) { value.store(origin, ordering: .releasing) }
 }

@@ -15,6 +15,8 @@ enum Discoveries {
         var namer: CameraNamer
         var events: any EventSink
         var log: ServerLog
+        /// Set once the program's origin is decided (after the cameras start).
+        var programOrigin: ProgramOrigin
     }
 
     static func make(_ context: Context) throws -> [any CameraDiscovery] {
@@ -29,7 +31,7 @@ enum Discoveries {
             networkPulls: options.configuration.network.cameras, srtListener: options.configuration.network.srt,
             emit: { [events = context.events] in events.emit($0) },
             networkDecoding: options.configuration.network.cameras.isEmpty ? NetworkDecoding() : networkDecoding { log.info($0) },
-            players: options.configuration.players)
+            players: options.configuration.players, programOrigin: context.programOrigin)
         return try backends.compactMap { try $0.makeDiscovery(backendContext) }
     }
 

@@ -46,6 +46,29 @@ public enum NumberedClips {
     }
 }
 
+extension NumberedClips {
+    /// What each video frame of `file` shows (decoded by the ffmpeg CLI at 320x180), in order.
+    public static func readAll(_ file: URL) throws -> [(number: Int, tint: Int)?] {
+        let (width, height) = (320, 180)
+        let output = try MediaProbe.run(MediaProbe.ffmpeg, ["-nostdin", "-v", "error", "-i", file.path, "-map", "0:v:0", "-fps_mode", "passthrough",
+                                                            "-vf", "scale=\(width):\(height)", "-pix_fmt", "yuv420p", "-f", "rawvideo", "-"])
+        let size = width * height * 3 / 2
+        let frame = VideoFrame.allocate(format: .i420, width: width, height: height)
+        return stride(from: 0, to: output.count - size + 1, by: size).map { start in
+            output.withUnsafeBytes { bytes in
+                var offset = start
+                for (plane, rows, columns) in [(0, height, width), (1, height / 2, width / 2), (2, height / 2, width / 2)] {
+                    for row in 0..<rows {
+                        memcpy(frame.plane(plane) + row * frame.planes[plane].stride, bytes.baseAddress! + offset, columns)
+                        offset += columns
+                    }
+                }
+            }
+            return read(frame)
+        }
+    }
+}
+
 public struct NumberedClipError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }

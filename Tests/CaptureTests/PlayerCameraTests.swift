@@ -32,9 +32,9 @@ import TestSupport
             let logs = Mutex<[String]>([])
         }
 
-        init(_ spec: PlayerSpec) throws {
+        init(_ spec: PlayerSpec, programOrigin: ProgramOrigin = ProgramOrigin()) throws {
             let record = record
-            camera = PlayerCamera(spec: spec, id: spec.name, rate: PlayerCameraTests.rate, clock: clock,
+            camera = PlayerCamera(spec: spec, id: spec.name, rate: PlayerCameraTests.rate, clock: clock, programOrigin: programOrigin,
                                   log: { line in record.logs.withLock { $0.append(line) } },
                                   emit: { event in record.events.withLock { $0.append(event) } })
             camera.start()
@@ -135,6 +135,34 @@ import TestSupport
             status = rig.camera.transport(.stop)
             #expect(status.state == .cued && status.itemNumber == 1 && status.positionMilliseconds == 0, "\(status)")
             #expect(rig.eventSummary == ["clip_started a.mp4", "clip_ended a.mp4 cued"])
+        }
+    }
+
+    @Test func withTheProgramsOriginKnownEachPictureComesHalfAFrameBeforeTheProgramsTick() throws {
+        try Self.withClips { directory in
+            let clip = directory.appendingPathComponent("count.mp4").path
+            try NumberedClips.make(clip, frames: 30)
+            let programOrigin = ProgramOrigin()
+            let rig = try Rig(PlayerSpec(name: "intro", items: [clip]), programOrigin: programOrigin)
+            // The program ticks at 10 ms past the clock's time, then every 1/30 s.
+            let start = rig.clock.now()
+            programOrigin.set(start + 10_000_000)
+            let program = FrameGrid(origin: start + 10_000_000, rate: Self.rate)
+            _ = rig.camera.transport(.play(item: nil))
+            rig.clock.waitForSleepers(1)
+            func shown() -> Int? { rig.camera.frames.latest().value.flatMap(NumberedClips.read)?.number }
+            #expect(shown() == 0)
+            for tick in Int64(1)...5 {
+                // A microsecond before half a frame before the program's tick: the picture before; a
+                // microsecond after: this one.
+                let due = program.time(ofFrame: tick) - 16_666_667
+                rig.clock.advance(to: due - 1_000)
+                rig.clock.waitForSleepers(1)
+                #expect(shown() == Int(tick) - 1, "just before \(due)")
+                rig.clock.advance(to: due + 1_000)
+                rig.clock.waitForSleepers(1)
+                #expect(shown() == Int(tick), "at \(due)")
+            }
         }
     }
 

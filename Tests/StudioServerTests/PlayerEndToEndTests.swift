@@ -121,3 +121,37 @@ import TestSupport
         }
     }
 }
+
+/// The program as recorded, frame by frame, while a player plays a numbered clip on it: every picture of
+/// the clip exactly once, in order. Timing-sensitive (real time: a program tick missed under load skips
+/// a picture).
+@Suite struct PlayerProgramFrameTests {
+    @Test func theRecordedProgramShowsEveryPictureOfTheClipOnceInOrder() throws {
+        let directory = try PlayerEndToEndTests.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clip = directory.appendingPathComponent("count.mp4").path
+        try NumberedClips.make(clip, frames: 90, tint: 200)
+        let recordings = directory.appendingPathComponent("recordings")
+        try FileManager.default.createDirectory(at: recordings, withIntermediateDirectories: true)
+        var options = PlayerEndToEndTests.options(directory, players: [PlayerSpec(name: "count", items: [clip])])
+        options.configuration.recordDirectory = recordings.path
+        options.configuration.cameras.iso = .off
+        let server = try StudioServer(options: options)
+        let client = try ControlClient(socketPath: options.socketPath)
+        _ = try client.request("switch", arguments: ["source": "count"])
+        _ = try client.request("play", arguments: ["player": "count"])
+        let ended = waitUntil(seconds: 20, every: 0.05) {
+            (try? client.request("cameras"))?["cameras"]?.arrayValue?.first { $0["name"] == "count" }?["player"]?["state"] == "ended"
+        }
+        #expect(ended)
+        let late = try client.request("status")["program"]?["late_ticks"]?.intValue ?? -1
+        server.shutdown()
+
+        let shown = try NumberedClips.readAll(try AudioInputsEndToEndTests.programFile(in: recordings))
+        var numbers = shown.compactMap { $0.flatMap { abs($0.tint - 200) < 16 ? $0.number : nil } }
+        // Cued on 0 before the play, held on 89 after it: between them, each picture once.
+        while numbers.first == 0 { numbers.removeFirst() }
+        while numbers.last == 89 { numbers.removeLast() }
+        #expect(numbers == Array(1...88), "the program's pictures of the clip (late ticks \(late)): \(numbers)")
+    }
+}

@@ -22,7 +22,7 @@ public struct PlayerBackend: SourceBackend {
         let cameras = try context.players.map { spec in
             let identity = CameraIdentity(backend: name, identity: spec.identity, displayName: "player " + spec.name.name)
             return PlayerCamera(spec: spec, id: try context.namer(identity), rate: context.program.frameRate,
-                                log: context.log, emit: context.emit)
+                                programOrigin: context.programOrigin, log: context.log, emit: context.emit)
         }
         return PlayerDiscovery(cameras: cameras)
     }

@@ -46,6 +46,7 @@ public final class PlayerCamera: PlayableCamera {
 
     let clock: any Clock
     let rate: Rational
+    let programOrigin: ProgramOrigin
     let log: @Sendable (String) -> Void
     let emit: @Sendable (StudioEvent) -> Void
     struct Shared {
@@ -62,9 +63,11 @@ public final class PlayerCamera: PlayableCamera {
     nonisolated(unsafe) var submitted = 0
     let worker = WorkerThread()
 
-    /// A camera for `spec` on `clock`, shown at the program's `rate`.
-    public init(spec: PlayerSpec, id: CameraID, rate: Rational, clock: any Clock = .monotonic,
+    /// A camera for `spec` on `clock`, shown at the program's `rate`, its ticks half a frame before the
+    /// program's once `programOrigin` is set (before: on a grid of its own).
+    public init(spec: PlayerSpec, id: CameraID, rate: Rational, clock: any Clock = .monotonic, programOrigin: ProgramOrigin = ProgramOrigin(),
                 log: @escaping @Sendable (String) -> Void, emit: @escaping @Sendable (StudioEvent) -> Void) {
+        self.programOrigin = programOrigin
         playerSpec = spec
         self.id = id
         backend = .player

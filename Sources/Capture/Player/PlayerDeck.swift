@@ -67,7 +67,7 @@ struct PlayerDeck {
             // Paused: on from the picture after the one shown; cued: from the first.
             timelineAtOrigin = state == .paused ? position + interval : position
             state = .playing
-            grid = FrameGrid(origin: camera.clock.now(), rate: camera.rate)
+            grid = FrameGrid(origin: playOrigin(), rate: camera.rate)
             lastTick = -1
             camera.sound.newStream()
         case .pause:
@@ -83,6 +83,16 @@ struct PlayerDeck {
             cue(next, how: "cued")
             if wasPlaying { apply(.play(item: nil)) }
         }
+    }
+
+    /// Where a play's tick 0 lies: now, or with the program's origin known, half a frame before the
+    /// program's next tick (so its first picture, published now, is there for that tick, and each next
+    /// one half a frame before the program takes it).
+    private func playOrigin() -> UInt64 {
+        let now = camera.clock.now()
+        guard let origin = camera.programOrigin.origin else { return now }
+        let next = FrameGrid(origin: origin, rate: camera.rate).nextTick(after: now)
+        return next > UInt64(interval / 2) ? next - UInt64(interval / 2) : now
     }
 
     /// To `item`'s first frame, stopped: the play on screen ends (`how`), the reader starts over.
