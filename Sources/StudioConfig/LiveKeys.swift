@@ -53,6 +53,7 @@ extension StudioConfiguration {
         .fixed("network.pull") { $0.network.pulls },
         .fixed("network.rtmp") { $0.network.rtmp },
         .fixed("network.srt") { $0.network.srt },
+        .fixed("players") { $0.players },
     ]
 
     /// What differs from `self` in `new`: the live keys (a reload applies them) and the others (a
