@@ -32,7 +32,7 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let clipStarted = EventKind(rawValue: "clip_started")
     /// A player's item stopped playing (details: item, item_number, duration_ms (as played), how: `end`
     /// (its last frame, then held or black), `loop`, `next`, `truncated` (the file ended early),
-    /// `stopped`, `cued`).
+    /// `stopped`, `cued`; `next` also for the operator's `studio next`).
     public static let clipEnded = EventKind(rawValue: "clip_ended")
     /// A camera or scene put on preview (details: preview, previous).
     public static let preview = EventKind(rawValue: "preview")

@@ -135,6 +135,12 @@ import TestSupport
             status = rig.camera.transport(.stop)
             #expect(status.state == .cued && status.itemNumber == 1 && status.positionMilliseconds == 0, "\(status)")
             #expect(rig.eventSummary == ["clip_started a.mp4", "clip_ended a.mp4 cued"])
+            // Next while playing: on to the next item's first picture, playing.
+            #expect(rig.play(ticks: 2).map { $0?.number } == [0, 1])
+            status = rig.camera.transport(.next)
+            #expect(status.state == .playing && status.itemNumber == 2, "\(status)")
+            #expect(rig.play(ticks: 2).map { $0.map { [$0.number, $0.tint > 128 ? 1 : 0] } } == [[0, 1], [1, 1]])
+            #expect(rig.eventSummary.suffix(3) == ["clip_started a.mp4", "clip_ended a.mp4 next", "clip_started b.mp4"], "\(rig.eventSummary)")
         }
     }
 

@@ -80,7 +80,7 @@ struct PlayerDeck {
             cue(item, how: "cued")
         case .next:
             let next = min((current?.item ?? reader.item) + 1, camera.playerSpec.items.count - 1)
-            cue(next, how: "cued")
+            cue(next, how: "next")
             if wasPlaying { apply(.play(item: nil)) }
         }
     }
