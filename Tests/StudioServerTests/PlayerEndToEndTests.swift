@@ -107,6 +107,34 @@ import TestSupport
         #expect(refused.status != 0 && refused.error.contains("intro has no item outro.mov (items: 1 intro.mp4)"), "\(refused)")
     }
 
+    @Test func theTransportIsOnTheHTTPAPI() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = directory.appendingPathComponent("a.mp4").path, second = directory.appendingPathComponent("b.mp4").path
+        try NumberedClips.make(first, frames: 30)
+        try NumberedClips.make(second, frames: 300)
+        var options = Self.options(directory, players: [PlayerSpec(name: "deck", items: [first, second])])
+        let port = try NginxRTMP.freePort()
+        options.configuration.http.enabled = true
+        options.configuration.http.listen = ListenAddress(host: "127.0.0.1", port: UInt16(port))
+        let server = try StudioServer(options: options)
+        defer { server.shutdown() }
+        func post(_ path: String, _ body: String? = nil) throws -> HTTPTestClient.Response {
+            try HTTPTestClient.fetch(port: port, "POST", path, headers: ["Content-Type": "application/json"], body: body.map { Array($0.utf8) })
+        }
+        let cued = try post("/api/v1/player/deck/cue", #"{"item": "2"}"#)
+        let cuedReply = try JSONValue(parsing: cued.text)
+        #expect(cued.status == 200 && cuedReply["status"]?["item"] == "b.mp4" && cuedReply["status"]?["state"] == "cued", "\(cued)")
+        let played = try post("/api/v1/player/deck/play")
+        let playedState = try JSONValue(parsing: played.text)["status"]?["state"]
+        #expect(played.status == 200 && playedState == "playing", "\(played)")
+        let paused = try post("/api/v1/player/deck/pause")
+        let pausedState = try JSONValue(parsing: paused.text)["status"]?["state"]
+        #expect(paused.status == 200 && pausedState == "paused", "\(paused)")
+        let unknown = try post("/api/v1/player/nosuch/play")
+        #expect(unknown.status >= 400 && unknown.text.contains("players: deck"), "\(unknown)")
+    }
+
     @Test func aMissingFileRefusesTheStartNamingIt() throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
