@@ -56,7 +56,8 @@ public final class PlayerCamera: PlayableCamera {
         var status: PlayerStatus
     }
     let shared: Mutex<Shared>
-    /// Commands waiting for the thread, and how many it took (guarded by `commandLock`).
+    /// Commands waiting for the thread, how many were handed in and how many it took: read and written
+    /// only under `commandLock` (the callers of `transport` and the player's thread), hence unsafe.
     let commandLock = ConditionLock()
     nonisolated(unsafe) var pending: [PlayerCommand] = []
     nonisolated(unsafe) var taken = 0

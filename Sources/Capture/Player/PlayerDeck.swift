@@ -126,13 +126,18 @@ struct PlayerDeck {
             case .picture(let frame):
                 if shown != nil { counts.skipped += 1 }
                 shown = frame
-                if current?.play != entry.play || state == .playing && playStarted == false { startPlay(entry) }
+                if current?.play != entry.play || !playStarted { startPlay(entry) }
             case .audio(let samples):
                 if !soundConnected {
                     camera.sound.connected(camera.id.name)
                     soundConnected = true
                 }
-                camera.sound.push(samples, capturedAt: camera.clock.now())
+                // Stamped when its last sample is due on the clock (its time on the play's timeline), or now
+                // if that is still ahead: pushed on the tick its first sample's time came.
+                let format = camera.sound.format
+                let end = entry.time + Int64(samples.count / max(1, format.channels)) * 1_000_000_000 / Int64(format.sampleRate)
+                let due = Int64(grid.origin) + end - timelineAtOrigin
+                camera.sound.push(samples, capturedAt: min(camera.clock.now(), UInt64(max(0, due))))
             case .itemEnd(let how, let isBlack):
                 endPlay(how: how, at: entry.time)
                 if how == "end" || how == "truncated" {
