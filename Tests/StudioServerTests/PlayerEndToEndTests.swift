@@ -183,3 +183,40 @@ import TestSupport
         #expect(numbers == Array(1...88), "the program's pictures of the clip (late ticks \(late)): \(numbers)")
     }
 }
+
+/// A player's picture and sound stay together on the recorded program: a clip with a white flash and a
+/// 1 kHz beep at the start of every second, looped. Timing-sensitive (real time).
+@Suite struct PlayerAVSyncTests {
+    @Test func aClipsFlashAndBeepStayTogetherOnProgram() throws {
+        let directory = try PlayerEndToEndTests.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clip = directory.appendingPathComponent("flash.mp4").path
+        let made = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-v", "error", "-f", "lavfi", "-i", "color=c=black:s=320x180:r=30:d=3,drawbox=c=white:t=fill:enable='lt(mod(n,30),1)'",
+            "-f", "lavfi", "-i", "aevalsrc='if(lt(mod(t,1),0.05),0.5*sin(2*PI*1000*t),0)|if(lt(mod(t,1),0.05),0.5*sin(2*PI*1000*t),0)':s=48000:d=3",
+            "-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k", "-y", clip,
+        ])
+        try #require(made.wait(timeout: 60) == .exited(0), "\(made.errorText())")
+        let recordings = directory.appendingPathComponent("recordings")
+        try FileManager.default.createDirectory(at: recordings, withIntermediateDirectories: true)
+        var options = PlayerEndToEndTests.options(directory, players: [PlayerSpec(name: "flash", items: [clip], end: .loop)])
+        options.configuration.recordDirectory = recordings.path
+        options.configuration.cameras.iso = .off
+        options.configuration.audio.source = .silence
+        let server = try StudioServer(options: options)
+        let client = try ControlClient(socketPath: options.socketPath)
+        _ = try client.request("switch", arguments: ["source": "flash"])
+        _ = try client.request("play", arguments: ["player": "flash"])
+        let start = try client.request("status")["program"]?["frames"]?.doubleValue ?? 0
+        #expect(waitUntil(seconds: 60, every: 0.2) { ((try? client.request("status"))?["program"]?["frames"]?.doubleValue ?? 0) > start + 240 })
+        server.shutdown()
+
+        let events = try PipeWireEndToEndTests.flashesAndBeeps(in: try AudioInputsEndToEndTests.programFile(in: recordings))
+        let pairs = PipeWireEndToEndTests.pairs(events)
+        try #require(pairs.count >= 5, "pairs \(pairs); flashes \(events.flashes); beeps \(events.beeps)")
+        let offsets = pairs.map(\.offset).sorted()
+        let median = offsets[offsets.count / 2]
+        print("Player A/V sync, audio minus video (ms): median \(median), all \(offsets)")
+        #expect(abs(median) <= 1.5 * 1000 / 30, "audio minus video (ms): \(offsets)")
+    }
+}
