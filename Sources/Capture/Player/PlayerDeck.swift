@@ -23,6 +23,9 @@ struct PlayerDeck {
     private var black: VideoFrame?
     private var sequence: UInt64 = 0
     private var soundConnected = false
+    /// Sound taken from the queue, each span with when it is to be heard: pushed once that time has come,
+    /// stamped with it.
+    private var sound: [(samples: [Float], due: UInt64)] = []
     private var counts = (repeated: 0, skipped: 0)
 
     init(camera: PlayerCamera) {
@@ -48,10 +51,11 @@ struct PlayerDeck {
                 if state == .playing { present(tick) }
                 publishHeld(at: now)
             }
+            pushSound(until: now)
             fill()
             updateStatus()
-            // Wakes at the next tick, and often enough for a command between ticks.
-            clock.sleep(until: min(grid.nextTick(after: now), now + 20_000_000))
+            // Wakes at the next tick, when the next sound is due, and often enough for a command between ticks.
+            clock.sleep(until: min(grid.nextTick(after: now), now + 20_000_000, sound.first?.due ?? .max))
         }
         if soundConnected { camera.sound.disconnected() }
     }
@@ -132,16 +136,17 @@ struct PlayerDeck {
                     camera.sound.connected(camera.id.name)
                     soundConnected = true
                 }
-                // Stamped when its last sample is due on the clock (its time on the play's timeline), or now
-                // if that is still ahead: pushed on the tick its first sample's time came.
+                // Pushed when its last sample is due on the clock (its time on the play's timeline), stamped
+                // with that time: the program places a picture by when it was published, a sound by its stamp.
                 let format = camera.sound.format
                 let end = entry.time + Int64(samples.count / max(1, format.channels)) * 1_000_000_000 / Int64(format.sampleRate)
-                let due = Int64(grid.origin) + end - timelineAtOrigin
-                camera.sound.push(samples, capturedAt: min(camera.clock.now(), UInt64(max(0, due))))
+                sound.append((samples, UInt64(max(0, Int64(grid.origin) + end - timelineAtOrigin))))
             case .itemEnd(let how, let isBlack):
                 endPlay(how: how, at: entry.time)
                 if how == "end" || how == "truncated" {
                     state = .ended
+                    // Its last sound (due within half a frame) goes out before the input is let go.
+                    pushSound(until: .max)
                     disconnectSound()
                     if isBlack { held = blackFrame() }
                     return
@@ -171,7 +176,16 @@ struct PlayerDeck {
         ]))
     }
 
+    /// Pushes the sound whose time has come, stamped with that time.
+    private mutating func pushSound(until now: UInt64) {
+        while let first = sound.first, first.due <= now {
+            sound.removeFirst()
+            camera.sound.push(first.samples, capturedAt: first.due)
+        }
+    }
+
     private mutating func disconnectSound() {
+        sound.removeAll()
         guard soundConnected else { return }
         camera.sound.disconnected()
         soundConnected = false
