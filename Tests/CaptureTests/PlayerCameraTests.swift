@@ -250,3 +250,25 @@ import TestSupport
         }
     }
 }
+
+/// Sound in a player's items.
+@Suite struct PlayerSoundTests {
+    @Test func soundLongerThanThePicturesEndsWithThemAndTheLoopFollowsWithNoGap() throws {
+        try PlayerCameraTests.withClips { directory in
+            let clip = directory.appendingPathComponent("tail.mp4").path
+            // 1 s of pictures, 3 s of sound.
+            let bar = "geq=lum='if(bitand(N\\,pow(2\\,floor(X/40)))\\,235\\,16)':cb=128:cr=128"
+            let made = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+                "-v", "error", "-f", "lavfi", "-i", "color=c=black:s=320x180:r=30,format=yuv420p,\(bar)",
+                "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=3",
+                "-frames:v", "30", "-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-c:a", "aac", "-y", clip,
+            ])
+            try #require(made.wait(timeout: 60) == .exited(0), "\(made.errorText())")
+            let rig = try PlayerCameraTests.Rig(PlayerSpec(name: "tail", items: [clip], end: .loop))
+            let shown = rig.play(ticks: 65)
+            #expect(shown.map { $0?.number } == (0..<65).map { $0 % 30 }, "\(shown.map { $0?.number })")
+            #expect(rig.eventSummary.filter { $0.hasPrefix("clip_ended") } == ["clip_ended tail.mp4 loop", "clip_ended tail.mp4 loop"],
+                    "\(rig.eventSummary)")
+        }
+    }
+}

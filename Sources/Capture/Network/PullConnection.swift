@@ -129,6 +129,7 @@ final class PullConnection {
                 }
                 video = (index, try PullVideoDecoder(parameters: parameters, name: name, decoding: decoding), stream.pointee.time_base)
                 videoParameters = PullStreamParameters(parameters)
+                if stream.pointee.duration > 0 { duration = av_rescale_q(stream.pointee.duration, stream.pointee.time_base, AVRational(num: 1, den: 1_000_000_000)) }
                 let guessed = av_guess_frame_rate(context, stream, nil)
                 // A rate past 240 is the stream's clock, not its pictures' (MPEG-TS at 1 fps guesses 90000).
                 if guessed.num > 0, guessed.den > 0, guessed.num <= 240 * guessed.den { frameRate = Rational(guessed.num, guessed.den) }
@@ -148,14 +149,13 @@ final class PullConnection {
         }
         guard video != nil else { throw PullError("\(description) carries no video stream") }
         streamSummary = parts.joined(separator: ", ")
-        if context.pointee.duration > 0 { duration = av_rescale_q(context.pointee.duration, AVRational(num: 1, den: AV_TIME_BASE), AVRational(num: 1, den: 1_000_000_000)) }
+        if duration == nil, context.pointee.duration > 0 { duration = av_rescale_q(context.pointee.duration, AVRational(num: 1, den: AV_TIME_BASE), AVRational(num: 1, den: 1_000_000_000)) }
     }
 
-    /// How long the container says it lasts, in ns (nil: it does not say; a live stream).
+    /// How long its video lasts as the file says (its stream's, else the container's), in ns; nil: a live stream.
     private(set) var duration: Int64?
 
-    /// At the end of a file: the pictures the video decoder still holds (reordered or delayed ones),
-    /// handed to `body` as `readAndDecode` hands them (an empty packet tells the decoder the end).
+    /// At a file's end: the pictures the decoder still holds (an empty packet tells it the end), as `readAndDecode` gives them.
     func drain(_ body: (Item) -> Void) {
         guard let video else { return }
         av_packet_unref(packet)

@@ -198,6 +198,11 @@ struct PlayerDeck {
         while pictures < PlayerCamera.queuedPictures, queue.count < 512, !reader.isFinished, !camera.worker.isStopRequested {
             for entry in reader.readMore() {
                 if case .picture = entry.content { pictures += 1 }
+                // An item lasts until its last picture ends: its sound past that is not heard (a loop or
+                // the next item follows there).
+                if case .itemEnd = entry.content {
+                    queue.removeAll { if case .audio = $0.content { $0.play == entry.play && $0.time >= entry.time } else { false } }
+                }
                 // In time order (a demuxer interleaves sound a little ahead of pictures), after entries of
                 // the same time (an item's end before the next play's first picture).
                 let index = queue.lastIndex { $0.time <= entry.time }.map { $0 + 1 } ?? 0
