@@ -79,6 +79,8 @@ public protocol Camera: AnyObject, Sendable {
     /// A network source's connection, buffer and clock (`studio cameras`); nil (the default) for a
     /// camera on this PC.
     var network: NetworkSourceStatus? { get }
+    /// A player's item, position and state (`studio cameras`); nil (the default) for any other camera.
+    var player: PlayerStatus? { get }
     /// Whether it may wait for its source as long as it takes before its first picture (a network camera
     /// waiting for a phone's publisher or an SRT caller): until then it is starting, not lost, and no loss is written
     /// to the history; from its first picture on, silence is a loss as for any camera. False (the
@@ -94,6 +96,7 @@ extension Camera {
     public var demand: CameraDemand? { nil }
     public var audio: (any ClockedAudioInput)? { nil }
     public var network: NetworkSourceStatus? { nil }
+    public var player: PlayerStatus? { nil }
     public var waitsForItsSource: Bool { false }
     public var threadName: String { "cap.\(id.name)" }
 }

@@ -54,11 +54,18 @@ public struct BackendContext: Sendable {
     public var emit: @Sendable (StudioEvent) -> Void
     /// How network cameras decode their video (VAAPI where the machine has it, else libavcodec's threads).
     public var networkDecoding: NetworkDecoding
+    /// The media players (`players:`).
+    public var players: [PlayerSpec]
+    /// The program clock's origin, once the server has decided it (players tick half a frame before it).
+    public var programOrigin: ProgramOrigin
 
     public init(program: ProgramFormat, namer: @escaping CameraNamer, log: @escaping @Sendable (String) -> Void,
                 prepare: @escaping @Sendable (any AdjustableCamera) -> Void = { _ in }, enabled: Set<BackendName>,
                 testCameras: TestCameraRequest = TestCameraRequest(), networkPulls: [NetworkPull] = [], srtListener: SRTListenerSpec? = nil,
-                emit: @escaping @Sendable (StudioEvent) -> Void = { _ in }, networkDecoding: NetworkDecoding = NetworkDecoding()) {
+                emit: @escaping @Sendable (StudioEvent) -> Void = { _ in }, networkDecoding: NetworkDecoding = NetworkDecoding(),
+                players: [PlayerSpec] = [], programOrigin: ProgramOrigin = ProgramOrigin()) {
+        self.players = players
+        self.programOrigin = programOrigin
         self.networkPulls = networkPulls
         self.networkDecoding = networkDecoding
         self.srtListener = srtListener

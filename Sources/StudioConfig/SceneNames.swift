@@ -28,6 +28,9 @@ extension StudioConfiguration {
         if network.cameras.contains(where: { $0.name.name == name }) {
             return "\"\(name)\" is a network camera's name (network.pull); a scene needs its own"
         }
+        if players.contains(where: { $0.name.name == name }) {
+            return "\"\(name)\" is a player's name (players); a scene needs its own"
+        }
         return nil
     }
 

@@ -38,13 +38,15 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
     public var network = NetworkSettings()
     /// Tally out to lights, displays and control surfaces (`tally:`).
     public var tally = TallySettings()
+    /// Media players (`players:`), each a camera named by its entry.
+    public var players: [PlayerSpec] = []
 
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case program, video, audio, outputs
         case recordDirectory = "record", databasePath = "database", socketPath = "socket", socketGroup = "socket_group"
-        case cameras, scenes, overlays, transition, http, network, tally
+        case cameras, scenes, overlays, transition, http, network, tally, players
     }
 
     public init(from decoder: any Decoder) throws {
@@ -64,6 +66,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         try keys.update(&http, .http)
         try keys.update(&network, .network)
         if let section = try keys.decodeIfPresent(TallySection.self, forKey: .tally) { tally = section.settings }
+        if let list = try keys.decodeIfPresent(PlayerList.self, forKey: .players) { players = list.players }
         if let list = try keys.decodeIfPresent(SceneList.self, forKey: .scenes) { scenes = list.scenes }
         if let list = try keys.decodeIfPresent(OverlayList.self, forKey: .overlays) { overlays = list.overlays }
         if let section = try keys.decodeIfPresent(TransitionSection.self, forKey: .transition) {
@@ -72,6 +75,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
             if let problem = transition.problem(rate: program.frameRate) { throw decoder.failure(problem, at: CodingKeys.transition) }
         }
         try checkPulls(decoder)
+        try checkPlayers(decoder)
         try checkScenes(decoder)
         try checkBackups(decoder)
     }
@@ -127,6 +131,20 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         }
     }
 
+    /// A player's name is its own: not `camN`, a pin's or a network camera's.
+    private func checkPlayers(_ decoder: any Decoder) throws {
+        for (index, player) in players.enumerated() {
+            let name = player.name.name
+            let place: [any CodingKey] = [CodingKeys.players, NodeKey(intValue: index), PlayerSpec.CodingKeys.name]
+            if Self.isAutomaticCameraName(name) {
+                throw NodeDecodingError(decoder.codingPath + place, "\"\(name)\" is a name the server gives cameras without a pin (cam1, cam2...); a player needs its own")
+            }
+            if cameras.pins.contains(where: { $0.name.name == name }) || network.cameras.contains(where: { $0.name.name == name }) {
+                throw NodeDecodingError(decoder.codingPath + place, "\"\(name)\" is already a camera's name (cameras.pins or network); a player needs its own")
+            }
+        }
+    }
+
     private func checkScenes(_ decoder: any Decoder) throws {
         for (index, scene) in scenes.enumerated() {
             let place: [any CodingKey] = [CodingKeys.scenes, NodeKey(intValue: index)]
@@ -171,6 +189,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         // Only when it says something: the snapshots of sessions without network cameras stay as they were.
         if network != NetworkSettings() { try keys.encode(network, forKey: .network) }
         if !tally.isEmpty { try keys.encode(tally, forKey: .tally) }
+        if !players.isEmpty { try keys.encode(players, forKey: .players) }
     }
 
     /// The configuration as compact JSON with sorted keys, for the session's config snapshot in the

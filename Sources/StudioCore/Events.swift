@@ -28,6 +28,12 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// and exposure, region, reason where they apply).
     public static let cameraFocus = EventKind(rawValue: "camera_focus")
     public static let switchProgram = EventKind(rawValue: "switch")
+    /// A player's item began to play (details: item, item_number, duration_ms where known).
+    public static let clipStarted = EventKind(rawValue: "clip_started")
+    /// A player's item stopped playing (details: item, item_number, duration_ms (as played), how: `end`
+    /// (its last frame, then held or black), `loop`, `next`, `truncated` (the file ended early),
+    /// `stopped`, `cued`; `next` also for the operator's `studio next`).
+    public static let clipEnded = EventKind(rawValue: "clip_ended")
     /// A camera or scene put on preview (details: preview, previous).
     public static let preview = EventKind(rawValue: "preview")
     /// A transition began on the program (details: kind, frames, from, to); its program time is the
@@ -99,7 +105,7 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// together); `studio log --kind` checks its words against it.
     public static let all: [EventKind] = [
         .sessionStarted, .databaseReplaced, .sessionEnded, .cameraAdded, .cameraLost, .cameraReturned, .cameraRemoved, .cameraFlapping, .ingestRefused, .cameraModeChanged,
-        .cameraControlChanged, .cameraFocus, .switchProgram, .backupTaken, .preview, .transitionStarted, .transitionEnded,
+        .cameraControlChanged, .cameraFocus, .switchProgram, .clipStarted, .clipEnded, .backupTaken, .preview, .transitionStarted, .transitionEnded,
         .pictureChanged, .overlayOn, .overlayOff, .tally, .configReloaded, .configReloadFailed, .audioChanged, .audioInputFound, .audioInputLost, .audioInputBack, .audioInputFlapping, .outputAdded, .outputStopped, .outputStarted, .outputRemoved, .outputConnected,
         .outputDisconnected, .outputReconnectAttempt, .outputReconnected, .recordingStarted, .recordingStopped, .encoderChosen,
         .encoderFallback, .framesDropped, .encoderOverloaded, .serverStalled, .eventsLost, .error,

@@ -49,6 +49,8 @@ public struct BackendName: RawRepresentable, Hashable, Sendable, Codable, Compar
     public static let testPattern: BackendName = "test-pattern"
     /// Cameras pulled from URLs: RTSP, RTMP, SRT, HLS, UDP (Sources/Capture/Network).
     public static let network: BackendName = "network"
+    /// Media players: clips and stills played on the program clock (Sources/Capture/Player).
+    public static let player: BackendName = "player"
 
     /// The backends `cameras.backends` and `--backends` can name, in the order their messages list
     /// them; all of them on by default. Declared here, below the config (which cannot see the backends

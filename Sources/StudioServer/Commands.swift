@@ -18,7 +18,8 @@ enum ServerCommands {
          SwitcherCommands.Overlay.self,
          Status.self, OutputCommands.Outputs.self, OutputCommands.Output.self, Levels.self, AudioCommands.Audio.self, Metrics.self, ShowTopology.self, Reload.self, Sessions.self, Log.self, OnAir.self, Report.self, Recordings.self, Prune.self,
          CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self, CameraCommands.Focus.self,
-         PictureCommands.Picture.self]
+         PictureCommands.Picture.self,
+         PlayerCommands.Play.self, PlayerCommands.Pause.self, PlayerCommands.Stop.self, PlayerCommands.Cue.self, PlayerCommands.Next.self]
     }
 
     static func makeRouter(queries: QueryWorker) -> ControlRouter<StudioServer> {
@@ -140,7 +141,7 @@ extension StudioServer {
                     CameraView.DecodeView(demand: $0.demand.rawValue, full: Int(statistics.framesDecodedFull),
                                           reduced: Int(statistics.framesDecodedReduced), skipped: Int(statistics.framesNotDecoded))
                 },
-                network: camera.network)
+                network: camera.network, player: camera.player)
         })
     }
 

@@ -15,6 +15,8 @@ enum Discoveries {
         var namer: CameraNamer
         var events: any EventSink
         var log: ServerLog
+        /// Set once the program's origin is decided (after the cameras start).
+        var programOrigin: ProgramOrigin
     }
 
     static func make(_ context: Context) throws -> [any CameraDiscovery] {
@@ -28,7 +30,8 @@ enum Discoveries {
             testCameras: TestCameraRequest(count: options.testCameraCount, size: options.testCameraSize, noise: options.testCameraNoise),
             networkPulls: options.configuration.network.cameras, srtListener: options.configuration.network.srt,
             emit: { [events = context.events] in events.emit($0) },
-            networkDecoding: options.configuration.network.cameras.isEmpty ? NetworkDecoding() : networkDecoding { log.info($0) })
+            networkDecoding: options.configuration.network.cameras.isEmpty ? NetworkDecoding() : networkDecoding { log.info($0) },
+            players: options.configuration.players, programOrigin: context.programOrigin)
         return try backends.compactMap { try $0.makeDiscovery(backendContext) }
     }
 
@@ -82,11 +85,11 @@ enum Discoveries {
     /// device may hold a name from an older config (a pin since removed) that a scene now has. That camera
     /// moves to the lowest free `camN`, kept from then on, with a warning: `studio switch NAME` stays the scene.
     ///
-    /// A network camera (`network.pull`) is named by its entry, as a pin names a device.
-    static func namer(store: EventStore, settings: CameraSettings, pulls: [NetworkPull] = [], sceneNames: @escaping @Sendable () -> Set<String>,
-                      log: ServerLog) -> CameraNamer {
+    /// A network camera (`network.pull`) and a player (`players`) are named by their entry, as a pin names a device.
+    static func namer(store: EventStore, settings: CameraSettings, pulls: [NetworkPull] = [], players: [PlayerSpec] = [],
+                      sceneNames: @escaping @Sendable () -> Set<String>, log: ServerLog) -> CameraNamer {
         { identity in
-            let pulled = pulls.first { $0.identity == identity.identity }?.name
+            let pulled = pulls.first { $0.identity == identity.identity }?.name ?? players.first { $0.identity == identity.identity }?.name
             let name = try pulled.map {
                 try store.cameraName(forIdentity: identity.identity, backend: identity.backend, displayName: identity.displayName, pinnedName: $0)
             } ?? pinnedName(store: store, settings: settings, log: log, identity: identity)

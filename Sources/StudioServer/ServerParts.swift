@@ -171,9 +171,10 @@ extension StudioServer {
     /// Every enabled backend's discovery, naming its cameras through the store (the `cameras` table, the
     /// pins, the network cameras' entries, and no scene's name as last reloaded).
     static func discoveries(_ options: ServerOptions, store: EventStore, reloader: ConfigReloader, events: ServerEventSink,
-                            log: ServerLog) throws -> [any CameraDiscovery] {
+                            log: ServerLog, programOrigin: ProgramOrigin) throws -> [any CameraDiscovery] {
         let namer = Discoveries.namer(store: store, settings: options.configuration.cameras, pulls: options.configuration.network.cameras,
+                                      players: options.configuration.players,
                                       sceneNames: { Set(reloader.configuration.scenes.map(\.name)) }, log: log)
-        return try Discoveries.make(Discoveries.Context(options: options, namer: namer, events: events, log: log))
+        return try Discoveries.make(Discoveries.Context(options: options, namer: namer, events: events, log: log, programOrigin: programOrigin))
     }
 }

@@ -12,6 +12,7 @@ public enum SourceBackends {
         V4L2Backend(),
         PipeWireBackend(),
         NetworkBackend(),
+        PlayerBackend(),
     ]
 
     /// The backends of `table` that run with `configured` (`cameras.backends`, or `--backends`), in the

@@ -169,8 +169,9 @@ public final class StudioServer: Sendable {
                 for iso in cameras.isoRecorders { iso.stopEncoding(deadline: deadline) }
                 audioStage.finish(deadline: deadline)
             })
+            let programOrigin = ProgramOrigin()
             try services.start("cameras", {
-                for discovery in try Self.discoveries(options, store: store, reloader: reloader, events: events, log: log) {
+                for discovery in try Self.discoveries(options, store: store, reloader: reloader, events: events, log: log, programOrigin: programOrigin) {
                     cameras.attach(discovery)
                 }
             }, stop: { cameras.stop() })
@@ -184,6 +185,7 @@ public final class StudioServer: Sendable {
             startedAt = Date(timeIntervalSinceNow: Self.originLead)
             startedMonotonic = MonotonicClock.now() + UInt64(Self.originLead * 1e9)
             let origin = startedMonotonic
+            programOrigin.set(origin)
             let audio = ProgramAudio(source: configuration.audio.source(testCameras: options.testCameraCount > 0), settings: configuration.audio.inputSettings,
                                      master: configuration.audio.master, events: events, log: log,
                                      naming: Self.audioNaming(configuration.audio, store: store, log: log),

@@ -37,6 +37,8 @@ public struct CameraView: Codable, Sendable {
     @Nullable public var decode: DecodeView?
     /// A network source's connection, buffer and clock; null for a camera on this PC.
     @Nullable public var network: NetworkSourceStatus?
+    /// A player's item, position, remaining time and state (cued, playing, paused, ended); null for any other camera.
+    @Nullable public var player: PlayerStatus?
 
     public struct DecodeView: Codable, Sendable {
         /// `full` (seen, recorded or forced) or `reduced` (only the tiles need it).
@@ -104,11 +106,12 @@ public struct CameraView: Codable, Sendable {
         case framesDropped = "frames_dropped"
         case framesCorrupt = "frames_corrupt"
         case offeredModes = "offered_modes"
-        case decode, network
+        case decode, network, player
     }
 
-    public init(name: String, backend: String, identity: String, displayName: String, state: String, format: FormatView? = nil, onProgram: Bool, tally: String? = nil, lostReason: String? = nil, frames: Int, framesDropped: Int, framesCorrupt: Int, offeredModes: [OfferedModeView], decode: DecodeView? = nil, network: NetworkSourceStatus? = nil) {
+    public init(name: String, backend: String, identity: String, displayName: String, state: String, format: FormatView? = nil, onProgram: Bool, tally: String? = nil, lostReason: String? = nil, frames: Int, framesDropped: Int, framesCorrupt: Int, offeredModes: [OfferedModeView], decode: DecodeView? = nil, network: NetworkSourceStatus? = nil, player: PlayerStatus? = nil) {
         self.network = network
+        self.player = player
         self.name = name
         self.backend = backend
         self.identity = identity

@@ -49,6 +49,7 @@ enum Format {
                 if let reason = camera.lostReason { state += " (\(reason))" }
                 return [camera.name, camera.backend, state, format, tally(camera.tally), camera.displayName]
             }) + reply.cameras.compactMap { camera in camera.network.map { "\n\(camera.name): \($0.summary)" } }.joined()
+                + reply.cameras.compactMap { camera in camera.player.map { "\n\(camera.name): \($0.summary)" } }.joined()
         }
     }
 

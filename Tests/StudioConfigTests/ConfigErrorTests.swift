@@ -117,6 +117,17 @@ struct BadConfig: Sendable, CustomTestStringConvertible {
                   keyPath: "network.srt", fragment: "names two network cameras"),
         BadConfig(yaml: "network:\n  pull:\n    - {name: ptz1, url: rtsp://h/s}\nscenes:\n  - name: ptz1\n    layers: [{source: ptz1, rect: [0, 0, 640, 360]}]\n",
                   line: 5, keyPath: "scenes[0].name", fragment: "is a network camera's name"),
+        // Players.
+        BadConfig(yaml: "players:\n  - name: intro\n    items: [a.mov]\n    end: rewind\n", line: 4, keyPath: "players[0].end",
+                  fragment: "expected an end (hold, black, loop, next), got \"rewind\""),
+        BadConfig(yaml: "players:\n  - name: intro\n", line: 2, keyPath: "players[0].items", fragment: "missing: the player's items"),
+        BadConfig(yaml: "players:\n  - {name: cam1, items: [a.mov]}\n", line: 2, keyPath: "players[0].name", fragment: "a player needs its own"),
+        BadConfig(yaml: "players:\n  - {name: a, items: [a.mov]}\n  - {name: a, items: [b.mov]}\n", line: 3, keyPath: "players[1].name",
+                  fragment: "already used by the player on line 2"),
+        BadConfig(yaml: "players:\n  - {name: a, items: [a.png], still_seconds: 0}\n", line: 2, keyPath: "players[0].still_seconds",
+                  fragment: "from 0.1 to 86400"),
+        BadConfig(yaml: "players:\n  - {name: intro, items: [a.mov]}\nscenes:\n  - name: intro\n    layers: [{source: cam1, rect: [0, 0, 640, 360]}]\n",
+                  line: 4, keyPath: "scenes[0].name", fragment: "is a player's name"),
     ]
 
     @Test(arguments: cases)

@@ -18,12 +18,12 @@ import StudioServer
         func enabled(_ configured: Set<BackendName>) -> [BackendName] {
             SourceBackends.enabled(SourceBackends.standard, configured: configured).map(\.name)
         }
-        #expect(enabled([]) == [.testPattern, .network])
-        #expect(enabled([.pipewire]) == [.testPattern, .network, .pipewire])
+        #expect(enabled([]) == [.testPattern, .network, .player])
+        #expect(enabled([.pipewire]) == [.testPattern, .network, .player, .pipewire])
         // Discoveries start in this order (first-start names depend on it): as before the table.
-        #expect(enabled(Set(BackendName.selectable)) == [.testPattern, .network, .pipewire, .v4l2])
+        #expect(enabled(Set(BackendName.selectable)) == [.testPattern, .network, .player, .pipewire, .v4l2])
         let more = SourceBackends.enabled(SourceBackends.standard + [SolidColourBackend(colour: .black)], configured: [.v4l2])
-        #expect(more.map(\.name) == [.testPattern, .network, "solid", .v4l2])
+        #expect(more.map(\.name) == [.testPattern, .network, .player, "solid", .v4l2])
     }
 
     @Test func architectureDocumentListsTheTable() throws {

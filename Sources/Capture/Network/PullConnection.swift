@@ -52,10 +52,14 @@ final class PullConnection {
     enum Source {
         case url(String, PullKind)
         case srt(SRTConnection)
+        /// A media file a player plays (read at its own pace, not as a live stream).
+        case file(String)
     }
 
-    /// The custom input's reader and context (an SRT caller), freed after the demuxer.
+    /// The custom input's reader and context (an SRT caller), freed after the demuxer; the interrupt,
+    /// held while libavformat may call it (its callback holds it unretained).
     private var reader: SRTInputReader?
+    private let interrupt: PullInterrupt
     private var customIO: UnsafeMutablePointer<AVIOContext>?
 
     /// Opens `source` (blocking; `interrupt` breaks it) and finds its streams and decoders. Throws a
@@ -66,26 +70,30 @@ final class PullConnection {
         switch source {
         case .url(let url, _): description = SecretMasking.maskURL(url)
         case .srt: description = "its SRT caller"
+        case .file(let path): description = path
         }
         self.audioFormat = audioFormat
         self.limits = limits
+        self.interrupt = interrupt
         guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else { throw PullError("out of memory") }
         self.packet = packet
         self.frame = frame
         var options: OpaquePointer?
         let kindOptions: [(String, String)] = if case .url(_, let kind) = source { kind.options } else { [] }
-        for (key, value) in kindOptions + [("fflags", "nobuffer"), ("probesize", "500000"), ("analyzeduration", "1000000")] {
+        let live: [(String, String)] = if case .file = source { [] } else { [("fflags", "nobuffer"), ("probesize", "500000"), ("analyzeduration", "1000000")] }
+        for (key, value) in kindOptions + live {
             av_dict_set(&options, key, value, 0)
         }
         defer { av_dict_free(&options) }
         guard let allocated = avformat_alloc_context() else { throw PullError("out of memory") }
         allocated.pointee.interrupt_callback = interrupt.callback
-        allocated.pointee.flags |= AVFMT_FLAG_NOBUFFER
+        if case .file = source {} else { allocated.pointee.flags |= AVFMT_FLAG_NOBUFFER }
         context = allocated
         var url: String?
         var format: UnsafePointer<AVInputFormat>?
         switch source {
         case .url(let address, _): url = address
+        case .file(let path): url = path
         case .srt(let connection):
             let reader = SRTInputReader(connection: connection, interrupt: interrupt)
             self.reader = reader
@@ -121,6 +129,7 @@ final class PullConnection {
                 }
                 video = (index, try PullVideoDecoder(parameters: parameters, name: name, decoding: decoding), stream.pointee.time_base)
                 videoParameters = PullStreamParameters(parameters)
+                if stream.pointee.duration > 0 { duration = av_rescale_q(stream.pointee.duration, stream.pointee.time_base, AVRational(num: 1, den: 1_000_000_000)) }
                 let guessed = av_guess_frame_rate(context, stream, nil)
                 // A rate past 240 is the stream's clock, not its pictures' (MPEG-TS at 1 fps guesses 90000).
                 if guessed.num > 0, guessed.den > 0, guessed.num <= 240 * guessed.den { frameRate = Rational(guessed.num, guessed.den) }
@@ -140,6 +149,19 @@ final class PullConnection {
         }
         guard video != nil else { throw PullError("\(description) carries no video stream") }
         streamSummary = parts.joined(separator: ", ")
+        if duration == nil, context.pointee.duration > 0 { duration = av_rescale_q(context.pointee.duration, AVRational(num: 1, den: AV_TIME_BASE), AVRational(num: 1, den: 1_000_000_000)) }
+    }
+
+    /// How long its video lasts as the file says (its stream's, else the container's), in ns; nil: a live stream.
+    private(set) var duration: Int64?
+
+    /// At a file's end: the pictures the decoder still holds (an empty packet tells it the end), as `readAndDecode` gives them.
+    func drain(_ body: (Item) -> Void) {
+        guard let video else { return }
+        av_packet_unref(packet)
+        _ = decode(video.decoder.session, timeBase: video.timeBase) { decoded, media in
+            if case .success(let picture) = video.decoder.picture(decoded) { body(.video(picture, media: media)) }
+        }
     }
 
     deinit {
@@ -192,7 +214,8 @@ final class PullConnection {
         guard let context else { throw PullError("closed") }
         let read = av_read_frame(context, packet)
         guard read >= 0 else {
-            throw PullError(read == FFmpegError.endOfFile ? "the stream ended" : "reading failed: \(FFmpegError(call: "av_read_frame", code: read).message)")
+            guard read == FFmpegError.endOfFile else { throw PullError("reading failed: \(FFmpegError(call: "av_read_frame", code: read).message)") }
+            throw PullError("the stream ended", endOfStream: true)
         }
         defer { av_packet_unref(packet) }
         bytesRead += UInt64(max(0, packet.pointee.size))
@@ -269,7 +292,12 @@ final class PullConnection {
 /// Why a connection failed or ended, in words for the log and the status (the URL masked).
 struct PullError: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    /// The source ended (a file's end, a stream closed by its sender), not an error.
+    let endOfStream: Bool
+    init(_ description: String, endOfStream: Bool = false) {
+        self.description = description
+        self.endOfStream = endOfStream
+    }
 }
 
 /// Breaks libavformat's blocking calls on one pull: when the pull stops, when its connection is hung

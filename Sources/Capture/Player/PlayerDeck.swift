@@ -1,0 +1,251 @@
+import Foundation
+import StudioCore
+import StudioSystem
+
+/// The player's thread (`player.NAME`): takes the operator's commands, keeps `queue` filled from the
+/// reader (at most `PlayerCamera.queuedPictures` pictures ahead), and at each tick of a grid at the
+/// program's rate publishes the newest picture whose time has come (or the held one again, re-stamped,
+/// so a cued, paused or ended player is live, not silent). Lives on that thread alone.
+struct PlayerDeck {
+    let camera: PlayerCamera
+    let reader: PlayerReader
+    private var queue: [PlayerEntry] = []
+    private var state = PlayerStatus.State.cued
+    /// The grid of the ticks, and the timeline's time at its origin (the position play started from).
+    private var grid: FrameGrid
+    private var timelineAtOrigin: Int64 = 0
+    private var lastTick: Int64 = -1
+    /// Where the timeline is: the time of the last tick played (cued: 0, where play starts).
+    private var position: Int64 = 0
+    /// The play on screen: its number, item, where on the timeline it started, its length.
+    private var current: (play: Int, item: Int, start: Int64, length: Int64?)?
+    private var held: VideoFrame?
+    private var black: VideoFrame?
+    private var sequence: UInt64 = 0
+    private var soundConnected = false
+    /// Sound taken from the queue, each span with when it is to be heard: pushed once that time has come,
+    /// stamped with it.
+    private var sound: [(samples: [Float], due: UInt64)] = []
+    private var counts = (repeated: 0, skipped: 0)
+
+    init(camera: PlayerCamera) {
+        self.camera = camera
+        reader = PlayerReader(spec: camera.playerSpec, log: camera.log)
+        grid = FrameGrid(origin: camera.clock.now(), rate: camera.rate)
+    }
+
+    private var interval: Int64 { Int64(1e9 * Double(camera.rate.denominator) / Double(camera.rate.numerator)) }
+
+    mutating func run() {
+        let clock = camera.clock
+        cue(0)
+        while !camera.worker.isStopRequested {
+            camera.takeCommands { commands in
+                for command in commands { apply(command) }
+                updateStatus()
+            }
+            let now = clock.now()
+            let tick = grid.frame(at: now)
+            if tick != lastTick {
+                lastTick = tick
+                if state == .playing { present(tick) }
+                publishHeld(at: now)
+            }
+            pushSound(until: now)
+            fill()
+            updateStatus()
+            // Wakes at the next tick, when the next sound is due, and often enough for a command between ticks.
+            clock.sleep(until: min(grid.nextTick(after: now), now + 20_000_000, sound.first?.due ?? .max))
+        }
+        if soundConnected { camera.sound.disconnected() }
+    }
+
+    // MARK: Transport
+
+    private mutating func apply(_ command: PlayerCommand) {
+        let wasPlaying = state == .playing
+        switch command {
+        case .play(let item):
+            if let item { cue(item, how: "cued") } else if state == .ended { cue(reader.item, how: "cued") }
+            guard state != .playing else { return }
+            // Paused: on from the picture after the one shown; cued: from the first.
+            timelineAtOrigin = state == .paused ? position + interval : position
+            state = .playing
+            grid = FrameGrid(origin: playOrigin(), rate: camera.rate)
+            lastTick = -1
+            camera.sound.newStream()
+        case .pause:
+            guard state == .playing else { return }
+            state = .paused
+            disconnectSound()
+        case .stop:
+            cue(0, how: "stopped")
+        case .cue(let item):
+            cue(item, how: "cued")
+        case .next:
+            let next = min((current?.item ?? reader.item) + 1, camera.playerSpec.items.count - 1)
+            cue(next, how: "next")
+            if wasPlaying { apply(.play(item: nil)) }
+        }
+    }
+
+    /// Where a play's tick 0 lies: now, or with the program's origin known, half a frame before the
+    /// program's next tick (so its first picture, published now, is there for that tick, and each next
+    /// one half a frame before the program takes it).
+    private func playOrigin() -> UInt64 {
+        let now = camera.clock.now()
+        guard let origin = camera.programOrigin.origin else { return now }
+        let next = FrameGrid(origin: origin, rate: camera.rate).nextTick(after: now)
+        return next > UInt64(interval / 2) ? next - UInt64(interval / 2) : now
+    }
+
+    /// To `item`'s first frame, stopped: the play on screen ends (`how`), the reader starts over.
+    private mutating func cue(_ item: Int, how: String? = nil) {
+        if let how, state == .playing || state == .paused { endPlay(how: how, at: position) }
+        disconnectSound()
+        reader.restart(at: item)
+        queue.removeAll()
+        current = nil
+        position = 0
+        state = .cued
+        fill()
+        if let first = queue.first(where: { if case .picture = $0.content { true } else { false } }), case .picture(let frame) = first.content {
+            held = frame
+            current = (first.play, first.item, first.time, first.length)
+        }
+        lastTick = -1
+    }
+
+    // MARK: Playing
+
+    /// Publishes the newest picture due at `tick`, pushes the sound due, and takes the ends passed.
+    private mutating func present(_ tick: Int64) {
+        let time = timelineAtOrigin + Int64(grid.time(ofFrame: tick) - grid.origin)
+        position = time
+        var shown: VideoFrame?
+        // A millisecond's slack: pictures stamped at n/rate land on the tick of the same time.
+        while let entry = queue.first, entry.time <= time + 1_000_000 {
+            queue.removeFirst()
+            switch entry.content {
+            case .picture(let frame):
+                if shown != nil { counts.skipped += 1 }
+                shown = frame
+                if current?.play != entry.play || !playStarted { startPlay(entry) }
+            case .audio(let samples):
+                if !soundConnected {
+                    camera.sound.connected(camera.id.name)
+                    soundConnected = true
+                }
+                // Pushed when its last sample is due on the clock (its time on the play's timeline), stamped
+                // with that time: the program places a picture by when it was published, a sound by its stamp.
+                let format = camera.sound.format
+                let end = entry.time + Int64(samples.count / max(1, format.channels)) * 1_000_000_000 / Int64(format.sampleRate)
+                sound.append((samples, UInt64(max(0, Int64(grid.origin) + end - timelineAtOrigin))))
+            case .itemEnd(let how, let isBlack):
+                endPlay(how: how, at: entry.time)
+                if how == "end" || how == "truncated" {
+                    state = .ended
+                    // Its last sound (due within half a frame) goes out before the input is let go.
+                    pushSound(until: .max)
+                    disconnectSound()
+                    if isBlack { held = blackFrame() }
+                    return
+                }
+            }
+        }
+        if let shown { held = shown } else { counts.repeated += 1 }
+    }
+
+    /// Whether the play on screen has had its `clip_started` (a cued play has not, until it plays).
+    private var playStarted = false
+
+    private mutating func startPlay(_ entry: PlayerEntry) {
+        current = (entry.play, entry.item, entry.time, entry.length)
+        playStarted = true
+        var details = ["item": PlayerSpec.itemName(camera.playerSpec.items[entry.item]), "item_number": "\(entry.item + 1)"]
+        if let length = entry.length { details["duration_ms"] = "\(length / 1_000_000)" }
+        camera.emit(StudioEvent(kind: .clipStarted, camera: camera.id, details: details))
+    }
+
+    private mutating func endPlay(how: String, at time: Int64) {
+        guard playStarted, let current else { return }
+        playStarted = false
+        camera.emit(StudioEvent(kind: .clipEnded, camera: camera.id, details: [
+            "item": PlayerSpec.itemName(camera.playerSpec.items[current.item]), "item_number": "\(current.item + 1)",
+            "duration_ms": "\(max(0, time - current.start) / 1_000_000)", "how": how,
+        ]))
+    }
+
+    /// Pushes the sound whose time has come, stamped with that time.
+    private mutating func pushSound(until now: UInt64) {
+        while let first = sound.first, first.due <= now {
+            sound.removeFirst()
+            camera.sound.push(first.samples, capturedAt: first.due)
+        }
+    }
+
+    private mutating func disconnectSound() {
+        sound.removeAll()
+        guard soundConnected else { return }
+        camera.sound.disconnected()
+        soundConnected = false
+    }
+
+    // MARK: Reading ahead and publishing
+
+    private mutating func fill() {
+        var pictures = queue.count { if case .picture = $0.content { true } else { false } }
+        while pictures < PlayerCamera.queuedPictures, queue.count < 512, !reader.isFinished, !camera.worker.isStopRequested {
+            for entry in reader.readMore() {
+                if case .picture = entry.content { pictures += 1 }
+                // An item lasts until its last picture ends: its sound past that is not heard (a loop or
+                // the next item follows there).
+                if case .itemEnd = entry.content {
+                    queue.removeAll { if case .audio = $0.content { $0.play == entry.play && $0.time >= entry.time } else { false } }
+                }
+                // In time order (a demuxer interleaves sound a little ahead of pictures), after entries of
+                // the same time (an item's end before the next play's first picture).
+                let index = queue.lastIndex { $0.time <= entry.time }.map { $0 + 1 } ?? 0
+                queue.insert(entry, at: index)
+            }
+        }
+    }
+
+    /// The picture on screen again, stamped now (the same pixels: a new frame sharing its storage).
+    private mutating func publishHeld(at now: UInt64) {
+        guard let held else { return }
+        sequence += 1
+        camera.frames.publish(VideoFrame(format: held.format, width: held.width, height: held.height, planes: held.planes,
+                                         storage: held.storage, captureTime: now, sequence: sequence))
+        let format = CameraFormat(pixelFormat: held.format, width: held.width, height: held.height, frameRate: camera.rate)
+        camera.shared.withLock {
+            $0.statistics.framesCaptured += 1
+            $0.statistics.lastFrameTime = now
+            $0.state = .live
+            $0.format = format
+        }
+    }
+
+    private mutating func blackFrame() -> VideoFrame {
+        let (width, height) = (held?.width ?? 320, held?.height ?? 180)
+        if let black, black.width == width, black.height == height { return black }
+        let frame = VideoFrame.allocate(format: .i420, width: width, height: height)
+        memset(frame.plane(0), 16, frame.planes[0].byteCount)
+        memset(frame.plane(1), 128, frame.planes[1].byteCount)
+        memset(frame.plane(2), 128, frame.planes[2].byteCount)
+        black = frame
+        return frame
+    }
+
+    private func updateStatus() {
+        let spec = camera.playerSpec
+        let item = current?.item ?? reader.item
+        let within = current.map { max(0, position - $0.start) } ?? 0
+        let length = current?.length
+        let status = PlayerStatus(item: PlayerSpec.itemName(spec.items[item]), itemNumber: item + 1, items: spec.items.map(PlayerSpec.itemName),
+                                  state: state, positionMilliseconds: Int(within / 1_000_000),
+                                  remainingMilliseconds: state == .ended ? 0 : length.map { Int(max(0, $0 - within) / 1_000_000) }, end: spec.end.rawValue,
+                                  repeatedFrames: counts.repeated, skippedFrames: counts.skipped)
+        camera.shared.withLock { $0.status = status }
+    }
+}

@@ -1,0 +1,184 @@
+import CFFmpeg
+import MediaSupport
+import StudioCore
+import StudioSystem
+
+/// One thing a player's reader decoded, on the play's timeline: `time` is nanoseconds from the start of
+/// the play (the first item's first picture is 0; a loop's or a next item's pictures follow on from the
+/// end of the one before, so there is no gap between them).
+struct PlayerEntry {
+    enum Content {
+        case picture(VideoFrame)
+        case audio([Float])
+        /// The item's end (its last picture's time plus a picture's length): `how` it ended, and what
+        /// follows (`loop`, `next`: the entries of the next play; `end`, `truncated`: nothing, the last
+        /// picture is held, or black when `black`).
+        case itemEnd(how: String, black: Bool)
+    }
+    var content: Content
+    var time: Int64
+    var item: Int
+    /// Bumps at each start of an item (a loop, a next item, a cue): tells one play of an item from another.
+    var play: Int
+    /// The item's length where known (its container's, a still's time), for `clip_started` and the status.
+    var length: Int64? = nil
+}
+
+/// Walks a player's items as its `end` says, decoding ahead: a video file through the network cameras'
+/// demuxer and decoders (`PullConnection` on a file), a still (PNG, JPEG) as one picture shown for
+/// `still_seconds`. Owned and used by the player's thread alone.
+final class PlayerReader {
+    static let stillExtensions: Set<String> = ["png", "jpg", "jpeg"]
+
+    let spec: PlayerSpec
+    private let log: @Sendable (String) -> Void
+    private var connection: PullConnection?
+    private var converter = FrameConverter()
+    private var pool: FramePool?
+    /// The item being read, its play, where on the timeline it started, and its first media time (ns).
+    private(set) var item = 0
+    private(set) var play = 0
+    private var base: Int64 = 0
+    private var zero: Int64?
+    /// The newest picture's media time, and the length of one picture (from the stream's rate).
+    private var lastPicture: Int64?
+    private var pictureLength: Int64 = 33_333_333
+    private var pictures = 0
+    /// Nothing more to read (the last item ended with hold or black, or a file broke).
+    private(set) var isFinished = false
+    /// The item's length, where known (the container's, or a still's time), for the status.
+    private(set) var itemLength: Int64?
+    /// Files that broke on air, logged once each.
+    private var reported = Set<Int>()
+
+    init(spec: PlayerSpec, log: @escaping @Sendable (String) -> Void) {
+        self.spec = spec
+        self.log = log
+    }
+
+    static func isStill(_ path: String) -> Bool {
+        stillExtensions.contains((path.split(separator: ".").last.map(String.init) ?? "").lowercased())
+    }
+
+    /// Opens `path` as a player item: the error names the file (missing, unreadable, no video, a codec
+    /// libavcodec lacks).
+    static func open(_ path: String) throws(PullError) -> PullConnection {
+        do {
+            return try PullConnection(source: .file(path), interrupt: PullInterrupt(), audioFormat: .program)
+        } catch {
+            throw PullError(error.description.contains(path) ? error.description : "\(path): \(error.description)")
+        }
+    }
+
+    /// Starts over at `index`, at time 0 of a new timeline.
+    func restart(at index: Int) {
+        isFinished = false
+        base = 0
+        start(index)
+    }
+
+    private func start(_ index: Int) {
+        item = index
+        play += 1
+        zero = nil
+        lastPicture = nil
+        pictures = 0
+        connection = nil
+        let path = spec.items[index]
+        do {
+            let opened = try Self.open(path)
+            connection = opened
+            if let rate = opened.frameRate, rate.numerator > 0 { pictureLength = Int64(1e9 * Double(rate.denominator) / Double(rate.numerator)) }
+            itemLength = Self.isStill(path) ? Int64(spec.stillSeconds * 1e9) : opened.duration
+        } catch {
+            reportOnce("\(spec.name.name): \(error.description); holding its last good frame")
+            itemLength = nil
+        }
+    }
+
+    /// Reads and decodes one packet (or ends the item): the entries it gave, in time order.
+    func readMore() -> [PlayerEntry] {
+        guard !isFinished else { return [] }
+        guard let connection else { return finish(how: "truncated") }
+        var entries: [PlayerEntry] = []
+        let body: (PullConnection.Item) -> Void = { [self] item in
+            switch item {
+            case .video(let decoded, let media):
+                guard !(Self.isStill(spec.items[self.item]) && pictures > 0), let frame = convert(decoded) else { return }
+                if zero == nil { zero = media }
+                lastPicture = max(lastPicture ?? media, media)
+                pictures += 1
+                entries.append(entry(.picture(frame), media: media))
+            case .audio(let samples, let media):
+                // The timeline's 0 is the first picture's time (an AAC track's priming may start before it).
+                entries.append(entry(.audio(samples), media: media))
+            case .packet: break
+            }
+        }
+        do {
+            try connection.readAndDecode(body)
+        } catch {
+            connection.drain(body)
+            return entries + endOfItem(error)
+        }
+        return entries
+    }
+
+    private func entry(_ content: PlayerEntry.Content, media: Int64) -> PlayerEntry {
+        PlayerEntry(content: content, time: base + max(0, media - (zero ?? media)), item: item, play: play, length: itemLength)
+    }
+
+    private func convert(_ decoded: UnsafeMutablePointer<AVFrame>) -> VideoFrame? {
+        let width = Int(decoded.pointee.width), height = Int(decoded.pointee.height)
+        let bytes = VideoFrame.byteCount(format: .i420, width: width, height: height)
+        if pool?.capacity != bytes { pool = FramePool(capacity: bytes, limit: PlayerCamera.queuedPictures + 4) }
+        let frame = VideoFrame.allocate(format: .i420, width: width, height: height, pool: pool, captureTime: 0, sequence: 0)
+        return (try? converter.convert(decoded, into: frame)) != nil ? frame : nil
+    }
+
+    /// The item is over: how it ended, where, and what comes next (the next play's first entries come
+    /// from the next `readMore`).
+    private func endOfItem(_ error: PullError) -> [PlayerEntry] {
+        let path = spec.items[item]
+        let played = lastPicture.map { $0 - (zero ?? $0) + pictureLength }
+        let still = Self.isStill(path)
+        var truncated = !error.endOfStream || pictures == 0
+        if !truncated, !still, let length = connection?.duration, let played, played + 500_000_000 < length {
+            truncated = true
+            reportOnce("\(spec.name.name): \(path) ended at \(played / 1_000_000) ms of its \(length / 1_000_000) ms (truncated?); holding its last frame")
+        } else if truncated {
+            reportOnce("\(spec.name.name): \(path): \(error.description) after \(pictures) pictures; holding its last good frame")
+        }
+        let length = still ? Int64(spec.stillSeconds * 1e9) : (played ?? 0)
+        let end = base + max(length, pictures > 0 ? pictureLength : 0)
+        connection = nil
+        if truncated { return finish(how: "truncated", at: end) }
+        switch spec.end {
+        case .loop:
+            base = end
+            let marker = PlayerEntry(content: .itemEnd(how: "loop", black: false), time: end, item: item, play: play)
+            start(item)
+            return [marker]
+        case .next where item + 1 < spec.items.count:
+            base = end
+            let marker = PlayerEntry(content: .itemEnd(how: "next", black: false), time: end, item: item, play: play)
+            start(item + 1)
+            return [marker]
+        case .black:
+            return finish(how: "end", at: end, black: true)
+        case .hold, .next:
+            return finish(how: "end", at: end)
+        }
+    }
+
+    private func finish(how: String, at time: Int64? = nil, black: Bool = false) -> [PlayerEntry] {
+        isFinished = true
+        connection = nil
+        return [PlayerEntry(content: .itemEnd(how: how, black: black), time: time ?? base, item: item, play: play)]
+    }
+
+    private func reportOnce(_ message: String) {
+        guard reported.insert(item).inserted else { return }
+        log("warning: " + message)
+    }
+}

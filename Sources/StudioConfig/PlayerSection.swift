@@ -1,0 +1,49 @@
+import StudioCore
+
+/// `players:`: media players, each a mapping of `name`, `items` (a list of files, relative to the
+/// config's directory), optional `end` (`PlayerEnd`) and `still_seconds`. Names unique, at most
+/// `maximumPlayers`. Whether the files can be played is checked at start by the player backend.
+struct PlayerList: Decodable {
+    static let maximumPlayers = 16
+    var players: [PlayerSpec] = []
+
+    init(from decoder: any Decoder) throws {
+        var items = try decoder.unkeyedContainer()
+        var nameLines: [String: Int] = [:]
+        while !items.isAtEnd {
+            let item = try items.superDecoder()
+            let keys = try item.rewording({ "expected a mapping with name and items (and optional end, still_seconds), got \($0)" }) {
+                try item.container(keyedBy: PlayerSpec.CodingKeys.self)
+            }
+            guard let name = try keys.parse(.name, .name) else {
+                throw item.failure("missing: the player's name (for example intro)", at: PlayerSpec.CodingKeys.name)
+            }
+            guard let files = try keys.parseList(.items, .path), !files.isEmpty else {
+                throw item.failure("missing: the player's items, a list of files (for example [media/intro.mov])", at: PlayerSpec.CodingKeys.items)
+            }
+            let end = try keys.parse(.end, .oneOf("an end", PlayerEnd.self)) ?? .hold
+            let still = try keys.parse(.stillSeconds, .stillSeconds) ?? PlayerSpec.defaultStillSeconds
+            let line = item.line(at: item.codingPath + [PlayerSpec.CodingKeys.name])
+            if let first = nameLines[name] {
+                throw item.failure("the name \"\(name)\" is already used by the player on line \(first)", at: PlayerSpec.CodingKeys.name)
+            }
+            nameLines[name] = line
+            guard players.count < Self.maximumPlayers else {
+                throw item.failure("at most \(Self.maximumPlayers) players", at: PlayerSpec.CodingKeys.name)
+            }
+            players.append(PlayerSpec(name: CameraID(name), items: files.map(item.resolve), end: end, stillSeconds: still))
+        }
+    }
+}
+
+extension ValueSyntax where Value == Double {
+    /// How long a still is shown: 0.1 s to a day.
+    public static var stillSeconds: Self {
+        Self("a number of seconds") { (text: String) throws(ValueError) -> Double in
+            guard let seconds = Double(text), seconds.isFinite, (0.1...86_400).contains(seconds) else {
+                throw ValueError("expected a number of seconds from 0.1 to 86400, got \(quoted(text))")
+            }
+            return seconds
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import Synchronization
+
+/// A media player (`players:` in the config): a source that plays a list of items, video files and
+/// stills, named like any camera by its `name` (identity `player:NAME`, backend `player`).
+public struct PlayerSpec: Sendable, Equatable, Encodable {
+    /// The camera's name (`name:`), as `studio switch` and `studio play` take it.
+    public var name: CameraID
+    /// The files it plays, in order (`items:`): video files libavformat reads, or stills (PNG, JPEG).
+    public var items: [String]
+    /// What happens when an item ends (`end:`).
+    public var end: PlayerEnd
+    /// How long a still is shown (`still_seconds:`).
+    public var stillSeconds: Double
+
+    public static let defaultStillSeconds = 5.0
+
+    public init(name: CameraID, items: [String], end: PlayerEnd = .hold, stillSeconds: Double = PlayerSpec.defaultStillSeconds) {
+        self.name = name
+        self.items = items
+        self.end = end
+        self.stillSeconds = stillSeconds
+    }
+
+    /// The camera's identity, as the event store keeps it.
+    public var identity: String { "player:" + name.name }
+
+    /// An item's name as commands and events give it: its file name (`intro.mov`).
+    public static func itemName(_ path: String) -> String { (path as NSString).lastPathComponent }
+
+    /// The index of the item `text` names (its file name, its path, or its number from 1); nil if none.
+    public func item(named text: String) -> Int? {
+        if let index = items.firstIndex(where: { $0 == text || Self.itemName($0) == text }) { return index }
+        if let number = Int(text), (1...items.count).contains(number) { return number - 1 }
+        return nil
+    }
+
+    /// The keys of a `players:` entry (the config reads them; the snapshot writes them).
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, items, end, stillSeconds = "still_seconds"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var keys = encoder.container(keyedBy: CodingKeys.self)
+        try keys.encode(name.name, forKey: .name)
+        try keys.encode(items, forKey: .items)
+        try keys.encode(end.rawValue, forKey: .end)
+        try keys.encode(stillSeconds, forKey: .stillSeconds)
+    }
+}
+
+/// What a player does when an item ends.
+public enum PlayerEnd: String, Sendable, Codable, CaseIterable {
+    /// Holds the item's last frame.
+    case hold
+    /// Shows black.
+    case black
+    /// Plays the item again from its start, with no gap.
+    case loop
+    /// Goes on to the next item, with no gap (after the last: holds).
+    case next
+}
+
+/// Where a player is (`studio cameras`, `/api/v1/cameras`): its item, position and state.
+public struct PlayerStatus: Sendable, Codable, Equatable {
+    public enum State: String, Sendable, Codable {
+        /// Stopped, its item's first frame decoded and shown.
+        case cued
+        case playing
+        case paused
+        /// Its item over and nothing follows (`end: hold` or `black`, a truncated file).
+        case ended
+    }
+    /// The item's file name.
+    public var item: String
+    /// Its index in the player's list, from 1.
+    public var itemNumber: Int
+    public var items: [String]
+    public var state: State
+    public var positionMilliseconds: Int
+    /// Nil while the item's length is not known.
+    public var remainingMilliseconds: Int?
+    public var end: String
+    /// Program frames that showed a picture already shown (a clip slower than the program), and pictures
+    /// never shown (faster), since the start.
+    public var repeatedFrames: Int
+    public var skippedFrames: Int
+
+    public init(item: String, itemNumber: Int, items: [String], state: State, positionMilliseconds: Int, remainingMilliseconds: Int?,
+                end: String, repeatedFrames: Int = 0, skippedFrames: Int = 0) {
+        self.item = item
+        self.itemNumber = itemNumber
+        self.items = items
+        self.state = state
+        self.positionMilliseconds = positionMilliseconds
+        self.remainingMilliseconds = remainingMilliseconds
+        self.end = end
+        self.repeatedFrames = repeatedFrames
+        self.skippedFrames = skippedFrames
+    }
+
+    /// One line for people: `playing intro.mov (1/2) at 1.200 s, 8.800 s left`.
+    public var summary: String {
+        let seconds = { (ms: Int) in String(format: "%.3f s", Double(ms) / 1000) }
+        let left = remainingMilliseconds.map { ", \(seconds($0)) left" } ?? ""
+        return "\(state.rawValue) \(item) (\(itemNumber)/\(items.count)) at \(seconds(positionMilliseconds))\(left)"
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case item, itemNumber = "item_number", items, state, positionMilliseconds = "position_ms"
+        case remainingMilliseconds = "remaining_ms", end, repeatedFrames = "repeated_frames", skippedFrames = "skipped_frames"
+    }
+}
+
+/// The program clock's origin (CLOCK_MONOTONIC ns of its tick 0), set by the server once it is decided
+/// (after the cameras start): a source that publishes on its own grid at the program's rate (a player)
+/// puts its ticks half a frame before the program's, so each of its pictures is there when the program
+/// takes the newest one, whatever either thread's wake-up jitter. 0 until set.
+public final class ProgramOrigin: Sendable {
+    private let value = Atomic<UInt64>(0)
+    public init() {}
+    public var origin: UInt64? {
+        let origin = value.load(ordering: .acquiring)
+        return origin == 0 ? nil : origin
+    }
+    public func set(_ origin: UInt64) { value.store(origin, ordering: .releasing) }
+}
