@@ -456,6 +456,10 @@ class Surfaces:
             except (ValueError, KeyError, TypeError, AssertionError):
                 raise Failure(f"{where}: status {status} without a JSON error body: {payload[:300]!r}")
             check_sentence(error["message"], where)
+        elif status >= 400 and method != "HEAD" and path.startswith("/tally/") and b"text/html" in head_text.lower():
+            # The talent's tally page answers a person, in HTML: its error page must say what it knows.
+            if b"camera" not in payload.lower():
+                raise Failure(f"{where}: status {status} with a tally page that names no camera: {payload[:300]!r}")
         elif status >= 400 and method != "HEAD" and status not in (400,) and payload.strip():
             raise Failure(f"{where}: status {status} with a body that is not JSON: {data[:300]!r}")
         self.server.alive(where)
