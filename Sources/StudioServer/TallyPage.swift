@@ -2,6 +2,7 @@ import Foundation
 import Control
 import HTTPConsole
 import StudioViews
+import StudioCore
 
 /// `GET /tally/{camera}`: the talent's tally page for one camera (web/tally.html, embedded like the
 /// console's files but served only here, for a camera the server has; the page reads its name from the
@@ -45,9 +46,9 @@ enum TallyPage {
 
     /// A page saying which camera is not there and which are.
     static func notFound(_ camera: String?, cameras: [String]) -> [UInt8] {
-        let asked = camera.map { "No camera named <b>\(escaped($0))</b> here." } ?? "No camera named."
+        let asked = camera.map { "No camera named <b>\(Markup.escaped($0))</b> here." } ?? "No camera named."
         let known = cameras.isEmpty ? "There are no cameras now."
-            : "The cameras: " + cameras.map { "<code>/tally/\(escaped($0))</code>" }.joined(separator: ", ") + "."
+            : "The cameras: " + cameras.map { "<code>/tally/\(Markup.escaped($0))</code>" }.joined(separator: ", ") + "."
         return Array("""
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -56,10 +57,5 @@ enum TallyPage {
             <p>\(asked)</p><p data-role="cameras">\(known)</p></body></html>
 
             """.utf8)
-    }
-
-    static func escaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 }

@@ -24,14 +24,14 @@ enum CutListInterchange {
         for (index, media) in list.media.enumerated() where list.timelineClips.contains(where: { $0.media == index }) {
             let (start, end) = list.range(ofMedia: index)
             let format = media.camera == nil ? #" format="r1""# : ""
-            lines.append("        <asset id=\"\(assetID(index))\" name=\"\(xml(media.name))\" start=\"\(time(start))\" duration=\"\(time(end - start))\""
+            lines.append("        <asset id=\"\(assetID(index))\" name=\"\(Markup.escaped(media.name))\" start=\"\(time(start))\" duration=\"\(time(end - start))\""
                          + " hasVideo=\"1\" hasAudio=\"1\"\(format) videoSources=\"1\" audioSources=\"1\" audioChannels=\"2\" audioRate=\"48000\">")
-            lines.append("            <media-rep kind=\"original-media\" src=\"\(xml(media.url))\"/>")
+            lines.append("            <media-rep kind=\"original-media\" src=\"\(Markup.escaped(media.url))\"/>")
             lines.append("        </asset>")
         }
         let start = list.timelineStart + list.programStart
-        lines += ["    </resources>", "    <library>", "        <event name=\"\(xml(list.title))\">",
-                  "            <project name=\"\(xml(list.title))\">",
+        lines += ["    </resources>", "    <library>", "        <event name=\"\(Markup.escaped(list.title))\">",
+                  "            <project name=\"\(Markup.escaped(list.title))\">",
                   "                <sequence format=\"r1\" duration=\"\(time(list.programEnd - list.programStart))\" tcStart=\"\(time(start))\""
                   + " tcFormat=\"NDF\" audioLayout=\"stereo\" audioRate=\"48k\">",
                   "                    <spine>"]
@@ -42,11 +42,11 @@ enum CutListInterchange {
                 lines.append(indent + "<transition name=\"\(transitionName(transition.kind))\" offset=\"\(time(list.timelineStart + clip.from))\""
                              + " duration=\"\(time(transition.frames))\"/>")
             }
-            let head = indent + "<asset-clip ref=\"\(assetID(media))\" offset=\"\(time(list.timelineStart + clip.from))\" name=\"\(xml(clip.source))\""
+            let head = indent + "<asset-clip ref=\"\(assetID(media))\" offset=\"\(time(list.timelineStart + clip.from))\" name=\"\(Markup.escaped(clip.source))\""
                 + " start=\"\(time(clip.from))\" duration=\"\(time(clip.duration))\" tcFormat=\"NDF\""
             if let note = clip.note {
                 lines.append(head + ">")
-                lines.append(indent + "    <marker start=\"\(time(clip.from))\" duration=\"\(frameDuration)\" value=\"\(xml(note))\"/>")
+                lines.append(indent + "    <marker start=\"\(time(clip.from))\" duration=\"\(frameDuration)\" value=\"\(Markup.escaped(note))\"/>")
                 lines.append(indent + "</asset-clip>")
             } else {
                 lines.append(head + "/>")
@@ -68,11 +68,6 @@ enum CutListInterchange {
         case let push where push.hasPrefix("push-"): "Push"
         default: kind
         }
-    }
-
-    static func xml(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 
     /// OpenTimelineIO: Timeline > Stack > one video Track; each clip an OTIO Clip whose source range is its

@@ -53,7 +53,7 @@ public enum TimelinePicture {
             + "<rect width=\"6\" height=\"6\" fill=\"#555555\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#222222\" stroke-width=\"3\"/></pattern>"]
         let title = "Session \(report.session.id): \(ISO8601Time.format(report.session.startedAt)), program "
             + HistoryTime.programText(span) + ", \(report.ended)"
-        body.append("<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">\(escape(title))</text>")
+        body.append("<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">\(Markup.escaped(title))</text>")
 
         // The program lane.
         var y = top
@@ -62,7 +62,7 @@ public enum TimelinePicture {
         for (index, interval) in intervals.enumerated() {
             let fill = interval.sourceKind == "slate" ? "url(#slate)" : colour(of: interval.source)
             body.append(rect(x(interval.fromMilliseconds), y, Double(interval.durationMilliseconds) * scale, laneHeight, fill: fill,
-                             attributes: "data-lane=\"program\" data-source=\"\(escape(interval.source))\" data-from-ms=\"\(interval.fromMilliseconds)\" data-to-ms=\"\(interval.toMilliseconds)\"",
+                             attributes: "data-lane=\"program\" data-source=\"\(Markup.escaped(interval.source))\" data-from-ms=\"\(interval.fromMilliseconds)\" data-to-ms=\"\(interval.toMilliseconds)\"",
                              title: "\(interval.source) \(HistoryTime.programText(interval.fromMilliseconds)) – \(HistoryTime.programText(interval.toMilliseconds))"
                                 + (interval.endedBy.map { ", ended by \($0)" } ?? "")))
             // A transition: its frames as a gradient from this source's colour to the next one's.
@@ -86,7 +86,7 @@ public enum TimelinePicture {
             let at = fallback.programMilliseconds ?? from
             let px = x(min(max(at, from), from + span))
             body.append("<path data-mark=\"fallback\" d=\"M\(f(px - 5)),\(f(y - 9)) L\(f(px + 5)),\(f(y - 9)) L\(f(px)),\(f(y - 1)) Z\" fill=\"#d62728\">"
-                + "<title>\(escape("encoder fallback \(fallback.from) → \(fallback.to)\(fallback.camera.map { " (\($0))" } ?? ""): \(fallback.reason)"))</title></path>")
+                + "<title>\(Markup.escaped("encoder fallback \(fallback.from) → \(fallback.to)\(fallback.camera.map { " (\($0))" } ?? ""): \(fallback.reason)"))</title></path>")
         }
 
         // A lane per camera, per output: all well (live, connected) under the outages (lost, reconnecting).
@@ -124,8 +124,8 @@ public enum TimelinePicture {
         for (index, total) in report.program.totals.enumerated() {
             let lx = 10 + Double(index % 6) * 190, ly = legendY + Double(index / 6) * 24
             let fill = total.sourceKind == "slate" ? "url(#slate)" : colour(of: total.source)
-            body.append("<rect data-legend=\"\(escape(total.source))\" x=\"\(f(lx))\" y=\"\(f(ly))\" width=\"14\" height=\"14\" fill=\"\(fill)\"/>")
-            body.append("<text x=\"\(f(lx + 20))\" y=\"\(f(ly + 12))\" font-size=\"12\">\(escape("\(total.source) \(HistoryTime.programText(total.onAirMilliseconds).prefix(8)) (\(Int((total.share * 100).rounded())) %)"))</text>")
+            body.append("<rect data-legend=\"\(Markup.escaped(total.source))\" x=\"\(f(lx))\" y=\"\(f(ly))\" width=\"14\" height=\"14\" fill=\"\(fill)\"/>")
+            body.append("<text x=\"\(f(lx + 20))\" y=\"\(f(ly + 12))\" font-size=\"12\">\(Markup.escaped("\(total.source) \(HistoryTime.programText(total.onAirMilliseconds).prefix(8)) (\(Int((total.share * 100).rounded())) %)"))</text>")
         }
 
         return """
@@ -141,33 +141,20 @@ public enum TimelinePicture {
     }
 
     private static func label(_ text: String, y: Double) -> String {
-        "<text x=\"10\" y=\"\(f(y + laneHeight - 6))\" font-size=\"13\">\(escape(text))</text>"
+        "<text x=\"10\" y=\"\(f(y + laneHeight - 6))\" font-size=\"13\">\(Markup.escaped(text))</text>"
     }
 
     private static func rect(_ x: Double, _ y: Double, _ width: Double, _ height: Double, fill: String, attributes: String, title: String) -> String {
         "<rect \(attributes) x=\"\(f(x))\" y=\"\(f(y))\" width=\"\(f(max(width, 0)))\" height=\"\(f(height))\" fill=\"\(fill)\">"
-            + "<title>\(escape(title))</title></rect>"
+            + "<title>\(Markup.escaped(title))</title></rect>"
     }
 
     private static func mark(_ x: Double, _ y1: Double, _ y2: Double, kind: String, colour: String, title: String) -> String {
         "<line data-mark=\"\(kind)\" x1=\"\(f(x))\" y1=\"\(f(y1))\" x2=\"\(f(x))\" y2=\"\(f(y2))\" stroke=\"\(colour)\" stroke-width=\"1.5\">"
-            + "<title>\(escape(title))</title></line>"
+            + "<title>\(Markup.escaped(title))</title></line>"
     }
 
     /// Two decimals, the same on every machine.
     static func f(_ value: Double) -> String { String(format: "%.2f", value) }
 
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
 }

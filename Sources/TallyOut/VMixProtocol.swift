@@ -1,4 +1,5 @@
 import Foundation
+import StudioCore
 
 /// The subset of vMix's TCP API (port 8099) that tally lights and Tally Arbiter use, as pure functions:
 /// a line in, the request it is; a board in, the reply's text. Lines end in CRLF both ways; a reply is
@@ -85,7 +86,7 @@ public enum VMixProtocol {
     public static func xml(_ board: TallyBoard) -> String {
         var text = "<vmix><version>\(version)</version><edition>studio</edition><inputs>"
         for (offset, lamp) in board.lamps.enumerated() {
-            let name = escaped(lamp.name)
+            let name = Markup.escaped(lamp.name)
             text += "<input key=\"\(name)\" number=\"\(offset + 1)\" type=\"\(lamp.kind == .camera ? "Capture" : "Virtual")\" "
                 + "title=\"\(name)\" shortTitle=\"\(name)\" state=\"Running\">\(name)</input>"
         }
@@ -116,20 +117,6 @@ public enum VMixProtocol {
     static func decoded(_ text: String) -> String {
         let plain = text.replacingOccurrences(of: "+", with: " ")
         return plain.removingPercentEncoding ?? plain
-    }
-
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            default: result.append(character)
-            }
-        }
-        return result
     }
 
     /// Text from a client, safe to echo in one reply line: printable ASCII, at most 40 characters.
