@@ -3,6 +3,7 @@ import Testing
 import Capture
 import Control
 import StudioCore
+import StudioServer
 import StudioSystem
 import TestSupport
 #if canImport(Glibc)
@@ -63,6 +64,24 @@ import Glibc
         events.flashes.compactMap { flash in
             events.beeps.min { abs($0 - flash) < abs($1 - flash) }.map { $0 - flash }.flatMap { abs($0) < 500 ? (flash, $0) : nil }
         }
+    }
+
+    /// A source of flashes and beeps on program (a phone's, a clip's): lets `frames` more program frames
+    /// go out, stops `server`, and expects the program's recording in `recordings` to keep them together,
+    /// the median of at least five pairs (audio minus video) within one and a half frames at 30 fps.
+    static func expectProgramInSync(_ label: String, server: StudioServer, client: ControlClient, recordings: URL, frames: Double) throws {
+        func delivered() -> Double { (try? client.request("status"))?["program"]?["frames"]?.doubleValue ?? 0 }
+        let start = try client.request("status")["program"]?["frames"]?.doubleValue ?? 0
+        #expect(waitUntil(seconds: 60, every: 0.2) { delivered() > start + frames })
+        server.shutdown()
+
+        let events = try flashesAndBeeps(in: try AudioInputsEndToEndTests.programFile(in: recordings))
+        let found = pairs(events)
+        try #require(found.count >= 5, "pairs \(found); flashes \(events.flashes); beeps \(events.beeps)")
+        let offsets = found.map(\.offset).sorted()
+        let median = offsets[offsets.count / 2]
+        print("\(label) A/V sync, audio minus video (ms): median \(median), all \(offsets)")
+        #expect(abs(median) <= 1.5 * 1000 / 30, "audio minus video (ms): \(offsets)")
     }
 
     /// vcam3 (cam3's picture) is pinned in the config by its node name (a part of its identity,

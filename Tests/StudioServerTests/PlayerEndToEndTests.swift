@@ -207,16 +207,6 @@ import TestSupport
         let client = try ControlClient(socketPath: options.socketPath)
         _ = try client.request("switch", arguments: ["source": "flash"])
         _ = try client.request("play", arguments: ["player": "flash"])
-        let start = try client.request("status")["program"]?["frames"]?.doubleValue ?? 0
-        #expect(waitUntil(seconds: 60, every: 0.2) { ((try? client.request("status"))?["program"]?["frames"]?.doubleValue ?? 0) > start + 240 })
-        server.shutdown()
-
-        let events = try PipeWireEndToEndTests.flashesAndBeeps(in: try AudioInputsEndToEndTests.programFile(in: recordings))
-        let pairs = PipeWireEndToEndTests.pairs(events)
-        try #require(pairs.count >= 5, "pairs \(pairs); flashes \(events.flashes); beeps \(events.beeps)")
-        let offsets = pairs.map(\.offset).sorted()
-        let median = offsets[offsets.count / 2]
-        print("Player A/V sync, audio minus video (ms): median \(median), all \(offsets)")
-        #expect(abs(median) <= 1.5 * 1000 / 30, "audio minus video (ms): \(offsets)")
+        try PipeWireEndToEndTests.expectProgramInSync("Player", server: server, client: client, recordings: recordings, frames: 240)
     }
 }
