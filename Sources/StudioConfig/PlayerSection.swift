@@ -38,12 +38,5 @@ struct PlayerList: Decodable {
 
 extension ValueSyntax where Value == Double {
     /// How long a still is shown: 0.1 s to a day.
-    public static var stillSeconds: Self {
-        Self("a number of seconds") { (text: String) throws(ValueError) -> Double in
-            guard let seconds = Double(text), seconds.isFinite, (0.1...86_400).contains(seconds) else {
-                throw ValueError("expected a number of seconds from 0.1 to 86400, got \(quoted(text))")
-            }
-            return seconds
-        }
-    }
+    public static var stillSeconds: Self { seconds(in: 0.1...86_400) }
 }

@@ -154,10 +154,14 @@ extension ValueSyntax where Value == Int {
 
 extension ValueSyntax where Value == Double {
     /// Seconds between keyframes: 0.1 to 20.
-    public static var keyframeInterval: Self {
+    public static var keyframeInterval: Self { seconds(in: 0.1...20) }
+
+    /// A number of seconds within `range` ("expected a number of seconds from 0.1 to 20").
+    static func seconds(in range: ClosedRange<Double>) -> Self {
         Self("a number of seconds") { (text: String) throws(ValueError) -> Double in
-            guard let seconds = Double(text), seconds.isFinite, (0.1...20).contains(seconds) else {
-                throw ValueError("expected a number of seconds from 0.1 to 20, got \(quoted(text))")
+            guard let seconds = Double(text), seconds.isFinite, range.contains(seconds) else {
+                func written(_ bound: Double) -> String { bound == bound.rounded() ? String(Int(bound)) : String(bound) }
+                throw ValueError("expected a number of seconds from \(written(range.lowerBound)) to \(written(range.upperBound)), got \(quoted(text))")
             }
             return seconds
         }
