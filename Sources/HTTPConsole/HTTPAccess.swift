@@ -28,8 +28,10 @@ public struct HTTPAccessPolicy: Sendable {
     /// - Parameters:
     ///   - authorization: the `Authorization` header; `queryToken`: `?token=` (honoured on GETs only).
     ///   - host, origin: the `Host` and `Origin` headers.
-    public func refusal(method: String, authorization: String?, queryToken: String?, host: String?, origin: String?) -> Refusal? {
-        if let token {
+    ///   - needsToken: false for a route anyone may fetch (`HTTPRoute.needsToken`).
+    public func refusal(method: String, authorization: String?, queryToken: String?, host: String?, origin: String?,
+                        needsToken: Bool = true) -> Refusal? {
+        if let token, needsToken {
             var given: String?
             if let authorization { given = Self.bearerToken(authorization) }
             if given == nil, method == HTTPMethod.get.rawValue || method == "HEAD" { given = queryToken }
@@ -39,7 +41,7 @@ public struct HTTPAccessPolicy: Sendable {
             guard Self.constantTimeEqual(Array(given.utf8), Array(token.utf8)) else {
                 return .unauthorized("wrong token (see `studio doctor` for where it is)")
             }
-        } else if let host, !Self.isLoopbackHost(host) {
+        } else if token == nil, let host, !Self.isLoopbackHost(host) {
             // Without a token only loopback clients get here; a Host that is no loopback name means a
             // browser was led here by a DNS name (DNS rebinding): refused, it could read the API.
             return .forbidden("Host \"\(host)\" is not a loopback name; without http.token only 127.0.0.1, localhost and [::1] are served")

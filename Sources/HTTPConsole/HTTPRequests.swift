@@ -95,15 +95,17 @@ extension HTTPConsole {
             let token = request.query.removeValue(forKey: "token")
             // HEAD is a GET whose body MHD leaves out (it sends the GET's headers, Content-Length included).
             let routeMethod = method == "HEAD" ? HTTPMethod.get.rawValue : method
+            let match = table.match(method: routeMethod, path: url)
+            var needsToken = true
+            if case .route(let route, _) = match { needsToken = route.needsToken }
             if let refusal = access.refusal(method: routeMethod, authorization: header(connection, "Authorization"), queryToken: token,
-                                            host: header(connection, "Host"), origin: header(connection, "Origin")) {
+                                            host: header(connection, "Host"), origin: header(connection, "Origin"), needsToken: needsToken) {
                 switch refusal {
                 case .unauthorized(let message):
                     return .error(401, code: "unauthorized", message, headers: [("WWW-Authenticate", "Bearer")])
                 case .forbidden(let message): return .error(403, code: "forbidden", message)
                 }
             }
-            let match = table.match(method: routeMethod, path: url)
             request.match = match
             switch match {
             case .notFound(let reason):

@@ -15,11 +15,16 @@ public struct HTTPRoute: Sendable, Hashable {
     public var method: HTTPMethod
     public var template: String
     public var name: String
+    /// Whether a listener's token is asked for. False only for the console page's own script and style:
+    /// the same bytes for everyone, no studio data in them, and a browser fetching `<script src>` cannot
+    /// add the token the page's URL carries.
+    public var needsToken: Bool
 
-    public init(_ method: HTTPMethod, _ template: String, name: String) {
+    public init(_ method: HTTPMethod, _ template: String, name: String, needsToken: Bool = true) {
         self.method = method
         self.template = template
         self.name = name
+        self.needsToken = needsToken
     }
 
     /// The template's segments: literal text, or a parameter with its kind and the fixed text that

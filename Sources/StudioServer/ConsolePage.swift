@@ -26,7 +26,8 @@ enum ConsolePage {
         }
         let path = file.name == "index.html" ? "/" : "/" + file.name
         // Revalidated on every load (small files; a new build's page is seen at once).
-        return (HTTPRoute(.get, path, name: "console_page"),
+        // The page needs the token (`/?token=`); its script and style are fetched without it.
+        return (HTTPRoute(.get, path, name: "console_page", needsToken: file.name == "index.html"),
                 HTTPResponse(status: 200, contentType: type, body: Array(bytes), headers: [("Cache-Control", "no-cache")]))
     }
 

@@ -37,7 +37,8 @@ import TestSupport
     }
 
     /// A PipeWire camera unplugged (its producer killed, as in PipeWireEndToEndTests): its tile turns
-    /// `lost` within a second, without a reload.
+    /// `lost` within a second, without a reload. The listener has a token, which the page gets in its
+    /// URL: its script and style load without it, and it passes it on to the API, the events and the tiles.
     @Test(.enabled(if: browserAvailable,
                    "needs chromium, chromium-driver and python3-selenium (Debian packages; run scripts/setup.sh)"))
     func anUnpluggedCameraTurnsItsTileLostWithinASecond() throws {
@@ -46,10 +47,15 @@ import TestSupport
         try PipeWireEndToEndTests.startCameras(rig)
         let studio = try StudioHarness()
         let port = try NginxRTMP.freePort()
-        try studio.serve(["--backends", "pipewire", "--http", "127.0.0.1:\(port)"] + PipeWireEndToEndTests.program, environment: rig.environment)
+        let token = "browser-test-token-0123456789"
+        let config = studio.directory.appendingPathComponent("studio.yaml")
+        try "http:\n  token: \(token)\n".write(to: config, atomically: true, encoding: .utf8)
+        try studio.serve(["--config", config.path, "--backends", "pipewire", "--http", "127.0.0.1:\(port)"] + PipeWireEndToEndTests.program,
+                         environment: rig.environment)
         #expect(studio.waitForProgramFrames(30))
         let ready = studio.directory.appendingPathComponent("browser-ready").path
-        let browser = try ChildProcess(executable: Self.python, arguments: [Self.script, "--lost", "cam2", "http://127.0.0.1:\(port)/", ready])
+        let browser = try ChildProcess(executable: Self.python,
+                                       arguments: [Self.script, "--lost", "cam2", "http://127.0.0.1:\(port)/?token=\(token)", ready])
         #expect(waitUntil(seconds: 90, every: 0.1) { FileManager.default.fileExists(atPath: ready) || browser.hasExited }, "the page never showed every camera live")
         let unpluggedMS = Int(Date().timeIntervalSince1970 * 1000)
         rig.stopCamera(node: "vcam2")

@@ -193,6 +193,12 @@ import TestSupport
         }
         let style = try rig.get("/console.css")
         #expect(style.status == 200 && style.headers["content-type"] == "text/css; charset=utf-8")
+        // A browser fetches the page's script and style without the token its URL carries.
+        for path in ["/console.js", "/console.css"] {
+            let bare = try HTTPTestClient.fetch(port: rig.port, "GET", path)
+            #expect(bare.status == 200 && bare.body == (path == "/console.js" ? script.body : style.body), "\(path) without the token: \(bare.status)")
+        }
+        #expect(try HTTPTestClient.fetch(port: rig.port, "GET", "/api/v1/status").status == 401, "the API still needs the token")
         // The same bytes as the repository's files: embedded at build time.
         let web = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../web")
         #expect(page.body == Array(try Data(contentsOf: web.appendingPathComponent("index.html"))))
