@@ -86,8 +86,8 @@ public enum ServeFlags {
             $0.backends = $1
         },
         .repeated("rtmp", "URL", .outputURL, config: "outputs",
-                  help: "push the program over RTMP to URL; repeat for several destinations.\nWrite the key as ${NAME} (quoted) to take it from the environment\nvariable NAME: a key on the command line is visible to other users") { settings, urls in
-            settings.configuration.outputs = urls.enumerated().map { OutputTarget(name: "rtmp\($0.offset + 1)", url: $0.element) }
+                  help: "push the program to URL (\(OutputKind.networkSchemes)); repeat for several\ndestinations, named by kind: rtmp1, rtmp2, srt1. Write the key as ${NAME} (quoted)\nto take it from the environment variable NAME: a key on the command line is\nvisible to other users") { settings, urls in
+            settings.configuration.outputs = zip(OutputKind.numberedNames(urls), urls).map { OutputTarget(name: $0, url: $1) }
         },
         .value("record", "DIR", .path, config: "record",
                help: "also record the program to DIR/session-ID-program.mkv, and each\ncamera on its own (ISO) to DIR/session-ID-camN.mkv") {

@@ -70,6 +70,17 @@ public struct OutputKind: Sendable, Hashable, CustomStringConvertible {
         return all.first { $0.schemes.contains(scheme) }
     }
 
+    /// Names for `urls` given without any (`serve --rtmp`): the kind's name and its count among the
+    /// URLs of that kind, `rtmp1`, `rtmp2`, `srt1`; `output` for a URL of no kind.
+    public static func numberedNames(_ urls: [String]) -> [String] {
+        var counts: [String: Int] = [:]
+        return urls.map { url in
+            let kind = of(url)?.name ?? "output"
+            counts[kind, default: 0] += 1
+            return "\(kind)\(counts[kind]!)"
+        }
+    }
+
     /// The libavformat muxer for `url` of this kind (`.flv` recordings are FLV).
     public func container(for url: String) -> String {
         self == .file && url.lowercased().hasSuffix(".flv") ? "flv" : container

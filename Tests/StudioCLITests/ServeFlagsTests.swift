@@ -129,6 +129,10 @@ import StudioCore
                                          "--no-iso", "--demo", "--socket", "/tmp/x.sock", "--db", "/tmp/x.db"])
         #expect(flagged.configuration.video.bitRate == 6_000_000 && flagged.configuration.video.preset == "fast")
         #expect(flagged.configuration.outputs == [OutputTarget(name: "rtmp1", url: "rtmp://h/a/k1"), OutputTarget(name: "rtmp2", url: "rtmp://h/a/k2")])
+        // Named by kind: an SRT destination is srt1, not rtmp3.
+        let mixed = try Self.settings(["--rtmp", "rtmp://h/a/k1", "--rtmp", "srt://h:9000?streamid=s", "--rtmp", "rtmps://h/a/k2",
+                                       "--rtmp", "rtmp://h/a/k3"])
+        #expect(mixed.configuration.outputs.map(\.name) == ["rtmp1", "srt1", "rtmps1", "rtmp2"])
         #expect(flagged.configuration.cameras.iso == .off && flagged.configuration.cameras.pins.map(\.iso) == [.off])
         let demo = try flagged.serverOptions(environment: ["STUDIO_SOCKET": "/tmp/env.sock", "STUDIO_DB": "/tmp/env.db"])
         #expect(demo.testCameraCount == 2, "--demo runs the config's cameras.demo test cameras")
