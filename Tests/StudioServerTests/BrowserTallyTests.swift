@@ -17,12 +17,8 @@ import TestSupport
     func thePageTurnsRedWhenItsCameraGoesOnProgram() throws {
         let scratch = try ScratchStudio("tally-browser")
         defer { scratch.remove() }
-        var options = scratch.options()
-        options.testCameraCount = 2
-        options.configuration.http.enabled = true
-        options.configuration.http.listen = ListenAddress(host: "127.0.0.1", port: 0)
         let token = "tally-browser-token-0123456789"
-        options.configuration.http.token = token
+        let options = scratch.options(httpToken: token, cameras: 2)
         let server = try StudioServer(options: options)
         defer { server.shutdown() }
         let port = try #require(server.http?.port)

@@ -21,9 +21,7 @@ import TestSupport
         let directory = scratch.directory
         let nginx = try NginxRTMP(prefix: directory.appendingPathComponent("nginx"))
         let key = "7c1e2a9b5d3f"
-        var options = scratch.options()
-        options.configuration.http.enabled = true
-        options.configuration.http.listen = ListenAddress(host: "127.0.0.1", port: 0)
+        var options = scratch.options(httpToken: nil, cameras: 1)
         options.configuration.network.rtmp = RTMPIngestSettings(server: "rtmp://127.0.0.1:\(nginx.port)/live", keys: [("phone1", key)])
         let server = try StudioServer(options: options)
         defer { server.shutdown() }

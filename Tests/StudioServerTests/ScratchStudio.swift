@@ -1,5 +1,6 @@
 import Foundation
 import StudioConfig
+import StudioCore
 import StudioServer
 
 /// A scratch directory for one test's server, and that server's options in it: its database and control
@@ -18,6 +19,17 @@ struct ScratchStudio {
         options.testCameraCount = 1
         options.testCameraSize = cameraSize
         options.configuration.http.enabled = false
+        return options
+    }
+
+    /// `options()` with the HTTP API on a free loopback port (`server.http?.port` says which), asking
+    /// for `token` when one is given.
+    func options(httpToken token: String?, cameras: Int) -> ServerOptions {
+        var options = options()
+        options.testCameraCount = cameras
+        options.configuration.http.enabled = true
+        options.configuration.http.listen = ListenAddress(host: "127.0.0.1", port: 0)
+        options.configuration.http.token = token
         return options
     }
 
