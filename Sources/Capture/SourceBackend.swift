@@ -25,10 +25,14 @@ public protocol SourceBackend: Sendable {
     func makeDiscovery(_ context: BackendContext) throws -> (any CameraDiscovery)?
     /// What `studio doctor` says about this backend on this machine (none by default).
     func doctorChecks(_ context: BackendDoctorContext) -> [DoctorCheck]
+    /// How this backend finds microphones of their own (not a camera's sound: that is `Camera.audio`),
+    /// not started; nil (the default) for a backend without any. `log` takes a line for the server's log.
+    func makeMicrophoneDiscovery(log: @escaping @Sendable (String) -> Void) -> (any MicrophoneDiscovery)?
 }
 
 extension SourceBackend {
     public func doctorChecks(_ context: BackendDoctorContext) -> [DoctorCheck] { [] }
+    public func makeMicrophoneDiscovery(log: @escaping @Sendable (String) -> Void) -> (any MicrophoneDiscovery)? { nil }
 }
 
 /// What a backend is given to find and name its cameras.

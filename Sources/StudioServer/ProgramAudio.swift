@@ -13,8 +13,10 @@ import StudioConfig
 ///
 /// The inputs: `tone` (named `tone`), `silence` (none: the program is silence), `pipewire` or
 /// `pipewire:NODE` (one microphone, `mic1`), `pipewire:all` (every PipeWire Audio/Source discovery finds,
-/// present, lost and back, each under a stable name: `mic1`, `mic2`...), `microphones` (the same inputs,
-/// the desktop's default microphone up and the others muted: `standby`).
+/// present, lost and back, each under a stable name: `mic1`, `mic2`...), `microphones` (every microphone
+/// the backends' discoveries find, the desktop's default one up and the others muted: `standby`). The
+/// microphones come from the backends (`MicrophoneDiscovery`, `SourceBackends.microphoneDiscoveries`):
+/// nothing here knows PipeWire. A source's own sound (a network camera's) is ProgramAudio+SourceAudio.swift.
 ///
 /// Timing: a change (`studio audio`, a cut for audio-follow-video) is posted to the mixer for a sample of
 /// the program's audio timeline. The mixer runs `lag` behind the clock, so a change for "now" (the
@@ -30,7 +32,7 @@ final class ProgramAudio: Sendable {
         var name: String
         /// What it captures, as its input says (`tone`, `pipewire:NODE`, `pipewire:default`).
         var source: String
-        /// The PipeWire node it captures (nil: the default, or no microphone).
+        /// The backend's name for the microphone it captures (a PipeWire node; nil: the default, or no microphone).
         var node: String?
         /// A microphone (not the tone).
         var isMicrophone: Bool
@@ -61,7 +63,10 @@ final class ProgramAudio: Sendable {
     let set: AudioInputSet
     let controls: MixerControls
     let stage: MixerStage
-    private let discovery: PipeWireAudioDiscovery?
+    /// The backends' microphone discoveries it watches (`pipewire:all`, `microphones`), or the one its
+    /// single microphone comes from (`pipewire:NODE`, not watched).
+    private let discoveries: [any MicrophoneDiscovery]
+    private let watching: Bool
     private let relay: DiscoveryRelay
     let shared: ProgramAudioShared
     let events: any EventSink
@@ -73,10 +78,11 @@ final class ProgramAudio: Sendable {
     static let standby = { var settings = MixerInputSettings.unity; settings.muted = true; return settings }()
 
     /// - Parameters:
+    ///   - microphones: the discoveries `source` takes its microphones from (none for `tone` or `silence`).
     ///   - settings: each input's settings by name (the config's pins), applied from the start.
     ///   - naming: the stable name of a source (identity, display name), given the names taken.
     ///   - deliver: called on the audio thread with each mixed chunk; must not block.
-    init(source: AudioSource, format: AudioFormat = .program, settings: [String: MixerInputSettings] = [:],
+    init(source: AudioSource, microphones: [any MicrophoneDiscovery] = [], format: AudioFormat = .program, settings: [String: MixerInputSettings] = [:],
          master: MixerMasterSettings = .standard, events: any EventSink, log: ServerLog,
          naming: @escaping @Sendable (_ identity: String, _ displayName: String, _ taken: Set<String>) -> String = ProgramAudio.nextName,
          deliver: @escaping @Sendable (AudioChunk) -> Void) {
@@ -88,37 +94,44 @@ final class ProgramAudio: Sendable {
         // Slot 0 is silence that belongs to no input: it gives every span its length, inputs or none.
         var sources: [any ClockedAudioInput] = [ToneInput.silence]
         var inputs: [Input] = []
-        func add(_ name: String, _ input: any ClockedAudioInput, node: String? = nil, _ found: PipeWireAudioSource? = nil) {
-            inputs.append(Input(name: name, source: input.description, node: node, isMicrophone: !(input is ToneInput), slot: sources.count, identity: found?.identity,
-                                displayName: found?.displayName, usbDevice: found?.usbDevice, present: found == nil))
+        func add(_ name: String, _ input: any ClockedAudioInput, _ found: FoundMicrophone? = nil, isMicrophone: Bool = true, present: Bool) {
+            inputs.append(Input(name: name, source: found?.label ?? input.description, node: found?.node, isMicrophone: isMicrophone, slot: sources.count,
+                                identity: found?.identity, displayName: found?.displayName, usbDevice: found?.usbDevice, present: present))
             sources.append(input)
         }
-        func microphone(_ node: String?) -> any ClockedAudioInput { Self.microphone(node: node, slot: sources.count, format: format, log: log) }
         let relay = DiscoveryRelay()
         self.relay = relay
-        var discovery: PipeWireAudioDiscovery?
+        discoveries = microphones
+        watching = source == .pipewireAll || source == .microphones
         switch source {
-        case .tone: add("tone", ToneInput(.standard))
+        case .tone: add("tone", ToneInput(.standard), isMicrophone: false, present: true)
         case .silence: break
         case .pipewire(let node):
+            guard let discovery = microphones.first else { break }
             let node = node.trimmingCharacters(in: .whitespaces)
-            let chosen = node.isEmpty ? nil : node
-            add(chosen == nil ? Self.namePrefix + "1" : naming("pipewire:" + node, node, []), microphone(chosen), node: chosen)
+            let chosen = discovery.microphone(named: node.isEmpty ? nil : node)
+            // Not watched: its input says itself whether it is there.
+            add(chosen.node == nil ? Self.namePrefix + "1" : naming(chosen.identity, chosen.displayName, []),
+                Self.microphone(chosen, from: discovery, slot: sources.count, format: format, log: log), present: true)
+            inputs[inputs.count - 1].node = chosen.node
         case .pipewireAll, .microphones:
-            // The sources present now become the set's first inputs; `relay` holds their `added` reports
+            // The microphones present now become the set's first inputs; `relay` holds their reports
             // (and any later ones) until this object exists.
-            let watch = PipeWireAudioDiscovery(report: { log.info($0) })
-            watch.start(onAdded: { relay.added($0) }, onRemoved: { relay.removed($0) })
-            var taken = Set<String>()
-            for found in watch.sources {
-                let name = naming(found.identity, found.displayName, taken)
-                taken.insert(name)
-                add(name, microphone(found.nodeName), node: found.nodeName, found)
-                if source == .microphones, settings[name] == nil, found.nodeName != watch.defaultNodeName { settings[name] = Self.standby }
+            for (index, discovery) in microphones.enumerated() {
+                discovery.watch(onFound: { relay.found($0, by: index) }, onLost: { relay.lost($0) })
             }
-            discovery = watch
+            // Known once each has had its first look.
+            let defaultIdentity = microphones.lazy.compactMap(\.defaultIdentity).first
+            var taken = Set<String>()
+            for discovery in microphones {
+                for found in discovery.microphones {
+                    let name = naming(found.identity, found.displayName, taken)
+                    taken.insert(name)
+                    add(name, Self.microphone(found, from: discovery, slot: sources.count, format: format, log: log), found, present: false)
+                    if source == .microphones, settings[name] == nil, found.identity != defaultIdentity { settings[name] = Self.standby }
+                }
+            }
         }
-        self.discovery = discovery
         nameSource = naming
         let lagFrames = Int64(Self.lag * Double(format.sampleRate))
         let mixer = AudioMixer(format: format, readAhead: Int(min(lagFrames, Int64(AudioMixer.maximumReadAhead))))
@@ -141,11 +154,11 @@ final class ProgramAudio: Sendable {
 
     private let nameSource: @Sendable (String, String, Set<String>) -> String
 
-    /// The one place a microphone becomes an input (PipeWire's backend, on the set's clock), its log
-    /// lines prefixed with its block's number and source (`audio input 2 (pipewire:NODE): ...`).
-    static func microphone(node: String?, slot: Int, format: AudioFormat, log: ServerLog) -> any ClockedAudioInput {
-        let label = PipeWireMicrophone.label(node)
-        return PipeWireMicrophone.input(node: node, format: format, report: { log.info("audio input \(slot + 1) (\(label)): \($0)") })
+    /// The one place a microphone becomes an input (its backend's, on the set's clock), its log lines
+    /// prefixed with its block's number and source (`audio input 2 (pipewire:NODE): ...`).
+    static func microphone(_ found: FoundMicrophone, from discovery: any MicrophoneDiscovery, slot: Int, format: AudioFormat,
+                           log: ServerLog) -> any ClockedAudioInput {
+        discovery.makeInput(for: found, format: format, report: { log.info("audio input \(slot + 1) (\(found.label)): \($0)") })
     }
 
     /// `mic1`, `mic2`...: the first number not taken.
@@ -160,7 +173,7 @@ final class ProgramAudio: Sendable {
     /// Stops the inputs, then mixes the spans still waiting for the mixer (the last `lag` of audio) and
     /// hands them on: the program's audio ends with its video.
     func stop() {
-        discovery?.stop()
+        if watching { for discovery in discoveries { discovery.stop() } }
         set.stop()
         // The set's thread is joined: this thread is now the only one touching the mixer.
         stage.flush()
@@ -196,14 +209,17 @@ final class ProgramAudio: Sendable {
 
     /// Why the program's audio is silence, for the operator (`studio audio`, `studio status`, the
     /// console); nil while it has an input. Said for the microphones (`microphones`, `pipewire:all`):
-    /// none found, or no PipeWire daemon.
+    /// none found, or no daemon to ask.
     var silenceReason: String? {
         switch source {
         case .silence: return "audio.source is silence"
         case .microphones, .pipewireAll:
             guard !inputs.contains(where: \.present) else { return nil }
-            if let unreachable = discovery?.unreachable { return "no microphone: \(unreachable)" }
-            return "no microphone: PipeWire has no audio source (one plugged in is taken as it appears)"
+            if let unreachable = discoveries.lazy.compactMap(\.unreachable).first { return "no microphone: \(unreachable)" }
+            let finders = discoveries.map(\.finder)
+            guard let last = finders.last else { return "no microphone: no backend finds microphones" }
+            let who = finders.count == 1 ? "\(last) has" : finders.dropLast().joined(separator: ", ") + " and \(last) have"
+            return "no microphone: \(who) no audio source (one plugged in is taken as it appears)"
         case .tone, .pipewire: return nil
         }
     }
@@ -261,9 +277,11 @@ final class ProgramAudio: Sendable {
         controls.post(.onAir(names), at: sample(at: time))
     }
 
-    // MARK: Discovery (pipewire:all)
+    // MARK: Discovery (pipewire:all, microphones)
 
-    fileprivate func found(_ source: PipeWireAudioSource) {
+    /// `source`, reported by discovery `index` of `discoveries`, is there: found, back, or (at the start)
+    /// the input made for it is announced.
+    fileprivate func found(_ source: FoundMicrophone, by index: Int) {
         enum Said { case found, back, nothing }
         let (name, said, addedSlot) = shared.state.withLock { state -> (String, Said, Bool) in
             if let index = state.inputs.firstIndex(where: { $0.identity == source.identity }) {
@@ -279,16 +297,17 @@ final class ProgramAudio: Sendable {
             let name = nameSource(source.identity, source.displayName, Set(state.inputs.map(\.name)))
             // `microphones`: one found mid-show starts muted unless it is the default and none is up yet.
             let anyUp = state.inputs.contains { $0.present && !(state.settings[$0.name]?.muted ?? false) }
-            if self.source == .microphones, state.settings[name] == nil, anyUp || source.nodeName != discovery?.defaultNodeName {
+            if self.source == .microphones, state.settings[name] == nil, anyUp || source.identity != discoveries[index].defaultIdentity {
                 state.settings[name] = Self.standby
                 controls.post(.input(name, Self.standby), at: now)
             }
-            state.inputs.append(Input(name: name, source: PipeWireMicrophone.label(source.nodeName), node: source.nodeName, isMicrophone: true, slot: -1, identity: source.identity,
+            state.inputs.append(Input(name: name, source: source.label, node: source.node, isMicrophone: true, slot: -1, identity: source.identity,
                                       displayName: source.displayName, usbDevice: source.usbDevice, present: true, announced: true))
             return (name, .found, true)
         }
-        if addedSlot { attachLate(name, source) }
-        var details = ["input": name, "identity": source.identity, "node": source.nodeName, "display_name": source.displayName]
+        if addedSlot { attachLate(name, source, from: discoveries[index]) }
+        var details = ["input": name, "identity": source.identity, "display_name": source.displayName]
+        if let node = source.node { details["node"] = node }
         if let usb = source.usbDevice { details["usb_device"] = usb }
         switch said {
         case .found: events.emit(StudioEvent(kind: .audioInputFound, programTime: programTime(ofSample: now), details: details))
@@ -297,7 +316,7 @@ final class ProgramAudio: Sendable {
         }
     }
 
-    fileprivate func lost(_ source: PipeWireAudioSource) {
+    fileprivate func lost(_ source: FoundMicrophone) {
         let name = shared.state.withLock { state -> String? in
             guard let index = state.inputs.firstIndex(where: { $0.identity == source.identity && $0.present }) else { return nil }
             state.inputs[index].present = false
@@ -305,14 +324,14 @@ final class ProgramAudio: Sendable {
         }
         guard let name else { return }
         events.emit(StudioEvent(kind: .audioInputLost, programTime: programTime(ofSample: now),
-                                details: ["input": name, "identity": source.identity, "node": source.nodeName]))
+                                details: ["input": name, "identity": source.identity, "node": source.node ?? ""]))
     }
 
     /// A source found after the start: one more input of the set, captured from the next span on.
-    private func attachLate(_ name: String, _ source: PipeWireAudioSource) {
+    private func attachLate(_ name: String, _ source: FoundMicrophone, from discovery: any MicrophoneDiscovery) {
         // `set.nextSlot` numbers its log lines (the block it will most likely get: a report replayed by the
         // relay at the start may race one from discovery); the slot kept is the one `add` answers.
-        let slot = set.add(Self.microphone(node: source.nodeName, slot: set.nextSlot, format: format, log: log))
+        let slot = set.add(Self.microphone(source, from: discovery, slot: set.nextSlot, format: format, log: log))
         shared.state.withLock { state in
             if let index = state.inputs.firstIndex(where: { $0.name == name }) { state.inputs[index].slot = slot }
         }
@@ -327,11 +346,11 @@ final class ProgramAudioShared: Sendable {
 
 /// Holds discovery's reports until the `ProgramAudio` they are for exists, then forwards them (in order).
 private final class DiscoveryRelay: Sendable {
-    private enum Report { case added(PipeWireAudioSource), removed(PipeWireAudioSource) }
+    private enum Report { case found(FoundMicrophone, by: Int), lost(FoundMicrophone) }
     private let box = Mutex<(target: ProgramAudio?, early: [Report])>((nil, []))
 
-    func added(_ source: PipeWireAudioSource) { forward(.added(source)) }
-    func removed(_ source: PipeWireAudioSource) { forward(.removed(source)) }
+    func found(_ source: FoundMicrophone, by discovery: Int) { forward(.found(source, by: discovery)) }
+    func lost(_ source: FoundMicrophone) { forward(.lost(source)) }
 
     func attach(_ target: ProgramAudio) {
         let early = box.withLock { box in
@@ -352,8 +371,8 @@ private final class DiscoveryRelay: Sendable {
 
     private func deliver(_ report: Report, to target: ProgramAudio) {
         switch report {
-        case .added(let source): target.found(source)
-        case .removed(let source): target.lost(source)
+        case .found(let source, let index): target.found(source, by: index)
+        case .lost(let source): target.lost(source)
         }
     }
 }

@@ -29,7 +29,7 @@ extension StudioServer {
             if let camera = cameras.first(where: { input.identity == ProgramAudio.sourceIdentity($0.id.name) }), let source = capture[camera.id] {
                 inputs.append(graph.add(input.name, .audioInput, "\(camera.id.name)'s own sound", fedBy: [source], through: .timedAudio))
             } else {
-                inputs.append(graph.add(input.name, .audioInput, input.isMicrophone ? "PipeWire microphone" : "the test tone"))
+                inputs.append(graph.add(input.name, .audioInput, input.isMicrophone ? "microphone (\(input.source))" : "the test tone"))
             }
         }
         let mixer = graph.add("cap.audio", .mixer, "every input on one clock, mixed \(Int(ProgramAudio.lag * 1000)) ms behind it",

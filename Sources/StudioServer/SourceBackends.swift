@@ -1,4 +1,5 @@
 import StudioCore
+import StudioConfig
 import Capture
 
 /// The source backends a server knows, one line each: adding a backend is its folder (its
@@ -14,6 +15,20 @@ public enum SourceBackends {
         NetworkBackend(),
         PlayerBackend(),
     ]
+
+    /// The microphone discoveries the program's audio takes for `source` (`audio.source`), not started:
+    /// PipeWire's for `pipewire`, `pipewire:NODE` and `pipewire:all`; every backend's that finds
+    /// microphones for `microphones`; none for `tone` and `silence`.
+    public static func microphoneDiscoveries(_ table: [any SourceBackend], for source: AudioSource,
+                                             log: @escaping @Sendable (String) -> Void) -> [any MicrophoneDiscovery] {
+        let backends: [any SourceBackend]
+        switch source {
+        case .tone, .silence: backends = []
+        case .pipewire, .pipewireAll: backends = table.filter { $0.name == .pipewire }
+        case .microphones: backends = table
+        }
+        return backends.compactMap { $0.makeMicrophoneDiscovery(log: log) }
+    }
 
     /// The backends of `table` that run with `configured` (`cameras.backends`, or `--backends`), in the
     /// order their discoveries start: every backend that is not selectable (its own settings decide),

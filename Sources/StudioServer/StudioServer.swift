@@ -186,7 +186,10 @@ public final class StudioServer: Sendable {
             startedMonotonic = MonotonicClock.now() + UInt64(Self.originLead * 1e9)
             let origin = startedMonotonic
             programOrigin.set(origin)
-            let audio = ProgramAudio(source: configuration.audio.source(testCameras: options.testCameraCount > 0), settings: configuration.audio.inputSettings,
+            let audioSource = configuration.audio.source(testCameras: options.testCameraCount > 0)
+            let audio = ProgramAudio(source: audioSource, microphones: SourceBackends.microphoneDiscoveries(options.backends, for: audioSource,
+                                                                                                           log: { log.info($0) }),
+                                     settings: configuration.audio.inputSettings,
                                      master: configuration.audio.master, events: events, log: log,
                                      naming: Self.audioNaming(configuration.audio, store: store, log: log),
                                      deliver: { chunk in _ = audioStage.submit(chunk) })

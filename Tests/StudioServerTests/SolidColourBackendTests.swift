@@ -13,8 +13,9 @@ import TestSupport
 
 /// Adding a source backend is one declaration: this file declares a backend (one camera giving frames
 /// of a solid colour and a tone as its own sound), hands a real server the standard table plus it, and
-/// sees the colour cut to program and the tone mixed as an input named like the camera. Nothing else in
-/// the code knows this backend.
+/// sees the colour cut to program and the tone mixed as an input named like the camera; with
+/// `audio.source: microphones`, its microphone of its own is found, named `mic1` and mixed like a
+/// PipeWire one. Nothing else in the code knows this backend.
 @Suite struct SolidColourBackendTests {
     @Test func aBackendDeclaredInOneFileIsNamedListedAndCutToProgram() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-solid-\(UUID().uuidString.prefix(8))")
@@ -66,6 +67,33 @@ import TestSupport
         #expect(edges.contains("cap.cam2 -> cam2") && edges.contains("cam2 -> cap.audio"), "\(edges)")
     }
 
+    @Test func aBackendsOwnMicrophoneIsFoundNamedAndMixed() throws {
+        let scratch = try ScratchStudio("solid-mic")
+        defer { scratch.remove() }
+        var options = scratch.options()
+        options.configuration.audio.source = .microphones
+        // Without PipeWire's discovery, so what this machine's desktop has does not count.
+        options.backends = SourceBackends.standard.filter { $0.name != .pipewire } + [SolidColourBackend(colour: YUVColor(red: 0, green: 0, blue: 255))]
+        let server = try StudioServer(options: options)
+        defer { server.shutdown() }
+        let client = try ControlClient(socketPath: options.socketPath)
+
+        // The one microphone found is the default one, so `microphones` starts it up: heard at the tone's -20 dBFS.
+        var input: JSONValue?
+        let heard = waitUntil(seconds: 20, every: 0.1) {
+            input = (try? client.request("audio"))?["inputs"]?.arrayValue?.first { $0["name"] == "mic1" }
+            let peaks = input?["levels"]?["peak_dbfs"]?.arrayValue?.compactMap(\.doubleValue) ?? []
+            return peaks.count == 2 && peaks.allSatisfy { abs($0 + 20) < 1.5 }
+        }
+        #expect(heard, "the solid backend's microphone in the mixer: \(input ?? .null)")
+        #expect(input?["source"]?.stringValue == "solid:desk" && input?["identity"]?.stringValue == "solid:mic:1" && input?["muted"] == false,
+                "\(input ?? .null)")
+        let found = try client.request("log")["events"]?.arrayValue?.filter { $0["kind"] == "audio_input_found" } ?? []
+        // Said once, as for a PipeWire microphone (the camera's own sound, cam2, is its own input).
+        #expect(found.filter { $0["details"]?["input"] == "mic1" }.compactMap { $0["details"]?["identity"]?.stringValue } == ["solid:mic:1"], "\(found)")
+        #expect(try client.request("audio")["silence_reason"] == .null)
+    }
+
     /// The average colour of the middle of the program tile, from the first picture `accept` takes
     /// (within 20 s); the last one seen (or nil) when none does.
     static func programColour(_ tiles: TilePictures, until accept: (YUVColor) -> Bool) -> YUVColor? {
@@ -93,6 +121,23 @@ struct SolidColourBackend: SourceBackend {
     func makeDiscovery(_ context: BackendContext) throws -> (any CameraDiscovery)? {
         let identity = CameraIdentity(backend: name, identity: "solid:1", displayName: "Solid colour")
         return SolidColourDiscovery(camera: SolidColourCamera(id: try context.namer(identity), identity: identity, colour: colour))
+    }
+
+    func makeMicrophoneDiscovery(log: @escaping @Sendable (String) -> Void) -> (any MicrophoneDiscovery)? { SolidMicrophones() }
+}
+
+/// One microphone of its own, the desk's, always there: a 1 kHz tone at -20 dBFS.
+final class SolidMicrophones: MicrophoneDiscovery {
+    static let desk = FoundMicrophone(identity: "solid:mic:1", displayName: "Desk", label: "solid:desk", node: "desk")
+    var finder: String { "the solid backend" }
+    var microphones: [FoundMicrophone] { [Self.desk] }
+    var defaultIdentity: String? { Self.desk.identity }
+    var unreachable: String? { nil }
+    func watch(onFound: @escaping @Sendable (FoundMicrophone) -> Void, onLost: @escaping @Sendable (FoundMicrophone) -> Void) { onFound(Self.desk) }
+    func stop() {}
+    func microphone(named node: String?) -> FoundMicrophone { Self.desk }
+    func makeInput(for microphone: FoundMicrophone, format: AudioFormat, report: @escaping @Sendable (String) -> Void) -> any ClockedAudioInput {
+        ToneInput(.standard)
     }
 }
 

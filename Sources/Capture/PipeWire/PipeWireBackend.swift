@@ -22,6 +22,11 @@ public struct PipeWireBackend: SourceBackend {
             report: context.log)
     }
 
+    /// The daemon's Audio/Source nodes (microphones, virtual sources), watched as they come and go.
+    public func makeMicrophoneDiscovery(log: @escaping @Sendable (String) -> Void) -> (any MicrophoneDiscovery)? {
+        PipeWireAudioDiscovery(report: log)
+    }
+
     /// Whether a PipeWire daemon answers where the cameras (and microphones) would be looked for.
     public func doctorChecks(_ context: BackendDoctorContext) -> [DoctorCheck] {
         [Self.pipeWire(environment: context.environment)]
