@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Benchmark (issue 31, media players): what playing a 1080p30 H.264 clip into a 1080p program costs
+# studio, against the ffmpeg CLI playing the same clip in real time (`ffmpeg -re -i clip -f null -`:
+# demux and decode at the clip's rate, nothing else), in the same run.
+#
+# The clip: camera-like content (ffmpeg's testsrc2, moving, with sensor noise) at 1920x1080@30 in H.264
+# (x264 veryfast, 8 Mbit/s, a keyframe a second) with AAC, 10 s, made once; both players loop it.
+# Runs, each SECONDS long after a start-up pause, alternating, ROUNDS times:
+#   - ffmpeg: `ffmpeg -re -stream_loop -1 -i clip.mp4 -f null -`: its CPU s/s;
+#   - studio1: a player of the clip (`end: loop`), playing and cut to program, a 1920x1080@30 program
+#     (x264 ultrafast) pushed to nginx, one small test camera: the CPU of its player.* threads (demux,
+#     decode, convert, timing; libavcodec's threads inherit the name) and studio's whole CPU;
+#   - studio0: the same studio without the player: its whole CPU (studio1 minus this is the player's
+#     whole cost, the program's composition of it and its sound's mixing included).
+# CPU from /proc (utime + stime, per thread for player.*).
+#
+# Usage: scripts/bench-player.sh [SECONDS per run, default 20] [ROUNDS, default 2]
+# Results: printed, and appended to bench-results/latest.md (copy into docs/benchmarks.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"
+seconds=${1:-20}
+rounds=${2:-2}
+source scripts/bench-rig.sh
+bench_build studio
+bin=$binpath/studio
+bench_rig player
+clip="$work/clip.mp4"
+ffmpeg -nostdin -v error -f lavfi -i "testsrc2=s=1920x1080:r=30:d=10,noise=alls=12:allf=t" \
+  -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=10" -c:v libx264 -preset veryfast -b:v 8000k -g 30 -pix_fmt yuv420p \
+  -c:a aac -b:a 128k -movflags +faststart "$clip"
+
+# config N: a config with N players (0 or 1) of the clip, looping.
+config() {
+  local file="$work/studio-$1.yaml"
+  {
+    echo "http: {enabled: false}"
+    if [ "$1" -gt 0 ]; then echo "players:"; echo "  - {name: clip, items: [\"$clip\"], end: loop}"; fi
+  } >"$file"
+  echo "$file"
+}
+
+# measure NAME CMD...: CPU s/s of the process, of its player.* threads, peak RSS MiB, and studio's
+# program counters (late ticks, frames) when it is studio.
+measure() {
+  local name=$1
+  shift
+  "$@" >"$work/$name.out" 2>&1 &
+  local pid=$!
+  sleep 5   # start-up: files opened, the first cut
+  if [ "$name" = studio1 ]; then
+    "$bin" play clip --socket "$work/studio.sock" >/dev/null
+    "$bin" switch clip --socket "$work/studio.sock" >/dev/null
+    sleep 1
+  fi
+  local s0 s1 t0 t1 w0 w1 before after
+  before=$([[ "$name" == studio* ]] && "$bin" status --json --socket "$work/studio.sock" 2>/dev/null || echo '{}')
+  s0=$(cpu_ticks "$pid"); t0=$(thread_ticks "$pid"); w0=$(date +%s.%N)
+  sleep "$seconds"
+  s1=$(cpu_ticks "$pid"); t1=$(thread_ticks "$pid"); w1=$(date +%s.%N)
+  after=$([[ "$name" == studio* ]] && "$bin" status --json --socket "$work/studio.sock" 2>/dev/null || echo '{}')
+  local rss; rss=$(peak_rss_kb "$pid")
+  bench_stop 15 "$pid"
+  python3 - "$name" "$s0" "$s1" "$t0" "$t1" "$w0" "$w1" "$rss" "$ticks" "$before" "$after" <<'PY'
+import sys, json
+name, s0, s1, t0, t1, w0, w1, rss, ticks, before, after = sys.argv[1:]
+sys.path.insert(0, "scripts")
+from bench_ticks import parse
+wall = float(w1) - float(w0); hz = int(ticks)
+def rate(a, b): return sum(b[k] - a[k] for k in a if k in b) / hz / wall
+threads0, threads1 = parse(t0), parse(t1)
+player = sum(threads1[k] - threads0[k] for k in threads0 if k.startswith("player.") and k in threads1) / hz / wall
+def program(status, key): return (json.loads(status).get("program") or {}).get(key, 0)
+late = program(after, "late_ticks") - program(before, "late_ticks")
+frames = program(after, "frames") - program(before, "frames")
+print(f"{name} {rate(parse(s0), parse(s1)):.3f} {player:.3f} {int(rss) / 1024:.1f} {late} {frames}")
+PY
+}
+
+results=()
+for round in $(seq "$rounds"); do
+  results+=("$(measure ffmpeg ffmpeg -nostdin -v error -re -stream_loop -1 -i "$clip" -f null -)")
+  for n in 0 1; do
+    rm -f "$work/bench.db"*
+    results+=("$(measure "studio$n" "$bin" serve --config "$(config "$n")" --cameras 1 --camera-size 320x180 --audio silence \
+        --rtmp "$url/program$n" --program 1920x1080@30 --preset ultrafast --bitrate 6000k --no-iso \
+        --db "$work/bench.db" --socket "$work/studio.sock")")
+  done
+done
+
+mkdir -p bench-results
+python3 - "$seconds" "$rounds" "${results[@]}" <<'PY' | tee -a bench-results/latest.md
+import sys, statistics, subprocess, datetime
+seconds, rounds, *rows = sys.argv[1:]
+by = {}
+for row in rows:
+    name, *values = row.split()
+    by.setdefault(name, []).append([float(v) for v in values])
+cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+print(f"\n### A player of a 1080p30 clip, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC — {seconds} s per run, {rounds} round(s), {cpu_model}, {subprocess.getoutput('nproc')} cores\n")
+print("| run | CPU s/s (median) | player.* threads CPU s/s (median) | peak RSS MiB (max) | program late ticks (max) | program frames (min) |")
+print("|---|---|---|---|---|---|")
+for name, values in by.items():
+    med = lambda i: statistics.median(v[i] for v in values)
+    print(f"| {name} | {med(0):.3f} | {med(1):.3f} | {max(v[2] for v in values):.1f} | {max(v[3] for v in values):.0f} | {min(v[4] for v in values):.0f} |")
+med = lambda name, i: statistics.median(v[i] for v in by[name])
+print(f"\nThe player's threads (demux, decode, convert, timing) / ffmpeg -re -i clip -f null -: **{med('studio1', 1) / med('ffmpeg', 0):.2f}**")
+print(f"The player's whole cost (studio1 - studio0) / ffmpeg: **{(med('studio1', 0) - med('studio0', 0)) / med('ffmpeg', 0):.2f}**")
+PY
