@@ -50,6 +50,6 @@ extension ListenAddress {
                 }
             }
         }
-        self.init(host: String(cString: host), port: port)
+        self.init(host: String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), port: port)
     }
 }
