@@ -12,6 +12,8 @@ public struct OSCSettings: Sendable, Equatable {
     public static let subscriptionSeconds = 60.0
     /// Audio levels sent to subscribers at most this often per second.
     public static let levelsPerSecond = 10.0
+    /// The whole tally is sent again this often besides on every change (a surface that restarted, a lost datagram).
+    public static let tallyResendSeconds = 5.0
 
     public init(listen: ListenAddress? = nil, feedback: [ListenAddress] = []) {
         self.listen = listen

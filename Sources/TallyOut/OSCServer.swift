@@ -114,6 +114,7 @@ public final class OSCServer: Sendable {
         var refusals = ThrottledCounter()
         var latestRefusal = ""
         var nextLevels: UInt64 = 0
+        var nextTally: UInt64 = 0
     }
 
     private func run() {
@@ -141,12 +142,14 @@ public final class OSCServer: Sendable {
                 send([item.answer.reply], to: [item.to], local: local)
             }
 
+            // A new board (or none sent yet, or the periodic resend for peers that came back): to everyone.
             let (board, newest) = feed.latest
-            if newest != version {
+            let clock = MonotonicClock.now()
+            if newest != version || clock >= local.nextTally {
                 version = newest
+                local.nextTally = clock + UInt64(OSCSettings.tallyResendSeconds * 1_000_000_000)
                 send(Self.tallyMessages(board), to: destinations(local), local: local, feedback: true)
             }
-            let clock = MonotonicClock.now()
             if listening, clock >= local.nextLevels {
                 local.nextLevels = clock + levelsInterval
                 send(levels().map { OSCMessage("/studio/levels/\($0.name)", [.float32(Float($0.dbfs))]) }, to: destinations(local), local: local, feedback: true)

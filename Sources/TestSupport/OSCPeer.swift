@@ -44,7 +44,8 @@ public final class OSCPeer: @unchecked Sendable {
     /// Sends the packet `spec` describes (the script's JSON) to `port`.
     public func send(_ spec: String, to port: UInt16) throws { send(try Self.encode(spec), to: port) }
 
-    /// Receives until `condition` holds for what was received (checked after each datagram) or `seconds` pass.
+    /// Receives until `condition` holds for what was received or `seconds` pass. Datagrams are read as
+    /// they come and decoded in batches (one python3 per batch), each with its arrival time.
     public func receive(seconds: Double, until condition: ([String]) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition(received) {
@@ -52,13 +53,22 @@ public final class OSCPeer: @unchecked Sendable {
             guard left > 0 else { return false }
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, Int32(max(1, left * 1000))) > 0 else { continue }
+            var batch: [[UInt8]] = []
             var buffer = [UInt8](repeating: 0, count: 65536)
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            guard count > 0 else { continue }
-            received.append((try? Self.decode(Array(buffer[..<count]))) ?? "undecodable: \(buffer[..<count].map { String(format: "%02x", $0) }.joined())")
+            while true {
+                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                guard count > 0 else { break }
+                batch.append(Array(buffer[..<count]))
+                arrivals.append(Date())
+            }
+            let decoded = (try? Self.decode(batch)) ?? batch.map { "undecodable: " + Self.hex($0) }
+            received += decoded
         }
         return true
     }
+
+    /// When each of `received` arrived.
+    public private(set) var arrivals: [Date] = []
 
     /// Whether a message `/address` with exactly `arguments` (the script's JSON of them, `["s", "cam2"]`) arrived.
     public func got(_ address: String, _ arguments: String...) -> Bool { received.contains(Self.message(address, arguments)) }
@@ -81,15 +91,25 @@ public final class OSCPeer: @unchecked Sendable {
     }
 
     /// The packet as the script reads it (its JSON).
-    public static func decode(_ bytes: [UInt8]) throws -> String {
-        try run("decode", bytes.map { String(format: "%02x", $0) }.joined())
+    public static func decode(_ bytes: [UInt8]) throws -> String { try run("decode", hex(bytes)) }
+
+    /// The packets as the script reads them, one JSON each.
+    public static func decode(_ packets: [[UInt8]]) throws -> [String] {
+        guard !packets.isEmpty else { return [] }
+        let lines = try run("decode", packets.map(hex)).split(separator: "\n").map(String.init)
+        guard lines.count == packets.count else { throw SystemError(call: "osc_packet.py decode: \(lines.count) lines for \(packets.count) packets", errno: EINVAL) }
+        return lines
     }
 
-    private static func run(_ mode: String, _ argument: String) throws -> String {
-        let child = try ChildProcess(executable: "/usr/bin/python3", arguments: [script, mode, argument])
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    private static func run(_ mode: String, _ arguments: String...) throws -> String { try run(mode, arguments) }
+
+    private static func run(_ mode: String, _ arguments: [String]) throws -> String {
+        let child = try ChildProcess(executable: "/usr/bin/python3", arguments: [script, mode] + arguments)
         guard child.wait(timeout: 20) == .exited(0) else {
             child.terminate(signal: SIGKILL)
-            throw SystemError(call: "osc_packet.py \(mode) \(argument): \(child.errorText())", errno: EINVAL)
+            throw SystemError(call: "osc_packet.py \(mode) \(arguments.joined(separator: " ").prefix(200)): \(child.errorText())", errno: EINVAL)
         }
         return child.outputText().trimmingCharacters(in: .whitespacesAndNewlines)
     }

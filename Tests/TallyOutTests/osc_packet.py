@@ -5,7 +5,7 @@ of studio's encoder and decoder (Sources/TallyOut/OSCPacket.swift).
   osc_packet.py encode JSON   prints the packet as hex. JSON is a message, ["/address", ["s", "cam2"],
                               ["i", 3], ["f", -6.0], ["T"], ...], or a bundle, {"time": 1,
                               "elements": [...]} (elements nest).
-  osc_packet.py decode HEX    prints the packet as that JSON (floats as numbers).
+  osc_packet.py decode HEX... prints each packet as that JSON (floats as numbers), a line each.
 """
 import json
 import struct
@@ -83,4 +83,5 @@ if __name__ == "__main__":
     if sys.argv[1] == "encode":
         print(encode(json.loads(sys.argv[2])).hex())
     else:
-        print(json.dumps(decode(bytes.fromhex(sys.argv[2]))))
+        for packet in sys.argv[2:]:
+            print(json.dumps(decode(bytes.fromhex(packet))))
