@@ -61,12 +61,41 @@ enum ArgumentProbe {
         var codingPath: [any CodingKey] { [] }
         var allKeys: [Key] { [] }
         func contains(_ key: Key) -> Bool { true }
-        func decodeNil(forKey key: Key) -> Bool { false }
+        /// Asked first: the argument is there, and null (what a type that reads it its own way takes as "not
+        /// given", so that the arguments after it are read too).
+        func decodeNil(forKey key: Key) -> Bool {
+            notes.note(key.stringValue, .other)
+            return true
+        }
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             let kind = ArgumentProbe.kind(type)
             if kind != .other { notes.note(key.stringValue, kind) }
             return try T(from: ProbeDecoder(notes: notes, key: key.stringValue))
         }
+        /// An optional argument: its kind noted (from a probe of its own, whose failure is no matter), and none given.
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try optional(type, key) }
+
+        private func optional<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T? {
+            let kind = ArgumentProbe.kind(type)
+            if kind != .other { notes.note(key.stringValue, kind) }
+            _ = try? T(from: ProbeDecoder(notes: notes, key: key.stringValue))
+            return nil
+        }
+        // The protocol's own versions for these would ask `decodeNil` first; these go to the one above.
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optional(type, key) }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optional(type, key) }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try optional(type, key) }
+        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try optional(type, key) }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optional(type, key) }
+        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try optional(type, key) }
+        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try optional(type, key) }
+        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try optional(type, key) }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optional(type, key) }
+        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try optional(type, key) }
+        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try optional(type, key) }
+        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try optional(type, key) }
+        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try optional(type, key) }
+        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optional(type, key) }
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
             notes.note(key.stringValue, .other)
             throw ProbeDecoder.done

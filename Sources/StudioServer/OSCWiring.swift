@@ -7,7 +7,7 @@ import TallyOut
 /// (`TallyOutputs.feed`, the switcher's one tally rule), its messages the CLI's commands through the
 /// router (`OSCBridge`), the mixer's meters as its levels.
 extension StudioServer {
-    /// The service `osc` (nil and nothing started without `osc.listen`).
+    /// The service `osc`: the OSC server, or nil and nothing started without `osc.listen`.
     static func startOSC(_ settings: OSCSettings, feed: TallyFeed, audio: ProgramAudio, router: ControlRouter<StudioServer>,
                          services: ServiceGroup, log: ServerLog) throws -> OSCServer? {
         let bridge = OSCBridge(ServerCommands.all)
@@ -16,16 +16,15 @@ extension StudioServer {
             func loudest(_ levels: AudioLevels?) -> Double { levels?.peakDBFS.max() ?? AudioLevels.floor }
             return audio.inputs.map { ($0.name, loudest(meters.inputs[$0.name])) } + [("master", loudest(meters.program))]
         }
-        guard let server = OSCServer(settings: settings, feed: feed, dispatch: bridge.dispatch(router), levels: levels, log: { log.info($0) }) else {
-            return nil
-        }
+        let server = OSCServer(settings: settings, feed: feed, dispatch: bridge.dispatch(router), levels: levels, log: { log.info($0) })
         try services.start("osc", {
+            guard let server else { return }
             do { try server.start() } catch {
                 throw ServerError("cannot listen for OSC on udp \(settings.listen?.description ?? "?"): \(error) (osc.listen in the config)")
             }
             log.info("osc: listening on udp \(settings.listen?.host ?? "?"):\(server.port)"
                      + (settings.feedback.isEmpty ? "" : "; feedback to \(settings.feedback.map(\.description).joined(separator: ", "))"))
-        }, stop: { server.stop() })
+        }, stop: { server?.stop() })
         return server
     }
 }

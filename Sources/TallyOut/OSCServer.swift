@@ -190,10 +190,11 @@ public final class OSCServer: Sendable {
     }
 
     /// `/studio/subscribe` (the sender's address) or `/studio/subscribe i:PORT` (the sender's host, that
-    /// port: where TouchOSC listens is not where it sends from): subscribed or renewed, then sent the tally.
+    /// port, as any number: where TouchOSC listens is not where it sends from): subscribed or renewed,
+    /// then sent the tally.
     private func subscribe(_ message: OSCMessage, from sender: ListenAddress, local: inout Local) {
         guard let peer = Self.replyAddress(message, sender) else {
-            let reason = "takes nothing or a port (i), got \(message)"
+            let reason = "takes nothing or a port (a number), got \(message)"
             refuse(.invalidArgument, "\(Self.subscribe) \(reason)", from: sender, local: &local)
             return send([Self.error(message.address, Refusal.invalidArgument.rawValue, reason)], to: [sender], local: local)
         }
@@ -211,8 +212,17 @@ public final class OSCServer: Sendable {
 
     private static func replyAddress(_ message: OSCMessage, _ sender: ListenAddress) -> ListenAddress? {
         if message.arguments.isEmpty { return sender }
-        guard message.arguments.count == 1, case .int32(let port) = message.arguments[0], (1...65535).contains(port) else { return nil }
-        return ListenAddress(host: sender.host, port: UInt16(port))
+        guard message.arguments.count == 1 else { return nil }
+        // Any number that is a port (TouchOSC's scripts send their numbers as floats).
+        let number: Double? = switch message.arguments[0] {
+        case .int32(let value): Double(value)
+        case .int64(let value): Double(value)
+        case .float32(let value): Double(value)
+        case .float64(let value): value
+        default: nil
+        }
+        guard let number, number.rounded() == number, (1...65535).contains(number) else { return nil }
+        return ListenAddress(host: sender.host, port: UInt16(number))
     }
 
     /// The board as feedback: who is on program and preview, and each source's state (0 off, 1 program,

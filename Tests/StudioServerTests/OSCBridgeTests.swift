@@ -12,6 +12,8 @@ import TallyOut
     @Test func theDocumentListsEveryAddressInOrder() throws {
         let documented = try DocumentTables.firstCells(of: "docs/control-surfaces.md", section: "OSC addresses")
         #expect(documented == Self.bridge.routes.map(\.address))
+        let commands = try DocumentTables.cells(of: "docs/control-surfaces.md", section: "OSC addresses", column: 1)
+        #expect(commands == Self.bridge.routes.map(\.command))
         #expect(Self.bridge.routes.map(\.address).contains("/studio/player/{player}/play"))
         #expect(!Self.bridge.routes.map(\.command).contains("status"), "reads are not mapped")
     }
@@ -22,6 +24,9 @@ import TallyOut
         #expect(SwitcherCommands.Auto.argumentKinds == ["kind": .string, "frames": .integer, "ms": .integer])
         let audio = AudioCommands.Audio.argumentKinds
         #expect(audio["gain"] == .number && audio["mute"] == .bool && audio["pan"] == .number && audio["follow"] == .string, "\(audio)")
+        // Past an argument of its own type (crop, a rectangle), the others are still read.
+        let picture = PictureCommands.Picture.argumentKinds
+        #expect(picture["crop"] == .other && picture["brightness"] == .number && picture["mirror"] == .bool && picture["gamma"] == .number, "\(picture)")
     }
 
     static func request(_ address: String, _ arguments: [OSCArgument] = []) -> Result<ControlRequest, OSCBridgeRefusal> {
