@@ -133,7 +133,7 @@ public final class OSCServer: Sendable {
             // At most 256 datagrams a round, so feedback and answers keep flowing under a flood.
             for _ in 0..<256 {
                 guard let (bytes, sender) = TallySockets.receiveDatagram(from: fd) else { break }
-                guard let sender, !bytes.isEmpty else { continue }
+                guard let sender else { continue }  // an error (an ICMP for an earlier send), not a datagram
                 receive(bytes, from: sender, local: &local)
             }
             let answers = state.withLock { s in defer { s.outbox.removeAll() }; return s.outbox }
