@@ -21,7 +21,12 @@ public final class OSCPeer: @unchecked Sendable {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try syscall("bind") { withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } } }
+        do {
+            try syscall("bind") { withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } } }
+        } catch {
+            close(fd)
+            throw error
+        }
         var bound = sockaddr_in()
         var size = length
         _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &size) } }
