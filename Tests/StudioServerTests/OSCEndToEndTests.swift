@@ -131,8 +131,11 @@ import TestSupport
         let sample = clients[0..<200].last!
         let lines = String(decoding: sample.read(seconds: 5) { String(decoding: $0, as: UTF8.self).contains("TALLY OK 100") }, as: UTF8.self)
         #expect(lines.contains("TALLY OK 100"), "a subscriber among the first 200 still told: \(lines.suffix(200))")
+        // Served beside the program, never in its way: a program thread that waited on the clients (a write
+        // to one that never reads, the fan-out to 256) would miss tens of ticks a second. A loaded machine
+        // (2 cores, this process opening 260 connections) may cost a few; half a second's worth fails.
         let lateAfter = try #require(try client.request("status")["program"]?["late_ticks"]?.intValue)
-        #expect(lateAfter == lateBefore, "late program ticks while the tally clients were served: \(lateAfter - lateBefore)")
+        #expect(lateAfter - lateBefore <= 15, "late program ticks while the tally clients were served: \(lateAfter - lateBefore)")
         #expect(surface.receive(seconds: 5) { $0.contains(#"["/studio/tally/program", ["s", "cam1"]]"#) })
         #expect(try Self.metric(client, "studio_tally_vmix_clients 256"))
         _ = deaf
