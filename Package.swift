@@ -167,7 +167,7 @@ let package = Package(
         .testTarget(name: "StudioConfigTests", dependencies: ["StudioConfig", "StudioCore", "TestSupport"]),
         .testTarget(name: "StudioCLITests", dependencies: ["StudioCLI", "StudioEngine", "StudioConfig", "StudioCore", "TestSupport"]),
         .testTarget(name: "IsoRecordingTests", dependencies: ["IsoRecording", "Capture", "StudioCore", "StudioSystem"]),
-        .testTarget(name: "TallyOutTests", dependencies: ["TallyOut", "StudioCore", "StudioSystem", "TestSupport"]),
+        .testTarget(name: "TallyOutTests", dependencies: ["TallyOut", "StudioCore", "StudioSystem", "TestSupport"], exclude: ["osc_packet.py"]),
         .testTarget(name: "StudioServerTests", dependencies: ["TestSupport", "StudioServer", "IsoRecording", "StudioViews", "LivePictures", "Capture", "Switcher", "Encoding", "FrameDrawing", "EventStore", "Control", "StudioCore", "StudioSystem", "CSRT", "TallyOut"], exclude: ["Browser", "Fuzz"]),
     ]
 )

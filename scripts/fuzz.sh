@@ -7,7 +7,8 @@
 # and add its input to a regression test.
 #
 # Usage: scripts/fuzz.sh [MINUTES per surface, default 10] [SEED, default: the time] [SURFACES]
-#   SURFACES: comma-separated among control,http,config,cli (default: all four, one after another)
+#   SURFACES: comma-separated among control,http,config,cli,osc (default: the first four, one after
+#   another; osc gives the servers osc.listen and draws OSC datagrams for it)
 #   FUZZ_TOKEN=1: the servers get http.token and HTTP requests draw it, near misses and none (with http)
 # Results: the fuzzer's JSON line (examples and seconds per surface, late ticks idle, fuzzing and of the
 # unfuzzed witness server),

@@ -12,11 +12,14 @@ public protocol CommandSignature: Sendable {
     /// Where the HTTP API serves it; nil: the control socket only.
     static var httpRoute: ControlHTTPRoute? { get }
     static var otherHTTPRoutes: [ControlHTTPRoute] { get }
+    /// The arguments OSC gives in order after the route's path parameters (`ControlCommand.positionalArguments`).
+    static var positionalArguments: [String] { get }
 }
 
 extension CommandSignature {
     public static var httpRoute: ControlHTTPRoute? { nil }
     public static var otherHTTPRoutes: [ControlHTTPRoute] { [] }
+    public static var positionalArguments: [String] { [] }
 }
 
 /// A server command implementing a `CommandSignature`: its name, summary, routes, arguments and reply
@@ -30,6 +33,7 @@ extension SignedCommand {
     public static var summary: String { Signature.summary }
     public static var httpRoute: ControlHTTPRoute? { Signature.httpRoute }
     public static var otherHTTPRoutes: [ControlHTTPRoute] { Signature.otherHTTPRoutes }
+    public static var positionalArguments: [String] { Signature.positionalArguments }
 }
 
 /// A typed reply and the JSON it came as (`--json` prints the server's own text).

@@ -43,6 +43,9 @@ public protocol ControlCommand<Context>: Sendable {
     static var httpRoute: ControlHTTPRoute? { get }
     /// More routes to the same command (`audio`: GET lists, POST on `{input}` sets); none by default.
     static var otherHTTPRoutes: [ControlHTTPRoute] { get }
+    /// The arguments a surface without names (OSC) gives in order after those in the route's path:
+    /// `switch`'s `["source"]` makes `/studio/switch s:cam2`. None by default.
+    static var positionalArguments: [String] { get }
 
     /// Answers an `immediate` or `worker` command.
     static func run(_ arguments: Arguments, in context: Context) throws -> Reply
@@ -55,6 +58,7 @@ extension ControlCommand {
     public static var execution: ControlExecution { .immediate }
     public static var httpRoute: ControlHTTPRoute? { nil }
     public static var otherHTTPRoutes: [ControlHTTPRoute] { [] }
+    public static var positionalArguments: [String] { [] }
 
     public static func run(_ arguments: Arguments, in context: Context) throws -> Reply {
         throw ControlError(.internal, "\(name) answers through start(_:in:reply:), not run(_:in:)")

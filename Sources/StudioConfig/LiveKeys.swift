@@ -54,6 +54,7 @@ extension StudioConfiguration {
         .fixed("network.rtmp") { $0.network.rtmp },
         .fixed("network.srt") { $0.network.srt },
         .fixed("tally") { $0.tally },
+        .fixed("osc") { $0.osc },
         .fixed("players") { $0.players },
     ]
 

@@ -38,6 +38,8 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
     public var network = NetworkSettings()
     /// Tally out to lights, displays and control surfaces (`tally:`).
     public var tally = TallySettings()
+    /// OSC in and out (`osc:`).
+    public var osc = OSCSettings()
     /// Media players (`players:`), each a camera named by its entry.
     public var players: [PlayerSpec] = []
 
@@ -46,7 +48,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case program, video, audio, outputs
         case recordDirectory = "record", databasePath = "database", socketPath = "socket", socketGroup = "socket_group"
-        case cameras, scenes, overlays, transition, http, network, tally, players
+        case cameras, scenes, overlays, transition, http, network, tally, osc, players
     }
 
     public init(from decoder: any Decoder) throws {
@@ -66,6 +68,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         try keys.update(&http, .http)
         try keys.update(&network, .network)
         if let section = try keys.decodeIfPresent(TallySection.self, forKey: .tally) { tally = section.settings }
+        if let section = try keys.decodeIfPresent(OSCSection.self, forKey: .osc) { osc = section.settings }
         if let list = try keys.decodeIfPresent(PlayerList.self, forKey: .players) { players = list.players }
         if let list = try keys.decodeIfPresent(SceneList.self, forKey: .scenes) { scenes = list.scenes }
         if let list = try keys.decodeIfPresent(OverlayList.self, forKey: .overlays) { overlays = list.overlays }
@@ -189,6 +192,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         // Only when it says something: the snapshots of sessions without network cameras stay as they were.
         if network != NetworkSettings() { try keys.encode(network, forKey: .network) }
         if !tally.isEmpty { try keys.encode(tally, forKey: .tally) }
+        if !osc.isEmpty { try keys.encode(osc, forKey: .osc) }
         if !players.isEmpty { try keys.encode(players, forKey: .players) }
     }
 

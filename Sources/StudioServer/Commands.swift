@@ -148,7 +148,7 @@ extension StudioServer {
     /// What `metrics` answers and the HTTP console serves at `/metrics`.
     public func metricsText() -> String {
         Metrics.render(status: statusView(), cameras: camerasView(), tiles: TileMetrics(counters: tiles.counters, requests: tileRequests.byRoute),
-                       http: http.map(HTTPMetrics.init)) + tally.metricsText
+                       http: http.map(HTTPMetrics.init)) + tally.metricsText + (osc?.metricsText ?? "")
     }
 
     /// A latency budget as replies give it: by stage name.

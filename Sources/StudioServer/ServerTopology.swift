@@ -75,6 +75,9 @@ extension StudioServer {
         if let vmix = tally.vmix {
             graph.add(VMixServer.threadName, .tally, "vMix-compatible tally server on \(vmix.listen.host):\(vmix.port)", fedBy: [program], through: .newest)
         }
+        if let osc, let listen = osc.settings.listen {
+            graph.add(OSCServer.threadName, .tally, "OSC in and out on udp \(listen.host):\(osc.port): commands through the router, tally and levels back", fedBy: [program], through: .newest)
+        }
         let events = graph.add("events", .events, "every stage emits here; a flapping camera's changes held back")
         graph.add("studio.store", .eventStore, "SQLite writer", fedBy: [events],
                   through: .queue(capacity: store.queueCapacity, whenFull: "the event dropped, counted"))

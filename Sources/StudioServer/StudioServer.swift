@@ -43,6 +43,8 @@ public final class StudioServer: Sendable {
     let control: ControlServer
     /// Tally out: TSL UMD senders and the vMix-compatible server (`tally:`).
     let tally: TallyOutputs
+    /// OSC in and out (`osc:`); nil while off.
+    let osc: OSCServer?
     /// The HTTP API (nil with `--no-http`) and its event streams.
     let http: HTTPConsole?
     let httpEvents: HTTPEventStream
@@ -202,6 +204,8 @@ public final class StudioServer: Sendable {
             // Tally lights and displays (TSL UMD) and the vMix-compatible tally server, fed by the switcher's tally events.
             tally = try Self.startTally(configuration.tally, pins: configuration.cameras.pins, switcher: switcher, router: router,
                                         events: events, services: services, log: log)
+            // OSC control surfaces: the CLI's commands in, the tally and levels back to subscribers.
+            osc = try Self.startOSC(configuration.osc, feed: tally.feed, audio: audio, router: router, services: services, log: log)
             services.start("tiles", { [switcher] in
                 tiles.start(sources: Self.tileSources(switcher: switcher, cameras: cameras, scenes: sceneThumbnails))
             }, stop: { tiles.stop() })

@@ -27,4 +27,29 @@ extension ListenAddress {
         }
         return (storage, socklen_t(MemoryLayout<sockaddr_in>.size))
     }
+
+    /// The address in a `sockaddr_in` or `sockaddr_in6` (recvfrom's, getsockname's); nil for another family.
+    public init?(socketAddress storage: sockaddr_storage) {
+        var storage = storage
+        var host = [CChar](repeating: 0, count: 64)
+        var port: UInt16 = 0
+        let family = Int32(storage.ss_family)
+        guard family == AF_INET || family == AF_INET6 else { return nil }
+        withUnsafePointer(to: &storage) { pointer in
+            if family == AF_INET {
+                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
+                    var bytes = inet.pointee.sin_addr
+                    inet_ntop(AF_INET, &bytes, &host, socklen_t(host.count))
+                    port = UInt16(bigEndian: inet.pointee.sin_port)
+                }
+            } else {
+                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet in
+                    var bytes = inet.pointee.sin6_addr
+                    inet_ntop(AF_INET6, &bytes, &host, socklen_t(host.count))
+                    port = UInt16(bigEndian: inet.pointee.sin6_port)
+                }
+            }
+        }
+        self.init(host: String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), port: port)
+    }
 }

@@ -78,5 +78,6 @@ public enum AudioSignatures {
         public static let summary = "the program audio's inputs (gain, mute, pan, delay, follow, levels) and master (gain, ceiling, loudness); with an input, sets it"
         public static let httpRoute: ControlHTTPRoute? = .get("/api/v1/audio")
         public static let otherHTTPRoutes: [ControlHTTPRoute] = [.post("/api/v1/audio/{input}")]
+        public static let positionalArguments = ["gain"]
     }
 }

@@ -84,6 +84,7 @@ public enum CameraSignatures {
         public static let name = "control"
         public static let summary = "sets one control of a device camera and answers it read back"
         public static let httpRoute: ControlHTTPRoute? = .post("/api/v1/camera/{camera}/controls")
+        public static let positionalArguments = ["name", "value"]
     }
 
     public enum Focus: CommandSignature {
@@ -92,5 +93,6 @@ public enum CameraSignatures {
         public static let name = "focus"
         public static let summary = "asks a camera to focus and expose on a point of its picture (x, y from 0 to 1); answers how it could"
         public static let httpRoute: ControlHTTPRoute? = .post("/api/v1/camera/{camera}/focus")
+        public static let positionalArguments = ["x", "y"]
     }
 }

@@ -31,6 +31,7 @@ public enum PlayerSignatures {
         public static let name = "play"
         public static let summary = "plays a player from where it is, or an item of it from its start"
         public static let httpRoute: ControlHTTPRoute? = .post("/api/v1/player/{player}/play")
+        public static let positionalArguments = ["item"]
     }
 
     public enum Pause: CommandSignature {
@@ -55,6 +56,7 @@ public enum PlayerSignatures {
         public static let name = "cue"
         public static let summary = "cues an item of a player: its first frame shown, stopped"
         public static let httpRoute: ControlHTTPRoute? = .post("/api/v1/player/{player}/cue")
+        public static let positionalArguments = ["item"]
     }
 
     public enum Next: CommandSignature {

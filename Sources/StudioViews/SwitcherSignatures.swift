@@ -50,6 +50,7 @@ public enum SwitcherSignatures {
         public static let name = "switch"
         public static let summary = "cuts the program to a camera or scene; answers once the cut is on air"
         public static let httpRoute: ControlHTTPRoute? = .post("/api/v1/switch")
+        public static let positionalArguments = ["source"]
     }
 
     public enum Scene: CommandSignature {
@@ -66,6 +67,7 @@ public enum SwitcherSignatures {
         public static let name = "preview"
         public static let summary = "puts a camera or scene on preview, ready for cut or auto"
         public static let httpRoute: ControlHTTPRoute? = .post("/api/v1/preview")
+        public static let positionalArguments = ["source"]
     }
 
     public enum Cut: CommandSignature {
@@ -81,6 +83,7 @@ public enum SwitcherSignatures {
         public static let name = "auto"
         public static let summary = "runs a transition from program to preview (the default one unless given)"
         public static let httpRoute: ControlHTTPRoute? = .post("/api/v1/auto")
+        public static let positionalArguments = ["kind", "ms"]
     }
 
     public enum Transition: CommandSignature {
@@ -89,6 +92,7 @@ public enum SwitcherSignatures {
         public static let name = "transition"
         public static let summary = "sets (or, with no arguments, shows) the transition auto runs"
         public static let httpRoute: ControlHTTPRoute? = .post("/api/v1/transition")
+        public static let positionalArguments = ["kind", "ms"]
     }
 
     public enum Overlay: CommandSignature {
@@ -97,6 +101,7 @@ public enum SwitcherSignatures {
         public static let name = "overlay"
         public static let summary = "switches an overlay on or off (toggles it without on); answers once the frame is on air"
         public static let httpRoute: ControlHTTPRoute? = .post("/api/v1/overlay/{name}")
+        public static let positionalArguments = ["on"]
     }
 
     public enum Scenes: CommandSignature {

@@ -80,4 +80,60 @@ enum TallySockets {
             return code == EAGAIN || code == EWOULDBLOCK ? [] : nil
         }
     }
+
+    /// Binds `fd` to `address` (a TCP listener also listens); closes `fd` when it cannot.
+    static func bind(_ fd: Int32, to address: ListenAddress) throws(SystemError) {
+        guard let target = address.socketAddress else { close(fd); throw SystemError(call: "bind \(address)", errno: EINVAL) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var storage = target.storage
+        do {
+            try syscall("bind \(address)") {
+                withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, target.length) } }
+            }
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// The port `fd` is bound to (the kernel's choice after binding port 0).
+    static func boundPort(_ fd: Int32) -> UInt16 {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return ListenAddress(socketAddress: storage)?.port ?? 0
+    }
+
+    /// A connected pair of non-blocking sockets: a thread polls the first, others wake it by `wake`ing the second.
+    static func wakePair() throws(SystemError) -> (read: Int32, write: Int32) {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw SystemError(call: "socketpair", errno: errno)
+        }
+        return (pair[0], pair[1])
+    }
+
+    /// One byte into a wake pair's write end (nothing when it is full: a wake-up is pending anyway).
+    static func wake(_ fd: Int32) {
+        guard fd >= 0 else { return }
+        var byte: UInt8 = 1
+        _ = Glibc.send(fd, &byte, 1, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
+    }
+
+    /// One datagram that has arrived, truncated to `limit`, with its sender; nil when none has.
+    static func receiveDatagram(from fd: Int32, limit: Int = 65536) -> (bytes: [UInt8], sender: ListenAddress?)? {
+        var buffer = [UInt8](repeating: 0, count: limit)
+        var storage = sockaddr_storage()
+        while true {
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let count = buffer.withUnsafeMutableBytes { raw in
+                withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT), $0, &length) } }
+            }
+            if count >= 0 { return (Array(buffer[..<count]), ListenAddress(socketAddress: storage)) }
+            if errno == EINTR { continue }
+            // EAGAIN: nothing more; ECONNREFUSED and the like (an ICMP for an earlier send): not a datagram either.
+            return errno == EAGAIN || errno == EWOULDBLOCK ? nil : ([], nil)
+        }
+    }
 }

@@ -58,28 +58,19 @@ public final class VMixServer: Sendable {
 
     /// Listens (throws when the address cannot be had) and starts the thread.
     public func start() throws(SystemError) {
-        guard let address = listen.socketAddress else { throw SystemError(call: "bind \(listen)", errno: EINVAL) }
         let fd = try TallySockets.open(for: listen, type: SOCK_STREAM)
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var storage = address.storage
-        do {
-            try syscall("bind \(listen)") {
-                withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, address.length) } }
-            }
-            try syscall("listen") { Glibc.listen(fd, 64) }
-        } catch {
+        try TallySockets.bind(fd, to: listen)
+        do { try syscall("listen") { Glibc.listen(fd, 64) } } catch {
             close(fd)
             throw error
         }
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            let code = errno
+        let pair: (read: Int32, write: Int32)
+        do { pair = try TallySockets.wakePair() } catch {
             close(fd)
-            throw SystemError(call: "socketpair", errno: code)
+            throw error
         }
-        state.withLock { $0.port = Self.boundPort(fd) }
-        sockets.withLock { $0 = (fd, pair[0], pair[1]) }
+        state.withLock { $0.port = TallySockets.boundPort(fd) }
+        sockets.withLock { $0 = (fd, pair.read, pair.write) }
         feed.onChange { [weak self] in self?.wake() }
         _ = worker.start(name: Self.threadName) { [self] in run() }
     }
@@ -92,22 +83,7 @@ public final class VMixServer: Sendable {
         for fd in [fds.listen, fds.wakeRead, fds.wakeWrite] where fd >= 0 { close(fd) }
     }
 
-    private func wake() {
-        let fd = sockets.withLock { $0.wakeWrite }
-        guard fd >= 0 else { return }
-        var byte: UInt8 = 1
-        _ = send(fd, &byte, 1, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
-    }
-
-    private static func boundPort(_ fd: Int32) -> UInt16 {
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return withUnsafeBytes(of: storage) { raw in
-            // sin_port and sin6_port both sit at offset 2, in network order.
-            UInt16(raw[2]) << 8 | UInt16(raw[3])
-        }
-    }
+    private func wake() { TallySockets.wake(sockets.withLock { $0.wakeWrite }) }
 
     // MARK: The thread
 

@@ -54,4 +54,21 @@ import TestSupport
         let report = try JSONValue(parsing: output.split(whereSeparator: \.isNewline).last.map(String.init) ?? "")
         #expect(report["examples"]?["http"]?.intValue == examples, "\(report)")
     }
+
+    /// The OSC surface of servers with `osc.listen`: messages to every documented address with names in
+    /// them, every type, nested bundles, truncated, corrupted and raw datagrams; the OSC thread answers a
+    /// probe after each, with OSC only.
+    @Test(.enabled(if: hypothesisAvailable, "needs python3-hypothesis (a Debian package; run scripts/setup.sh)"))
+    func oscDatagramsSurviveTheirGrammar() throws {
+        let examples = 1000
+        let fuzzer = try ChildProcess(executable: Self.python, arguments: [
+            Self.script, "--binary", StudioHarness.binary, "--seed", "33", "--examples", "\(examples)", "--idle", "2", "--surfaces", "osc",
+        ])
+        let exit = fuzzer.wait(timeout: 180)
+        if exit == nil { fuzzer.terminate(signal: SIGKILL); _ = fuzzer.wait(timeout: 5) }
+        let output = fuzzer.outputText()
+        try #require(exit == .exited(0), "the fuzzer: \(String(describing: exit))\n\(output.suffix(3000))\n\(fuzzer.errorText().suffix(3000))")
+        let report = try JSONValue(parsing: output.split(whereSeparator: \.isNewline).last.map(String.init) ?? "")
+        #expect(report["examples"]?["osc"]?.intValue == examples, "\(report)")
+    }
 }

@@ -116,25 +116,7 @@ public final class SRTListener: Sendable {
     static func lastError() -> String { String(cString: srt_getlasterror_str()) }
 
     static func describe(_ address: sockaddr_storage) -> String {
-        var address = address
-        var host = [CChar](repeating: 0, count: 64)
-        var port: UInt16 = 0
-        withUnsafePointer(to: &address) { pointer in
-            if pointer.pointee.ss_family == sa_family_t(AF_INET) {
-                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
-                    var bytes = inet.pointee.sin_addr
-                    inet_ntop(AF_INET, &bytes, &host, socklen_t(host.count))
-                    port = UInt16(bigEndian: inet.pointee.sin_port)
-                }
-            } else if pointer.pointee.ss_family == sa_family_t(AF_INET6) {
-                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet in
-                    var bytes = inet.pointee.sin6_addr
-                    inet_ntop(AF_INET6, &bytes, &host, socklen_t(host.count))
-                    port = UInt16(bigEndian: inet.pointee.sin6_port)
-                }
-            }
-        }
-        return "\(String(cString: host)):\(port)"
+        ListenAddress(socketAddress: address)?.description ?? "an address of another family"
     }
 }
 

@@ -12,11 +12,14 @@ socket, config file and HTTP port in a temporary directory), then draws, for eac
   config   YAML for the config file the server was started with (sections and keys from
            docs/config.md), applied with `reload`;
   cli      `studio COMMAND ARGS...` against the server, commands and flags from `studio help`.
+  osc      (only when asked: the server then gets `osc.listen`) OSC packets for its UDP port: messages to
+           the addresses of docs/control-surfaces.md's table with names and argument names in them,
+           every type tag, bundles nested, truncated, corrupted and raw datagrams.
 
 Properties, checked after every example: the server is alive and answers `ping` in time; every reply
 came before its deadline and is well formed (control: JSON with ok/result or error{code, message};
 HTTP: a status line and, for an error, a JSON error body; CLI: exit 0, 1 or 2, a failure saying a
-sentence on stderr), and no message holds a program's internals (`Optional(`, a Swift type, a
+sentence on stderr; OSC: the OSC thread still answers a probe, every datagram back is an OSC message), and no message holds a program's internals (`Optional(`, a Swift type, a
 Foundation error domain). At the end the program's late ticks grew no more than twice those of a
 witness, plus two, plus 1% of the window's frames: the witness is a second server started the same way
 and left alone over the same window, so the machine's own noise (a busy CI machine makes both late) is
@@ -34,6 +37,10 @@ temporary directory.
 import argparse, json, os, re, signal, socket, subprocess, sys, tempfile, time, traceback
 
 from hypothesis import HealthCheck, given, seed as hseed, settings, strategies as st
+
+# OSC packets are built and read by the tests' own OSC script (struct, from the 1.0 layout).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "TallyOutTests"))
+import osc_packet  # noqa: E402
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "docs")
 BAD_MARKERS = ["Optional(", "ClientFailure(", "NSCocoaErrorDomain", "Dictionary<", "DecodingError", "Swift.",
@@ -79,6 +86,12 @@ def command_arguments():
     return arguments
 
 
+def osc_addresses():
+    """The address templates of docs/control-surfaces.md's "OSC addresses" table."""
+    with open(os.path.join(DOCS, "control-surfaces.md"), encoding="utf-8") as f:
+        return sorted(set(re.findall(r"^\| `(/studio/[^`]*)` \|", f.read(), re.M)))
+
+
 def http_routes():
     """(method, path) of every route in docs/http-api.md's tables."""
     routes = []
@@ -112,8 +125,8 @@ def tame_value(value, directory):
 
 # --- the server ------------------------------------------------------------------------------------
 
-def free_port():
-    s = socket.socket()
+def free_port(kind=socket.SOCK_STREAM):
+    s = socket.socket(socket.AF_INET, kind)
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
@@ -121,10 +134,14 @@ def free_port():
 
 
 class Server:
-    def __init__(self, binary, directory, token=None):
+    def __init__(self, binary, directory, token=None, osc=False):
         self.binary, self.directory = binary, directory
         # With a token (`--token`), the file sets http.token: every HTTP request must carry it.
         self.config_text = "# fuzzed\n" + (f"http:\n  token: {token}\n" if token else "")
+        # With the osc surface, the file sets osc.listen (a fixed key: a reload of a file without it is refused).
+        self.osc_port = free_port(socket.SOCK_DGRAM) if osc else None
+        if osc:
+            self.config_text += f"osc:\n  listen: 127.0.0.1:{self.osc_port}\n"
         self.socket = os.path.join(directory, "studio.sock")
         self.db = os.path.join(directory, "studio.db")
         self.config = os.path.join(directory, "studio.yaml")
@@ -355,6 +372,36 @@ def yaml_documents(sections, keys, names):
                      st.binary(max_size=200).map(lambda b: b.decode("latin-1")))
 
 
+def osc_packets(addresses, keys, names):
+    """Datagrams for the OSC port: messages and nested bundles of every type, then bytes truncated,
+    corrupted, or drawn raw."""
+    segment = st.one_of(st.sampled_from(names), st.text(max_size=10).map(lambda t: t.replace("/", "_").replace("\0", "")))
+    address = st.one_of(
+        st.tuples(st.sampled_from(addresses), segment, st.one_of(st.none(), st.sampled_from(keys)))
+          .map(lambda t: re.sub(r"\{[a-z]+(:int)?\}", lambda _: t[1], t[0]) + (f"/{t[2]}" if t[2] else "")),
+        st.sampled_from(["/studio/subscribe", "/studio/unsubscribe", "/studio", "/", "/studio//cut", "/studio/*", "#bundle"]),
+        st.text(max_size=30).map(lambda t: "/" + t.replace("\0", "")))
+    argument = st.one_of(
+        st.integers(-2**31, 2**31 - 1).map(lambda v: ["i", v]), st.integers(-2**63, 2**63 - 1).map(lambda v: ["h", v]),
+        st.floats(width=32).map(lambda v: ["f", v]), st.floats().map(lambda v: ["d", v]),
+        st.one_of(st.sampled_from(names), st.text(max_size=20).map(lambda t: t.replace("\0", ""))).map(lambda v: ["s", v]),
+        st.sampled_from([["T"], ["F"], ["N"], ["i", 0], ["i", 1], ["f", 1.0], ["f", -6.0], ["s", "-inf"], ["i", 9001]]))
+    message = st.tuples(address, st.lists(argument, max_size=4)).map(lambda t: [t[0]] + t[1])
+    packet = st.recursive(message, lambda inner: st.fixed_dictionaries(
+        {"time": st.sampled_from([0, 1, 2**64 - 1]), "elements": st.lists(inner, max_size=3)}), max_leaves=6)
+    encoded = packet.map(osc_packet.encode)
+    return st.one_of(
+        encoded, encoded, encoded,
+        st.tuples(encoded, st.integers(0, 100)).map(lambda t: t[0][:t[1]]),                          # truncated
+        st.tuples(encoded, st.integers(0, 100), st.integers(0, 255))                                   # a byte changed
+          .map(lambda t: t[0][:t[1]] + bytes([t[2]]) + t[0][t[1] + 1:] if t[1] < len(t[0]) else t[0]),
+        st.tuples(encoded, st.sampled_from([b"\x7f\xff\xff\xf0", b"\x00\x00\x00\x06", b"\x00\x00\x00\x00"]))  # a bundle's size
+          .map(lambda t: t[0][:16] + t[1] + t[0][20:] if t[0].startswith(b"#bundle") else t[0]),
+        st.lists(message, min_size=1, max_size=3).map(lambda ms: b"".join(osc_packet.encode(m) for m in ms)),  # no bundle around
+        st.sampled_from([b",b\0\0", b"/a\0\0,b\0\0\0\0\0\x04abcd", b"#bundle\0" * 3]),
+        st.binary(max_size=120))                                                                 # raw
+
+
 def cli_invocations(usage, names):
     commands = sorted(usage)
     word = st.one_of(st.sampled_from(names), st.text(max_size=12), st.sampled_from(["on", "off", "0", "-1", "1e9", "99999999999999999999",
@@ -474,6 +521,38 @@ class Surfaces:
             check_control_reply(reply, f"config {text[:300]!r}")
         self.server.alive(f"after config {text[:300]!r}")
 
+    def osc(self, datagram):
+        self.count("osc")
+        where = f"osc {datagram[:200]!r}"
+        probe = osc_packet.encode(["/studio/fuzz-probe"])
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.settimeout(DEADLINE)
+        try:
+            s.bind(("127.0.0.1", 0))
+            s.sendto(datagram, ("127.0.0.1", self.server.osc_port))
+            s.sendto(probe, ("127.0.0.1", self.server.osc_port))
+            deadline = time.monotonic() + DEADLINE
+            while True:  # every answer an OSC message, until the probe's own
+                if time.monotonic() > deadline:
+                    raise Failure(f"{where}: the OSC thread did not answer the probe within {DEADLINE} s")
+                try:
+                    reply = s.recv(1 << 16)
+                except socket.timeout:
+                    raise Failure(f"{where}: the OSC thread did not answer the probe within {DEADLINE} s")
+                try:
+                    message = osc_packet.decode(reply)
+                except Exception as error:
+                    raise Failure(f"{where}: an answer that is no OSC ({error}): {reply[:200]!r}")
+                if not isinstance(message, list) or not message[0].startswith("/studio/"):
+                    raise Failure(f"{where}: an answer that is no /studio message: {message!r}")
+                if message[0] == "/studio/error":
+                    check_sentence(message[-1][1], where)
+                    if message[1] == ["s", "/studio/fuzz-probe"]:
+                        break
+        finally:
+            s.close()
+        self.server.alive(where)
+
     def cli(self, invocation):
         self.count("cli")
         command, args = invocation
@@ -531,7 +610,7 @@ def main():
     parser.add_argument("--seed", type=int, default=34)
     parser.add_argument("--examples", type=int, default=100, help="examples per surface")
     parser.add_argument("--minutes", type=float, default=0, help="minutes per surface instead of a number of examples")
-    parser.add_argument("--surfaces", default="control,http,config,cli")
+    parser.add_argument("--surfaces", default="control,http,config,cli", help="of control, http, config, cli, osc")
     parser.add_argument("--token", action="store_true",
                         help="the servers get http.token; HTTP requests draw the right token, near misses and none, and one "
                              "without it must never be answered below 400 (use with --surfaces http)")
@@ -540,13 +619,14 @@ def main():
 
     directory = tempfile.mkdtemp(prefix="studio-fuzz-")
     token = "fuzz-token-" + os.urandom(8).hex() if options.token else None
-    server = Server(options.binary, directory, token)
+    osc = "osc" in options.surfaces.split(",")
+    server = Server(options.binary, directory, token, osc)
     witness = None
     started = time.monotonic()
     try:
         # The witness: the same server, never fuzzed; its late ticks over the fuzzing window are the
         # machine's noise.
-        witness = Server(options.binary, tempfile.mkdtemp(prefix="studio-fuzz-witness-"), token)
+        witness = Server(options.binary, tempfile.mkdtemp(prefix="studio-fuzz-witness-"), token, osc)
         surfaces = Surfaces(server, options.binary)
         late_start = server.late_ticks()
         time.sleep(options.idle)  # the noise measurement: the idle server's late ticks over this window
@@ -556,6 +636,7 @@ def main():
             "http": (http_requests(surfaces.routes, surfaces.keys, surfaces.names, server.port, token), surfaces.http),
             "config": (yaml_documents(surfaces.config_sections, surfaces.config_keys, surfaces.names), surfaces.config),
             "cli": (cli_invocations(surfaces.usage, surfaces.names), surfaces.cli),
+            "osc": (osc_packets(osc_addresses(), surfaces.keys, surfaces.names), surfaces.osc),
         }
         seconds = {}
         late_before, witness_before = server.late_ticks(), witness.late_ticks()
