@@ -67,13 +67,14 @@ extension ProgramSwitcher.Core {
 
             // What to show, with each camera's picture fetched once.
             let now = clock.now()
-            let snapshot = shared.withLock { s in (s.sources, s.lost, s.scenes, s.status.program, s.known, s.backups, s.overlays.filter(\.on)) }
-            let (sources, lost, scenes, selected, known, backups, overlays) = snapshot
+            let snapshot = shared.withLock { s in (s.sources, s.schedules, s.lost, s.scenes, s.status.program, s.known, s.backups, s.overlays.filter(\.on)) }
+            let (sources, schedules, lost, scenes, selected, known, backups, overlays) = snapshot
             var program = selected
             var pictures: [CameraID: CameraPicture] = [:]
             func picture(_ camera: CameraID) -> CameraPicture {
                 if let cached = pictures[camera] { return cached }
-                var found = CameraPicture.newest(camera, sources: sources, lost: lost, known: known, now: now, lossTimeout: lossTimeout)
+                var found = CameraPicture.newest(camera, sources: sources, schedules: schedules, tick: grid.time(ofFrame: tick),
+                                                 lost: lost, known: known, now: now, lossTimeout: lossTimeout)
                 if case .frame(let frame) = found {
                     // Only the multiview should get a reduced picture; one here was decoded before the
                     // camera's demand turned full: it is shown scaled up, and counted.
@@ -196,7 +197,8 @@ extension ProgramSwitcher.Core {
         guard onAir.limit > 0 else { return }
         let known = onAir.count
         let (slots, remaining) = shared.withLock { s in
-            let cameras = s.camerasOnAir(program: s.status.program, transition: transition).subtracting(s.lost)
+            // A camera that publishes its pictures ahead (`schedules`) is not waited for.
+            let cameras = s.camerasOnAir(program: s.status.program, transition: transition).subtracting(s.lost).subtracting(s.schedules.keys)
             // Cadences of cameras gone from the switcher are forgotten once they outnumber its cameras
             // (not rebuilt every tick).
             return (cameras.compactMap { camera in s.sources[camera].map { (camera, $0) } }, known > s.sources.count ? Array(s.sources.keys) : nil)

@@ -173,6 +173,8 @@ import TestSupport
         }
         #expect(ended)
         let late = try client.request("status")["program"]?["late_ticks"]?.intValue ?? -1
+        let player = (try? client.request("cameras"))?["cameras"]?.arrayValue?.first { $0["name"] == "count" }?["player"]
+        let counted = "player repeated \(player?["repeated_frames"]?.intValue ?? -1), skipped \(player?["skipped_frames"]?.intValue ?? -1)"
         server.shutdown()
 
         let shown = try NumberedClips.readAll(try AudioInputsEndToEndTests.programFile(in: recordings))
@@ -180,7 +182,7 @@ import TestSupport
         // Cued on 0 before the play, held on 89 after it: between them, each picture once.
         while numbers.first == 0 { numbers.removeFirst() }
         while numbers.last == 89 { numbers.removeLast() }
-        #expect(numbers == Array(1...88), "the program's pictures of the clip (late ticks \(late)): \(numbers)")
+        #expect(numbers == Array(1...88), "the program's pictures of the clip (late ticks \(late), \(counted)): \(numbers)")
     }
 }
 

@@ -39,6 +39,9 @@ public final class PlayerCamera: PlayableCamera {
     public let identity: String
     public let displayName: String
     public let frames = LatestValue<VideoFrame>()
+    /// The pictures of the play ahead, each with the tick it is shown from (the program takes its tick's).
+    let upcoming = PictureSchedule()
+    public var schedule: PictureSchedule? { upcoming }
     public let playerSpec: PlayerSpec
     let sound: TimedAudioInput
     public var audio: (any ClockedAudioInput)? { sound }

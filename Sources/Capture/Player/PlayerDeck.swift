@@ -5,7 +5,11 @@ import StudioSystem
 /// The player's thread (`player.NAME`): takes the operator's commands, keeps `queue` filled from the
 /// reader (at most `PlayerCamera.queuedPictures` pictures ahead), and at each tick of a grid at the
 /// program's rate publishes the newest picture whose time has come (or the held one again, re-stamped,
-/// so a cued, paused or ended player is live, not silent). Lives on that thread alone.
+/// so a cued, paused or ended player is live, not silent). Playing, it also publishes the pictures in
+/// its queue with the tick each is shown from (`PictureSchedule`), for the program to take its tick's
+/// own whenever this thread wakes; a picture whose tick passed before it was published (the thread
+/// held up longer than its queue lasts) is not skipped: the play slips by the ticks it missed, held and
+/// counted as repeated. Lives on that thread alone.
 struct PlayerDeck {
     let camera: PlayerCamera
     let reader: PlayerReader
@@ -27,6 +31,10 @@ struct PlayerDeck {
     /// stamped with it.
     private var sound: [(samples: [Float], due: UInt64)] = []
     private var counts = (repeated: 0, skipped: 0)
+    /// The tick of the last picture taken from the queue (nil at the start of a play).
+    private var lastPictureTick: Int64?
+    /// The timeline's time of the last picture published in the schedule (nil: none since play).
+    private var scheduledThrough: Int64?
 
     init(camera: PlayerCamera) {
         self.camera = camera
@@ -42,17 +50,19 @@ struct PlayerDeck {
         while !camera.worker.isStopRequested {
             camera.takeCommands { commands in
                 for command in commands { apply(command) }
+                publishSchedule()
                 updateStatus()
             }
             let now = clock.now()
             let tick = grid.frame(at: now)
             if tick != lastTick {
                 lastTick = tick
-                if state == .playing { present(tick) }
+                if state == .playing { present(tick, now: now) }
                 publishHeld(at: now)
             }
             pushSound(until: now)
             fill()
+            publishSchedule()
             updateStatus()
             // Wakes at the next tick, when the next sound is due, and often enough for a command between ticks.
             clock.sleep(until: min(grid.nextTick(after: now), now + 20_000_000, sound.first?.due ?? .max))
@@ -73,6 +83,7 @@ struct PlayerDeck {
             state = .playing
             grid = FrameGrid(origin: playOrigin(), rate: camera.rate)
             lastTick = -1
+            lastPictureTick = nil
             camera.sound.newStream()
         case .pause:
             guard state == .playing else { return }
@@ -118,17 +129,43 @@ struct PlayerDeck {
 
     // MARK: Playing
 
+    /// The first tick that shows a picture (or takes an end) at `time` on the play's timeline. A
+    /// millisecond's slack: pictures stamped at n/rate land on the tick of the same time.
+    private func firstTick(showing time: Int64) -> Int64 {
+        grid.firstFrame(atOrAfter: grid.origin + UInt64(max(0, time - timelineAtOrigin - 1_000_000)))
+    }
+
     /// Publishes the newest picture due at `tick`, pushes the sound due, and takes the ends passed.
-    private mutating func present(_ tick: Int64) {
-        let time = timelineAtOrigin + Int64(grid.time(ofFrame: tick) - grid.origin)
-        position = time
+    private mutating func present(_ tick: Int64, now: UInt64) {
+        // The first tick the program has still to take (it takes each half a frame after its time; a
+        // microsecond's slack for the rounding of the two grids).
+        let open = grid.time(ofFrame: tick) + UInt64(interval / 2) <= now + 1_000 ? tick + 1 : tick
+        var time = timelineAtOrigin + Int64(grid.time(ofFrame: tick) - grid.origin)
         var shown: VideoFrame?
-        // A millisecond's slack: pictures stamped at n/rate land on the tick of the same time.
-        while let entry = queue.first, entry.time <= time + 1_000_000 {
+        reading: while true {
+            // Read on while the queue is emptied (the thread was held up past what it had read).
+            if queue.isEmpty { fill() }
+            guard let entry = queue.first, entry.time <= time + 1_000_000 else { break }
             queue.removeFirst()
             switch entry.content {
             case .picture(let frame):
-                if shown != nil { counts.skipped += 1 }
+                var due = firstTick(showing: entry.time)
+                // Its tick passed before the program could have it (never published): the play slips,
+                // to show it on the first tick still to come.
+                if due < open, scheduledThrough.map({ entry.time > $0 }) ?? true {
+                    timelineAtOrigin -= (open - due) * interval
+                    time = timelineAtOrigin + Int64(grid.time(ofFrame: tick) - grid.origin)
+                    due = open
+                    if due > tick {
+                        queue.insert(entry, at: 0)
+                        break reading
+                    }
+                }
+                // Skipped: another picture had its tick; repeated: ticks between this one's and the last's.
+                if let last = lastPictureTick {
+                    if due <= last { counts.skipped += 1 } else { counts.repeated += Int(due - last - 1) }
+                }
+                lastPictureTick = due
                 shown = frame
                 if current?.play != entry.play || !playStarted { startPlay(entry) }
             case .audio(let samples):
@@ -149,11 +186,13 @@ struct PlayerDeck {
                     pushSound(until: .max)
                     disconnectSound()
                     if isBlack { held = blackFrame() }
+                    position = time
                     return
                 }
             }
         }
-        if let shown { held = shown } else { counts.repeated += 1 }
+        position = time
+        if let shown { held = shown }
     }
 
     /// Whether the play on screen has had its `clip_started` (a cued play has not, until it plays).
@@ -211,12 +250,47 @@ struct PlayerDeck {
         }
     }
 
+    /// The picture on screen and, playing, those in the queue, each with the tick it is shown from
+    /// (`firstTick`; of two on one tick the later), the black after an end that shows black included.
+    private mutating func publishSchedule() {
+        guard let held else { return }
+        guard state == .playing else {
+            scheduledThrough = nil
+            return camera.upcoming.replace(with: [PictureSchedule.Entry(from: 0, frame: held)])
+        }
+        let onScreen = lastTick >= 0 ? grid.time(ofFrame: lastTick) : 0
+        var entries = [PictureSchedule.Entry(from: onScreen, frame: stamped(held, at: onScreen))]
+        var placed = lastTick
+        func place(_ frame: VideoFrame, at time: Int64) {
+            let tick = max(lastTick + 1, firstTick(showing: time))
+            if tick == placed, entries.count > 1 { entries.removeLast() }
+            let from = grid.time(ofFrame: tick)
+            entries.append(PictureSchedule.Entry(from: from, frame: stamped(frame, at: from)))
+            placed = tick
+        }
+        for entry in queue {
+            if case .picture(let frame) = entry.content {
+                place(frame, at: entry.time)
+                scheduledThrough = max(scheduledThrough ?? entry.time, entry.time)
+            } else if case .itemEnd(let how, let isBlack) = entry.content, how == "end" || how == "truncated" {
+                if isBlack { place(blackFrame(), at: entry.time) }
+                break
+            }
+        }
+        camera.upcoming.replace(with: entries)
+    }
+
+    /// `frame`'s pixels as a new frame (sharing its storage) stamped `time`.
+    private mutating func stamped(_ frame: VideoFrame, at time: UInt64) -> VideoFrame {
+        sequence += 1
+        return VideoFrame(format: frame.format, width: frame.width, height: frame.height, planes: frame.planes,
+                          storage: frame.storage, captureTime: time, sequence: sequence)
+    }
+
     /// The picture on screen again, stamped now (the same pixels: a new frame sharing its storage).
     private mutating func publishHeld(at now: UInt64) {
         guard let held else { return }
-        sequence += 1
-        camera.frames.publish(VideoFrame(format: held.format, width: held.width, height: held.height, planes: held.planes,
-                                         storage: held.storage, captureTime: now, sequence: sequence))
+        camera.frames.publish(stamped(held, at: now))
         let format = CameraFormat(pixelFormat: held.format, width: held.width, height: held.height, frameRate: camera.rate)
         camera.shared.withLock {
             $0.statistics.framesCaptured += 1

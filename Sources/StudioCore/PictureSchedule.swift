@@ -1,0 +1,46 @@
+import Synchronization
+
+/// A source's pictures to come, each with the time it is shown from: a source that knows its pictures
+/// ahead (a player, which decodes a few ahead) publishes them here with the program tick each belongs
+/// to, and the program takes, for each tick, the picture for that tick's time (`picture(at:)`), so a
+/// publishing thread that wakes late makes no difference as long as the pictures it published reach
+/// past that tick. Bounded (`capacity`, the newest dropped beyond it); the program never waits on it
+/// (one lock, held for a copy or a look-up).
+public final class PictureSchedule: Sendable {
+    /// A picture and the clock time (CLOCK_MONOTONIC ns, or the program clock's) it is shown from.
+    public struct Entry: Sendable {
+        public let from: UInt64
+        public let frame: VideoFrame
+        public init(from: UInt64, frame: VideoFrame) {
+            self.from = from
+            self.frame = frame
+        }
+    }
+
+    public static let capacity = 32
+    private let entries = Mutex<[Entry]>([])
+
+    public init() {}
+
+    /// Pictures from before the new ones that are kept: a program tick composed late (its thread woke
+    /// late) still finds its own picture, not the one after.
+    public static let kept = 4
+
+    /// Replaces what is to come with `entries`, in time order (the first the one shown now); the last
+    /// `kept` pictures from before the first of them stay.
+    public func replace(with entries: [Entry]) {
+        let bounded = Array(entries.prefix(Self.capacity))
+        self.entries.withLock { current in
+            let start = bounded.first?.from ?? .max
+            current = current.filter { $0.from < start }.suffix(Self.kept) + bounded
+        }
+    }
+
+    /// The picture shown at `time`: the last one from `time` or before; nil when all are later (or none).
+    public func picture(at time: UInt64) -> VideoFrame? {
+        entries.withLock { entries in entries.last { $0.from <= time }?.frame }
+    }
+
+    /// When the last picture published is shown from (nil: none).
+    public var lastFrom: UInt64? { entries.withLock { $0.last?.from } }
+}
