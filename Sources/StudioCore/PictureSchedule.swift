@@ -19,8 +19,17 @@ public final class PictureSchedule: Sendable {
 
     public static let capacity = 32
     private let entries = Mutex<[Entry]>([])
+    private let onAir = Mutex<(@Sendable (Bool, UInt64) -> Void)?>(nil)
 
     public init() {}
+
+    /// Has `body` called on the program thread when the source goes on air (true: on program, in a
+    /// transition to it, or in a scene or overlay on air) or off it (false), with the due time of the
+    /// first tick that shows it, or does not: it must not block.
+    public func whenOnAir(_ body: @escaping @Sendable (Bool, UInt64) -> Void) { onAir.withLock { $0 = body } }
+
+    /// The program's notice that the source went on air (or off it) on the tick due at `time`.
+    public func onAir(_ onAir: Bool, at time: UInt64) { self.onAir.withLock { $0 }?(onAir, time) }
 
     /// Pictures from before the new ones that are kept: a program tick composed late (its thread woke
     /// late) still finds its own picture, not the one after.

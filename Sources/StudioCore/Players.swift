@@ -12,14 +12,22 @@ public struct PlayerSpec: Sendable, Equatable, Encodable {
     public var end: PlayerEnd
     /// How long a still is shown (`still_seconds:`).
     public var stillSeconds: Double
+    /// Plays on the frame it goes on air (`autoplay:`): by a switch, a cut, an auto, or a scene or
+    /// overlay that shows it.
+    public var autoplay: Bool
+    /// Goes back to its first item's first frame each time it goes on air (`restart:`).
+    public var restart: Bool
 
     public static let defaultStillSeconds = 5.0
 
-    public init(name: CameraID, items: [String], end: PlayerEnd = .hold, stillSeconds: Double = PlayerSpec.defaultStillSeconds) {
+    public init(name: CameraID, items: [String], end: PlayerEnd = .hold, stillSeconds: Double = PlayerSpec.defaultStillSeconds,
+                autoplay: Bool = false, restart: Bool = false) {
         self.name = name
         self.items = items
         self.end = end
         self.stillSeconds = stillSeconds
+        self.autoplay = autoplay
+        self.restart = restart
     }
 
     /// The camera's identity, as the event store keeps it.
@@ -37,7 +45,7 @@ public struct PlayerSpec: Sendable, Equatable, Encodable {
 
     /// The keys of a `players:` entry (the config reads them; the snapshot writes them).
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, items, end, stillSeconds = "still_seconds"
+        case name, items, end, stillSeconds = "still_seconds", autoplay, restart
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -46,6 +54,8 @@ public struct PlayerSpec: Sendable, Equatable, Encodable {
         try keys.encode(items, forKey: .items)
         try keys.encode(end.rawValue, forKey: .end)
         try keys.encode(stillSeconds, forKey: .stillSeconds)
+        try keys.encode(autoplay, forKey: .autoplay)
+        try keys.encode(restart, forKey: .restart)
     }
 }
 

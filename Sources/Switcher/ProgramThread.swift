@@ -149,7 +149,9 @@ extension ProgramSwitcher.Core {
                 finish(transition, shown: transition.spec.frames, takenOver: false, at: pts, mix: &mix, after: &after)
             }
             let slateText = shown.slate.map { lines in lines.joined(separator: " ") }
+            let tallyBefore = mix.tally
             let tallyEvent = updateTally(&mix, at: pts)
+            if tallyEvent != nil { announceOnAir(before: tallyBefore, after: mix.tally, at: grid.time(ofFrame: tick)) }
             shared.withLock { s in
                 s.status.slate = slateText
                 s.status.framesDelivered += 1
@@ -354,6 +356,17 @@ extension ProgramSwitcher.Core {
     }
 
     // MARK: Tally
+
+    /// Tells each source with a schedule (a player) that went on program or off it with this tick
+    /// (`tick`: its due time) so, after the frame.
+    private func announceOnAir(before: [String: Tally], after: [String: Tally], at tick: UInt64) {
+        func onProgram(_ tally: [String: Tally]) -> Set<String> { Set(tally.filter { $0.value == .program || $0.value == .both }.keys) }
+        let (was, now) = (onProgram(before), onProgram(after))
+        let changed = now.symmetricDifference(was)
+        guard !changed.isEmpty else { return }
+        let schedules = shared.withLock { s in changed.compactMap { name in s.schedules[CameraID(name)].map { (name, $0) } } }
+        for (name, schedule) in schedules { schedule.onAir(now.contains(name), at: tick) }
+    }
 
     /// Recomputes who is seen where; a `tally` event when it changed.
     private func updateTally(_ mix: inout Mix, at pts: MediaTime) -> StudioEvent? {

@@ -13,17 +13,20 @@ import StudioCore
             items: [media/brb.mp4, /srv/media/countdown.png]
             still_seconds: 10
             end: loop
+            autoplay: true
+            restart: yes
         """
         let config = try StudioConfiguration.parse(yaml: yaml, source: "studio.yaml", directory: "/etc/studio")
         #expect(config.players == [
             PlayerSpec(name: "intro", items: ["/etc/studio/media/intro.mov"], end: .hold, stillSeconds: 5),
-            PlayerSpec(name: "breaks", items: ["/etc/studio/media/brb.mp4", "/srv/media/countdown.png"], end: .loop, stillSeconds: 10),
+            PlayerSpec(name: "breaks", items: ["/etc/studio/media/brb.mp4", "/srv/media/countdown.png"], end: .loop, stillSeconds: 10,
+                       autoplay: true, restart: true),
         ])
         #expect(config.players[1].identity == "player:breaks")
         #expect(config.players[1].item(named: "countdown.png") == 1 && config.players[1].item(named: "1") == 0)
         #expect(config.players[1].item(named: "3") == nil && config.players[1].item(named: "nosuch.mov") == nil)
         // In the session's snapshot.
-        #expect(config.jsonSnapshot().contains(#""players":[{"end":"hold","items":["\/etc\/studio\/media\/intro.mov"]"#)
-                || config.jsonSnapshot().contains(#""players":[{"end":"hold","items":["/etc/studio/media/intro.mov"]"#), "\(config.jsonSnapshot())")
+        #expect(config.jsonSnapshot().contains(#""players":[{"autoplay":false,"end":"hold","items":["\/etc\/studio\/media\/intro.mov"]"#)
+                || config.jsonSnapshot().contains(#""players":[{"autoplay":false,"end":"hold","items":["/etc/studio/media/intro.mov"]"#), "\(config.jsonSnapshot())")
     }
 }

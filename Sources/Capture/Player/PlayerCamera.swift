@@ -14,6 +14,12 @@ public enum PlayerCommand: Sendable, Equatable {
     case cue(item: Int)
     /// On to the next item (playing on if it played).
     case next
+    /// It went on air on the program tick due at `at` (the program's notice, `PictureSchedule.onAir`):
+    /// `autoplay:` plays with that tick as the play's first (`restart:` cues its first item first, if
+    /// it is not there).
+    case onAir(at: UInt64)
+    /// It went off air: `restart:` cues its first item (shown on preview until it is on air again).
+    case offAir
 }
 
 /// A camera the operator plays like a deck (a player): the server finds it by this protocol alone.
@@ -85,6 +91,7 @@ public final class PlayerCamera: PlayableCamera {
         shared = Mutex(Shared(status: PlayerStatus(item: PlayerSpec.itemName(spec.items[0]), itemNumber: 1,
                                                    items: spec.items.map(PlayerSpec.itemName), state: .cued,
                                                    positionMilliseconds: 0, remainingMilliseconds: nil, end: spec.end.rawValue)))
+        upcoming.whenOnAir { [weak self] onAir, at in self?.notify(onAir ? .onAir(at: at) : .offAir) }
     }
 
     deinit { worker.requestStop() }
@@ -122,6 +129,14 @@ public final class PlayerCamera: PlayableCamera {
             }
         }
         return shared.withLock { $0.status }
+    }
+
+    /// Hands `command` to the player's thread without waiting (from the program thread).
+    func notify(_ command: PlayerCommand) {
+        commandLock.withLock {
+            pending.append(command)
+            submitted += 1
+        }
     }
 
     /// The thread's side: the commands given since the last call (and a note that they are taken once

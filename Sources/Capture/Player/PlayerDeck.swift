@@ -79,12 +79,19 @@ struct PlayerDeck {
             if let item { cue(item, how: "cued") } else if state == .ended { cue(reader.item, how: "cued") }
             guard state != .playing else { return }
             // Paused: on from the picture after the one shown; cued: from the first.
-            timelineAtOrigin = state == .paused ? position + interval : position
-            state = .playing
-            grid = FrameGrid(origin: playOrigin(), rate: camera.rate)
-            lastTick = -1
-            lastPictureTick = nil
-            camera.sound.newStream()
+            startPlaying(from: state == .paused ? position + interval : position, origin: playOrigin())
+        case .onAir(let at):
+            let spec = camera.playerSpec
+            if spec.restart, state != .cued || (current?.item ?? reader.item) != 0 { cue(0, how: "restarted") }
+            guard spec.autoplay else { return }
+            if state == .ended { cue(reader.item, how: "cued") }
+            guard state != .playing else { return }
+            // The picture on screen is the play's first, shown on the tick it went on air (tick 0, half a
+            // frame before that program tick); the next one follows on the tick after.
+            startPlaying(from: position, origin: at > UInt64(interval / 2) ? at - UInt64(interval / 2) : at)
+            scheduledThrough = position
+        case .offAir:
+            if camera.playerSpec.restart { cue(0, how: "restarted") }
         case .pause:
             guard state == .playing else { return }
             state = .paused
@@ -98,6 +105,16 @@ struct PlayerDeck {
             cue(next, how: "next")
             if wasPlaying { apply(.play(item: nil)) }
         }
+    }
+
+    /// Plays on from `time` on the timeline, at tick 0 of a grid from `origin`.
+    private mutating func startPlaying(from time: Int64, origin: UInt64) {
+        timelineAtOrigin = time
+        state = .playing
+        grid = FrameGrid(origin: origin, rate: camera.rate)
+        lastTick = -1
+        lastPictureTick = nil
+        camera.sound.newStream()
     }
 
     /// Where a play's tick 0 lies: now, or with the program's origin known, half a frame before the
