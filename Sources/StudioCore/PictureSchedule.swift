@@ -21,6 +21,23 @@ public final class PictureSchedule: Sendable {
     private let entries = Mutex<[Entry]>([])
     private let onAir = Mutex<(@Sendable (Bool, UInt64) -> Void)?>(nil)
 
+    /// How the play on screen ends when it ends with a cut back (`end: cut-back`): the time of the
+    /// program tick that shows its last picture, and the transition to take (nil: the program's default).
+    public struct Ending: Sendable, Equatable {
+        public let lastPicture: UInt64
+        public let transition: TransitionSpec?
+        public init(lastPicture: UInt64, transition: TransitionSpec?) {
+            self.lastPicture = lastPicture
+            self.transition = transition
+        }
+    }
+    private let endingValue = Mutex<Ending?>(nil)
+    /// The play's end, once known (nil: none, or not known yet).
+    public var ending: Ending? {
+        get { endingValue.withLock { $0 } }
+        set { endingValue.withLock { $0 = newValue } }
+    }
+
     public init() {}
 
     /// Has `body` called on the program thread when the source goes on air (true: on program, in a

@@ -17,17 +17,20 @@ public struct PlayerSpec: Sendable, Equatable, Encodable {
     public var autoplay: Bool
     /// Goes back to its first item's first frame each time it goes on air (`restart:`).
     public var restart: Bool
+    /// The transition `end: cut-back` takes back (`end_transition:`); nil: the configured default.
+    public var endTransition: TransitionSpec?
 
     public static let defaultStillSeconds = 5.0
 
     public init(name: CameraID, items: [String], end: PlayerEnd = .hold, stillSeconds: Double = PlayerSpec.defaultStillSeconds,
-                autoplay: Bool = false, restart: Bool = false) {
+                autoplay: Bool = false, restart: Bool = false, endTransition: TransitionSpec? = nil) {
         self.name = name
         self.items = items
         self.end = end
         self.stillSeconds = stillSeconds
         self.autoplay = autoplay
         self.restart = restart
+        self.endTransition = endTransition
     }
 
     /// The camera's identity, as the event store keeps it.
@@ -45,7 +48,7 @@ public struct PlayerSpec: Sendable, Equatable, Encodable {
 
     /// The keys of a `players:` entry (the config reads them; the snapshot writes them).
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, items, end, stillSeconds = "still_seconds", autoplay, restart
+        case name, items, end, stillSeconds = "still_seconds", autoplay, restart, endTransition = "end_transition"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -56,6 +59,7 @@ public struct PlayerSpec: Sendable, Equatable, Encodable {
         try keys.encode(stillSeconds, forKey: .stillSeconds)
         try keys.encode(autoplay, forKey: .autoplay)
         try keys.encode(restart, forKey: .restart)
+        try keys.encodeIfPresent(endTransition?.description, forKey: .endTransition)
     }
 }
 
@@ -69,6 +73,9 @@ public enum PlayerEnd: String, Sendable, Codable, CaseIterable {
     case loop
     /// Goes on to the next item, with no gap (after the last: holds).
     case next
+    /// Holds, and the program goes back to what was on it before the player went on air, with a
+    /// transition timed so that its last frame showing the clip shows the clip's last picture.
+    case cutBack = "cut-back"
 }
 
 /// Where a player is (`studio cameras`, `/api/v1/cameras`): its item, position and state.

@@ -7,7 +7,7 @@ extension ProgramSwitcher.Core {
     static let maximumHold: UInt64 = 100_000_000
 
     /// What the program thread keeps between ticks (only it touches this).
-    private struct Mix {
+    struct Mix {
         var transition: ProgramSwitcher.ActiveTransition?
         /// The tick of the transition's first frame.
         var transitionStart: Int64 = 0
@@ -15,10 +15,13 @@ extension ProgramSwitcher.Core {
         var lostOnProgram: CameraID?
         var reportedErrors = Set<String>()
         var backup = BackupWatch()
+        /// Players on program that end with a cut back (`end: cut-back`): what was on program before
+        /// each went on air, and that tick's time.
+        var cutBacks: [CameraID: (target: ProgramSource, since: UInt64)] = [:]
     }
 
     /// After a frame is out: its events, in order, then the replies to the commands it carried.
-    private struct Aftermath {
+    struct Aftermath {
         var events: [StudioEvent] = []
         var replies: [() -> Void] = []
     }
@@ -48,6 +51,7 @@ extension ProgramSwitcher.Core {
 
             // At most one command per frame.
             var after = Aftermath()
+            let programBefore = shared.withLock { $0.status.program }
             let command = shared.withLock { s in s.nextCommand(now: clock.now(), hold: Self.maximumHold) }
             if let command { apply(command, at: pts, tick: tick, mix: &mix, after: &after) }
             // Picture settings asked for since the last tick apply from this frame on.
@@ -61,6 +65,7 @@ extension ProgramSwitcher.Core {
                 return s.pendingOverlays
             }
             for change in overlayChanges { apply(change, at: pts, tick: tick, after: &after) }
+            cutBackIfDue(tick: tick, on: grid, mix: &mix, after: &after)
 
             // A picture of this tick still on its way from a camera shown is worth a moment (`OnAirWait`).
             waitForPictures(of: tick, on: grid, onAir: &onAir, transition: mix.transition)
@@ -151,7 +156,7 @@ extension ProgramSwitcher.Core {
             let slateText = shown.slate.map { lines in lines.joined(separator: " ") }
             let tallyBefore = mix.tally
             let tallyEvent = updateTally(&mix, at: pts)
-            if tallyEvent != nil { announceOnAir(before: tallyBefore, after: mix.tally, at: grid.time(ofFrame: tick)) }
+            if tallyEvent != nil { announceOnAir(before: tallyBefore, mix: &mix, at: grid.time(ofFrame: tick), programBefore: programBefore) }
             shared.withLock { s in
                 s.status.slate = slateText
                 s.status.framesDelivered += 1
@@ -346,7 +351,7 @@ extension ProgramSwitcher.Core {
         }
     }
 
-    private func switchEvent(to target: ProgramSource, from previous: ProgramSource?, at pts: MediaTime, via: TransitionKind?,
+    func switchEvent(to target: ProgramSource, from previous: ProgramSource?, at pts: MediaTime, via: TransitionKind?,
                              reason: String?) -> StudioEvent {
         var details = ["from": previous?.name ?? "none"]
         if case .scene(let name) = target { details["scene"] = name }
@@ -358,14 +363,20 @@ extension ProgramSwitcher.Core {
     // MARK: Tally
 
     /// Tells each source with a schedule (a player) that went on program or off it with this tick
-    /// (`tick`: its due time) so, after the frame.
-    private func announceOnAir(before: [String: Tally], after: [String: Tally], at tick: UInt64) {
+    /// (`tick`: its due time) so, after the frame; one going on air keeps what was on program before
+    /// (`programBefore`, at the tick's start) for its cut back.
+    private func announceOnAir(before: [String: Tally], mix: inout Mix, at tick: UInt64, programBefore: ProgramSource?) {
         func onProgram(_ tally: [String: Tally]) -> Set<String> { Set(tally.filter { $0.value == .program || $0.value == .both }.keys) }
-        let (was, now) = (onProgram(before), onProgram(after))
+        let (was, now) = (onProgram(before), onProgram(mix.tally))
         let changed = now.symmetricDifference(was)
         guard !changed.isEmpty else { return }
         let schedules = shared.withLock { s in changed.compactMap { name in s.schedules[CameraID(name)].map { (name, $0) } } }
-        for (name, schedule) in schedules { schedule.onAir(now.contains(name), at: tick) }
+        for (name, schedule) in schedules {
+            let camera = CameraID(name), onAir = now.contains(name)
+            mix.cutBacks[camera] = nil
+            if onAir, let programBefore, programBefore != .camera(camera) { mix.cutBacks[camera] = (programBefore, tick) }
+            schedule.onAir(onAir, at: tick)
+        }
     }
 
     /// Recomputes who is seen where; a `tally` event when it changed.

@@ -23,6 +23,16 @@ import StudioCore
                        autoplay: true, restart: true),
         ])
         #expect(config.players[1].identity == "player:breaks")
+        // A cut back with its own transition, in ms at the program's rate (30 fps by default).
+        let cutBack = try StudioConfiguration.parse(yaml: """
+        players:
+          - {name: intro, items: [intro.mov], end: cut-back, end_transition: {kind: dip, ms: 500}}
+        """, source: "studio.yaml", directory: "/etc/studio")
+        #expect(cutBack.players[0].end == .cutBack && cutBack.players[0].endTransition == TransitionSpec(kind: .dip, frames: 15), "\(cutBack.players)")
+        #expect(throws: ConfigError.self) {
+            try StudioConfiguration.parse(yaml: "players:\n  - {name: intro, items: [a.mov], end_transition: {kind: mix, frames: 9000}}\n",
+                                          source: "studio.yaml", directory: "/etc/studio")
+        }
         #expect(config.players[1].item(named: "countdown.png") == 1 && config.players[1].item(named: "1") == 0)
         #expect(config.players[1].item(named: "3") == nil && config.players[1].item(named: "nosuch.mov") == nil)
         // In the session's snapshot.

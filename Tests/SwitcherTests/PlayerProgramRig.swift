@@ -38,6 +38,8 @@ final class PlayerProgramRig {
     let grid: FrameGrid
     let switcher: ProgramSwitcher
     let players: [PlayerCamera]
+    /// The program's events.
+    let programEvents = RecordedEvents()
     /// What the program showed at each tick (nil: no clip's picture), and the players' events.
     final class Record: Sendable {
         let shown = Mutex<[(number: Int, tint: Int)?]>([])
@@ -68,7 +70,7 @@ final class PlayerProgramRig {
                          log: { _ in }, emit: { event in record.events.withLock { $0.append(event) } })
         }
         switcher = ProgramSwitcher(format: ProgramFormat(width: 320, height: 180, frameRate: Self.rate), clock: clock,
-                                   events: DiscardingEventSink()) { frame, _ in
+                                   events: programEvents) { frame, _ in
             record.shown.withLock { $0.append(NumberedClips.read(frame)) }
         }
         for player in players {

@@ -35,6 +35,8 @@ struct PlayerDeck {
     private var lastPictureTick: Int64?
     /// The timeline's time of the last picture published in the schedule (nil: none since play).
     private var scheduledThrough: Int64?
+    /// The play's end for the program's cut back (`end: cut-back`), kept once it ended.
+    private var ending: PictureSchedule.Ending?
 
     init(camera: PlayerCamera) {
         self.camera = camera
@@ -270,6 +272,7 @@ struct PlayerDeck {
     /// The picture on screen and, playing, those in the queue, each with the tick it is shown from
     /// (`firstTick`; of two on one tick the later), the black after an end that shows black included.
     private mutating func publishSchedule() {
+        publishEnding()
         guard let held else { return }
         guard state == .playing else {
             scheduledThrough = nil
@@ -295,6 +298,24 @@ struct PlayerDeck {
             }
         }
         camera.upcoming.replace(with: entries)
+    }
+
+    /// With `end: cut-back`, playing: the program tick that shows the play's last picture (the one
+    /// before its end is taken; the end read ahead, else the item's length), for the program to time
+    /// its transition back by. Kept once ended; gone when cued or played again.
+    private mutating func publishEnding() {
+        if state == .playing, camera.playerSpec.end == .cutBack, let current {
+            let end = queue.first { entry in
+                if case .itemEnd = entry.content { entry.play == current.play } else { false }
+            }?.time ?? current.length.map { current.start + $0 }
+            ending = end.map { end in
+                PictureSchedule.Ending(lastPicture: grid.time(ofFrame: firstTick(showing: end) - 1) + UInt64(interval / 2),
+                                       transition: camera.playerSpec.endTransition)
+            }
+        } else if state != .ended {
+            ending = nil
+        }
+        if camera.upcoming.ending != ending { camera.upcoming.ending = ending }
     }
 
     /// `frame`'s pixels as a new frame (sharing its storage) stamped `time`.

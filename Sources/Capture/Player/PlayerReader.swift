@@ -166,7 +166,7 @@ final class PlayerReader {
             return [marker]
         case .black:
             return finish(how: "end", at: end, black: true)
-        case .hold, .next:
+        case .hold, .next, .cutBack:
             return finish(how: "end", at: end)
         }
     }
