@@ -46,6 +46,23 @@ public struct PlayerSpec: Sendable, Equatable, Encodable {
         return nil
     }
 
+    /// What `milliseconds(at:)` reads.
+    public static let timeForms = "seconds (12.5) or minutes and seconds (1:30, 1:02:03.5)"
+
+    /// A time into an item (`studio seek intro 1:30`, `cue --at 12.5`) in milliseconds: seconds, or
+    /// `[H:]M:SS[.fff]`; nil for anything else or a negative time.
+    public static func milliseconds(at text: String) -> Int64? {
+        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count), let seconds = Double(parts.last!), seconds.isFinite, seconds >= 0,
+              parts.count == 1 || seconds < 60 else { return nil }
+        var whole: Int64 = 0
+        for part in parts.dropLast() {
+            guard let value = Int64(part), value >= 0, value < 100_000 else { return nil }
+            whole = whole * 60 + value
+        }
+        return whole * 60_000 + Int64((seconds * 1000).rounded())
+    }
+
     /// The keys of a `players:` entry (the config reads them; the snapshot writes them).
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case name, items, end, stillSeconds = "still_seconds", autoplay, restart, endTransition = "end_transition"
@@ -80,7 +97,7 @@ public enum PlayerEnd: String, Sendable, Codable, CaseIterable {
 
 /// Where a player is (`studio cameras`, `/api/v1/cameras`): its item, position and state.
 public struct PlayerStatus: Sendable, Codable, Equatable {
-    public enum State: String, Sendable, Codable {
+    public enum State: String, Sendable, Codable, CaseIterable {
         /// Stopped, its item's first frame decoded and shown.
         case cued
         case playing

@@ -19,7 +19,7 @@ enum ServerCommands {
          Status.self, OutputCommands.Outputs.self, OutputCommands.Output.self, Levels.self, AudioCommands.Audio.self, Metrics.self, ShowTopology.self, Reload.self, Sessions.self, Log.self, OnAir.self, Report.self, Recordings.self, Prune.self,
          CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self, CameraCommands.Focus.self,
          PictureCommands.Picture.self,
-         PlayerCommands.Play.self, PlayerCommands.Pause.self, PlayerCommands.Stop.self, PlayerCommands.Cue.self, PlayerCommands.Next.self]
+         PlayerCommands.Play.self, PlayerCommands.Pause.self, PlayerCommands.Stop.self, PlayerCommands.Cue.self, PlayerCommands.Seek.self, PlayerCommands.Next.self]
     }
 
     static func makeRouter(queries: QueryWorker) -> ControlRouter<StudioServer> {

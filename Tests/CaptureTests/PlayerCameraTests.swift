@@ -144,6 +144,28 @@ import TestSupport
         }
     }
 
+    @Test func cueAtATimeAndSeekShowThePictureThereAndPlayOnFromIt() throws {
+        try Self.withClips { directory in
+            let clip = directory.appendingPathComponent("count.mp4").path
+            try NumberedClips.make(clip, frames: 90, tint: 90)
+            let rig = try Rig(PlayerSpec(name: "deck", items: [clip]))
+            var status = rig.camera.transport(.cue(item: 0, at: 1_500_000_000))
+            rig.clock.waitForSleepers(1)
+            #expect(status.state == .cued && status.positionMilliseconds == 1500 && status.remainingMilliseconds == 1500, "\(status)")
+            #expect(rig.camera.frames.latest().value.flatMap(NumberedClips.read)?.number == 45)
+            #expect(rig.play(ticks: 3).map { $0?.number } == [45, 46, 47])
+            // Playing: on from the time sought.
+            status = rig.camera.transport(.seek(to: 500_000_000))
+            #expect(status.state == .playing, "\(status)")
+            #expect(rig.play(ticks: 2).map { $0?.number } == [15, 16])
+            // Past its end: its last picture.
+            status = rig.camera.transport(.cue(item: 0, at: 60_000_000_000))
+            rig.clock.waitForSleepers(1)
+            #expect(rig.camera.frames.latest().value.flatMap(NumberedClips.read)?.number == 89, "\(status)")
+            #expect(rig.eventSummary.filter { $0.hasPrefix("clip_ended") } == ["clip_ended count.mp4 seek", "clip_ended count.mp4 cued"], "\(rig.eventSummary)")
+        }
+    }
+
     @Test func withTheProgramsOriginKnownEachPictureComesHalfAFrameBeforeTheProgramsTick() throws {
         try Self.withClips { directory in
             let clip = directory.appendingPathComponent("count.mp4").path

@@ -131,6 +131,22 @@ import TestSupport
         let paused = try post("/api/v1/player/deck/pause")
         let pausedState = try JSONValue(parsing: paused.text)["status"]?["state"]
         #expect(paused.status == 200 && pausedState == "paused", "\(paused)")
+        // Seek into the item on screen (paused: cued there), and cue an item at a time into it.
+        let sought = try JSONValue(parsing: try post("/api/v1/player/deck/seek", #"{"at": "5"}"#).text)["status"]
+        #expect(sought?["state"] == "cued" && abs((sought?["position_ms"]?.intValue ?? 0) - 5000) <= 40, "\(sought ?? .null)")
+        #expect(abs((sought?["remaining_ms"]?.intValue ?? 0) - 5000) <= 40, "\(sought ?? .null)")
+        let cuedAt = try JSONValue(parsing: try post("/api/v1/player/deck/cue", #"{"item": "b.mp4", "at": "0:07.5"}"#).text)["status"]
+        #expect(abs((cuedAt?["position_ms"]?.intValue ?? 0) - 7500) <= 40, "\(cuedAt ?? .null)")
+        let badTime = try post("/api/v1/player/deck/seek", #"{"at": "soon"}"#)
+        #expect(badTime.status == 400 && badTime.text.contains("1:30"), "\(badTime)")
+        // The CLI's seek, and the player in the metrics.
+        let studio = try StudioHarness()
+        let seek = try studio.run(["seek", "deck", "2", "--socket", options.socketPath])
+        #expect(seek.status == 0 && seek.output.hasPrefix("deck: cued b.mp4 (2/2) at 2.0"), "\(seek)")
+        let metrics = try HTTPTestClient.fetch(port: port, "GET", "/metrics").text
+        #expect(metrics.contains(#"studio_player_state{camera="deck",state="cued"} 1"#), "\(metrics)")
+        let remaining = metrics.split(separator: "\n").first { $0.hasPrefix(#"studio_player_remaining_seconds{camera="deck"}"#) }
+        #expect(remaining.flatMap { Double($0.split(separator: " ").last ?? "") }.map { abs($0 - 8) < 0.05 } == true, "\(remaining ?? "none")")
         let unknown = try post("/api/v1/player/nosuch/play")
         #expect(unknown.status >= 400 && unknown.text.contains("players: deck"), "\(unknown)")
     }

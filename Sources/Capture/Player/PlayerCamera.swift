@@ -10,8 +10,10 @@ public enum PlayerCommand: Sendable, Equatable {
     case pause
     /// Back to the first item's first frame, stopped (cued).
     case stop
-    /// To an item's first frame, stopped.
-    case cue(item: Int)
+    /// To an item's first frame (or its picture `at` ns into it), stopped.
+    case cue(item: Int, at: Int64 = 0)
+    /// To `to` ns into the item on screen: playing on from there if it played, else cued there.
+    case seek(to: Int64)
     /// On to the next item (playing on if it played).
     case next
     /// It went on air on the program tick due at `at` (the program's notice, `PictureSchedule.onAir`):

@@ -100,8 +100,11 @@ struct PlayerDeck {
             disconnectSound()
         case .stop:
             cue(0, how: "stopped")
-        case .cue(let item):
-            cue(item, how: "cued")
+        case .cue(let item, let offset):
+            cue(item, at: offset, how: "cued")
+        case .seek(let offset):
+            cue(current?.item ?? reader.item, at: offset, how: "seek")
+            if wasPlaying { apply(.play(item: nil)) }
         case .next:
             let next = min((current?.item ?? reader.item) + 1, camera.playerSpec.items.count - 1)
             cue(next, how: "next")
@@ -130,7 +133,7 @@ struct PlayerDeck {
     }
 
     /// To `item`'s first frame, stopped: the play on screen ends (`how`), the reader starts over.
-    private mutating func cue(_ item: Int, how: String? = nil) {
+    private mutating func cue(_ item: Int, at offset: Int64 = 0, how: String? = nil) {
         if let how, state == .playing || state == .paused { endPlay(how: how, at: position) }
         disconnectSound()
         reader.restart(at: item)
@@ -139,11 +142,31 @@ struct PlayerDeck {
         position = 0
         state = .cued
         fill()
+        let start = queue.first?.time ?? 0
+        if offset > 0 { skip(to: start + offset) }
         if let first = queue.first(where: { if case .picture = $0.content { true } else { false } }), case .picture(let frame) = first.content {
             held = frame
-            current = (first.play, first.item, first.time, first.length)
+            current = (first.play, first.item, start, first.length)
+            position = first.time
         }
         lastTick = -1
+    }
+
+    /// Reads on from the item's start to `time` on the timeline, dropping what comes before it: the
+    /// picture at or after it first in the queue (or, past the item's end, its last picture).
+    private mutating func skip(to time: Int64) {
+        var last: PlayerEntry?
+        while true {
+            while let first = queue.first, first.time + 1_000_000 < time {
+                if case .itemEnd = first.content { break }
+                if case .picture = first.content { last = first }
+                queue.removeFirst()
+            }
+            if let first = queue.first, first.time + 1_000_000 >= time || { if case .itemEnd = first.content { true } else { false } }() { break }
+            if reader.isFinished || camera.worker.isStopRequested { break }
+            fill()
+        }
+        if let last, queue.first.map({ if case .picture = $0.content { false } else { true } }) ?? true { queue.insert(last, at: 0) }
     }
 
     // MARK: Playing
