@@ -216,6 +216,7 @@ extension StudioServer {
             camerasLost: all.filter { cameras.isLost($0.id) }.count, audioInput: audioInput,
             audio: StatusReply.AudioView(levels: LevelsReply(audioStage.levels), mixer: audioView()), database: options.databasePath,
             store: StatusReply.StoreView(store.statistics),
-            disk: options.configuration.recordDirectory.map { StatusReply.DiskView(path: $0, freeBytes: FreeSpace.bytes(atPath: $0)) })
+            disk: options.configuration.recordDirectory.map { StatusReply.DiskView(path: $0, freeBytes: FreeSpace.bytes(atPath: $0)) },
+            players: Dictionary(all.compactMap { camera in camera.player.map { (camera.id.name, $0) } }) { first, _ in first })
     }
 }

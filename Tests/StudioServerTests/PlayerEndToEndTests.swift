@@ -143,6 +143,12 @@ import TestSupport
         let studio = try StudioHarness()
         let seek = try studio.run(["seek", "deck", "2", "--socket", options.socketPath])
         #expect(seek.status == 0 && seek.output.hasPrefix("deck: cued b.mp4 (2/2) at 2.0"), "\(seek)")
+        let status = try JSONValue(parsing: try HTTPTestClient.fetch(port: port, "GET", "/api/v1/status").text)
+        #expect(abs((status["players"]?["deck"]?["remaining_ms"]?.intValue ?? 0) - 8000) <= 40, "\(status["players"] ?? .null)")
+        // The console: a row per player and a countdown on its tile.
+        let page = try HTTPTestClient.fetch(port: port, "GET", "/").text, script = try HTTPTestClient.fetch(port: port, "GET", "/players.js")
+        #expect(page.contains(#"<script src="players.js""#) && page.contains(#"id="players""#), "\(page)")
+        #expect(script.status == 200 && script.text.contains("countdown") && script.text.contains("remaining_ms"), "\(script.status)")
         let metrics = try HTTPTestClient.fetch(port: port, "GET", "/metrics").text
         #expect(metrics.contains(#"studio_player_state{camera="deck",state="cued"} 1"#), "\(metrics)")
         let remaining = metrics.split(separator: "\n").first { $0.hasPrefix(#"studio_player_remaining_seconds{camera="deck"}"#) }
