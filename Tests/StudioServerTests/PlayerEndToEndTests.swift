@@ -157,6 +157,29 @@ import TestSupport
         #expect(unknown.status >= 400 && unknown.text.contains("players: deck"), "\(unknown)")
     }
 
+    @Test func aReloadChecksThePlayersFilesAgainAndRefusesABrokenOneNamingIt() throws {
+        let studio = try StudioHarness()
+        let clip = studio.directory.appendingPathComponent("intro.mp4")
+        try NumberedClips.make(clip.path, frames: 30)
+        let config = studio.directory.appendingPathComponent("studio.yaml")
+        try "players:\n  - {name: intro, items: [intro.mp4]}\n".write(to: config, atomically: true, encoding: .utf8)
+        try studio.serve(["--config", config.path, "--cameras", "1"] + EndToEndTests.smallProgram)
+        let fine = try studio.run(["reload", "--socket", studio.socket])
+        #expect(fine.status == 0, "\(fine)")
+        // The file replaced by one of no frames since the start: the reload is refused, naming it; the show goes on.
+        try FileManager.default.removeItem(at: clip)
+        let made = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-v", "error", "-f", "lavfi", "-i", "color=c=black:s=320x180:r=30", "-frames:v", "0", "-c:v", "libx264", "-f", "mp4", "-y", clip.path,
+        ])
+        try #require(made.wait(timeout: 60) == .exited(0), "\(made.errorText())")
+        let refused = try studio.run(["reload", "--socket", studio.socket])
+        #expect(refused.status == 1 && refused.error.contains(clip.path) && refused.error.contains("no video stream")
+                && refused.error.contains("nothing was changed"), "\(refused)")
+        let cameras = try studio.json(["cameras"])["cameras"]?.arrayValue ?? []
+        #expect(cameras.first { $0["name"] == "intro" }?["state"] == "live", "\(cameras)")
+        #expect(studio.stopServer() == .exited(0))
+    }
+
     @Test func aMissingFileRefusesTheStartNamingIt() throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
