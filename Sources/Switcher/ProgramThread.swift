@@ -362,23 +362,6 @@ extension ProgramSwitcher.Core {
 
     // MARK: Tally
 
-    /// Tells each source with a schedule (a player) that went on program or off it with this tick
-    /// (`tick`: its due time) so, after the frame; one going on air keeps what was on program before
-    /// (`programBefore`, at the tick's start) for its cut back.
-    private func announceOnAir(before: [String: Tally], mix: inout Mix, at tick: UInt64, programBefore: ProgramSource?) {
-        func onProgram(_ tally: [String: Tally]) -> Set<String> { Set(tally.filter { $0.value == .program || $0.value == .both }.keys) }
-        let (was, now) = (onProgram(before), onProgram(mix.tally))
-        let changed = now.symmetricDifference(was)
-        guard !changed.isEmpty else { return }
-        let schedules = shared.withLock { s in changed.compactMap { name in s.schedules[CameraID(name)].map { (name, $0) } } }
-        for (name, schedule) in schedules {
-            let camera = CameraID(name), onAir = now.contains(name)
-            mix.cutBacks[camera] = nil
-            if onAir, let programBefore, programBefore != .camera(camera) { mix.cutBacks[camera] = (programBefore, tick) }
-            schedule.onAir(onAir, at: tick)
-        }
-    }
-
     /// Recomputes who is seen where; a `tally` event when it changed.
     private func updateTally(_ mix: inout Mix, at pts: MediaTime) -> StudioEvent? {
         // A scene is on air under its own name and its cameras'; cameras in an overlay on air are on

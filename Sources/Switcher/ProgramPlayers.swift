@@ -1,7 +1,26 @@
 import StudioCore
 import StudioSystem
 
+// The program's side of the players (sources with a `PictureSchedule`): telling them when they go on
+// air or off it, and cutting back when a clip with `end: cut-back` ends.
 extension ProgramSwitcher.Core {
+    /// Tells each source with a schedule (a player) that went on program or off it with this tick
+    /// (`tick`: its due time) so, after the frame; one going on air keeps what was on program before
+    /// (`programBefore`, at the tick's start) for its cut back.
+    func announceOnAir(before: [String: Tally], mix: inout Mix, at tick: UInt64, programBefore: ProgramSource?) {
+        func onProgram(_ tally: [String: Tally]) -> Set<String> { Set(tally.filter { $0.value == .program || $0.value == .both }.keys) }
+        let (was, now) = (onProgram(before), onProgram(mix.tally))
+        let changed = now.symmetricDifference(was)
+        guard !changed.isEmpty else { return }
+        let schedules = shared.withLock { s in changed.compactMap { name in s.schedules[CameraID(name)].map { (name, $0) } } }
+        for (name, schedule) in schedules {
+            let camera = CameraID(name), onAir = now.contains(name)
+            mix.cutBacks[camera] = nil
+            if onAir, let programBefore, programBefore != .camera(camera) { mix.cutBacks[camera] = (programBefore, tick) }
+            schedule.onAir(onAir, at: tick)
+        }
+    }
+
     /// A player on program (itself, not in a scene) that ends with a cut back (`end: cut-back`) and went
     /// on air over another source: once its end is known (`PictureSchedule.ending`), the program goes
     /// back to that source on the tick that makes the transition's last frame showing the clip the
