@@ -153,10 +153,17 @@ struct PlayerDeck {
     }
 
     /// Reads on from the item's start to `time` on the timeline, dropping what comes before it: the
-    /// picture at or after it first in the queue (or, past the item's end, its last picture).
+    /// picture at or after it first in the queue (or, past the item's end, its last picture). The
+    /// picture on screen is published again at each tick meanwhile, so a long read is no loss.
     private mutating func skip(to time: Int64) {
         var last: PlayerEntry?
+        var published = camera.clock.now()
         while true {
+            let now = camera.clock.now()
+            if now >= published + UInt64(interval) {
+                publishHeld(at: now)
+                published = now
+            }
             while let first = queue.first, first.time + 1_000_000 < time {
                 if case .itemEnd = first.content { break }
                 if case .picture = first.content { last = first }
