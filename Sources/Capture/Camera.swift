@@ -71,6 +71,9 @@ public protocol Camera: AnyObject, Sendable {
     /// Who needs the picture at full size, for a camera that can decode less when nobody does (an MJPEG
     /// one, a network one); nil for a camera that always delivers full frames (the default).
     var demand: CameraDemand? { get }
+    /// Its pictures ahead, each with the time it is shown from (a player's), for the program to take the
+    /// one of its tick; nil (the default): the program takes the newest of `frames`.
+    var schedule: PictureSchedule? { get }
     /// The source's own sound, pushed with its capture times into a `TimedAudioInput` (a network
     /// stream's audio, a clip's, a test backend's tone): the program audio mixes it as an input named
     /// like the camera. Nil (the default) for a camera that brings none; a webcam's microphone is a
@@ -94,6 +97,7 @@ public protocol Camera: AnyObject, Sendable {
 extension Camera {
     public var offeredModes: [CameraMode] { [] }
     public var demand: CameraDemand? { nil }
+    public var schedule: PictureSchedule? { nil }
     public var audio: (any ClockedAudioInput)? { nil }
     public var network: NetworkSourceStatus? { nil }
     public var player: PlayerStatus? { nil }

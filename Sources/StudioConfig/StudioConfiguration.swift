@@ -69,7 +69,16 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         try keys.update(&network, .network)
         if let section = try keys.decodeIfPresent(TallySection.self, forKey: .tally) { tally = section.settings }
         if let section = try keys.decodeIfPresent(OSCSection.self, forKey: .osc) { osc = section.settings }
-        if let list = try keys.decodeIfPresent(PlayerList.self, forKey: .players) { players = list.players }
+        if let list = try keys.decodeIfPresent(PlayerList.self, forKey: .players) {
+            players = list.players
+            for (index, ms) in list.endTransitionMilliseconds.enumerated() {
+                if let ms { players[index].endTransition?.frames = TransitionSpec.frames(milliseconds: ms, rate: program.frameRate) }
+                if let problem = players[index].endTransition?.problem(rate: program.frameRate) {
+                    let place: [any CodingKey] = [CodingKeys.players, NodeKey(intValue: index), PlayerSpec.CodingKeys.endTransition]
+                    throw NodeDecodingError(decoder.codingPath + place, problem)
+                }
+            }
+        }
         if let list = try keys.decodeIfPresent(SceneList.self, forKey: .scenes) { scenes = list.scenes }
         if let list = try keys.decodeIfPresent(OverlayList.self, forKey: .overlays) { overlays = list.overlays }
         if let section = try keys.decodeIfPresent(TransitionSection.self, forKey: .transition) {

@@ -12,14 +12,25 @@ public struct PlayerSpec: Sendable, Equatable, Encodable {
     public var end: PlayerEnd
     /// How long a still is shown (`still_seconds:`).
     public var stillSeconds: Double
+    /// Plays on the frame it goes on air (`autoplay:`): by a switch, a cut, an auto, or a scene or
+    /// overlay that shows it.
+    public var autoplay: Bool
+    /// Goes back to its first item's first frame each time it goes on air (`restart:`).
+    public var restart: Bool
+    /// The transition `end: cut-back` takes back (`end_transition:`); nil: the configured default.
+    public var endTransition: TransitionSpec?
 
     public static let defaultStillSeconds = 5.0
 
-    public init(name: CameraID, items: [String], end: PlayerEnd = .hold, stillSeconds: Double = PlayerSpec.defaultStillSeconds) {
+    public init(name: CameraID, items: [String], end: PlayerEnd = .hold, stillSeconds: Double = PlayerSpec.defaultStillSeconds,
+                autoplay: Bool = false, restart: Bool = false, endTransition: TransitionSpec? = nil) {
         self.name = name
         self.items = items
         self.end = end
         self.stillSeconds = stillSeconds
+        self.autoplay = autoplay
+        self.restart = restart
+        self.endTransition = endTransition
     }
 
     /// The camera's identity, as the event store keeps it.
@@ -35,9 +46,26 @@ public struct PlayerSpec: Sendable, Equatable, Encodable {
         return nil
     }
 
+    /// What `milliseconds(at:)` reads.
+    public static let timeForms = "seconds (12.5) or minutes and seconds (1:30, 1:02:03.5)"
+
+    /// A time into an item (`studio seek intro 1:30`, `cue --at 12.5`) in milliseconds: seconds, or
+    /// `[H:]M:SS[.fff]`; nil for anything else or a negative time.
+    public static func milliseconds(at text: String) -> Int64? {
+        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count), let seconds = Double(parts.last!), seconds.isFinite, seconds >= 0,
+              parts.count == 1 || seconds < 60 else { return nil }
+        var whole: Int64 = 0
+        for part in parts.dropLast() {
+            guard let value = Int64(part), value >= 0, value < 100_000 else { return nil }
+            whole = whole * 60 + value
+        }
+        return whole * 60_000 + Int64((seconds * 1000).rounded())
+    }
+
     /// The keys of a `players:` entry (the config reads them; the snapshot writes them).
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, items, end, stillSeconds = "still_seconds"
+        case name, items, end, stillSeconds = "still_seconds", autoplay, restart, endTransition = "end_transition"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -46,6 +74,9 @@ public struct PlayerSpec: Sendable, Equatable, Encodable {
         try keys.encode(items, forKey: .items)
         try keys.encode(end.rawValue, forKey: .end)
         try keys.encode(stillSeconds, forKey: .stillSeconds)
+        try keys.encode(autoplay, forKey: .autoplay)
+        try keys.encode(restart, forKey: .restart)
+        try keys.encodeIfPresent(endTransition?.description, forKey: .endTransition)
     }
 }
 
@@ -59,11 +90,14 @@ public enum PlayerEnd: String, Sendable, Codable, CaseIterable {
     case loop
     /// Goes on to the next item, with no gap (after the last: holds).
     case next
+    /// Holds, and the program goes back to what was on it before the player went on air, with a
+    /// transition timed so that its last frame showing the clip shows the clip's last picture.
+    case cutBack = "cut-back"
 }
 
 /// Where a player is (`studio cameras`, `/api/v1/cameras`): its item, position and state.
 public struct PlayerStatus: Sendable, Codable, Equatable {
-    public enum State: String, Sendable, Codable {
+    public enum State: String, Sendable, Codable, CaseIterable {
         /// Stopped, its item's first frame decoded and shown.
         case cued
         case playing

@@ -186,7 +186,7 @@ final class CameraHub: Sendable {
             let iso = makeIso?(camera)
             tilesWatched.withLock { decoding.prepare(camera, recorded: iso?.needsDecodedFrames == true, tilesWatched: $0) }
             camera.start()
-            switcher.addSource(camera.id, frames: camera.frames, demand: camera.demand)
+            switcher.addSource(camera.id, frames: camera.frames, schedule: camera.schedule, demand: camera.demand)
             applyPinnedPicture(camera)
             events.emit(StudioEvent(kind: .cameraAdded, camera: camera.id, details: [
                 "backend": camera.backend.rawValue, "identity": camera.identity, "display_name": camera.displayName,
@@ -200,7 +200,7 @@ final class CameraHub: Sendable {
             let iso = entries.withLock { $0[camera.id]?.iso }
             tilesWatched.withLock { decoding.prepare(camera, recorded: iso?.needsDecodedFrames == true, tilesWatched: $0) }
             camera.start()
-            switcher.addSource(camera.id, frames: camera.frames, demand: camera.demand)
+            switcher.addSource(camera.id, frames: camera.frames, schedule: camera.schedule, demand: camera.demand)
             iso?.rebind(to: camera)
             if wasLost {
                 events.emit(StudioEvent(kind: .cameraReturned, camera: camera.id, details: [

@@ -19,7 +19,7 @@ enum ServerCommands {
          Status.self, OutputCommands.Outputs.self, OutputCommands.Output.self, Levels.self, AudioCommands.Audio.self, Metrics.self, ShowTopology.self, Reload.self, Sessions.self, Log.self, OnAir.self, Report.self, Recordings.self, Prune.self,
          CameraCommands.Mode.self, CameraCommands.Controls.self, CameraCommands.SetControl.self, CameraCommands.Focus.self,
          PictureCommands.Picture.self,
-         PlayerCommands.Play.self, PlayerCommands.Pause.self, PlayerCommands.Stop.self, PlayerCommands.Cue.self, PlayerCommands.Next.self]
+         PlayerCommands.Play.self, PlayerCommands.Pause.self, PlayerCommands.Stop.self, PlayerCommands.Cue.self, PlayerCommands.Seek.self, PlayerCommands.Next.self]
     }
 
     static func makeRouter(queries: QueryWorker) -> ControlRouter<StudioServer> {
@@ -216,6 +216,7 @@ extension StudioServer {
             camerasLost: all.filter { cameras.isLost($0.id) }.count, audioInput: audioInput,
             audio: StatusReply.AudioView(levels: LevelsReply(audioStage.levels), mixer: audioView()), database: options.databasePath,
             store: StatusReply.StoreView(store.statistics),
-            disk: options.configuration.recordDirectory.map { StatusReply.DiskView(path: $0, freeBytes: FreeSpace.bytes(atPath: $0)) })
+            disk: options.configuration.recordDirectory.map { StatusReply.DiskView(path: $0, freeBytes: FreeSpace.bytes(atPath: $0)) },
+            players: Dictionary(all.compactMap { camera in camera.player.map { (camera.id.name, $0) } }) { first, _ in first })
     }
 }

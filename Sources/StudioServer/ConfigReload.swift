@@ -4,6 +4,7 @@ import StudioCore
 import Switcher
 import Control
 import StudioConfig
+import Capture
 
 /// Live configuration: `studio reload` and SIGHUP re-read the config file the server was started with
 /// (`--config`, with the same command-line flags on top) and apply what can change while the show runs
@@ -83,6 +84,8 @@ extension StudioServer {
             if !changes.fixed.isEmpty {
                 throw refuse(changes.fixed.map { "\($0) cannot change while the server runs; restart to apply" }.joined(separator: "; "))
             }
+            // The players' files again (one replaced or removed since the start is named, nothing changes).
+            do { try PlayerBackend.checkItems(new.players) } catch { throw refuse(String(describing: error)) }
             let status = switcher.status
             // One namespace: a connected camera keeps its name (the file alone cannot know a stored one).
             if let clash = new.scenes.first(where: { status.sources.contains(CameraID($0.name)) }) {

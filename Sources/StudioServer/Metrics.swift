@@ -132,6 +132,20 @@ public enum Metrics {
                              .map { (labels.merging(["fate": $0.0]) { a, _ in a }, Double($0.1)) }
                      })
 
+        // Players: where each is in its item, and its state.
+        let players = all.compactMap { camera in camera.player.map { (["camera": camera.name], $0) } }
+        text.gauge("studio_player_position_seconds", "Where a player is in its item.", players.map { ($0.0, Double($0.1.positionMilliseconds) / 1000) })
+        text.gauge("studio_player_remaining_seconds", "What is left of a player's item (once its length is known).",
+                   players.compactMap { labels, status in status.remainingMilliseconds.map { (labels, Double($0) / 1000) } })
+        text.gauge("studio_player_state", "A player's state: 1 for the current one.",
+                   players.flatMap { labels, status in
+                       PlayerStatus.State.allCases.map { (labels.merging(["state": $0.rawValue]) { a, _ in a }, status.state == $0 ? 1 : 0) }
+                   })
+        text.counter("studio_player_frames_total", "A player's program ticks that showed a picture again (repeated) and pictures never shown (skipped).",
+                     players.flatMap { labels, status in
+                         [("repeated", status.repeatedFrames), ("skipped", status.skippedFrames)].map { (labels.merging(["fate": $0.0]) { a, _ in a }, Double($0.1)) }
+                     })
+
         // ISO recordings, one per camera.
         let iso = status.iso
         func perFeed(_ value: (StatusReply.IsoView) -> Int) -> [([String: String], Double)] {

@@ -2,7 +2,7 @@ import StudioCore
 import Capture
 import Control
 
-/// `play`, `pause`, `stop`, `cue`, `next`: a player's transport. Each finds the player and the item,
+/// `play`, `pause`, `stop`, `cue`, `seek`, `next`: a player's transport. Each finds the player and the item,
 /// hands the command to the player's thread (`PlayableCamera.transport`) and replies with where the
 /// player is after it. On the query worker: the player's thread may take a file open to apply it.
 enum PlayerCommands {
@@ -35,8 +35,29 @@ enum PlayerCommands {
         static let execution = ControlExecution.worker
         static func run(_ arguments: PlayerArguments, in server: StudioServer) throws -> PlayerReply {
             guard arguments.item != nil else { throw ControlError(.invalidArgument, "cue: which item? (`studio cue \(arguments.player) ITEM`)") }
-            return try transport(server, arguments) { .cue(item: $0 ?? 0) }
+            let offset = try time(arguments.at, for: "cue") ?? 0
+            return try transport(server, arguments) { .cue(item: $0 ?? 0, at: offset) }
         }
+    }
+
+    enum Seek: SignedCommand {
+        typealias Signature = PlayerSignatures.Seek
+        static let execution = ControlExecution.worker
+        static func run(_ arguments: PlayerArguments, in server: StudioServer) throws -> PlayerReply {
+            guard let offset = try time(arguments.at, for: "seek") else {
+                throw ControlError(.invalidArgument, "seek: to what time? (`studio seek \(arguments.player) TIME`: \(PlayerSpec.timeForms))")
+            }
+            return try transport(server, arguments, takesItem: false) { _ in .seek(to: offset) }
+        }
+    }
+
+    /// `at` as nanoseconds into the item (nil when not given); an error names the forms.
+    private static func time(_ at: String?, for command: String) throws(ControlError) -> Int64? {
+        guard let at else { return nil }
+        guard let milliseconds = PlayerSpec.milliseconds(at: at) else {
+            throw ControlError(.invalidArgument, "\(command): \"\(at)\" is no time into an item; expected \(PlayerSpec.timeForms)")
+        }
+        return milliseconds * 1_000_000
     }
 
     enum Next: SignedCommand {

@@ -4,13 +4,16 @@ import Control
 // The players' transport (`play`, `pause`, `stop`, `cue`, `next`) as the server and the CLI both know
 // it. The server's `PlayerCommands` implements them; `studio play` and the others call them.
 
-/// `{"player": "intro"}`, and for `play` and `cue` an item (its file name, path or number from 1).
+/// `{"player": "intro"}`, and for `play` and `cue` an item (its file name, path or number from 1);
+/// for `seek` and `cue` a time into the item (`at`: `PlayerSpec.timeForms`).
 public struct PlayerArguments: Codable, Sendable {
     public var player: String
     public var item: String?
-    public init(player: String, item: String? = nil) {
+    public var at: String?
+    public init(player: String, item: String? = nil, at: String? = nil) {
         self.player = player
         self.item = item
+        self.at = at
     }
 }
 
@@ -56,7 +59,16 @@ public enum PlayerSignatures {
         public static let name = "cue"
         public static let summary = "cues an item of a player: its first frame shown, stopped"
         public static let httpRoute: ControlHTTPRoute? = .post("/api/v1/player/{player}/cue")
-        public static let positionalArguments = ["item"]
+        public static let positionalArguments = ["item", "at"]
+    }
+
+    public enum Seek: CommandSignature {
+        public typealias Arguments = PlayerArguments
+        public typealias Reply = PlayerReply
+        public static let name = "seek"
+        public static let summary = "takes a player to a time into its item (playing on from there if it played)"
+        public static let httpRoute: ControlHTTPRoute? = .post("/api/v1/player/{player}/seek")
+        public static let positionalArguments = ["at"]
     }
 
     public enum Next: CommandSignature {

@@ -25,6 +25,8 @@ public struct StatusReply: Codable, Sendable {
     public var store: StoreView
     /// The recording directory's free space; null when not recording.
     @Nullable public var disk: DiskView?
+    /// Each player by name: its item, state, `position_ms` and `remaining_ms` (as `cameras` gives them).
+    public var players: [String: PlayerStatus]
 
     public struct DiskView: Codable, Sendable {
         public var path: String
@@ -349,14 +351,15 @@ public struct StatusReply: Codable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case session, program, encoder, outputs, iso, cameras, audio, database, store, disk
+        case session, program, encoder, outputs, iso, cameras, audio, database, store, disk, players
         case startedAt = "started_at"
         case uptimeSeconds = "uptime_s"
         case camerasLost = "cameras_lost"
         case audioInput = "audio_input"
     }
 
-    public init(session: Int64, startedAt: Date, uptimeSeconds: Double, program: ProgramView, encoder: EncoderView, outputs: [OutputView], iso: [IsoView], cameras: Int, camerasLost: Int, audioInput: AudioInputView, audio: AudioView, database: String, store: StoreView, disk: DiskView? = nil) {
+    public init(session: Int64, startedAt: Date, uptimeSeconds: Double, program: ProgramView, encoder: EncoderView, outputs: [OutputView], iso: [IsoView], cameras: Int, camerasLost: Int, audioInput: AudioInputView, audio: AudioView, database: String, store: StoreView, disk: DiskView? = nil, players: [String: PlayerStatus] = [:]) {
+        self.players = players
         self.session = session
         self.startedAt = startedAt
         self.uptimeSeconds = uptimeSeconds

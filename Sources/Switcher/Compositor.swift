@@ -13,12 +13,15 @@ enum CameraPicture {
     /// `camera`'s newest frame at `now`, or the slate that stands for it: "CAMERA LOST" when its device
     /// went away (`lost`), it was removed, or its newest frame is older than `lossTimeout`; "WAITING FOR"
     /// before its first frame; "NO CAMERA" for a name never added. The frame is as captured (no picture
-    /// settings applied).
-    static func newest(_ camera: CameraID, sources: [CameraID: LatestValue<VideoFrame>], lost: Set<CameraID>, known: Set<CameraID>,
-                       now: UInt64, lossTimeout: UInt64) -> CameraPicture {
+    /// settings applied). A camera with a `schedule` (a player) gives its picture for `tick` (a program
+    /// tick's due time) instead, where it published one by then (stamped with the time it is shown from).
+    static func newest(_ camera: CameraID, sources: [CameraID: LatestValue<VideoFrame>], schedules: [CameraID: PictureSchedule] = [:],
+                       tick: UInt64? = nil, lost: Set<CameraID>, known: Set<CameraID>, now: UInt64, lossTimeout: UInt64) -> CameraPicture {
         if lost.contains(camera) { return .slate(["CAMERA LOST", camera.name]) }
         guard let slot = sources[camera] else { return .slate([known.contains(camera) ? "CAMERA LOST" : "NO CAMERA", camera.name]) }
         let latest = slot.latest()
+        // A picture published ahead is as live as one published now.
+        if let scheduled = tick.flatMap({ schedules[camera]?.picture(at: $0) }), scheduled.arrivedAt + lossTimeout >= now { return .frame(scheduled) }
         if let frame = latest.value, frame.arrivedAt + lossTimeout >= now { return .frame(frame) }
         // Never delivered a frame yet (just started or plugged in): not a loss.
         return .slate([latest.version == 0 ? "WAITING FOR" : "CAMERA LOST", camera.name])

@@ -58,8 +58,10 @@ public final class ProgramSwitcher: Sendable {
     /// frame slot (a replugged camera).
     ///
     /// A camera with a `demand` is told whether the switcher needs it at full size (`DecodeDemands`).
-    public func addSource(_ id: CameraID, frames: LatestValue<VideoFrame>, demand: CameraDemand? = nil) {
-        core.addSource(id, frames: frames, demand: demand)
+    /// One with a `schedule` (a player) publishes its pictures ahead with the time each is shown from:
+    /// each tick shows its picture for that tick's time (the newest frame while none is due yet).
+    public func addSource(_ id: CameraID, frames: LatestValue<VideoFrame>, schedule: PictureSchedule? = nil, demand: CameraDemand? = nil) {
+        core.addSource(id, frames: frames, schedule: schedule, demand: demand)
     }
 
     /// Removes a camera for good (`CameraHub.remove`). If it is on program (or in the scene on air) that
@@ -211,6 +213,8 @@ extension ProgramSwitcher {
 
     struct Shared: Sendable {
         var sources: [CameraID: LatestValue<VideoFrame>] = [:]
+        /// The pictures ahead of the sources that publish them (`PictureSchedule`): a tick takes its own.
+        var schedules: [CameraID: PictureSchedule] = [:]
         /// Sources whose device is gone (`markSourceLost`): a slate, not their last frame.
         var lost: Set<CameraID> = []
         /// Every camera ever added (a scene's layer of one that never was says "NO CAMERA", not "LOST").

@@ -32,9 +32,10 @@ extension ProgramSwitcher {
             self.deliver = deliver
         }
 
-        func addSource(_ id: CameraID, frames: LatestValue<VideoFrame>, demand: CameraDemand?) {
+        func addSource(_ id: CameraID, frames: LatestValue<VideoFrame>, schedule: PictureSchedule?, demand: CameraDemand?) {
             shared.withLock { s in
                 s.sources[id] = frames
+                s.schedules[id] = schedule
                 s.demands[id] = demand
                 s.demandsStale = true
                 s.known.insert(id)
@@ -50,6 +51,7 @@ extension ProgramSwitcher {
         func removeSource(_ id: CameraID) {
             shared.withLock { s in
                 s.sources[id] = nil
+                s.schedules[id] = nil
                 s.demands[id] = nil
                 s.demandsStale = true
                 s.lost.remove(id)

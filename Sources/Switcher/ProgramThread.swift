@@ -7,7 +7,7 @@ extension ProgramSwitcher.Core {
     static let maximumHold: UInt64 = 100_000_000
 
     /// What the program thread keeps between ticks (only it touches this).
-    private struct Mix {
+    struct Mix {
         var transition: ProgramSwitcher.ActiveTransition?
         /// The tick of the transition's first frame.
         var transitionStart: Int64 = 0
@@ -15,10 +15,13 @@ extension ProgramSwitcher.Core {
         var lostOnProgram: CameraID?
         var reportedErrors = Set<String>()
         var backup = BackupWatch()
+        /// Players on program that end with a cut back (`end: cut-back`): what was on program before
+        /// each went on air, and that tick's time.
+        var cutBacks: [CameraID: (target: ProgramSource, since: UInt64)] = [:]
     }
 
     /// After a frame is out: its events, in order, then the replies to the commands it carried.
-    private struct Aftermath {
+    struct Aftermath {
         var events: [StudioEvent] = []
         var replies: [() -> Void] = []
     }
@@ -48,6 +51,7 @@ extension ProgramSwitcher.Core {
 
             // At most one command per frame.
             var after = Aftermath()
+            let programBefore = shared.withLock { $0.status.program }
             let command = shared.withLock { s in s.nextCommand(now: clock.now(), hold: Self.maximumHold) }
             if let command { apply(command, at: pts, tick: tick, mix: &mix, after: &after) }
             // Picture settings asked for since the last tick apply from this frame on.
@@ -61,19 +65,21 @@ extension ProgramSwitcher.Core {
                 return s.pendingOverlays
             }
             for change in overlayChanges { apply(change, at: pts, tick: tick, after: &after) }
+            cutBackIfDue(tick: tick, on: grid, mix: &mix, after: &after)
 
             // A picture of this tick still on its way from a camera shown is worth a moment (`OnAirWait`).
             waitForPictures(of: tick, on: grid, onAir: &onAir, transition: mix.transition)
 
             // What to show, with each camera's picture fetched once.
             let now = clock.now()
-            let snapshot = shared.withLock { s in (s.sources, s.lost, s.scenes, s.status.program, s.known, s.backups, s.overlays.filter(\.on)) }
-            let (sources, lost, scenes, selected, known, backups, overlays) = snapshot
+            let snapshot = shared.withLock { s in (s.sources, s.schedules, s.lost, s.scenes, s.status.program, s.known, s.backups, s.overlays.filter(\.on)) }
+            let (sources, schedules, lost, scenes, selected, known, backups, overlays) = snapshot
             var program = selected
             var pictures: [CameraID: CameraPicture] = [:]
             func picture(_ camera: CameraID) -> CameraPicture {
                 if let cached = pictures[camera] { return cached }
-                var found = CameraPicture.newest(camera, sources: sources, lost: lost, known: known, now: now, lossTimeout: lossTimeout)
+                var found = CameraPicture.newest(camera, sources: sources, schedules: schedules, tick: grid.time(ofFrame: tick),
+                                                 lost: lost, known: known, now: now, lossTimeout: lossTimeout)
                 if case .frame(let frame) = found {
                     // Only the multiview should get a reduced picture; one here was decoded before the
                     // camera's demand turned full: it is shown scaled up, and counted.
@@ -148,7 +154,9 @@ extension ProgramSwitcher.Core {
                 finish(transition, shown: transition.spec.frames, takenOver: false, at: pts, mix: &mix, after: &after)
             }
             let slateText = shown.slate.map { lines in lines.joined(separator: " ") }
+            let tallyBefore = mix.tally
             let tallyEvent = updateTally(&mix, at: pts)
+            if tallyEvent != nil { announceOnAir(before: tallyBefore, mix: &mix, at: grid.time(ofFrame: tick), programBefore: programBefore) }
             shared.withLock { s in
                 s.status.slate = slateText
                 s.status.framesDelivered += 1
@@ -196,7 +204,8 @@ extension ProgramSwitcher.Core {
         guard onAir.limit > 0 else { return }
         let known = onAir.count
         let (slots, remaining) = shared.withLock { s in
-            let cameras = s.camerasOnAir(program: s.status.program, transition: transition).subtracting(s.lost)
+            // A camera that publishes its pictures ahead (`schedules`) is not waited for.
+            let cameras = s.camerasOnAir(program: s.status.program, transition: transition).subtracting(s.lost).subtracting(s.schedules.keys)
             // Cadences of cameras gone from the switcher are forgotten once they outnumber its cameras
             // (not rebuilt every tick).
             return (cameras.compactMap { camera in s.sources[camera].map { (camera, $0) } }, known > s.sources.count ? Array(s.sources.keys) : nil)
@@ -342,7 +351,7 @@ extension ProgramSwitcher.Core {
         }
     }
 
-    private func switchEvent(to target: ProgramSource, from previous: ProgramSource?, at pts: MediaTime, via: TransitionKind?,
+    func switchEvent(to target: ProgramSource, from previous: ProgramSource?, at pts: MediaTime, via: TransitionKind?,
                              reason: String?) -> StudioEvent {
         var details = ["from": previous?.name ?? "none"]
         if case .scene(let name) = target { details["scene"] = name }

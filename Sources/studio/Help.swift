@@ -8,7 +8,7 @@ enum Help {
         [ServeCommand.self, CamerasCommand.self, SwitchCommand.self, PreviewCommand.self, CutCommand.self, AutoCommand.self,
          TransitionCommand.self, SceneCommand.self, ScenesCommand.self, OverlayCommand.self, CameraCommand.self, ControlsCommand.self,
          SetControlCommand.self, FocusCommand.self, PictureCommand.self,
-         PlayCommand.self, PauseCommand.self, StopCommand.self, CueCommand.self, NextCommand.self, AudioCommand.self, StatusCommand.self, OutputsCommand.self, OutputCommand.self, MetricsCommand.self, ReloadCommand.self, SessionsCommand.self, LogCommand.self,
+         PlayCommand.self, PauseCommand.self, StopCommand.self, CueCommand.self, SeekCommand.self, NextCommand.self, AudioCommand.self, StatusCommand.self, OutputsCommand.self, OutputCommand.self, MetricsCommand.self, ReloadCommand.self, SessionsCommand.self, LogCommand.self,
          OnAirCommand.self, ReportCommand.self, ExportCommand.self, RecordingsCommand.self, PruneCommand.self, WatchCommand.self,
          DoctorCommand.self,
          TranscodeCommand.self,

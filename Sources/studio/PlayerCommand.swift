@@ -3,19 +3,25 @@ import StudioCore
 import StudioViews
 import Control
 
-// `studio play NAME [ITEM]`, `pause NAME`, `stop NAME`, `cue NAME ITEM`, `next NAME`: a player's
-// transport, each printing where the player is after it.
+// `studio play NAME [ITEM]`, `pause NAME`, `stop NAME`, `cue NAME ITEM [--at TIME]`, `seek NAME TIME`,
+// `next NAME`: a player's transport, each printing where the player is after it.
 
-/// What the five transport commands share: the call, and the line it prints.
+/// What the transport commands share: the call, and the line it prints.
 protocol PlayerTransportCommand: ClientCommand {
     associatedtype Signature: CommandSignature where Signature.Arguments == PlayerArguments, Signature.Reply == PlayerReply
+    /// Whether the positional after NAME is a time (`seek`), not an item.
+    static var takesTime: Bool { get }
 }
 
 extension PlayerTransportCommand {
+    static var takesTime: Bool { false }
+
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
-        let item = arguments.positionals.count > 1 ? arguments.positionals[1] : nil
-        let reply = try call(socket, Signature.self, PlayerArguments(player: arguments.positionals[0], item: item))
+        let second = arguments.positionals.count > 1 ? arguments.positionals[1] : nil
+        let player = PlayerArguments(player: arguments.positionals[0], item: takesTime ? nil : second,
+                                     at: takesTime ? second : arguments.value(OptionSpec.playerTime.name))
+        let reply = try call(socket, Signature.self, player)
         print(json ? reply.json.jsonText : Self.line(reply.value))
         return 0
     }
@@ -56,8 +62,27 @@ enum CueCommand: PlayerTransportCommand {
     typealias Signature = PlayerSignatures.Cue
     static let spec = CommandSpec(
         "cue", abstract: "cue an item of a player: its first frame shown, stopped.", summary: "cue ITEM on player NAME",
-        positionals: [PositionalSpec("NAME"), PositionalSpec("ITEM")], options: [.json, .socket],
+        positionals: [PositionalSpec("NAME"), PositionalSpec("ITEM")], options: [.playerTime, .json, .socket],
         positionalsError: "expected a player's name and an item, e.g. `studio cue breaks countdown.png` or `studio cue breaks 2`")
+}
+
+enum SeekCommand: PlayerTransportCommand {
+    typealias Signature = PlayerSignatures.Seek
+    static let takesTime = true
+    static let spec = CommandSpec(
+        "seek", abstract: "take a player to a time into its item.", summary: "seek player NAME to TIME",
+        positionals: [PositionalSpec("NAME"), PositionalSpec("TIME")], options: [.json, .socket],
+        positionalsError: "expected a player's name and a time, e.g. `studio seek intro 12.5` or `studio seek intro 1:30`",
+        discussion: """
+        TIME is \(PlayerSpec.timeForms), into the item on screen. A playing player plays on
+        from there; otherwise it is cued there (that picture shown). The pictures before it
+        are read and dropped from the item's start.
+        """)
+}
+
+extension OptionSpec {
+    /// `studio cue NAME ITEM --at TIME`.
+    static let playerTime = OptionSpec("at", "TIME", help: "cue the item's picture at TIME into it: \(PlayerSpec.timeForms)")
 }
 
 enum NextCommand: PlayerTransportCommand {

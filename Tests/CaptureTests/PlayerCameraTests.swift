@@ -144,6 +144,28 @@ import TestSupport
         }
     }
 
+    @Test func cueAtATimeAndSeekShowThePictureThereAndPlayOnFromIt() throws {
+        try Self.withClips { directory in
+            let clip = directory.appendingPathComponent("count.mp4").path
+            try NumberedClips.make(clip, frames: 90, tint: 90)
+            let rig = try Rig(PlayerSpec(name: "deck", items: [clip]))
+            var status = rig.camera.transport(.cue(item: 0, at: 1_500_000_000))
+            rig.clock.waitForSleepers(1)
+            #expect(status.state == .cued && status.positionMilliseconds == 1500 && status.remainingMilliseconds == 1500, "\(status)")
+            #expect(rig.camera.frames.latest().value.flatMap(NumberedClips.read)?.number == 45)
+            #expect(rig.play(ticks: 3).map { $0?.number } == [45, 46, 47])
+            // Playing: on from the time sought.
+            status = rig.camera.transport(.seek(to: 500_000_000))
+            #expect(status.state == .playing, "\(status)")
+            #expect(rig.play(ticks: 2).map { $0?.number } == [15, 16])
+            // Past its end: its last picture.
+            status = rig.camera.transport(.cue(item: 0, at: 60_000_000_000))
+            rig.clock.waitForSleepers(1)
+            #expect(rig.camera.frames.latest().value.flatMap(NumberedClips.read)?.number == 89, "\(status)")
+            #expect(rig.eventSummary.filter { $0.hasPrefix("clip_ended") } == ["clip_ended count.mp4 seek", "clip_ended count.mp4 cued"], "\(rig.eventSummary)")
+        }
+    }
+
     @Test func withTheProgramsOriginKnownEachPictureComesHalfAFrameBeforeTheProgramsTick() throws {
         try Self.withClips { directory in
             let clip = directory.appendingPathComponent("count.mp4").path
@@ -247,6 +269,62 @@ import TestSupport
                     #expect("\(error)".contains(path), "\(error)")
                 }
             }
+        }
+    }
+}
+
+/// Files a player cannot show are refused at start (and on reload: `PlayerBackend.checkItems`), named.
+@Suite struct PlayerBadFileTests {
+    /// A PNG whose header says `width`x`height` (its pixel data a few zero bytes, as a header is all a
+    /// decoder reads before it refuses the size).
+    static func pngHeader(_ path: String, width: UInt32, height: UInt32) throws {
+        func crc(_ bytes: [UInt8]) -> UInt32 {
+            var value: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                value ^= UInt32(byte)
+                for _ in 0..<8 { value = value & 1 == 1 ? (value >> 1) ^ 0xEDB8_8320 : value >> 1 }
+            }
+            return ~value
+        }
+        func bigEndian(_ value: UInt32) -> [UInt8] { [24, 16, 8, 0].map { UInt8((value >> $0) & 0xFF) } }
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            let body = Array(type.utf8) + data
+            return bigEndian(UInt32(data.count)) + body + bigEndian(crc(body))
+        }
+        // zlib: a stored block of 16 zero bytes.
+        let deflated: [UInt8] = [0x78, 0x01, 0x01, 16, 0, 0xEF, 0xFF] + [UInt8](repeating: 0, count: 16) + [0x00, 0x10, 0x00, 0x01]
+        let bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+            + chunk("IHDR", bigEndian(width) + bigEndian(height) + [8, 0, 0, 0, 0]) + chunk("IDAT", deflated) + chunk("IEND", [])
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    static func refusal(_ path: String) -> String? {
+        let context = BackendContext(program: .default, namer: { CameraID($0.identity) }, log: { _ in }, enabled: [.player],
+                                     players: [PlayerSpec(name: "intro", items: [path])])
+        do {
+            _ = try PlayerBackend().makeDiscovery(context)
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func aFileOfNoFramesAndAHugeStillAreRefusedNamingTheFile() throws {
+        try PlayerCameraTests.withClips { directory in
+            let empty = directory.appendingPathComponent("empty.mkv").path, huge = directory.appendingPathComponent("huge.png").path
+            let made = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+                "-v", "error", "-f", "lavfi", "-i", "color=c=black:s=320x180:r=30", "-frames:v", "0", "-c:v", "libx264", "-y", empty,
+            ])
+            try #require(made.wait(timeout: 60) == .exited(0), "\(made.errorText())")
+            try Self.pngHeader(huge, width: 20_000, height: 20_000)
+            let noFrames = try #require(Self.refusal(empty), "a file of 0 frames was accepted")
+            #expect(noFrames.contains(empty) && noFrames.contains("intro") && noFrames.contains("no picture (0 frames"), "\(noFrames)")
+            let tooLarge = try #require(Self.refusal(huge), "a 20000x20000 still was accepted")
+            #expect(tooLarge.contains(huge) && tooLarge.contains("cannot be decoded (too large"), "\(tooLarge)")
+            // A good still passes.
+            let good = directory.appendingPathComponent("good.png").path
+            try NumberedClips.make(good, frames: 1)
+            #expect(Self.refusal(good) == nil)
         }
     }
 }

@@ -119,7 +119,7 @@ struct BadConfig: Sendable, CustomTestStringConvertible {
                   line: 5, keyPath: "scenes[0].name", fragment: "is a network camera's name"),
         // Players.
         BadConfig(yaml: "players:\n  - name: intro\n    items: [a.mov]\n    end: rewind\n", line: 4, keyPath: "players[0].end",
-                  fragment: "expected an end (hold, black, loop, next), got \"rewind\""),
+                  fragment: "expected an end (hold, black, loop, next, cut-back), got \"rewind\""),
         BadConfig(yaml: "players:\n  - name: intro\n", line: 2, keyPath: "players[0].items", fragment: "missing: the player's items"),
         BadConfig(yaml: "players:\n  - {name: cam1, items: [a.mov]}\n", line: 2, keyPath: "players[0].name", fragment: "a player needs its own"),
         BadConfig(yaml: "players:\n  - {name: a, items: [a.mov]}\n  - {name: a, items: [b.mov]}\n", line: 3, keyPath: "players[1].name",

@@ -13,7 +13,7 @@ import Testing
             return line.dropFirst("  studio ".count).split(separator: " ").first.map(String.init)
         }
         #expect(names == ["serve", "cameras", "switch", "preview", "cut", "auto", "transition", "scene", "scenes", "overlay", "camera", "controls",
-                          "control", "focus", "picture", "play", "pause", "stop", "cue", "next", "audio", "status", "outputs", "output", "metrics", "reload", "sessions", "log", "onair", "report", "export", "recordings",
+                          "control", "focus", "picture", "play", "pause", "stop", "cue", "seek", "next", "audio", "status", "outputs", "output", "metrics", "reload", "sessions", "log", "onair", "report", "export", "recordings",
                           "prune", "watch", "doctor", "transcode"])
         for name in names + ["help", "version"] {
             let help = try studio.run([name, "--help"])

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import Control
 import StudioViews
@@ -14,6 +15,10 @@ import TallyOut
         #expect(documented == Self.bridge.routes.map(\.address))
         let commands = try DocumentTables.cells(of: "docs/control-surfaces.md", section: "OSC addresses", column: 1)
         #expect(commands == Self.bridge.routes.map(\.command))
+        // The arguments column: the declared positional arguments, in order ("none" without; a note may follow).
+        let arguments = try DocumentTables.cells(of: "docs/control-surfaces.md", section: "OSC addresses", column: 2)
+            .map { $0.split(separator: "(").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" }
+        #expect(arguments == Self.bridge.routes.map { $0.positional.isEmpty ? "none" : $0.positional.joined(separator: ", ") })
         #expect(Self.bridge.routes.map(\.address).contains("/studio/player/{player}/play"))
         #expect(!Self.bridge.routes.map(\.command).contains("status"), "reads are not mapped")
     }

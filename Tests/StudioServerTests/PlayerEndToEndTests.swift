@@ -131,8 +131,53 @@ import TestSupport
         let paused = try post("/api/v1/player/deck/pause")
         let pausedState = try JSONValue(parsing: paused.text)["status"]?["state"]
         #expect(paused.status == 200 && pausedState == "paused", "\(paused)")
+        // Seek into the item on screen (paused: cued there), and cue an item at a time into it.
+        let sought = try JSONValue(parsing: try post("/api/v1/player/deck/seek", #"{"at": "5"}"#).text)["status"]
+        #expect(sought?["state"] == "cued" && abs((sought?["position_ms"]?.intValue ?? 0) - 5000) <= 40, "\(sought ?? .null)")
+        #expect(abs((sought?["remaining_ms"]?.intValue ?? 0) - 5000) <= 40, "\(sought ?? .null)")
+        let cuedAt = try JSONValue(parsing: try post("/api/v1/player/deck/cue", #"{"item": "b.mp4", "at": "0:07.5"}"#).text)["status"]
+        #expect(abs((cuedAt?["position_ms"]?.intValue ?? 0) - 7500) <= 40, "\(cuedAt ?? .null)")
+        let badTime = try post("/api/v1/player/deck/seek", #"{"at": "soon"}"#)
+        #expect(badTime.status == 400 && badTime.text.contains("1:30"), "\(badTime)")
+        // The CLI's seek, and the player in the metrics.
+        let studio = try StudioHarness()
+        let seek = try studio.run(["seek", "deck", "2", "--socket", options.socketPath])
+        #expect(seek.status == 0 && seek.output.hasPrefix("deck: cued b.mp4 (2/2) at 2.0"), "\(seek)")
+        let status = try JSONValue(parsing: try HTTPTestClient.fetch(port: port, "GET", "/api/v1/status").text)
+        #expect(abs((status["players"]?["deck"]?["remaining_ms"]?.intValue ?? 0) - 8000) <= 40, "\(status["players"] ?? .null)")
+        // The console: a row per player and a countdown on its tile.
+        let page = try HTTPTestClient.fetch(port: port, "GET", "/").text, script = try HTTPTestClient.fetch(port: port, "GET", "/players.js")
+        #expect(page.contains(#"<script src="players.js""#) && page.contains(#"id="players""#), "\(page)")
+        #expect(script.status == 200 && script.text.contains("countdown") && script.text.contains("remaining_ms"), "\(script.status)")
+        let metrics = try HTTPTestClient.fetch(port: port, "GET", "/metrics").text
+        #expect(metrics.contains(#"studio_player_state{camera="deck",state="cued"} 1"#), "\(metrics)")
+        let remaining = metrics.split(separator: "\n").first { $0.hasPrefix(#"studio_player_remaining_seconds{camera="deck"}"#) }
+        #expect(remaining.flatMap { Double($0.split(separator: " ").last ?? "") }.map { abs($0 - 8) < 0.05 } == true, "\(remaining ?? "none")")
         let unknown = try post("/api/v1/player/nosuch/play")
         #expect(unknown.status >= 400 && unknown.text.contains("players: deck"), "\(unknown)")
+    }
+
+    @Test func aReloadChecksThePlayersFilesAgainAndRefusesABrokenOneNamingIt() throws {
+        let studio = try StudioHarness()
+        let clip = studio.directory.appendingPathComponent("intro.mp4")
+        try NumberedClips.make(clip.path, frames: 30)
+        let config = studio.directory.appendingPathComponent("studio.yaml")
+        try "players:\n  - {name: intro, items: [intro.mp4]}\n".write(to: config, atomically: true, encoding: .utf8)
+        try studio.serve(["--config", config.path, "--cameras", "1"] + EndToEndTests.smallProgram)
+        let fine = try studio.run(["reload", "--socket", studio.socket])
+        #expect(fine.status == 0, "\(fine)")
+        // The file replaced by one of no frames since the start: the reload is refused, naming it; the show goes on.
+        try FileManager.default.removeItem(at: clip)
+        let made = try ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-v", "error", "-f", "lavfi", "-i", "color=c=black:s=320x180:r=30", "-frames:v", "0", "-c:v", "libx264", "-f", "mp4", "-y", clip.path,
+        ])
+        try #require(made.wait(timeout: 60) == .exited(0), "\(made.errorText())")
+        let refused = try studio.run(["reload", "--socket", studio.socket])
+        #expect(refused.status == 1 && refused.error.contains(clip.path) && refused.error.contains("no video stream")
+                && refused.error.contains("nothing was changed"), "\(refused)")
+        let cameras = try studio.json(["cameras"])["cameras"]?.arrayValue ?? []
+        #expect(cameras.first { $0["name"] == "intro" }?["state"] == "live", "\(cameras)")
+        #expect(studio.stopServer() == .exited(0))
     }
 
     @Test func aMissingFileRefusesTheStartNamingIt() throws {
@@ -173,6 +218,8 @@ import TestSupport
         }
         #expect(ended)
         let late = try client.request("status")["program"]?["late_ticks"]?.intValue ?? -1
+        let player = (try? client.request("cameras"))?["cameras"]?.arrayValue?.first { $0["name"] == "count" }?["player"]
+        let counted = "player repeated \(player?["repeated_frames"]?.intValue ?? -1), skipped \(player?["skipped_frames"]?.intValue ?? -1)"
         server.shutdown()
 
         let shown = try NumberedClips.readAll(try AudioInputsEndToEndTests.programFile(in: recordings))
@@ -180,7 +227,7 @@ import TestSupport
         // Cued on 0 before the play, held on 89 after it: between them, each picture once.
         while numbers.first == 0 { numbers.removeFirst() }
         while numbers.last == 89 { numbers.removeLast() }
-        #expect(numbers == Array(1...88), "the program's pictures of the clip (late ticks \(late)): \(numbers)")
+        #expect(numbers == Array(1...88), "the program's pictures of the clip (late ticks \(late), \(counted)): \(numbers)")
     }
 }
 

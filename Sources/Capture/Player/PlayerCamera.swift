@@ -10,10 +10,18 @@ public enum PlayerCommand: Sendable, Equatable {
     case pause
     /// Back to the first item's first frame, stopped (cued).
     case stop
-    /// To an item's first frame, stopped.
-    case cue(item: Int)
+    /// To an item's first frame (or its picture `at` ns into it), stopped.
+    case cue(item: Int, at: Int64 = 0)
+    /// To `to` ns into the item on screen: playing on from there if it played, else cued there.
+    case seek(to: Int64)
     /// On to the next item (playing on if it played).
     case next
+    /// It went on air on the program tick due at `at` (the program's notice, `PictureSchedule.onAir`):
+    /// `autoplay:` plays with that tick as the play's first (`restart:` cues its first item first, if
+    /// it is not there).
+    case onAir(at: UInt64)
+    /// It went off air: `restart:` cues its first item (shown on preview until it is on air again).
+    case offAir
 }
 
 /// A camera the operator plays like a deck (a player): the server finds it by this protocol alone.
@@ -39,6 +47,9 @@ public final class PlayerCamera: PlayableCamera {
     public let identity: String
     public let displayName: String
     public let frames = LatestValue<VideoFrame>()
+    /// The pictures of the play ahead, each with the tick it is shown from (the program takes its tick's).
+    let upcoming = PictureSchedule()
+    public var schedule: PictureSchedule? { upcoming }
     public let playerSpec: PlayerSpec
     let sound: TimedAudioInput
     public var audio: (any ClockedAudioInput)? { sound }
@@ -82,6 +93,7 @@ public final class PlayerCamera: PlayableCamera {
         shared = Mutex(Shared(status: PlayerStatus(item: PlayerSpec.itemName(spec.items[0]), itemNumber: 1,
                                                    items: spec.items.map(PlayerSpec.itemName), state: .cued,
                                                    positionMilliseconds: 0, remainingMilliseconds: nil, end: spec.end.rawValue)))
+        upcoming.whenOnAir { [weak self] onAir, at in self?.notify(onAir ? .onAir(at: at) : .offAir) }
     }
 
     deinit { worker.requestStop() }
@@ -119,6 +131,14 @@ public final class PlayerCamera: PlayableCamera {
             }
         }
         return shared.withLock { $0.status }
+    }
+
+    /// Hands `command` to the player's thread without waiting (from the program thread).
+    func notify(_ command: PlayerCommand) {
+        commandLock.withLock {
+            pending.append(command)
+            submitted += 1
+        }
     }
 
     /// The thread's side: the commands given since the last call (and a note that they are taken once

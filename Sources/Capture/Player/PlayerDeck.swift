@@ -5,7 +5,11 @@ import StudioSystem
 /// The player's thread (`player.NAME`): takes the operator's commands, keeps `queue` filled from the
 /// reader (at most `PlayerCamera.queuedPictures` pictures ahead), and at each tick of a grid at the
 /// program's rate publishes the newest picture whose time has come (or the held one again, re-stamped,
-/// so a cued, paused or ended player is live, not silent). Lives on that thread alone.
+/// so a cued, paused or ended player is live, not silent). Playing, it also publishes the pictures in
+/// its queue with the tick each is shown from (`PictureSchedule`), for the program to take its tick's
+/// own whenever this thread wakes; a picture whose tick passed before it was published (the thread
+/// held up longer than its queue lasts) is not skipped: the play slips by the ticks it missed, held and
+/// counted as repeated. Lives on that thread alone.
 struct PlayerDeck {
     let camera: PlayerCamera
     let reader: PlayerReader
@@ -27,6 +31,12 @@ struct PlayerDeck {
     /// stamped with it.
     private var sound: [(samples: [Float], due: UInt64)] = []
     private var counts = (repeated: 0, skipped: 0)
+    /// The tick of the last picture taken from the queue (nil at the start of a play).
+    private var lastPictureTick: Int64?
+    /// The timeline's time of the last picture published in the schedule (nil: none since play).
+    private var scheduledThrough: Int64?
+    /// The play's end for the program's cut back (`end: cut-back`), kept once it ended.
+    private var ending: PictureSchedule.Ending?
 
     init(camera: PlayerCamera) {
         self.camera = camera
@@ -42,17 +52,19 @@ struct PlayerDeck {
         while !camera.worker.isStopRequested {
             camera.takeCommands { commands in
                 for command in commands { apply(command) }
+                publishSchedule()
                 updateStatus()
             }
             let now = clock.now()
             let tick = grid.frame(at: now)
             if tick != lastTick {
                 lastTick = tick
-                if state == .playing { present(tick) }
+                if state == .playing { present(tick, now: now) }
                 publishHeld(at: now)
             }
             pushSound(until: now)
             fill()
+            publishSchedule()
             updateStatus()
             // Wakes at the next tick, when the next sound is due, and often enough for a command between ticks.
             clock.sleep(until: min(grid.nextTick(after: now), now + 20_000_000, sound.first?.due ?? .max))
@@ -69,24 +81,45 @@ struct PlayerDeck {
             if let item { cue(item, how: "cued") } else if state == .ended { cue(reader.item, how: "cued") }
             guard state != .playing else { return }
             // Paused: on from the picture after the one shown; cued: from the first.
-            timelineAtOrigin = state == .paused ? position + interval : position
-            state = .playing
-            grid = FrameGrid(origin: playOrigin(), rate: camera.rate)
-            lastTick = -1
-            camera.sound.newStream()
+            startPlaying(from: state == .paused ? position + interval : position, origin: playOrigin())
+        case .onAir(let at):
+            let spec = camera.playerSpec
+            if spec.restart, state != .cued || (current?.item ?? reader.item) != 0 { cue(0, how: "restarted") }
+            guard spec.autoplay else { return }
+            if state == .ended { cue(reader.item, how: "cued") }
+            guard state != .playing else { return }
+            // The picture on screen is the play's first, shown on the tick it went on air (tick 0, half a
+            // frame before that program tick); the next one follows on the tick after.
+            startPlaying(from: position, origin: at > UInt64(interval / 2) ? at - UInt64(interval / 2) : at)
+            scheduledThrough = position
+        case .offAir:
+            if camera.playerSpec.restart { cue(0, how: "restarted") }
         case .pause:
             guard state == .playing else { return }
             state = .paused
             disconnectSound()
         case .stop:
             cue(0, how: "stopped")
-        case .cue(let item):
-            cue(item, how: "cued")
+        case .cue(let item, let offset):
+            cue(item, at: offset, how: "cued")
+        case .seek(let offset):
+            cue(current?.item ?? reader.item, at: offset, how: "seek")
+            if wasPlaying { apply(.play(item: nil)) }
         case .next:
             let next = min((current?.item ?? reader.item) + 1, camera.playerSpec.items.count - 1)
             cue(next, how: "next")
             if wasPlaying { apply(.play(item: nil)) }
         }
+    }
+
+    /// Plays on from `time` on the timeline, at tick 0 of a grid from `origin`.
+    private mutating func startPlaying(from time: Int64, origin: UInt64) {
+        timelineAtOrigin = time
+        state = .playing
+        grid = FrameGrid(origin: origin, rate: camera.rate)
+        lastTick = -1
+        lastPictureTick = nil
+        camera.sound.newStream()
     }
 
     /// Where a play's tick 0 lies: now, or with the program's origin known, half a frame before the
@@ -100,7 +133,7 @@ struct PlayerDeck {
     }
 
     /// To `item`'s first frame, stopped: the play on screen ends (`how`), the reader starts over.
-    private mutating func cue(_ item: Int, how: String? = nil) {
+    private mutating func cue(_ item: Int, at offset: Int64 = 0, how: String? = nil) {
         if let how, state == .playing || state == .paused { endPlay(how: how, at: position) }
         disconnectSound()
         reader.restart(at: item)
@@ -109,26 +142,79 @@ struct PlayerDeck {
         position = 0
         state = .cued
         fill()
+        let start = queue.first?.time ?? 0
+        if offset > 0 { skip(to: start + offset) }
         if let first = queue.first(where: { if case .picture = $0.content { true } else { false } }), case .picture(let frame) = first.content {
             held = frame
-            current = (first.play, first.item, first.time, first.length)
+            current = (first.play, first.item, start, first.length)
+            position = first.time
         }
         lastTick = -1
     }
 
+    /// Reads on from the item's start to `time` on the timeline, dropping what comes before it: the
+    /// picture at or after it first in the queue (or, past the item's end, its last picture). The
+    /// picture on screen is published again at each tick meanwhile, so a long read is no loss.
+    private mutating func skip(to time: Int64) {
+        var last: PlayerEntry?
+        var published = camera.clock.now()
+        while true {
+            let now = camera.clock.now()
+            if now >= published + UInt64(interval) {
+                publishHeld(at: now)
+                published = now
+            }
+            while let first = queue.first, first.time + 1_000_000 < time {
+                if case .itemEnd = first.content { break }
+                if case .picture = first.content { last = first }
+                queue.removeFirst()
+            }
+            if let first = queue.first, first.time + 1_000_000 >= time || { if case .itemEnd = first.content { true } else { false } }() { break }
+            if reader.isFinished || camera.worker.isStopRequested { break }
+            fill()
+        }
+        if let last, queue.first.map({ if case .picture = $0.content { false } else { true } }) ?? true { queue.insert(last, at: 0) }
+    }
+
     // MARK: Playing
 
+    /// The first tick that shows a picture (or takes an end) at `time` on the play's timeline. A
+    /// millisecond's slack: pictures stamped at n/rate land on the tick of the same time.
+    private func firstTick(showing time: Int64) -> Int64 {
+        grid.firstFrame(atOrAfter: grid.origin + UInt64(max(0, time - timelineAtOrigin - 1_000_000)))
+    }
+
     /// Publishes the newest picture due at `tick`, pushes the sound due, and takes the ends passed.
-    private mutating func present(_ tick: Int64) {
-        let time = timelineAtOrigin + Int64(grid.time(ofFrame: tick) - grid.origin)
-        position = time
+    private mutating func present(_ tick: Int64, now: UInt64) {
+        // The first tick the program has still to take (it takes each half a frame after its time; a
+        // microsecond's slack for the rounding of the two grids).
+        let open = grid.time(ofFrame: tick) + UInt64(interval / 2) <= now + 1_000 ? tick + 1 : tick
+        var time = timelineAtOrigin + Int64(grid.time(ofFrame: tick) - grid.origin)
         var shown: VideoFrame?
-        // A millisecond's slack: pictures stamped at n/rate land on the tick of the same time.
-        while let entry = queue.first, entry.time <= time + 1_000_000 {
+        reading: while true {
+            // Read on while the queue is emptied (the thread was held up past what it had read).
+            if queue.isEmpty { fill() }
+            guard let entry = queue.first, entry.time <= time + 1_000_000 else { break }
             queue.removeFirst()
             switch entry.content {
             case .picture(let frame):
-                if shown != nil { counts.skipped += 1 }
+                var due = firstTick(showing: entry.time)
+                // Its tick passed before the program could have it (never published): the play slips,
+                // to show it on the first tick still to come.
+                if due < open, scheduledThrough.map({ entry.time > $0 }) ?? true {
+                    timelineAtOrigin -= (open - due) * interval
+                    time = timelineAtOrigin + Int64(grid.time(ofFrame: tick) - grid.origin)
+                    due = open
+                    if due > tick {
+                        queue.insert(entry, at: 0)
+                        break reading
+                    }
+                }
+                // Skipped: another picture had its tick; repeated: ticks between this one's and the last's.
+                if let last = lastPictureTick {
+                    if due <= last { counts.skipped += 1 } else { counts.repeated += Int(due - last - 1) }
+                }
+                lastPictureTick = due
                 shown = frame
                 if current?.play != entry.play || !playStarted { startPlay(entry) }
             case .audio(let samples):
@@ -149,11 +235,13 @@ struct PlayerDeck {
                     pushSound(until: .max)
                     disconnectSound()
                     if isBlack { held = blackFrame() }
+                    position = time
                     return
                 }
             }
         }
-        if let shown { held = shown } else { counts.repeated += 1 }
+        position = time
+        if let shown { held = shown }
     }
 
     /// Whether the play on screen has had its `clip_started` (a cued play has not, until it plays).
@@ -211,12 +299,66 @@ struct PlayerDeck {
         }
     }
 
+    /// The picture on screen and, playing, those in the queue, each with the tick it is shown from
+    /// (`firstTick`; of two on one tick the later), the black after an end that shows black included.
+    private mutating func publishSchedule() {
+        publishEnding()
+        guard let held else { return }
+        guard state == .playing else {
+            scheduledThrough = nil
+            return camera.upcoming.replace(with: [PictureSchedule.Entry(from: 0, frame: held)])
+        }
+        let onScreen = lastTick >= 0 ? grid.time(ofFrame: lastTick) : 0
+        var entries = [PictureSchedule.Entry(from: onScreen, frame: stamped(held, at: onScreen))]
+        var placed = lastTick
+        func place(_ frame: VideoFrame, at time: Int64) {
+            let tick = max(lastTick + 1, firstTick(showing: time))
+            if tick == placed, entries.count > 1 { entries.removeLast() }
+            let from = grid.time(ofFrame: tick)
+            entries.append(PictureSchedule.Entry(from: from, frame: stamped(frame, at: from)))
+            placed = tick
+        }
+        for entry in queue {
+            if case .picture(let frame) = entry.content {
+                place(frame, at: entry.time)
+                scheduledThrough = max(scheduledThrough ?? entry.time, entry.time)
+            } else if case .itemEnd(let how, let isBlack) = entry.content, how == "end" || how == "truncated" {
+                if isBlack { place(blackFrame(), at: entry.time) }
+                break
+            }
+        }
+        camera.upcoming.replace(with: entries)
+    }
+
+    /// With `end: cut-back`, playing: the program tick that shows the play's last picture (the one
+    /// before its end is taken; the end read ahead, else the item's length), for the program to time
+    /// its transition back by. Kept once ended; gone when cued or played again.
+    private mutating func publishEnding() {
+        if state == .playing, camera.playerSpec.end == .cutBack, let current {
+            let end = queue.first { entry in
+                if case .itemEnd = entry.content { entry.play == current.play } else { false }
+            }?.time ?? current.length.map { current.start + $0 }
+            ending = end.map { end in
+                PictureSchedule.Ending(lastPicture: grid.time(ofFrame: firstTick(showing: end) - 1) + UInt64(interval / 2),
+                                       transition: camera.playerSpec.endTransition)
+            }
+        } else if state != .ended {
+            ending = nil
+        }
+        if camera.upcoming.ending != ending { camera.upcoming.ending = ending }
+    }
+
+    /// `frame`'s pixels as a new frame (sharing its storage) stamped `time`.
+    private mutating func stamped(_ frame: VideoFrame, at time: UInt64) -> VideoFrame {
+        sequence += 1
+        return VideoFrame(format: frame.format, width: frame.width, height: frame.height, planes: frame.planes,
+                          storage: frame.storage, captureTime: time, sequence: sequence)
+    }
+
     /// The picture on screen again, stamped now (the same pixels: a new frame sharing its storage).
     private mutating func publishHeld(at now: UInt64) {
         guard let held else { return }
-        sequence += 1
-        camera.frames.publish(VideoFrame(format: held.format, width: held.width, height: held.height, planes: held.planes,
-                                         storage: held.storage, captureTime: now, sequence: sequence))
+        camera.frames.publish(stamped(held, at: now))
         let format = CameraFormat(pixelFormat: held.format, width: held.width, height: held.height, frameRate: camera.rate)
         camera.shared.withLock {
             $0.statistics.framesCaptured += 1

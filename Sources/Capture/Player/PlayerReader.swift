@@ -66,8 +66,32 @@ final class PlayerReader {
         do {
             return try PullConnection(source: .file(path), interrupt: PullInterrupt(), audioFormat: .program)
         } catch {
+            // libavformat finds no stream in an empty file (a clip written with no frames): its end.
+            if error.description.hasSuffix("End of file") { throw PullError("\(path): it has no picture (0 frames, an empty file)") }
             throw PullError(error.description.contains(path) ? error.description : "\(path): \(error.description)")
         }
+    }
+
+    /// Opens `path` and decodes its first picture: the error names the file, as `open`'s, or says it has
+    /// no picture (a file of 0 frames) or that its first could not be decoded (a still too large for the
+    /// decoder or the size limit, damaged data).
+    static func check(_ path: String) throws(PullError) {
+        let connection = try open(path)
+        var pictures = 0
+        let count: (PullConnection.Item) -> Void = { if case .video = $0 { pictures += 1 } }
+        // A picture comes within a few packets; a file that gives none in this many has none to give.
+        for _ in 0..<1_000 where pictures == 0 {
+            do { try connection.readAndDecode(count) } catch {
+                connection.drain(count)
+                guard pictures == 0 else { return }
+                guard error.endOfStream else { throw PullError("\(path): its first picture cannot be decoded: \(error.description)") }
+                // A still's one picture the decoder refused (it says why in the log: a size beyond its
+                // limit, damaged data); a video file that ends before its first picture has none.
+                throw PullError(isStill(path) ? "\(path): its picture cannot be decoded (too large, at most \(PullConnection.Limits().maximumPixels) pixels, or damaged)"
+                                              : "\(path): it has no picture (0 frames)")
+            }
+        }
+        if pictures == 0 { throw PullError("\(path): no picture in its first 1000 packets") }
     }
 
     /// Starts over at `index`, at time 0 of a new timeline.
@@ -166,7 +190,7 @@ final class PlayerReader {
             return [marker]
         case .black:
             return finish(how: "end", at: end, black: true)
-        case .hold, .next:
+        case .hold, .next, .cutBack:
             return finish(how: "end", at: end)
         }
     }

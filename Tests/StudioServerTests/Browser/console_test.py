@@ -4,6 +4,7 @@
 Usage: console_test.py URL SCREENSHOT.png [SCENE]
        console_test.py --lost CAMERA URL READY_FILE
        console_test.py --history SESSION URL SCREENSHOT.png
+       console_test.py --player NAME URL SCREENSHOT.png
 Run by BrowserConsoleTests (Tests/StudioServerTests), which starts the real server and checks what this
 reports, on stdout, as one JSON object.
 
@@ -16,6 +17,11 @@ data-state="lost" (the test unplugs the camera after READY_FILE appears); report
   session_loudness: {id: LUFS}  each listed session's data-integrated-lufs (null where it has none)
   program_sources               data-source of the timeline's program-lane rects, in order
   event_kinds                   data-kind of the event table's rows, in order
+
+--player: waits for player NAME's row under the tiles and the countdown on its tile, clicks the row's
+play, and waits for the countdown to run down by a second; reports
+  cued: {item, state, remaining, countdown}   the row's fields and the tile's countdown before play
+  playing: [before, after]      the countdown once the row says playing, and a second later
 
 Otherwise:
   colours: {camera: [r, g, b]}  the mean colour of each camera tile's ident block, read from the <img>'s
@@ -60,8 +66,9 @@ from selenium.webdriver.support.ui import Select
 
 LOST = sys.argv[2] if sys.argv[1] == "--lost" else None
 HISTORY = sys.argv[2] if sys.argv[1] == "--history" else None
-URL, OUTPUT = (sys.argv[3], sys.argv[4]) if LOST or HISTORY else (sys.argv[1], sys.argv[2])
-SCENE = sys.argv[3] if not LOST and not HISTORY and len(sys.argv) > 3 else None
+PLAYER = sys.argv[2] if sys.argv[1] == "--player" else None
+URL, OUTPUT = (sys.argv[3], sys.argv[4]) if LOST or HISTORY or PLAYER else (sys.argv[1], sys.argv[2])
+SCENE = sys.argv[3] if not LOST and not HISTORY and not PLAYER and len(sys.argv) > 3 else None
 CAMERAS = ["cam1", "cam2", "cam3"]
 
 
@@ -110,6 +117,21 @@ try:
         result["program_sources"] = [r.get_attribute("data-source") for r in rects()]
         result["event_kinds"] = [r.get_attribute("data-kind") for r in driver.find_elements(By.CSS_SELECTOR, "#history-events tr[data-kind]")]
         driver.execute_script("document.getElementById('history').scrollIntoView()")
+        driver.save_screenshot(OUTPUT)
+        print(json.dumps(result))
+        sys.exit(0)
+    if PLAYER:
+        row = lambda: driver.find_element(By.CSS_SELECTOR, f'#players tr[data-player="{PLAYER}"]')
+        field = lambda name: row().find_element(By.CSS_SELECTOR, f'[data-field="{name}"]').text
+        countdown = lambda: driver.find_element(By.CSS_SELECTOR, f'#tiles [data-camera="{PLAYER}"] .countdown').text
+        seconds = lambda text: int(text.lstrip("-").split(":")[0]) * 60 + float(text.lstrip("-").split(":")[1])
+        wait(f"{PLAYER}'s row and countdown", lambda: row().is_displayed() and countdown())
+        result["cued"] = {"item": field("item"), "state": field("state"), "remaining": field("remaining"), "countdown": countdown()}
+        row().find_element(By.CSS_SELECTOR, '[data-action="player-play"]').click()
+        wait(f"{PLAYER} to play", lambda: field("state") == "playing")
+        before = countdown()
+        after = wait("the countdown to run down a second", lambda: (lambda now: now if seconds(now) <= seconds(before) - 1 else None)(countdown()))
+        result["playing"] = [before, after]
         driver.save_screenshot(OUTPUT)
         print(json.dumps(result))
         sys.exit(0)
