@@ -54,9 +54,8 @@ public final class OSCServer: Sendable {
     private let dispatch: Dispatch
     private let levels: Levels
     private let log: @Sendable (String) -> Void
-    private let worker = WorkerThread()
+    private let thread = SocketThread()
     private let state = Mutex(Shared())
-    private let sockets = Mutex<(socket: Int32, wakeRead: Int32, wakeWrite: Int32)>((-1, -1, -1))
 
     struct Shared {
         var counters = Counters()
@@ -82,28 +81,14 @@ public final class OSCServer: Sendable {
 
     /// Binds (throws when the address cannot be had) and starts the thread.
     public func start() throws(SystemError) {
-        let fd = try TallySockets.open(for: listen, type: SOCK_DGRAM)
-        try TallySockets.bind(fd, to: listen)
-        let pair: (read: Int32, write: Int32)
-        do { pair = try TallySockets.wakePair() } catch {
-            close(fd)
-            throw error
-        }
-        state.withLock { $0.port = TallySockets.boundPort(fd) }
-        sockets.withLock { $0 = (fd, pair.read, pair.write) }
         feed.onChange { [weak self] in self?.wake() }
-        _ = worker.start(name: Self.threadName) { [self] in run() }
+        let port = try thread.start(listen, type: SOCK_DGRAM, threadName: Self.threadName) { [self] in run(fd: $0, wakeFD: $1) }
+        state.withLock { $0.port = port }
     }
 
-    public func stop() {
-        worker.requestStop()
-        wake()
-        worker.stop()
-        let fds = sockets.withLock { fds in defer { fds = (-1, -1, -1) }; return fds }
-        for fd in [fds.socket, fds.wakeRead, fds.wakeWrite] where fd >= 0 { close(fd) }
-    }
+    public func stop() { thread.stop() }
 
-    private func wake() { TallySockets.wake(sockets.withLock { $0.wakeWrite }) }
+    private func wake() { thread.wake() }
 
     // MARK: The thread
 
@@ -117,12 +102,11 @@ public final class OSCServer: Sendable {
         var nextTally: UInt64 = 0
     }
 
-    private func run() {
-        let (fd, wakeFD, _) = sockets.withLock { $0 }
+    private func run(fd: Int32, wakeFD: Int32) {
         var local = Local(fd: fd)
         var version = feed.latest.version
         let levelsInterval = UInt64(1_000_000_000 / OSCSettings.levelsPerSecond)
-        while !worker.isStopRequested {
+        while !thread.isStopRequested {
             let listening = !settings.feedback.isEmpty || !local.subscribers.isEmpty
             var polled = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
             let now = MonotonicClock.now()

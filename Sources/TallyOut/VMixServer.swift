@@ -23,10 +23,9 @@ public final class VMixServer: Sendable {
     private let feed: TallyFeed
     private let perform: Perform
     private let log: @Sendable (String) -> Void
-    private let worker = WorkerThread()
+    private let thread = SocketThread()
     private let state = Mutex(Shared())
     /// The listening socket and the wake-up pair (read end, write end); set by `start`.
-    private let sockets = Mutex<(listen: Int32, wakeRead: Int32, wakeWrite: Int32)>((-1, -1, -1))
 
     public struct Counters: Sendable, Equatable {
         public var clients = 0
@@ -58,41 +57,23 @@ public final class VMixServer: Sendable {
 
     /// Listens (throws when the address cannot be had) and starts the thread.
     public func start() throws(SystemError) {
-        let fd = try TallySockets.open(for: listen, type: SOCK_STREAM)
-        try TallySockets.bind(fd, to: listen)
-        do { try syscall("listen") { Glibc.listen(fd, 64) } } catch {
-            close(fd)
-            throw error
-        }
-        let pair: (read: Int32, write: Int32)
-        do { pair = try TallySockets.wakePair() } catch {
-            close(fd)
-            throw error
-        }
-        state.withLock { $0.port = TallySockets.boundPort(fd) }
-        sockets.withLock { $0 = (fd, pair.read, pair.write) }
         feed.onChange { [weak self] in self?.wake() }
-        _ = worker.start(name: Self.threadName) { [self] in run() }
+        let port = try thread.start(listen, type: SOCK_STREAM, threadName: Self.threadName,
+                                    prepare: { fd throws(SystemError) in try syscall("listen") { Glibc.listen(fd, 64) } }) { [self] in run(listenFD: $0, wakeFD: $1) }
+        state.withLock { $0.port = port }
     }
 
-    public func stop() {
-        worker.requestStop()
-        wake()
-        worker.stop()
-        let fds = sockets.withLock { fds in defer { fds = (-1, -1, -1) }; return fds }
-        for fd in [fds.listen, fds.wakeRead, fds.wakeWrite] where fd >= 0 { close(fd) }
-    }
+    public func stop() { thread.stop() }
 
-    private func wake() { TallySockets.wake(sockets.withLock { $0.wakeWrite }) }
+    private func wake() { thread.wake() }
 
     // MARK: The thread
 
-    private func run() {
-        let (listenFD, wakeFD, _) = sockets.withLock { $0 }
+    private func run(listenFD: Int32, wakeFD: Int32) {
         var clients = VMixClients()
         var version = feed.latest.version
         defer { clients.closeAll() }
-        while !worker.isStopRequested {
+        while !thread.isStopRequested {
             var polled = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
             let ids = clients.ids
             for id in ids { polled.append(pollfd(fd: clients[id].fd, events: Int16(POLLIN) | (clients[id].output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0)) }
