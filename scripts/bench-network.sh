@@ -48,45 +48,17 @@ config() {
   echo "$file"
 }
 
-# measure NAME CMD...: CPU s/s of the process, of its net.* threads, peak RSS MiB, and studio's program
-# counters (late ticks, frames) when it is studio.
-measure() {
-  local name=$1
-  shift
-  "$@" >"$work/$name.out" 2>&1 &
-  local pid=$!
-  sleep 5   # start-up: connect, probe, the first cut
-  if [[ "$name" == studio[1-9]* ]]; then "$bin" switch net1 --socket "$work/studio.sock" >/dev/null 2>&1 || true; fi
-  local s0 s1 t0 t1 w0 w1 before after
-  before=$([[ "$name" == studio* ]] && "$bin" status --json --socket "$work/studio.sock" 2>/dev/null || echo '{}')
-  s0=$(cpu_ticks "$pid"); t0=$(thread_ticks "$pid"); w0=$(date +%s.%N)
-  sleep "$seconds"
-  s1=$(cpu_ticks "$pid"); t1=$(thread_ticks "$pid"); w1=$(date +%s.%N)
-  after=$([[ "$name" == studio* ]] && "$bin" status --json --socket "$work/studio.sock" 2>/dev/null || echo '{}')
-  local rss; rss=$(peak_rss_kb "$pid")
-  bench_stop 15 "$pid"
-  python3 - "$name" "$s0" "$s1" "$t0" "$t1" "$w0" "$w1" "$rss" "$ticks" "$before" "$after" <<'PY'
-import sys, json
-name, s0, s1, t0, t1, w0, w1, rss, ticks, before, after = sys.argv[1:]
-sys.path.insert(0, "scripts")
-from bench_ticks import parse
-wall = float(w1) - float(w0); hz = int(ticks)
-def rate(a, b): return sum(b[k] - a[k] for k in a if k in b) / hz / wall
-threads0, threads1 = parse(t0), parse(t1)
-net = sum(threads1[k] - threads0[k] for k in threads0 if k.startswith("net.") and k in threads1) / hz / wall
-def program(status, key): return (json.loads(status).get("program") or {}).get(key, 0)
-late = program(after, "late_ticks") - program(before, "late_ticks")
-frames = program(after, "frames") - program(before, "frames")
-print(f"{name} {rate(parse(s0), parse(s1)):.3f} {net:.3f} {int(rss) / 1024:.1f} {late} {frames}")
-PY
+# After the start-up pause of each run (bench_measure): the cut.
+bench_started() {
+  if [[ "$1" == studio[1-9]* ]]; then "$bin" switch net1 --socket "$work/studio.sock" >/dev/null 2>&1 || true; fi
 }
 
 results=()
 for round in $(seq "$rounds"); do
-  results+=("$(measure ffmpeg ffmpeg -nostdin -v error -i "$url/source" -f null -)")
+  results+=("$(bench_measure ffmpeg net. ffmpeg -nostdin -v error -i "$url/source" -f null -)")
   for n in 0 1 8; do
     rm -f "$work/bench.db"*
-    results+=("$(measure "studio$n" "$bin" serve --config "$(config "$n")" --cameras 1 --camera-size 320x180 --audio silence \
+    results+=("$(bench_measure "studio$n" net. "$bin" serve --config "$(config "$n")" --cameras 1 --camera-size 320x180 --audio silence \
         --rtmp "$url/program$n" --program 1280x720@30 --preset ultrafast --bitrate 3000k --no-iso \
         --db "$work/bench.db" --socket "$work/studio.sock")")
   done

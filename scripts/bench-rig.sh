@@ -13,6 +13,10 @@
 #   peak_rss_kb PID...      the sum of the processes' peak resident set sizes (VmHWM), in KiB
 #   bench_stop SECONDS PID... SIGINT to each (a clean stop: files finished), SIGKILL to any still
 #                           running after SECONDS; then reaps them (children of the calling shell)
+#   bench_measure NAME PREFIX CMD...  runs CMD for a start-up pause of 5 s (then calls the script's
+#                           `bench_started NAME`, if it defines one: the cut), measures `seconds` and
+#                           prints "NAME CPU_s/s PREFIX*_threads_s/s peak_RSS_MiB late_ticks frames" (the
+#                           last two from `$bin status` on `$work/studio.sock` for a run named studio*)
 
 bench_build() {
   scripts/setup.sh
@@ -67,4 +71,35 @@ bench_stop() {
     kill -0 "$p" 2>/dev/null && { echo "bench: PID $p did not stop within ${grace} s of SIGINT: killed" >&2; kill -KILL "$p" 2>/dev/null || true; }
     wait "$p" 2>/dev/null || true
   done
+}
+
+bench_measure() {
+  local name=$1 prefix=$2
+  shift 2
+  "$@" >"$work/$name.out" 2>&1 &
+  local pid=$!
+  sleep 5   # start-up: connect, probe, open files
+  if declare -F bench_started >/dev/null; then bench_started "$name"; fi
+  local s0 s1 t0 t1 w0 w1 before after
+  before=$([[ "$name" == studio* ]] && "$bin" status --json --socket "$work/studio.sock" 2>/dev/null || echo '{}')
+  s0=$(cpu_ticks "$pid"); t0=$(thread_ticks "$pid"); w0=$(date +%s.%N)
+  sleep "$seconds"
+  s1=$(cpu_ticks "$pid"); t1=$(thread_ticks "$pid"); w1=$(date +%s.%N)
+  after=$([[ "$name" == studio* ]] && "$bin" status --json --socket "$work/studio.sock" 2>/dev/null || echo '{}')
+  local rss; rss=$(peak_rss_kb "$pid")
+  bench_stop 15 "$pid"
+  python3 - "$name" "$prefix" "$s0" "$s1" "$t0" "$t1" "$w0" "$w1" "$rss" "$ticks" "$before" "$after" <<'PY'
+import sys, json
+name, prefix, s0, s1, t0, t1, w0, w1, rss, ticks, before, after = sys.argv[1:]
+sys.path.insert(0, "scripts")
+from bench_ticks import parse
+wall = float(w1) - float(w0); hz = int(ticks)
+def rate(a, b): return sum(b[k] - a[k] for k in a if k in b) / hz / wall
+threads0, threads1 = parse(t0), parse(t1)
+group = sum(threads1[k] - threads0[k] for k in threads0 if k.startswith(prefix) and k in threads1) / hz / wall
+def program(status, key): return (json.loads(status).get("program") or {}).get(key, 0)
+late = program(after, "late_ticks") - program(before, "late_ticks")
+frames = program(after, "frames") - program(before, "frames")
+print(f"{name} {rate(parse(s0), parse(s1)):.3f} {group:.3f} {int(rss) / 1024:.1f} {late} {frames}")
+PY
 }
