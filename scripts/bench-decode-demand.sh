@@ -83,21 +83,19 @@ done
 
 mkdir -p bench-results
 python3 - "$seconds" "$rounds" "${results[@]}" <<'PY' | tee -a bench-results/latest.md
-import sys, statistics, subprocess, datetime
+import sys, statistics
+sys.path.insert(0, "scripts")
+from bench_report import grouped, heading, median
 seconds, rounds, *rows = sys.argv[1:]
-by, counters = {}, {}
-for row in rows:
-    name, *values = row.split()
-    by.setdefault(name, []).append([float(v) for v in values[:4]])
-    counters[name] = values[4] if len(values) > 4 else ""
-cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-print(f"\n### Decode only what is seen, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC — {seconds} s per run, {rounds} round(s), {cpu_model}, {subprocess.getoutput('nproc')} cores\n")
+by = grouped(rows, columns=4)
+counters = {row.split()[0]: (row.split()[5] if len(row.split()) > 5 else "") for row in rows}
+print(heading("Decode only what is seen", seconds, rounds))
 print("| run | capture threads (cap.*) CPU s/s (median) | studio CPU s/s (median) | peak RSS MiB (max) | virtual cameras CPU s/s | decodes full/reduced/skipped per camera (last run) |")
 print("|---|---|---|---|---|---|")
 for name, values in by.items():
     med = lambda i: statistics.median(v[i] for v in values)
     print(f"| {name} | {med(1):.3f} | {med(0):.3f} | {max(v[2] for v in values):.1f} | {med(3):.3f} | {counters[name]} |")
-full = statistics.median(v[1] for v in by["full"])
+full = median(by, "full", 1)
 for name in ("idle", "tiles"):
-    print(f"\nCapture threads' CPU, {name} / everything decoded at full size: **{statistics.median(v[1] for v in by[name]) / full:.2f}**")
+    print(f"\nCapture threads' CPU, {name} / everything decoded at full size: **{median(by, name, 1) / full:.2f}**")
 PY

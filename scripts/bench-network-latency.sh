@@ -107,14 +107,10 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 - "$seconds" "$rounds" "$target" "$noise" "$load_before" "$load_after" "${rows[@]}" <<'PY' | tee -a bench-results/network-latency-latest.md
 import sys, statistics, subprocess, datetime
+sys.path.insert(0, "scripts")
+from bench_report import by_round
 seconds, rounds, target, noise, before, after, *rows = sys.argv[1:]
-runs = {}
-for row in rows:
-    round_, name, *v = row.split()
-    if v[0] in ("0", "nan"):
-        print(f"round {round_} {name}: measured nothing")
-        continue
-    runs.setdefault(name, {})[round_] = [float(x) for x in v]
+runs = by_round(rows)
 cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 print(f"\n### Network camera latency, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC — {seconds} s per run, {rounds} round(s), "
       f"studio's jitter target {target} ms, noise {noise}, {cpu_model}, {subprocess.getoutput('nproc')} cores, "

@@ -66,20 +66,14 @@ done
 
 mkdir -p bench-results
 python3 - "$seconds" "$rounds" "${results[@]}" <<'PY' | tee -a bench-results/latest.md
-import sys, statistics, subprocess, datetime
+import sys
+sys.path.insert(0, "scripts")
+from bench_report import grouped, heading, measure_table, median
 seconds, rounds, *rows = sys.argv[1:]
-by = {}
-for row in rows:
-    name, *values = row.split()
-    by.setdefault(name, []).append([float(v) for v in values])
-cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-print(f"\n### Network cameras, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC — {seconds} s per run, {rounds} round(s), {cpu_model}, {subprocess.getoutput('nproc')} cores\n")
-print("| run | CPU s/s (median) | net.* threads CPU s/s (median) | peak RSS MiB (max) | program late ticks (max) | program frames (min) |")
-print("|---|---|---|---|---|---|")
-for name, values in by.items():
-    med = lambda i: statistics.median(v[i] for v in values)
-    print(f"| {name} | {med(0):.3f} | {med(1):.3f} | {max(v[2] for v in values):.1f} | {max(v[3] for v in values):.0f} | {min(v[4] for v in values):.0f} |")
-med = lambda name, i: statistics.median(v[i] for v in by[name])
+by = grouped(rows)
+print(heading("Network cameras", seconds, rounds))
+measure_table(by, "net.*")
+med = lambda name, i: median(by, name, i)
 print(f"\nOne network camera's threads (receive, decode, convert, play out) / ffmpeg -i URL -f null -: **{med('studio1', 1) / med('ffmpeg', 0):.2f}**")
 print(f"One network camera's whole cost (studio1 - studio0) / ffmpeg: **{(med('studio1', 0) - med('studio0', 0)) / med('ffmpeg', 0):.2f}**")
 print(f"Eight network cameras' threads / eight times ffmpeg's: **{med('studio8', 1) / (8 * med('ffmpeg', 0)):.2f}**")

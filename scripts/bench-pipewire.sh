@@ -75,20 +75,18 @@ print(sum(1 for e in json.load(sys.stdin)["events"] if e["kind"] == "camera_adde
 
 mkdir -p bench-results
 python3 - "$seconds" "$rounds" "$cameras" "${results[@]}" <<'PY' | tee -a bench-results/latest.md
-import sys, statistics, subprocess, datetime
+import sys, statistics
+sys.path.insert(0, "scripts")
+from bench_report import grouped, heading, median
 seconds, rounds, cameras, *rows = sys.argv[1:]
-by = {}
-for row in rows:
-    name, *values = row.split()
-    by.setdefault(name, []).append([float(v) for v in values])
-cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-print(f"\n### PipeWire cameras, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC — {seconds} s per run, {rounds} round(s), {cpu_model}, {subprocess.getoutput('nproc')} cores\n")
+by = grouped(rows)
+print(heading("PipeWire cameras", seconds, rounds))
 print("| run | studio CPU s/s (median) | peak RSS MiB (max) | producers + daemon CPU s/s | studio capture threads CPU s/s | studio encoder threads CPU s/s |")
 print("|---|---|---|---|---|---|")
 for name, values in by.items():
     med = lambda i: statistics.median(v[i] for v in values)
     print(f"| {name} | {med(0):.3f} | {max(v[1] for v in values):.1f} | {med(2):.3f} | {med(3):.3f} | {med(4):.3f} |")
-pw = statistics.median(v[0] for v in by["studio-pipewire-3cam-640x480"])
-tp = statistics.median(v[0] for v in by["studio-testpattern-3cam-640x480"])
+pw = median(by, "studio-pipewire-3cam-640x480", 0)
+tp = median(by, "studio-testpattern-3cam-640x480", 0)
 print(f"\nPipeWire cameras found by studio: {cameras}. CPU ratio PipeWire/test-pattern (same program): **{pw / tp:.2f}**")
 PY

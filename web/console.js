@@ -160,7 +160,9 @@ function render() {
   const tally = program.tally || {};
   for (const camera of state.cameras) {
     const tile = tileFor('camera', camera.name);
-    tile.dataset.tally = tally[camera.name] || camera.tally || 'none';
+    // A node following its switcher (tally_from) lights its tiles as the switcher does (none while it is away).
+    const fromSwitcher = camera.switcher_tally;
+    tile.dataset.tally = fromSwitcher != null ? (fromSwitcher === 'unknown' ? 'none' : fromSwitcher) : (tally[camera.name] || camera.tally || 'none');
     tile.dataset.state = camera.state;
     $('.state', tile).textContent = camera.state;
     const format = camera.format;
@@ -522,8 +524,10 @@ function tickClock() {
   $('#clock').textContent = `${pad(Math.floor(seconds / 3600))}:${pad(Math.floor(seconds / 60) % 60)}:${pad(seconds % 60)}`;
 }
 
+// A stinger lasts its clip: it takes no length (the server plays the configured one).
 function transitionBody() {
-  return { kind: $('#transition-kind').value, frames: Number($('#transition-frames').value) };
+  const kind = $('#transition-kind').value;
+  return kind === 'stinger' ? { kind } : { kind, frames: Number($('#transition-frames').value) };
 }
 
 function actions() {

@@ -9,6 +9,8 @@
 #include <libavutil/imgutils.h>
 #include <libavutil/opt.h>
 #include <libavutil/hwcontext.h>
+// SHA-256 of recordings (FileDigest): libavutil has it, so studio needs no other crypto library.
+#include <libavutil/hash.h>
 #include <libavutil/log.h>
 #include <libswscale/swscale.h>
 #include <libswresample/swresample.h>

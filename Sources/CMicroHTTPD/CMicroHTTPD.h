@@ -31,6 +31,37 @@ static inline void cmhd_log_during_start(void *cls, const char *format, va_list 
     __atomic_store_n(&log->busy, 0, __ATOMIC_RELEASE);
 }
 
+// MHD decodes a request's path (and its query's keys and values) before the handler sees it, so
+// `/api/v1/camera/pc2%2Fcam1/mode` (a capture node's camera `pc2/cam1`) would arrive as one more
+// segment. This decoder does what MHD's own does but leaves `%2F` and `%25` escaped: the routes split the
+// path on `/` first and then decode each segment (`HTTPRouteTable.match`), and the query's keys and values
+// decode what is left (`HTTPRequests.values`), so `%252F` still means `%2F`.
+static inline int cmhd_hex(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static inline size_t cmhd_unescape_keeping_slash(void *cls, struct MHD_Connection *connection, char *text) {
+    (void)cls;
+    (void)connection;
+    size_t read = 0, written = 0;
+    while (text[read] != '\0') {
+        int high = text[read] == '%' ? cmhd_hex(text[read + 1]) : -1;
+        int low = high >= 0 ? cmhd_hex(text[read + 2]) : -1;
+        int value = high * 16 + low;
+        if (high >= 0 && low >= 0 && value != '/' && value != '%') {
+            text[written++] = (char)value;
+            read += 3;
+        } else {
+            text[written++] = text[read++];
+        }
+    }
+    text[written] = '\0';
+    return written;
+}
+
 // MHD_start_daemon takes its options as variadic (option, value) pairs ending in MHD_OPTION_END, which
 // Swift cannot call. This one fixes the threading model: MHD's own listening thread and one thread per
 // connection (at most `connection_limit`), never a caller's thread; `timeout_seconds` closes a connection
@@ -54,6 +85,7 @@ static inline struct MHD_Daemon *cmhd_start(const struct sockaddr *address, int 
         daemon = MHD_start_daemon(flags | MHD_USE_TLS, 0, accept, handler_context, handler, handler_context,
                                   MHD_OPTION_EXTERNAL_LOGGER, cmhd_log_during_start, log,
                                   MHD_OPTION_SOCK_ADDR, address,
+                                  MHD_OPTION_UNESCAPE_CALLBACK, cmhd_unescape_keeping_slash, NULL,
                                   MHD_OPTION_HTTPS_MEM_CERT, tls_certificate,
                                   MHD_OPTION_HTTPS_MEM_KEY, tls_key,
                                   MHD_OPTION_CONNECTION_LIMIT, connection_limit,
@@ -65,6 +97,7 @@ static inline struct MHD_Daemon *cmhd_start(const struct sockaddr *address, int 
         daemon = MHD_start_daemon(flags, 0, accept, handler_context, handler, handler_context,
                                   MHD_OPTION_EXTERNAL_LOGGER, cmhd_log_during_start, log,
                                   MHD_OPTION_SOCK_ADDR, address,
+                                  MHD_OPTION_UNESCAPE_CALLBACK, cmhd_unescape_keeping_slash, NULL,
                                   MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                                   MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
                                   MHD_OPTION_NOTIFY_COMPLETED, completed, handler_context,

@@ -11,4 +11,5 @@
 static inline int csrt_reject_forbidden(void) { return SRT_REJX_FORBIDDEN; }
 static inline int csrt_reject_bad_request(void) { return SRT_REJX_BAD_REQUEST; }
 static inline int csrt_reject_overload(void) { return SRT_REJX_OVERLOAD; }
+static inline int csrt_reject_conflict(void) { return SRT_REJX_CONFLICT; }
 #endif

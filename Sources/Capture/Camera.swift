@@ -29,7 +29,8 @@ public struct CaptureStatistics: Sendable, Codable, Hashable {
     /// CLOCK_MONOTONIC nanoseconds of the newest published frame, nil before the first.
     public var lastFrameTime: UInt64?
     /// A compressed camera's decodes (see `CameraDemand`): frames decoded at full size, at a reduced size
-    /// (for the tiles only), and not decoded at all (nobody needed them). Zero for raw cameras.
+    /// (for the tiles only), and not decoded at all (nobody needed them). Zero for raw cameras. A player
+    /// counts the pictures it decoded (ahead of showing them, or on the way to a cued time) as full.
     public var framesDecodedFull: UInt64 = 0
     public var framesDecodedReduced: UInt64 = 0
     public var framesNotDecoded: UInt64 = 0

@@ -22,6 +22,12 @@ public struct VideoStageRole: Sendable, Equatable {
         VideoStageRole(kind: "iso", label: "iso.\(camera.name)", threadName: "encode.\(camera.name)", camera: camera,
                        dropReason: "ISO encoder behind (software encoding cannot keep up; try a faster iso preset, smaller cameras or --no-iso)")
     }
+
+    /// A capture node's sender of camera `camera` (`NodeSettings`): stage `send.camN`, thread `sendenc.camN`.
+    public static func send(_ camera: CameraID) -> VideoStageRole {
+        VideoStageRole(kind: "send", label: "send.\(camera.name)", threadName: "sendenc.\(camera.name)", camera: camera,
+                       dropReason: "node sender's encoder behind (try node.video.size smaller, or fewer cameras per node)")
+    }
 }
 
 /// Where a stage's encoders come from after the first.

@@ -290,7 +290,7 @@ public final class EventStore: Sendable {
 
     /// Runs `body` on the store thread after everything queued before it, without waiting. Rare calls
     /// only (each is appended past the queue's capacity, like `perform`'s jobs).
-    private func enqueue(_ operation: String, _ body: @escaping @Sendable (StoreWorker) throws -> Void) {
+    func enqueue(_ operation: String, _ body: @escaping @Sendable (StoreWorker) throws -> Void) {
         let shared = self.shared
         let command = StoreCommand.job { worker in
             do { try body(worker) } catch {

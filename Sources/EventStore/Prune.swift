@@ -62,6 +62,8 @@ extension StoreWorker {
                 // Children first, explicitly (not relying on ON DELETE CASCADE and the foreign_keys pragma).
                 try connection.run("DELETE FROM events WHERE session_id IN (\(chosen))", [cutoff, current])
                 try connection.run("DELETE FROM recordings WHERE session_id IN (\(chosen))", [cutoff, current])
+                try connection.run("DELETE FROM node_recordings WHERE session_id IN (\(chosen))", [cutoff, current])
+                try connection.run("DELETE FROM node_sessions WHERE session_id IN (\(chosen))", [cutoff, current])
                 try connection.run("DELETE FROM sessions WHERE id IN (\(chosen))", [cutoff, current])
             }
             return (ids, events, recordings)

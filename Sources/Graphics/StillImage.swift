@@ -57,7 +57,7 @@ public struct StillImage: Sendable {
             try session.open(header.kind == .png ? "png" : "mjpeg")
             let frame = try session.decode(bytes)
             defer { av_frame_unref(frame) }
-            guard Self.hasAlpha(AVPixelFormat(rawValue: frame.pointee.format)) else {
+            guard hasAlpha(AVPixelFormat(rawValue: frame.pointee.format)) else {
                 try converter.convert(frame, into: output)
                 return KeyedPicture(picture: output, alpha: nil)
             }
@@ -78,12 +78,6 @@ public struct StillImage: Sendable {
         } catch {
             throw .imageFailed(path: path, reason: error.description)
         }
-    }
-
-    /// Whether pictures of `format` carry transparency (RGBA, YA8, PAL8 whose palette has alpha).
-    private static func hasAlpha(_ format: AVPixelFormat) -> Bool {
-        guard let descriptor = av_pix_fmt_desc_get(format) else { return false }
-        return descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA | AV_PIX_FMT_FLAG_PAL) != 0
     }
 }
 

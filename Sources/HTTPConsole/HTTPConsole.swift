@@ -69,6 +69,8 @@ public struct HTTPConsoleError: Error, CustomStringConvertible, Sendable {
 public final class HTTPConsole: Sendable {
     /// The console's own route: the server-sent event stream.
     public static let eventsRoute = HTTPRoute(.get, "/api/v1/events", name: "events")
+    /// The request headers handed to a route (`HTTPCall.headers`): `Range`, for a recording's download.
+    public static let passedHeaders = ["Range"]
 
     public let settings: HTTPConsoleSettings
     public let events: HTTPEventStream
@@ -219,6 +221,7 @@ final class RequestState: @unchecked Sendable {
     var body: [UInt8] = []
     var tooLarge = false
     var query: [String: String] = [:]
+    var headers: [String: String] = [:]
     var answered = false
 }
 

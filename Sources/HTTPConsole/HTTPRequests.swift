@@ -75,7 +75,7 @@ extension HTTPConsole {
             if request.tooLarge { return queue(tooLarge(), on: connection) }
             guard case .route(let route, let parameters) = request.match else { return .NO }
             if route == HTTPConsole.eventsRoute { return queue(eventStream(tracked), on: connection) }
-            let call = HTTPCall(route: route, parameters: parameters, query: request.query, body: request.body)
+            let call = HTTPCall(route: route, parameters: parameters, query: request.query, body: request.body, headers: request.headers)
             return queue(answer(call), on: connection)
         }
 
@@ -92,6 +92,7 @@ extension HTTPConsole {
                               headers: [("Retry-After", "1")])
             }
             request.query = Self.values(connection, kind: .GET_ARGUMENT_KIND)
+            for name in HTTPConsole.passedHeaders { request.headers[name.lowercased()] = header(connection, name) }
             let token = request.query.removeValue(forKey: "token")
             // HEAD is a GET whose body MHD leaves out (it sends the GET's headers, Content-Length included).
             let routeMethod = method == "HEAD" ? HTTPMethod.get.rawValue : method
@@ -214,7 +215,9 @@ extension HTTPConsole {
                 _ = MHD_get_connection_values(connection, kind, { context, _, key, value in
                     guard let context, let key else { return .YES }
                     let collected = Unmanaged<Collected>.fromOpaque(context).takeUnretainedValue()
-                    collected.values[String(cString: key)] = value.map { String(cString: $0) } ?? ""
+                    // MHD left `%2F` and `%25` escaped (`cmhd_unescape_keeping_slash`): decoded here.
+                    func decoded(_ text: String) -> String { HTTPRouteTable.percentDecoded(text) ?? text }
+                    collected.values[decoded(String(cString: key))] = value.map { decoded(String(cString: $0)) } ?? ""
                     return .YES
                 }, Unmanaged.passUnretained(collected).toOpaque())
             }

@@ -60,6 +60,8 @@ public struct HTTPCall: Sendable {
     public var query: [String: String]
     /// The request body (POST), at most `HTTPConsoleSettings.maxBodyBytes`.
     public var body: [UInt8]
+    /// The request headers a route reads (`HTTPConsole.passedHeaders`: `Range`), by lower-case name.
+    public var headers: [String: String] = [:]
 }
 
 /// An answer: a status code, a content type and a body (or a body stream).

@@ -66,6 +66,18 @@ public final class IsoRecorder: Sendable {
         public var faultInjectionAfterFrames: Int?
         /// Encode, or copy the camera's compressed frames (see `IsoMode.resolve`).
         public var mode = IsoMode.encode
+        /// An ISO file, or a capture node's stream of the camera to its switcher (`path` is then the SRT URL).
+        public var feed = Feed.iso
+        /// The size every frame is encoded at (a node's sender); nil: the camera's own, followed.
+        public var size: (width: Int, height: Int)?
+        /// Rewrites each encoded video packet before the output (a node's sender adds the picture's
+        /// capture time, `CaptureTimeSEI`); on the encoder's thread, so it must be quick. nil: none.
+        public var stamp: (@Sendable (EncodedPacket) -> EncodedPacket)?
+        /// An ISO file's tags from the program's origin (monotonic ns), the program time of the file's first
+        /// video packet and the file's frame rate, asked for as each file is opened, once its first keyframe
+        /// has come (`StudioServer.isoTimeTags`: the time base an editor lines the files up on, and the
+        /// file's timecode). nil: none.
+        public var fileTags: (@Sendable (_ origin: UInt64, _ firstVideo: MediaTime?, _ rate: Rational) -> [String: String])?
 
         public init(preset: String, bitRate: Int, keyframeIntervalSeconds: Double, fallbackRate: Rational, staleAfterSeconds: Double) {
             self.preset = preset
@@ -76,13 +88,21 @@ public final class IsoRecorder: Sendable {
         }
     }
 
+    /// What the feed is for: its threads', stage's and output's names say it.
+    public enum Feed: String, Sendable {
+        /// The camera's own file (`iso.camN`, `encode.camN`, output `iso-camN`).
+        case iso
+        /// A capture node's stream of the camera to the switcher (`send.camN`, `sendenc.camN`, output `send-camN`).
+        case send
+    }
+
     /// Frames waiting for the ISO encoder: a short burst is absorbed, a slower encoder drops.
     public static let queueCapacity = 4
     /// A passthrough ISO's JPEGs waiting for its thread (`IsoPassthrough`): a full queue refuses the newest.
     public static var passthroughQueueCapacity: Int { IsoPassthrough.queueCapacity }
 
     /// The ISO feed's thread (its frame clock's, or its passthrough's): `iso.camN`.
-    public static func threadName(of camera: CameraID) -> String { "iso.\(camera.name)" }
+    public static func threadName(of camera: CameraID, feed: Feed = .iso) -> String { "\(feed.rawValue).\(camera.name)" }
 
     /// The camera recorded; a returning device's new camera object replaces it (`rebind`).
     private let source: BoundCamera
@@ -112,12 +132,14 @@ public final class IsoRecorder: Sendable {
         // Video from this ISO's splice of its encoder and passthrough feed, plus the program audio: two producers end the stream.
         let fanOut = OutputFanOut(expectedEndOfStreams: 2)
         self.fanOut = fanOut
-        let passes = settings.mode == .passthrough, name = camera.id.name
+        let passes = settings.mode == .passthrough, name = camera.id.name, thread = Self.threadName(of: camera.id, feed: settings.feed)
         let encoder = EncoderSlot()
         self.encoder = encoder
         let splice = IsoVideoSplice(
             wanted: { passes && source.sendsCompressed ? .passthrough : .encoder },
-            forward: { fanOut.deliver($0) },
+            forward: { [stamp = settings.stamp] item in
+                if let stamp, case .packet(let packet) = item, packet.kind == .video { fanOut.deliver(.packet(stamp(packet))) } else { fanOut.deliver(item) }
+            },
             handedOver: { _, to in
                 report?(to == .encoder
                     ? "\(name)'s ISO: the camera sends raw frames now; they are encoded into the next file until it sends JPEGs again"
@@ -125,15 +147,22 @@ public final class IsoRecorder: Sendable {
             },
             requestKeyframe: { if $0 == .encoder { encoder.stage?.requestKeyframe() } })
         self.splice = splice
-        passthrough = passes ? IsoPassthrough(name: Self.threadName(of: camera.id), deliver: { splice.deliver($0, from: .passthrough) },
+        passthrough = passes ? IsoPassthrough(name: thread, deliver: { splice.deliver($0, from: .passthrough) },
                                               deliverAudio: { fanOut.deliver($0) }) : nil
         if passes { splice.expect(.passthrough) }
-        output = MediaOutput(destination: OutputDestination(name: "iso-\(name)", url: path), events: events,
-                             requestKeyframe: { encoder.stage?.requestKeyframe() })
+        var fileTags: (@Sendable (MediaTime?) -> [String: String])?
+        if let tags = settings.fileTags {
+            fileTags = { @Sendable (first: MediaTime?) -> [String: String] in
+                guard let grid = encoder.grid else { return [:] }
+                return tags(grid.origin, first, grid.rate)
+            }
+        }
+        output = MediaOutput(destination: OutputDestination(name: "\(settings.feed.rawValue)-\(name)", url: path), events: events,
+                             requestKeyframe: { encoder.stage?.requestKeyframe() }, fileTags: fileTags)
         fanOut.add(output)
         var accepts: (@Sendable (VideoFrame) -> Bool)?
         if passes { accepts = { source.isRawFrame($0) } }
-        frameClock = SourceFrameClock(name: Self.threadName(of: camera.id), staleAfterSeconds: settings.staleAfterSeconds, clock: clock,
+        frameClock = SourceFrameClock(name: thread, staleAfterSeconds: settings.staleAfterSeconds, clock: clock, size: settings.size,
                                       frames: { source.camera.frames },
                                       accepts: accepts,
                                       submit: { frame, pts in _ = encoder.stage?.submit(frame, pts: pts) })
@@ -208,13 +237,13 @@ public final class IsoRecorder: Sendable {
         guard passthrough == nil || !source.sendsCompressed else { return }
         // The encoder is opened at the first frame's size; the stage reopens it when the size changes.
         var encoderSettings = VideoEncoderSettings(
-            width: 0, height: 0, frameRate: encoder.grid?.rate ?? settings.fallbackRate, bitRate: settings.bitRate,
+            width: settings.size?.width ?? 0, height: settings.size?.height ?? 0, frameRate: encoder.grid?.rate ?? settings.fallbackRate, bitRate: settings.bitRate,
             preset: settings.preset, keyframeIntervalSeconds: settings.keyframeIntervalSeconds, encoder: settings.encoder)
         encoderSettings.faultInjectionAfterFrames = settings.faultInjectionAfterFrames
-        let splice = self.splice, cameraID = self.cameraID, events = self.events
+        let splice = self.splice, cameraID = self.cameraID, events = self.events, feed = settings.feed
         encoder.startEncoding(clock: frameClock) {
             splice.expect(.encoder)
-            return VideoEncodingStage(settings: encoderSettings, role: .iso(cameraID), queueCapacity: Self.queueCapacity,
+            return VideoEncodingStage(settings: encoderSettings, role: feed == .iso ? .iso(cameraID) : .send(cameraID), queueCapacity: Self.queueCapacity,
                                       events: events, deliver: { splice.deliver($0, from: .encoder) })
         }
     }

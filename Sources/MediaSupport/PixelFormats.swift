@@ -18,6 +18,12 @@ extension PixelFormat {
     }
 }
 
+/// Whether FFmpeg's `format` may carry transparency: an alpha channel (yuva420p, argb, rgba, ProRes
+/// 4444's yuva444p12le...) or a palette (pal8: a PNG's tRNS gives its entries alpha).
+public func hasAlpha(_ format: AVPixelFormat) -> Bool {
+    av_pix_fmt_desc_get(format).map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA | AV_PIX_FMT_FLAG_PAL)) != 0 } ?? false
+}
+
 /// FFmpeg's name of `format` (`yuv420p`, `yuvj422p`...), or its number.
 func name(of format: AVPixelFormat) -> String {
     av_get_pix_fmt_name(format).map { String(cString: $0) } ?? "pixel format \(format.rawValue)"
@@ -27,10 +33,13 @@ func name(of format: AVPixelFormat) -> String {
 /// pass). Owns its `SwsContext`, made again only when the source or output size or format changes (not
 /// sws_getCachedContext: libswscale rewrites a yuvj* source format to the plain one inside the context,
 /// so a cached context never matched a JPEG's and a new one was made, and logged, for every frame).
+/// A pipeline frame with alpha (`PixelFormat.hasAlpha`: yuva420p) converted to a format without is
+/// composited over black first (`AlphaOverBlack`); converted to a format with alpha, it keeps it.
 /// Not thread-safe: each user owns its own.
 public final class FrameConverter {
     private var context: OpaquePointer?
     private var key: [Int32] = []
+    private var overBlack = AlphaOverBlack()
 
     public init() {}
 
@@ -38,6 +47,7 @@ public final class FrameConverter {
 
     /// Converts `source` (any pipeline format and size) into `output`'s format and size.
     public func convert(_ source: VideoFrame, into output: VideoFrame) throws(FFmpegError) {
+        let source = output.format.hasAlpha ? source : overBlack.flattened(source)
         let (planes, strides) = try Self.pointers(of: source)
         try scale(planes, strides, width: source.width, height: source.height, format: source.format.avPixelFormat, into: output)
     }
@@ -46,6 +56,7 @@ public final class FrameConverter {
     /// allocated (its `width`, `height` and `format` say what to make, e.g. `yuvj420p` for a JPEG encoder:
     /// libswscale converts the range too, as the formats differ).
     public func convert(_ source: VideoFrame, into frame: UnsafeMutablePointer<AVFrame>) throws(FFmpegError) {
+        let source = hasAlpha(AVPixelFormat(rawValue: frame.pointee.format)) ? source : overBlack.flattened(source)
         let (planes, strides) = try Self.pointers(of: source)
         var outputPlanes = [UnsafeMutablePointer<UInt8>?](repeating: nil, count: 4)
         for index in 0..<4 { outputPlanes[index] = cff_frame_plane(frame, Int32(index)) }

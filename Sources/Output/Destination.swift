@@ -21,7 +21,11 @@ protocol Destination: AnyObject {
     /// Opens the connection or the next file for these descriptions and writes the header. Blocking,
     /// bounded by the destination's timeouts and by `stop`. `sourceAudio`: a second audio track (files
     /// only; a network destination carries the program's sound alone).
-    func open(video: StreamDescription, audio: StreamDescription, sourceAudio: StreamDescription?) throws
+    /// `firstVideo`: the program time of the first video keyframe the destination will get, when known
+    /// (always, for one that `opensAtFirstKeyframe`).
+    func open(video: StreamDescription, audio: StreamDescription, sourceAudio: StreamDescription?, firstVideo: MediaTime?) throws
+    /// Opened only once its first video keyframe has come (its header depends on that keyframe's time).
+    var opensAtFirstKeyframe: Bool { get }
     /// Writes one packet; `newExtradata` makes the muxer send a fresh sequence header in-band first.
     /// Returns false when the packet was refused (its dts would go backwards).
     func write(_ packet: EncodedPacket, newExtradata: [UInt8]?) throws -> Bool
@@ -50,7 +54,7 @@ protocol Destination: AnyObject {
 extension Destination {
     func close(_ reason: CloseReason) -> OutputEvent? { close(reason, error: nil) }
     /// Opens for the program's video and sound alone.
-    func open(video: StreamDescription, audio: StreamDescription) throws { try open(video: video, audio: audio, sourceAudio: nil) }
+    func open(video: StreamDescription, audio: StreamDescription) throws { try open(video: video, audio: audio, sourceAudio: nil, firstVideo: nil) }
 }
 
 /// An event a destination reports; the output adds its name and masked URL and emits it.
@@ -109,9 +113,9 @@ struct Started {
 extension OutputDestination {
     /// The destination that writes there: a network kind's URL is a `NetworkDestination`, anything else a
     /// `RecordingDestination`.
-    func makeDestination(policy: OutputPolicy, interrupt: InterruptState) -> any Destination {
+    func makeDestination(policy: OutputPolicy, interrupt: InterruptState, fileTags: (@Sendable (_ firstVideo: MediaTime?) -> [String: String])? = nil) -> any Destination {
         if isNetwork { return NetworkDestination(url: url, container: containerFormat, policy: policy, interrupt: interrupt) }
-        return RecordingDestination(path: url, format: containerFormat, policy: policy, interrupt: interrupt)
+        return RecordingDestination(path: url, format: containerFormat, policy: policy, interrupt: interrupt, fileTags: fileTags)
     }
 }
 
@@ -132,8 +136,8 @@ final class MuxerConnection {
 
     /// Opens a muxer; nil timeouts set no per-operation deadline (only `stop` aborts the operation).
     func open(format: String, url: String, isNetwork: Bool, video: StreamDescription, audio: StreamDescription,
-              sourceAudio: StreamDescription? = nil, connectTimeout: Double?, ioTimeout: Double?) throws {
-        muxer = try Muxer(format: format, url: url, isNetwork: isNetwork, video: video, audio: audio, sourceAudio: sourceAudio,
+              sourceAudio: StreamDescription? = nil, connectTimeout: Double?, ioTimeout: Double?, tags: [String: String] = [:]) throws {
+        muxer = try Muxer(format: format, url: url, isNetwork: isNetwork, video: video, audio: audio, sourceAudio: sourceAudio, tags: tags,
                           interrupt: interrupt, connectTimeout: connectTimeout, ioTimeout: ioTimeout)
     }
 

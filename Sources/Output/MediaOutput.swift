@@ -11,6 +11,10 @@ import StudioSystem
 /// `RecordingDestination` (parts after write failures, a new file per generation, flushes).
 public final class MediaOutput: Sendable {
     public let destination: OutputDestination
+    /// A recording's tags, asked for each time a file is opened (its header), with the program time of the
+    /// file's first video packet (its keyframe: such a file is opened only once that keyframe is at hand):
+    /// an ISO file's time base and timecode.
+    let fileTags: (@Sendable (_ firstVideo: MediaTime?) -> [String: String])?
     public let policy: OutputPolicy
     let events: EventSink
     let requestKeyframe: @Sendable () -> Void
@@ -30,8 +34,9 @@ public final class MediaOutput: Sendable {
     }
 
     public init(destination: OutputDestination, events: EventSink, requestKeyframe: @escaping @Sendable () -> Void,
-                policy: OutputPolicy = .init(), clock: any Clock = .monotonic) {
+                policy: OutputPolicy = .init(), clock: any Clock = .monotonic, fileTags: (@Sendable (_ firstVideo: MediaTime?) -> [String: String])? = nil) {
         self.clock = clock
+        self.fileTags = fileTags
         self.destination = destination
         self.events = events
         self.requestKeyframe = requestKeyframe

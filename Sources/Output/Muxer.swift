@@ -64,7 +64,8 @@ final class Muxer {
     /// `connectTimeout`), then writes the header. Each later write, flush and close is bounded by
     /// `ioTimeout`. A nil timeout sets no per-operation deadline (files: only `stop` aborts them).
     init(format: String, url: String, isNetwork: Bool, video: StreamDescription, audio: StreamDescription?,
-         sourceAudio: StreamDescription? = nil, interrupt: InterruptState, connectTimeout: Double?, ioTimeout: Double?) throws(FFmpegError) {
+         sourceAudio: StreamDescription? = nil, tags: [String: String] = [:], interrupt: InterruptState, connectTimeout: Double?,
+         ioTimeout: Double?) throws(FFmpegError) {
         self.video = video
         self.audio = audio
         self.sourceAudio = audio == nil ? nil : sourceAudio
@@ -84,6 +85,8 @@ final class Muxer {
         // Do not hold video for long waiting for audio (or the reverse) in the interleaver.
         context.pointee.max_interleave_delta = 1_000_000
         if isNetwork { context.pointee.flush_packets = 1 }
+        // The file's own tags (Matroska: global SimpleTags), sorted so files compare.
+        for (key, value) in tags.sorted(by: { $0.key < $1.key }) { av_dict_set(&context.pointee.metadata, key, value, 0) }
 
         try addStream(video)
         if let audio { try addStream(audio) }

@@ -27,23 +27,29 @@ final class NetworkDestination: Destination {
     var bytesWritten: Int64 { connection.bytesWritten }
     var formatChange: FormatChange { .inBand }
 
-    func open(video: StreamDescription, audio: StreamDescription, sourceAudio: StreamDescription?) throws {
+    var opensAtFirstKeyframe: Bool { false }
+
+    func open(video: StreamDescription, audio: StreamDescription, sourceAudio: StreamDescription?, firstVideo: MediaTime?) throws {
         do {
             try connection.open(format: container, url: url, isNetwork: true, video: video, audio: audio,
                                 connectTimeout: policy.connectTimeoutSeconds, ioTimeout: policy.ioTimeoutSeconds)
         } catch let error as FFmpegError {
-            throw Self.explained(error)
+            throw Self.explained(error, kind: OutputKind.of(url))
         }
     }
 
     /// The server answered but did not take the stream: libavformat's RTMP reports a refused `publish`
     /// (a wrong stream key, an `on_publish` hook saying no, another encoder already on the key) as EIO or
-    /// EPERM from opening the connection, which says nothing to an operator.
-    static func explained(_ error: FFmpegError) -> FFmpegError {
+    /// EPERM from opening the connection, which says nothing to an operator; its SRT reports so a
+    /// listener that rejected the call (a wrong passphrase, a stream id it does not take) or is not there.
+    static func explained(_ error: FFmpegError, kind: OutputKind?) -> FFmpegError {
         let refused = ["avio_open2", "avformat_write_header"].contains(error.call)
             && [FFmpegError.inputOutput, FFmpegError.notPermitted].contains(error.code)
         guard refused else { return error }
-        return FFmpegError(call: error.call, message: "the server refused the stream (check the stream key; another encoder may be publishing on it) [\(error.message)]")
+        let hint = kind == .srt
+            ? "the SRT listener refused the call or is not there (check that it runs, the passphrase, and that it takes this stream id)"
+            : "the server refused the stream (check the stream key; another encoder may be publishing on it)"
+        return FFmpegError(call: error.call, message: "\(hint) [\(error.message)]")
     }
 
     func write(_ packet: EncodedPacket, newExtradata: [UInt8]?) throws -> Bool {

@@ -38,6 +38,8 @@ struct OutputLoop {
     var awaitingKeyframe = true
     var keyframeRequestedAt: UInt64 = 0
     var firstKeyframe: MediaTime?
+    /// The backoff after the last failure was waited (the next attempt is due).
+    var pausedForRetry = false
     /// This connection or file was reported started (it holds media).
     var reportedStarted = false
     var heldAudio: [EncodedPacket] = []
@@ -64,7 +66,7 @@ struct OutputLoop {
         self.output = output
         policy = output.policy
         queue = output.queue
-        destination = output.destination.makeDestination(policy: policy, interrupt: output.interrupt)
+        destination = output.destination.makeDestination(policy: policy, interrupt: output.interrupt, fileTags: output.fileTags)
         details = ["output": output.destination.name, "url": output.destination.maskedURL]
     }
 
@@ -95,6 +97,16 @@ struct OutputLoop {
                     continue
                 }
                 if output.stopRequested { break }  // never connect just to stop
+                if destination.opensAtFirstKeyframe {
+                    // After a failure, the backoff first (packets queue meanwhile, as for any destination).
+                    guard pauseBeforeRetry() else { break }
+                    if firstHeldKeyframe(of: video) == nil {
+                        // Its header needs the first keyframe's time: held packets wait (bounded) until one comes.
+                        requestKeyframeIfDue()
+                        takeItem(timeout: 0.2)
+                        continue
+                    }
+                }
                 connect(video: video, audio: audio)
                 continue
             }
@@ -119,20 +131,30 @@ struct OutputLoop {
 
     // MARK: connecting
 
-    mutating func connect(video: StreamDescription, audio: StreamDescription) {
-        if failures > 0 {
-            let retry = destination.retry(attempt: failures)
-            output.update { $0.nextAttemptAt = output.clock.now() + UInt64(max(0, retry.delay) * 1e9) }
-            guard output.pause(seconds: retry.delay) else { finished = true; return }
-            output.update {
-                $0.reconnectAttempts += 1
-                $0.nextAttemptAt = nil
-            }
-            emit(retry.event)
+    /// After a failed attempt, waits the destination's backoff once before the next (false: stopped meanwhile).
+    mutating func pauseBeforeRetry() -> Bool {
+        guard failures > 0, !pausedForRetry else { return true }
+        let retry = destination.retry(attempt: failures)
+        output.update { $0.nextAttemptAt = output.clock.now() + UInt64(max(0, retry.delay) * 1e9) }
+        guard output.pause(seconds: retry.delay) else {
+            finished = true
+            return false
         }
+        output.update {
+            $0.reconnectAttempts += 1
+            $0.nextAttemptAt = nil
+        }
+        emit(retry.event)
+        pausedForRetry = true
+        return true
+    }
+
+    mutating func connect(video: StreamDescription, audio: StreamDescription) {
+        guard pauseBeforeRetry() else { return }
+        pausedForRetry = false
         output.update { $0.state = everConnected ? .reconnecting : .connecting }
         do {
-            try destination.open(video: video, audio: audio, sourceAudio: sourceAudio)
+            try destination.open(video: video, audio: audio, sourceAudio: sourceAudio, firstVideo: firstHeldKeyframe(of: video))
         } catch {
             let text = redact(error)
             output.update { $0.lastError = text }
@@ -161,6 +183,12 @@ struct OutputLoop {
         for packet in waiting where isOpen {
             if packet.kind == .video { writeVideo(packet) } else { writeAudio(packet) }
         }
+    }
+
+    /// The program time of the first held video keyframe of `video`'s generation or later: the first
+    /// packet a file opened now gets.
+    func firstHeldKeyframe(of video: StreamDescription) -> MediaTime? {
+        early.first { $0.kind == .video && $0.isKeyframe && $0.generation >= video.generation }?.pts
     }
 
     // MARK: streaming

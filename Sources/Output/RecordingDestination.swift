@@ -36,6 +36,8 @@ final class RecordingDestination: Destination {
     /// The longest wait between tries to open the next file after a failure: trying a local file is cheap,
     /// and recording resumes within this of the disk having room again.
     static let maxRetrySeconds = 2.0
+    /// The file tags `recording_started` repeats (lower case, without the prefix).
+    static let studioTagPrefix = "STUDIO_"
 
     /// The path of the first file; later files add `-gN` and `-partK` before the extension.
     let path: String
@@ -64,6 +66,11 @@ final class RecordingDestination: Destination {
     private var lastVideo: MediaTime?
     /// Since a write failed, until a file holds media again.
     private var outage: Outage?
+    /// Each file's tags, asked for as it is opened.
+    private let fileTags: (@Sendable (_ firstVideo: MediaTime?) -> [String: String])?
+    /// The open file's tags: its `recording_started` repeats the studio's own (`STUDIO_ORIGIN_US` as
+    /// `origin_us`, `STUDIO_TIME_BASE` as `time_base`) for the history.
+    private var openTags: [String: String] = [:]
 
     private struct Outage {
         /// The file that failed, if it had recorded, and the program time of its last video packet.
@@ -73,7 +80,9 @@ final class RecordingDestination: Destination {
         var reported = false
     }
 
-    init(path: String, format: String, policy: OutputPolicy = OutputPolicy(), interrupt: InterruptState) {
+    init(path: String, format: String, policy: OutputPolicy = OutputPolicy(), interrupt: InterruptState,
+         fileTags: (@Sendable (_ firstVideo: MediaTime?) -> [String: String])? = nil) {
+        self.fileTags = fileTags
         self.path = path
         self.format = format
         self.policy = policy
@@ -98,14 +107,18 @@ final class RecordingDestination: Destination {
         return ext.isEmpty ? base + suffix : "\(base)\(suffix).\(ext)"
     }
 
-    func open(video: StreamDescription, audio: StreamDescription, sourceAudio: StreamDescription?) throws {
+    /// A file with tags waits for its first keyframe: they may say its first frame's time (a timecode).
+    var opensAtFirstKeyframe: Bool { fileTags != nil }
+
+    func open(video: StreamDescription, audio: StreamDescription, sourceAudio: StreamDescription?, firstVideo: MediaTime?) throws {
         filePath = Self.path(path, generation: generation, part: part)
         holdsMedia = false
         lastVideo = nil
         lastFlush = nil
         durableBytes = nil
+        openTags = fileTags?(firstVideo) ?? [:]
         try connection.open(format: format, url: filePath, isNetwork: false, video: video, audio: audio, sourceAudio: sourceAudio,
-                            connectTimeout: nil, ioTimeout: nil)
+                            connectTimeout: nil, ioTimeout: nil, tags: openTags)
         everOpened = true
     }
 
@@ -192,6 +205,9 @@ final class RecordingDestination: Destination {
         recording = true
         defer { reopening = false }
         var details = ["first_program_ms": String(pts.milliseconds), "path": filePath]
+        for (key, value) in openTags where key.hasPrefix(Self.studioTagPrefix) {
+            details[String(key.dropFirst(Self.studioTagPrefix.count)).lowercased()] = value
+        }
         if let outage, let previous = outage.previousPath {
             details["previous_path"] = previous
             if let last = outage.lastProgramTime { details["gap_ms"] = String(pts.milliseconds - last.milliseconds) }

@@ -67,3 +67,25 @@ public enum TranscodeCommand: Command {
         with --session). Exits 1 if any file failed. Details: docs/architecture.md (compressed frames).
         """, engine: true)
 }
+
+/// `studio collect`: a switcher's session's node ISO files copied to this machine over the nodes' HTTP
+/// APIs (`NodeCollector`), resumable and checked (SHA-256), into one folder per session.
+public enum CollectCommand: Command {
+    public static let to = OptionSpec("to", "DIR", help: "where the session's folder session-N goes (default: the current directory)")
+    public static let config = OptionSpec("config", "FILE", help: "the switcher's config, whose network.srt.nodes give each node's\napi and token (default: the api in the session's config snapshot, no token)")
+
+    public static let spec = CommandSpec(
+        "collect", abstract: "copy the capture nodes' ISO files of a switcher's session to this machine.",
+        summary: "copy the nodes' ISO files of a session here over their HTTP APIs\n(resumable, checked with SHA-256)",
+        positionals: [PositionalSpec("SESSION")], options: [to, config, .database],
+        positionalsError: "expected one session id",
+        discussion: """
+        SESSION is a session of this switcher whose history lists its nodes' files (`studio recordings
+        SESSION` shows them). Each node ISO file is copied from the node's HTTP API (network.srt.nodes'
+        api and token) into DIR/session-SESSION/NODE/FILE: the layout the references of `studio export
+        SESSION --iso` use, so an OTIO or EDL exported into DIR/session-SESSION finds them. A partial copy
+        continues from its size; each copy is checked against the node's SHA-256 and fetched again
+        whole once when it differs. A line per file, redrawn in place on a terminal. Reads --db, else
+        $STUDIO_DB or the default path. Exits 1 if any file could not be copied or checked.
+        """, engine: true)
+}

@@ -30,8 +30,7 @@ public enum EngineLibrary {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return CommandLine.arguments.first ?? "studio" }
-        buffer[count] = 0
-        return String(cString: buffer)
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The C entry point of command `name` in the first library among `paths` that exists. A missing

@@ -22,9 +22,13 @@ public struct ServeSettings: Sendable {
     public var cameraNoise: Int?
     /// `--inject-encoder-fault N`.
     public var injectEncoderFaultAfterFrames: Int?
+    /// `--inject-clock-offset MS`.
+    public var injectClockOffsetMilliseconds: Int?
     /// `--db` and `--socket` as given (they win over the environment, which wins over the config).
     public var databaseFlag: String?
     public var socketFlag: String?
+    /// `--send` without a node's name (refused once every flag is read).
+    var nodeSendWithoutName = false
 
     public init() {}
 }
@@ -136,9 +140,24 @@ public enum ServeFlags {
                help: "program audio: microphones (the default: every PipeWire microphone, the\ndesktop's default one up, the others muted; tone with test-pattern\ncameras, --demo), tone, silence, pipewire (the default Audio/Source),\npipewire:NODE (by node.name) or pipewire:all (every Audio/Source, all up)") {
             $0.configuration.audio.source = $1
         },
+        .value("node", "NAME", .name, config: "node.name",
+               help: "run as capture node NAME: also send each camera to the switcher\n(--send), as stream NAME/CAM; the switcher lists NAME in network.srt.nodes") {
+            settings, name in
+            if settings.configuration.node == nil { settings.configuration.node = NodeSettings(name: name, send: "") }
+            settings.configuration.node?.name = name
+        },
+        .value("send", "srt://HOST:PORT", .nodeSend, config: "node.send",
+               help: "the switcher's SRT listener a capture node (--node) sends its cameras to") { settings, url in
+            settings.configuration.node?.send = url
+            settings.nodeSendWithoutName = settings.configuration.node == nil
+        },
         .value("inject-encoder-fault", "N", .positive("a frame count"),
                help: "testing aid: the program and ISO encoders fail after N frames, to\nexercise the switch to x264 mid-show on a machine without a GPU") {
             $0.injectEncoderFaultAfterFrames = $1
+        },
+        .value("inject-clock-offset", "MS", .clockShiftMilliseconds,
+               help: "testing aid: a capture node's wall clock runs MS ms ahead (negative:\nbehind) of the machine's, as if its clock were off; the machine's\nclock is not touched") {
+            $0.injectClockOffsetMilliseconds = $1
         },
     ]
 
@@ -151,6 +170,10 @@ public enum ServeFlags {
     public static func settings(_ arguments: ParsedArguments) throws -> ServeSettings {
         var settings = ServeSettings()
         for flag in all { try flag.apply(arguments, &settings) }
+        if settings.nodeSendWithoutName { throw UsageError("--send needs --node NAME (or node.name in the config): the name the switcher knows this node by") }
+        if settings.configuration.node?.send.isEmpty == true {
+            throw UsageError("--node needs --send srt://SWITCHER:PORT (or node.send in the config): where this node sends its cameras")
+        }
         return settings
     }
 }

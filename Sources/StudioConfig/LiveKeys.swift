@@ -8,11 +8,11 @@ public struct ConfigKey: Sendable {
     public let isLive: Bool
     private let same: @Sendable (StudioConfiguration, StudioConfiguration) -> Bool
 
-    static func live<T: Equatable>(_ name: String, _ value: @escaping @Sendable (StudioConfiguration) -> T) -> ConfigKey {
+    static func live<T: Equatable & Sendable>(_ name: String, _ value: @escaping @Sendable (StudioConfiguration) -> T) -> ConfigKey {
         ConfigKey(name: name, isLive: true) { value($0) == value($1) }
     }
 
-    static func fixed<T: Equatable>(_ name: String, _ value: @escaping @Sendable (StudioConfiguration) -> T) -> ConfigKey {
+    static func fixed<T: Equatable & Sendable>(_ name: String, _ value: @escaping @Sendable (StudioConfiguration) -> T) -> ConfigKey {
         ConfigKey(name: name, isLive: false) { value($0) == value($1) }
     }
 
@@ -56,6 +56,7 @@ extension StudioConfiguration {
         .fixed("tally") { $0.tally },
         .fixed("osc") { $0.osc },
         .fixed("players") { $0.players },
+        .fixed("node") { $0.node },
     ]
 
     /// What differs from `self` in `new`: the live keys (a reload applies them) and the others (a

@@ -65,6 +65,18 @@ extension ValueSyntax where Value == Int {
     }
 }
 
+extension ValueSyntax where Value == Int {
+    /// A testing shift of a server's wall clock: -86400000 to 86400000 ms (a day either way).
+    public static var clockShiftMilliseconds: Self {
+        Self("a number of milliseconds") { (text: String) throws(ValueError) -> Int in
+            guard let value = Int(text), (-86_400_000...86_400_000).contains(value) else {
+                throw ValueError("expected milliseconds from -86400000 to 86400000, got \(quoted(text))")
+            }
+            return value
+        }
+    }
+}
+
 /// `network.pull`: names unique, at most `maximumPulls`.
 struct PullList: Decodable {
     var pulls: [NetworkPull] = []

@@ -63,7 +63,7 @@ struct SceneEntry: Codable {
             throw decoder.failure("missing: every scene needs a name (for example interview)", at: CodingKeys.name)
         }
         scene = SceneDescription(name: name, layout: try keys.parse(.layout, .sceneLayout))
-        scene.sources = try keys.parseList(.sources, .name) ?? []
+        scene.sources = try keys.parseList(.sources, .sourceName) ?? []
         try keys.update(&scene.corner, .corner, .corner)
         try keys.update(&scene.size, .size, .fraction("a fraction of the width", 0.05...1))
         try keys.update(&scene.margin, .margin, .fraction("a fraction of the width", 0...0.4))
@@ -128,7 +128,7 @@ struct LayerEntry: Codable {
         if keys.contains(.style), sourceKey != .text { throw decoder.failure("style is for text layers", at: CodingKeys.style) }
         let source: LayerSource
         switch sourceKey {
-        case .source: source = .camera(try keys.parse(.source, .name) ?? "")
+        case .source: source = .camera(try keys.parse(.source, .sourceName) ?? "")
         case .color: source = .color(try keys.parse(.color, .color) ?? .black)
         case .image:
             let written = try keys.parse(.image, .path) ?? "", path = decoder.resolve(written)
@@ -233,7 +233,9 @@ extension Decoder {
     }
 }
 
-/// `transition:` — `kind`, with `frames` or `ms`, and `color` for a dip.
+/// `transition:` — `kind`, with `frames` or `ms`, and `color` for a dip; a `stinger` with its `clip`
+/// (a video with alpha, relative to the config's directory) and `cut_at_ms` instead of a length (it
+/// lasts its clip's; the clip is decoded and its length checked at start and on reload).
 struct TransitionSection: Codable {
     var spec: TransitionSpec
     /// `ms` as given (turned into frames once the program's rate is known).
@@ -242,11 +244,12 @@ struct TransitionSection: Codable {
     init(spec: TransitionSpec) { self.spec = spec }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case kind, frames, ms, color
+        case kind, frames, ms, color, clip
+        case cutAtMilliseconds = "cut_at_ms"
     }
 
     init(from decoder: any Decoder) throws {
-        let keys = try decoder.rewording({ "expected a mapping with kind and frames (or ms), got \($0)" }) {
+        let keys = try decoder.rewording({ "expected a mapping with kind and frames (or ms; clip and cut_at_ms for a stinger), got \($0)" }) {
             try decoder.container(keyedBy: CodingKeys.self)
         }
         spec = StudioConfiguration.defaultTransition
@@ -255,11 +258,35 @@ struct TransitionSection: Codable {
         milliseconds = try keys.parse(.ms, .positive("a number of milliseconds"))
         if milliseconds != nil, keys.contains(.frames) { throw decoder.failure("give frames or ms, not both", at: CodingKeys.ms) }
         try keys.update(&spec.color, .color, .color)
+        guard spec.kind == .stinger else {
+            for key in [CodingKeys.clip, .cutAtMilliseconds] where keys.contains(key) {
+                throw decoder.failure("\(key.stringValue) is for a stinger (kind: stinger)", at: key)
+            }
+            return
+        }
+        for key in [CodingKeys.frames, .ms] where keys.contains(key) {
+            throw decoder.failure("a stinger lasts its clip's length: give clip and cut_at_ms, not \(key.stringValue)", at: key)
+        }
+        guard let written = try keys.parse(.clip, .path) else {
+            throw decoder.failure("missing: the stinger's clip (clip: FILE, a video with alpha)", at: CodingKeys.clip)
+        }
+        let path = decoder.resolve(written)
+        try decoder.check(at: CodingKeys.clip) { () throws(ValueError) in try checkFile(path, "stinger clip", written: written) }
+        guard let cut = try keys.parse(.cutAtMilliseconds, .cutPoint) else {
+            throw decoder.failure("missing: where the stinger cuts underneath, in ms from its start (cut_at_ms: 400)", at: CodingKeys.cutAtMilliseconds)
+        }
+        spec.clip = path
+        spec.cutAtMilliseconds = cut
     }
 
     func encode(to encoder: any Encoder) throws {
         var keys = encoder.container(keyedBy: CodingKeys.self)
         try keys.encode(spec.kind.rawValue, forKey: .kind)
+        if spec.kind == .stinger {
+            try keys.encode(spec.clip, forKey: .clip)
+            try keys.encode(spec.cutAtMilliseconds, forKey: .cutAtMilliseconds)
+            return
+        }
         try keys.encode(spec.frames, forKey: .frames)
         try keys.encode(spec.color.description, forKey: .color)
     }
@@ -329,7 +356,7 @@ extension ValueSyntax where Value == BackMode {
 extension KeyedDecodingContainer {
     /// A pin's or scene's `backup: NAME` with `back: auto|manual` (default manual); `back` alone is refused.
     func backupRule(_ decoder: any Decoder, backup: Key, back: Key) throws -> BackupRule? {
-        let name = try parse(backup, .name), mode = try parse(back, .backMode)
+        let name = try parse(backup, .sourceName), mode = try parse(back, .backMode)
         guard let name else {
             if mode != nil { throw decoder.failure("back needs a backup: the camera or scene to cut to (backup: NAME)", at: back) }
             return nil

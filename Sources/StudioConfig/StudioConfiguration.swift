@@ -32,6 +32,9 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
     /// What `studio auto` runs when it names no transition (`transition:`).
     public var transition = Self.defaultTransition
     public static let defaultTransition = TransitionSpec(kind: .mix, frames: 15)
+    /// Every transition the file configures: `transition:` and the players' `end_transition:` (the
+    /// stingers among them have their clips decoded at start and on reload).
+    public var transitions: [TransitionSpec] { [transition] + players.compactMap(\.endTransition) }
     /// The operator's HTTP API (`http:`).
     public var http = HTTPSettings()
     /// Cameras that are not plugged into this PC (`network:`).
@@ -42,13 +45,15 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
     public var osc = OSCSettings()
     /// Media players (`players:`), each a camera named by its entry.
     public var players: [PlayerSpec] = []
+    /// This server as a capture node sending its cameras to a switcher (`node:`); nil: not a node.
+    public var node: NodeSettings?
 
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case program, video, audio, outputs
         case recordDirectory = "record", databasePath = "database", socketPath = "socket", socketGroup = "socket_group"
-        case cameras, scenes, overlays, transition, http, network, tally, osc, players
+        case cameras, scenes, overlays, transition, http, network, tally, osc, players, node
     }
 
     public init(from decoder: any Decoder) throws {
@@ -67,6 +72,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         try keys.update(&cameras, .cameras)
         try keys.update(&http, .http)
         try keys.update(&network, .network)
+        node = try keys.decodeIfPresent(NodeSection.self, forKey: .node)?.settings
         if let section = try keys.decodeIfPresent(TallySection.self, forKey: .tally) { tally = section.settings }
         if let section = try keys.decodeIfPresent(OSCSection.self, forKey: .osc) { osc = section.settings }
         if let list = try keys.decodeIfPresent(PlayerList.self, forKey: .players) {
@@ -200,6 +206,7 @@ public struct StudioConfiguration: Sendable, Equatable, Codable {
         try keys.encode(http, forKey: .http)
         // Only when it says something: the snapshots of sessions without network cameras stay as they were.
         if network != NetworkSettings() { try keys.encode(network, forKey: .network) }
+        try keys.encodeIfPresent(node, forKey: .node)
         if !tally.isEmpty { try keys.encode(tally, forKey: .tally) }
         if !osc.isEmpty { try keys.encode(osc, forKey: .osc) }
         if !players.isEmpty { try keys.encode(players, forKey: .players) }

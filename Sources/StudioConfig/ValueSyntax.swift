@@ -88,6 +88,18 @@ extension ValueSyntax where Value == String {
         }
     }
 
+    /// What a scene's layer or a backup shows: a camera's or a scene's name, or a capture node's camera
+    /// (`NODE/CAM`, `SRTListenerSpec.nodes`), which exists only once its node connects.
+    public static var sourceName: Self {
+        Self("a string") { (text: String) throws(ValueError) -> String in
+            let parts = text.split(separator: SRTListenerSpec.nodeSeparator, omittingEmptySubsequences: false)
+            guard parts.count <= 2, parts.allSatisfy({ isValidName(String($0)) }) else {
+                throw ValueError("expected a name of letters, digits, '-' or '_' (at most 32), or a capture node's camera NODE/CAM, got \(quoted(text))")
+            }
+            return text
+        }
+    }
+
     /// A network output's URL, of a kind in the output-kind table (`OutputKind`): rtmp://, rtmps://, srt://.
     public static var outputURL: Self {
         Self("a string") { (url: String) throws(ValueError) -> String in
@@ -140,6 +152,18 @@ extension ValueSyntax where Value == Int {
                 throw ValueError("expected a noise amplitude from 0 to 255, got \(quoted(text))")
             }
             return amplitude
+        }
+    }
+
+    /// A stinger's `cut_at_ms`: milliseconds from 0 to the longest transition (`TransitionSpec.maxSeconds`);
+    /// whether it falls within the clip is known once the clip is decoded.
+    public static var cutPoint: Self {
+        let limit = Int(TransitionSpec.maxSeconds * 1000)
+        return Self("a number of milliseconds") { (text: String) throws(ValueError) -> Int in
+            guard let value = Int(text), (0..<limit).contains(value) else {
+                throw ValueError("expected a number of milliseconds from 0 to \(limit - 1), got \(quoted(text))")
+            }
+            return value
         }
     }
 

@@ -99,6 +99,12 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// file, after the old one was deleted or replaced mid-show (details: previous_session, reason, old_file,
     /// events_in_old_file, path).
     public static let databaseReplaced = EventKind(rawValue: "database_replaced")
+    /// A capture node's clock against its switcher's, first measured or moved by more than 5 ms since
+    /// last written (details: offset_ms, rtt_ms, switcher, first).
+    public static let clockOffset = EventKind(rawValue: "clock_offset")
+    /// On a switcher: a capture node's ISO file ended while the node ran on (its disk full, its encoder or
+    /// camera failing: the node's own history says which), seen in its recordings (details: node, path, bytes).
+    public static let nodeRecordingStopped = EventKind(rawValue: "node_recording_stopped")
     public static let error = EventKind(rawValue: "error")
 
     /// Every kind this binary emits, in the order of docs/schema.md's table (a test holds the two
@@ -108,7 +114,7 @@ public struct EventKind: RawRepresentable, Hashable, Sendable, Codable, CustomSt
         .cameraControlChanged, .cameraFocus, .switchProgram, .clipStarted, .clipEnded, .backupTaken, .preview, .transitionStarted, .transitionEnded,
         .pictureChanged, .overlayOn, .overlayOff, .tally, .configReloaded, .configReloadFailed, .audioChanged, .audioInputFound, .audioInputLost, .audioInputBack, .audioInputFlapping, .outputAdded, .outputStopped, .outputStarted, .outputRemoved, .outputConnected,
         .outputDisconnected, .outputReconnectAttempt, .outputReconnected, .recordingStarted, .recordingStopped, .encoderChosen,
-        .encoderFallback, .framesDropped, .encoderOverloaded, .serverStalled, .eventsLost, .error,
+        .encoderFallback, .framesDropped, .encoderOverloaded, .serverStalled, .clockOffset, .nodeRecordingStopped, .eventsLost, .error,
     ]
 
     public init(from decoder: Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }

@@ -9,6 +9,23 @@ public enum SecretMasking {
         let kind = OutputKind.of(url).flatMap { $0.isNetwork ? $0 : nil } ?? .rtmp
         return kind.masked(url)
     }
+
+    /// A line of someone else's text (a library's log message) with every URL in it (each word holding
+    /// `://`) masked as `maskURL` masks it: libavformat names the URL it failed on, passphrase and all.
+    public static func maskURLs(in text: String) -> String {
+        guard text.contains("://") else { return text }
+        var masked = "", word = ""
+        for character in text + " " {
+            guard character.isWhitespace else {
+                word.append(character)
+                continue
+            }
+            masked += word.contains("://") ? maskURL(word) : word
+            masked.append(character)
+            word = ""
+        }
+        return String(masked.dropLast())
+    }
 }
 
 /// Secrets (the HTTP token, stream keys) are compared in time that does not depend on where they differ.

@@ -144,6 +144,36 @@ public struct NetworkSourceStatus: Sendable, Codable, Equatable {
     public var srt: SRTStatistics?
     /// How its video is decoded, once connected (nil before).
     public var decoder: DecoderStatus?
+    /// A capture node's camera: when its newest picture was taken, as its stream says (nil for a stream
+    /// that carries no capture time: not a node's, or before its first picture).
+    public var captureTime: CaptureTiming?
+
+    /// What a capture node's stream says of when its pictures were taken (`CaptureTimeSEI`), against
+    /// this machine's wall clock when the picture's packet arrived.
+    public struct CaptureTiming: Sendable, Codable, Equatable {
+        /// The newest picture's arrival here (its packet read from the stream, before the jitter buffer:
+        /// it is shown `buffer_ms` later) less its capture time on the node in this machine's time base:
+        /// the hop's latency (capture, encoding, the network), when the node had measured its clock.
+        public var captureLatencyMilliseconds: Double
+        /// The offset the node measured against this machine and added to its capture times; nil while it
+        /// had not measured it (its capture times are then on its own clock, and the latency is off by it).
+        public var nodeOffsetMilliseconds: Double?
+        public var nodeOffsetMeasured: Bool
+        /// Pictures that carried a capture time on this connection.
+        public var picturesStamped: Int
+
+        public init(captureLatencyMilliseconds: Double, nodeOffsetMilliseconds: Double?, nodeOffsetMeasured: Bool, picturesStamped: Int) {
+            self.captureLatencyMilliseconds = captureLatencyMilliseconds
+            self.nodeOffsetMilliseconds = nodeOffsetMilliseconds
+            self.nodeOffsetMeasured = nodeOffsetMeasured
+            self.picturesStamped = picturesStamped
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case captureLatencyMilliseconds = "capture_latency_ms", nodeOffsetMilliseconds = "node_offset_ms"
+            case nodeOffsetMeasured = "node_offset_measured", picturesStamped = "pictures_stamped"
+        }
+    }
 
     /// How a network camera's video is decoded: libavcodec's decoder, its threads, hardware or not, and
     /// whether only reference pictures are decoded now (nobody sees the camera).
@@ -235,6 +265,7 @@ public struct NetworkSourceStatus: Sendable, Codable, Equatable {
         case packetsUndecodable = "packets_undecodable"
         case bufferMilliseconds = "buffer_ms", targetMilliseconds = "target_ms", driftPPM = "drift_ppm"
         case lastPacketAgeMilliseconds = "last_packet_age_ms", srt, decoder
+        case captureTime = "capture_time"
     }
 
     /// One line for `studio cameras`: `rtmp connected, 1.2 Mbit/s, buffer 180/200 ms, ...`.
@@ -255,6 +286,10 @@ public struct NetworkSourceStatus: Sendable, Codable, Equatable {
         if let driftPPM { parts.append(String(format: "drift %+.0f ppm", driftPPM)) }
         if let age = lastPacketAgeMilliseconds { parts.append("last packet \(age) ms ago") }
         if let decoder { parts.append(decoder.summary) }
+        if let captureTime {
+            parts.append(String(format: "captured %.1f ms before arrival", captureTime.captureLatencyMilliseconds)
+                         + (captureTime.nodeOffsetMilliseconds.map { String(format: " (node clock offset %+.1f ms)", $0) } ?? " (node clock not measured)"))
+        }
         if let srt {
             parts.append(String(format: "SRT rtt %.1f ms, %d lost, %d retransmitted, %d dropped", srt.rttMilliseconds, srt.packetsLost,
                                 srt.packetsRetransmitted, srt.packetsDropped))

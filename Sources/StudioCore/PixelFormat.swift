@@ -12,6 +12,7 @@ public enum PixelFormat: String, Sendable, Codable, CaseIterable {
     case bgr24
     case bgra
     case rgba
+    case yuva420p  // i420 and a full-size alpha plane (FFmpeg yuva420p): a player's item with transparency
 }
 
 /// The shape of one plane relative to the picture: `bytesPerGroup` bytes for every `groupWidth` pixels of
@@ -45,6 +46,9 @@ public struct PixelFormatRow: Sendable {
     public let v4l2FourCCs: [String]
     /// PipeWire raw video formats delivering this layout (the first is the one to ask for).
     public let pipeWire: [(spaID: UInt32, name: String)]
+    /// The plane holding each pixel's opacity (0 transparent...255 opaque), for a format whose alpha the
+    /// pipeline honours: nil for the rest (BGRA and RGBA cameras send BGRx/RGBx, their fourth byte is not alpha).
+    public var alphaPlane: Int? = nil
 }
 
 extension PixelFormat {
@@ -71,6 +75,11 @@ extension PixelFormat {
                            ffmpegName: "rgb24", v4l2FourCCs: ["RGB3"], pipeWire: [(15, "RGB")]),
             PixelFormatRow(format: .bgr24, planes: [PlaneGeometry(bytesPerGroup: 3)],
                            ffmpegName: "bgr24", v4l2FourCCs: ["BGR3"], pipeWire: [(16, "BGR")]),
+            // Made by players from a decoded picture with alpha (ProRes 4444, qtrle, PNG, VP9 with alpha);
+            // no camera is asked for it. Its first three planes are I420's.
+            PixelFormatRow(format: .yuva420p, planes: [luma, PlaneGeometry(bytesPerGroup: 1, groupWidth: 2, rowStep: 2),
+                                                       PlaneGeometry(bytesPerGroup: 1, groupWidth: 2, rowStep: 2), luma],
+                           ffmpegName: "yuva420p", v4l2FourCCs: [], pipeWire: [], alphaPlane: 3),
         ]
         precondition(Set(rows.map(\.format)) == Set(PixelFormat.allCases) && rows.count == PixelFormat.allCases.count,
                      "one row per pixel format")
@@ -82,6 +91,9 @@ extension PixelFormat {
 
     /// This format's row of `table`.
     public var row: PixelFormatRow { Self.table[Self.rowIndex[self]!] }
+
+    /// Whether frames of this format carry an alpha plane (`PixelFormatRow.alphaPlane`).
+    public var hasAlpha: Bool { row.alphaPlane != nil }
 
     /// 0 for the most preferred format (see `table`).
     public var preferenceRank: Int { Self.rowIndex[self]! }

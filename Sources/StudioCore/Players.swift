@@ -56,8 +56,10 @@ public struct PlayerSpec: Sendable, Equatable, Encodable {
         guard (1...3).contains(parts.count), let seconds = Double(parts.last!), seconds.isFinite, seconds >= 0,
               parts.count == 1 || seconds < 60 else { return nil }
         var whole: Int64 = 0
-        for part in parts.dropLast() {
-            guard let value = Int64(part), value >= 0, value < 100_000 else { return nil }
+        for (index, part) in parts.dropLast().enumerated() {
+            // Minutes under an hour count at most 59 (`1:75:00` is no time); the leading part is unbounded.
+            let isMinutesAfterHours = parts.count == 3 && index == 1
+            guard let value = Int64(part), value >= 0, value < (isMinutesAfterHours ? 60 : 100_000) else { return nil }
             whole = whole * 60 + value
         }
         return whole * 60_000 + Int64((seconds * 1000).rounded())

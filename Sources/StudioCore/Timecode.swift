@@ -1,3 +1,5 @@
+import Foundation
+
 /// Program time counted in frames of the program's rate, and written as SMPTE timecode, for the cut lists
 /// (`studio export`). Program times are whole milliseconds (`program_ms`, the FLV clock) of frames on the
 /// program's grid, `MediaTime(count: n, rate:)` rounded down to the millisecond; the nearest frame is
@@ -7,10 +9,15 @@ public struct FrameCount: Sendable, Hashable, Comparable, CustomStringConvertibl
     public init(_ frames: Int64) { self.frames = frames }
 
     /// The frame nearest `milliseconds` of program time at `rate` (halves round up).
-    public init(milliseconds: Int64, rate: Rational) {
-        // frames = ms * num / (den * 1000), rounded to nearest, in 128 bits.
-        let denominator = Int64(rate.denominator) * 1000
-        let product = milliseconds.multipliedFullWidth(by: Int64(rate.numerator))
+    public init(milliseconds: Int64, rate: Rational) { self.init(milliseconds, perSecond: 1000, rate: rate) }
+
+    /// The frame nearest `microseconds` at `rate` (a wall-clock difference: where a node's file sits).
+    public init(microseconds: Int64, rate: Rational) { self.init(microseconds, perSecond: 1_000_000, rate: rate) }
+
+    private init(_ units: Int64, perSecond: Int64, rate: Rational) {
+        // frames = units * num / (den * perSecond), rounded to nearest, in 128 bits.
+        let denominator = Int64(rate.denominator) * perSecond
+        let product = units.multipliedFullWidth(by: Int64(rate.numerator))
         let (quotient, remainder) = denominator.dividingFullWidth(product)
         var frames = quotient
         if remainder * 2 >= denominator { frames += 1 } else if remainder * 2 <= -denominator { frames -= 1 }
@@ -55,6 +62,36 @@ public enum Timecode {
               let h = Int64(parts[0]), let m = Int64(parts[1]), let s = Int64(parts[2]), let f = Int64(parts[3]),
               h < 24, m < 60, s < 60, f < base(rate) else { return nil }
         return FrameCount(((h * 60 + m) * 60 + s) * base(rate) + f)
+    }
+
+    /// Whether SMPTE counts `rate` in drop-frame timecode: 30000/1001 and 60000/1001 (frame numbers 0 and 1,
+    /// or 0 to 3, skipped each minute but every tenth, so the timecode keeps to the wall clock).
+    public static func isDropFrame(_ rate: Rational) -> Bool {
+        rate.denominator == 1001 && (rate.numerator == 30000 || rate.numerator == 60000)
+    }
+
+    /// SMPTE timecode of `frames` (counted at the real `rate` from midnight, say) as ffmpeg's `-timecode`
+    /// writes it: `HH:MM:SS;FF` in drop-frame for a drop-frame rate, else `HH:MM:SS:FF` (`text`).
+    public static func smpte(_ frames: FrameCount, rate: Rational) -> String {
+        guard isDropFrame(rate) else { return text(frames, rate: rate) }
+        let base = base(rate), dropped = base / 15  // 2 at 29.97, 4 at 59.94
+        let perTenMinutes = base * 600 - 9 * dropped, perMinute = base * 60 - dropped
+        let dayFrames = 24 * 6 * perTenMinutes
+        var count = ((frames.frames % dayFrames) + dayFrames) % dayFrames
+        let tens = count / perTenMinutes, rest = count % perTenMinutes
+        count += 9 * dropped * tens + (rest > dropped ? dropped * ((rest - dropped) / perMinute) : 0)
+        let seconds = count / base
+        return two(seconds / 3600) + ":" + two((seconds / 60) % 60) + ":" + two(seconds % 60) + ";" + two(count % base)
+    }
+
+    /// The frame (at `rate`, nearest) of wall-clock time `microseconds` (since 1970) counted from that
+    /// day's midnight in `timeZone`: a time-of-day timecode (`export --time-of-day`, an ISO file's `TIMECODE`).
+    public static func frameOfDay(microseconds: Int64, rate: Rational, timeZone: TimeZone) -> FrameCount {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let date = Date(timeIntervalSince1970: Double(microseconds) / 1e6)
+        let midnight = Int64((calendar.startOfDay(for: date).timeIntervalSince1970 * 1000).rounded()) * 1000
+        return FrameCount(microseconds: microseconds - midnight, rate: rate)
     }
 
     private static func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }

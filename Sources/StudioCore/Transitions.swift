@@ -11,6 +11,9 @@ public enum TransitionKind: String, Sendable, Hashable, Codable, CaseIterable {
     case wipeLeft = "wipe-left", wipeRight = "wipe-right", wipeUp = "wipe-up", wipeDown = "wipe-down"
     /// B slides in, pushing A out, in the named direction (`push-left`: both move left, B enters on the right).
     case pushLeft = "push-left", pushRight = "push-right", pushUp = "push-up", pushDown = "push-down"
+    /// A clip with alpha played over the change (`StingerClip`): A under it until its cut point, B from
+    /// there; it lasts the clip's length.
+    case stinger
 
     public static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 }
@@ -23,11 +26,18 @@ public struct TransitionSpec: Sendable, Hashable, Codable, CustomStringConvertib
     public var frames: Int
     /// The colour a `dip` goes through.
     public var color: RGBColor
+    /// A `stinger`'s clip (a file path) and where in it the program cuts underneath from A to B, in ms
+    /// from its start. Its `frames` are the clip's length in program frames, set once the clip is
+    /// decoded (`StingerTiming.frames`).
+    public var clip: String?
+    public var cutAtMilliseconds: Int
 
-    public init(kind: TransitionKind, frames: Int = 15, color: RGBColor = .black) {
+    public init(kind: TransitionKind, frames: Int = 15, color: RGBColor = .black, clip: String? = nil, cutAtMilliseconds: Int = 0) {
         self.kind = kind
         self.frames = kind == .cut ? 1 : frames
         self.color = color
+        self.clip = clip
+        self.cutAtMilliseconds = cutAtMilliseconds
     }
 
     public static let cut = TransitionSpec(kind: .cut)
@@ -42,6 +52,10 @@ public struct TransitionSpec: Sendable, Hashable, Codable, CustomStringConvertib
     /// Why this transition cannot run at `rate`, in the operator's words; nil when it can.
     public func problem(rate: Rational) -> String? {
         guard kind != .cut else { return nil }
+        if kind == .stinger {
+            guard let clip, !clip.isEmpty else { return "a stinger needs its clip (clip: FILE, a video with alpha)" }
+            if cutAtMilliseconds < 0 { return "a stinger's cut_at_ms is from 0 to its clip's length, got \(cutAtMilliseconds)" }
+        }
         let limit = Int(Self.maxSeconds * rate.doubleValue)
         if frames < 1 || frames > limit {
             return "a transition lasts 1 to \(limit) frames (\(Int(Self.maxSeconds)) s at \(rate) fps), got \(frames)"
@@ -49,5 +63,11 @@ public struct TransitionSpec: Sendable, Hashable, Codable, CustomStringConvertib
         return nil
     }
 
-    public var description: String { kind == .cut ? "cut" : "\(kind.rawValue) \(frames) frames" }
+    public var description: String {
+        switch kind {
+        case .cut: "cut"
+        case .stinger: "stinger \(clip ?? "(no clip)") \(frames) frames, cut at \(cutAtMilliseconds) ms"
+        default: "\(kind.rawValue) \(frames) frames"
+        }
+    }
 }

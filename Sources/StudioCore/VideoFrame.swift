@@ -88,6 +88,10 @@ public struct VideoFrame: Sendable {
     /// When the frame reached the pipeline (CLOCK_MONOTONIC ns), when that is not its capture time: a
     /// PipeWire camera's frame stamped with its producer's time but dequeued later. 0: `captureTime`.
     public var arrivalTime: UInt64 = 0
+    /// When another machine took the picture, on this server's wall clock (µs since 1970): a capture
+    /// node's picture (its `CaptureTimeSEI`, in the switcher's time base). nil for this machine's own
+    /// cameras, whose `captureTime` says it.
+    public var remoteCaptureTime: Int64?
 
     /// When the frame reached the pipeline: what a source's liveness is judged by (a frame that waited
     /// in a starved queue is late, not a sign of a lost camera). Its age for latency is `captureTime`'s.

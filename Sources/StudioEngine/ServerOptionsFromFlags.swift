@@ -35,6 +35,7 @@ extension ServeSettings {
         options.testCameraSize = cameraSize.map { ($0.width, $0.height) }
         options.testCameraNoise = cameraNoise ?? 0
         options.injectEncoderFaultAfterFrames = injectEncoderFaultAfterFrames
+        options.injectClockOffsetMilliseconds = injectClockOffsetMilliseconds ?? 0
         return options
     }
 }

@@ -47,6 +47,11 @@ final class CameraHub: Sendable {
         /// When it was (re)added: silence is measured from here until its first frame.
         var since: UInt64
         var iso: IsoRecorder?
+        /// A capture node's stream of the camera to its switcher (`NodeSettings`), built like an ISO feed.
+        var sender: IsoRecorder?
+
+        /// Its ISO feed and its sender: what takes the program audio, starts and stops with it.
+        var feeds: [IsoRecorder] { [iso, sender].compactMap { $0 } }
     }
 
     /// Where a camera's own sound goes (`Camera.audio`): the program audio, once it is made.
@@ -72,6 +77,7 @@ final class CameraHub: Sendable {
     private let log: ServerLog
     private let lossTimeout: UInt64
     private let makeIso: IsoFactory?
+    private let makeSender: IsoFactory?
     private let pinnedPicture: PictureLookup?
     private let decoding: DecodePolicy
     private let entries = Mutex<[CameraID: Entry]>([:])
@@ -93,7 +99,8 @@ final class CameraHub: Sendable {
     private let finishing = Mutex<[NamedThread]>([])
 
     init(switcher: ProgramSwitcher, events: any EventSink, log: ServerLog, lossTimeoutSeconds: Double, makeIso: IsoFactory?,
-         pinnedPicture: PictureLookup? = nil, decoding: DecodePolicy = DecodePolicy()) {
+         makeSender: IsoFactory? = nil, pinnedPicture: PictureLookup? = nil, decoding: DecodePolicy = DecodePolicy()) {
+        self.makeSender = makeSender
         self.decoding = decoding
         self.switcher = switcher
         self.events = events
@@ -123,6 +130,10 @@ final class CameraHub: Sendable {
     var isoRecorders: [IsoRecorder] { isoFeeds.sorted { $0.cameraID < $1.cameraID } }
     /// The ISO recorders in no order (the audio stage's per-packet fan-out).
     var isoFeeds: [IsoRecorder] { entries.withLock { $0.values.compactMap(\.iso) } }
+    /// A capture node's senders (`NodeSettings`), by camera name.
+    var senders: [IsoRecorder] { entries.withLock { $0.values.compactMap(\.sender) }.sorted { $0.cameraID < $1.cameraID } }
+    /// Every camera's ISO feed and sender in no order (the audio stage's per-packet fan-out, the stop).
+    var cameraFeeds: [IsoRecorder] { entries.withLock { $0.values.flatMap(\.feeds) } }
     func camera(named id: CameraID) -> (any Camera)? { entries.withLock { $0[id]?.camera } }
     func isLost(_ id: CameraID) -> Bool { entries.withLock { $0[id]?.lostReason != nil } }
     func lostReason(_ id: CameraID) -> String? { entries.withLock { $0[id]?.lostReason } }
@@ -178,30 +189,38 @@ final class CameraHub: Sendable {
                 entries[camera.id] = entry
                 return .returned(previous: previous, wasLost: wasLost)
             }
-            entries[camera.id] = Entry(camera: camera, isPresent: true, lostReason: nil, since: now, iso: nil)
+            entries[camera.id] = Entry(camera: camera, isPresent: true, lostReason: nil, since: now, iso: nil, sender: nil)
             return .added
         }
         switch change {
         case .added:
-            let iso = makeIso?(camera)
-            tilesWatched.withLock { decoding.prepare(camera, recorded: iso?.needsDecodedFrames == true, tilesWatched: $0) }
+            let iso = makeIso?(camera), sender = makeSender?(camera)
+            tilesWatched.withLock {
+                decoding.prepare(camera, recorded: iso?.needsDecodedFrames == true || sender != nil, tilesWatched: $0)
+            }
             camera.start()
             switcher.addSource(camera.id, frames: camera.frames, schedule: camera.schedule, demand: camera.demand)
             applyPinnedPicture(camera)
             events.emit(StudioEvent(kind: .cameraAdded, camera: camera.id, details: [
                 "backend": camera.backend.rawValue, "identity": camera.identity, "display_name": camera.displayName,
             ]))
-            if let iso {
-                entries.withLock { $0[camera.id]?.iso = iso }
-                if let origin = origin.withLock({ $0 }) { iso.start(origin: origin) }
+            entries.withLock {
+                $0[camera.id]?.iso = iso
+                $0[camera.id]?.sender = sender
+            }
+            if let origin = origin.withLock({ $0 }) {
+                for feed in [iso, sender].compactMap({ $0 }) { feed.start(origin: origin) }
             }
         case .returned(let previous, let wasLost):
             if previous !== camera { previous.stop() }
-            let iso = entries.withLock { $0[camera.id]?.iso }
-            tilesWatched.withLock { decoding.prepare(camera, recorded: iso?.needsDecodedFrames == true, tilesWatched: $0) }
+            let (iso, sender) = entries.withLock { ($0[camera.id]?.iso, $0[camera.id]?.sender) }
+            tilesWatched.withLock {
+                decoding.prepare(camera, recorded: iso?.needsDecodedFrames == true || sender != nil, tilesWatched: $0)
+            }
             camera.start()
             switcher.addSource(camera.id, frames: camera.frames, schedule: camera.schedule, demand: camera.demand)
             iso?.rebind(to: camera)
+            sender?.rebind(to: camera)
             if wasLost {
                 events.emit(StudioEvent(kind: .cameraReturned, camera: camera.id, details: [
                     "reason": "reappeared", "backend": camera.backend.rawValue, "identity": camera.identity,
@@ -267,12 +286,12 @@ final class CameraHub: Sendable {
         switcher.removeSource(id)
         let route = entries.withLock { _ in audioRoute.withLock { $0 } }
         let hadAudio = route?.remove(id.name) ?? false
-        if let iso = entry.iso {
-            let thread = NamedThread.start(name: "stop.\(iso.output.destination.name)") {
-                iso.stopEncoding()
-                // The program audio ends in this file too: with the video's end, the file is complete.
-                iso.deliverAudio(.endOfStream)
-                iso.output.stop(timeoutSeconds: ProgramOutputs.stopBudgetSeconds)
+        for feed in entry.feeds {
+            let thread = NamedThread.start(name: "stop.\(feed.output.destination.name)") {
+                feed.stopEncoding()
+                // The program audio ends in this file (or stream) too: with the video's end, it is complete.
+                feed.deliverAudio(.endOfStream)
+                feed.output.stop(timeoutSeconds: ProgramOutputs.stopBudgetSeconds)
             }
             // The list holds the files still being finished: no growth over many removals.
             finishing.withLock { threads in
@@ -295,7 +314,7 @@ final class CameraHub: Sendable {
     func start(origin programOrigin: UInt64) {
         origin.withLock { $0 = programOrigin }
         // A camera arriving meanwhile may start its recorder too: `IsoRecorder.start` runs once only.
-        for iso in isoRecorders { iso.start(origin: programOrigin) }
+        for feed in cameraFeeds { feed.start(origin: programOrigin) }
         worker.start(name: "studio.cameras") { [self] in
             var watch = StallWatch(threshold: lossTimeout)
             while !worker.isStopRequested {

@@ -102,7 +102,7 @@ enum ServerCommands {
         static let execution = ControlExecution.worker
         static func run(_ arguments: SessionArguments, in server: StudioServer) throws -> RecordingsReply {
             let session = try server.storedSession(arguments.session)
-            return RecordingsReply(session: session, recordings: try server.store.recordings(sessionID: session.id))
+            return try RecordingsReply(session: session, store: server.store)
         }
     }
 }
@@ -129,7 +129,8 @@ extension StudioServer {
                     CameraView.FormatView(pixelFormat: $0.pixelFormat.rawValue, width: $0.width, height: $0.height,
                                           fps: $0.frameRate.doubleValue)
                 },
-                onProgram: camera.id == program, tally: status.tally[camera.id.name]?.rawValue, lostReason: lostReason,
+                onProgram: camera.id == program, tally: status.tally[camera.id.name]?.rawValue,
+                switcherTally: switcherTally(of: camera.id)?.rawValue, lostReason: lostReason,
                 frames: Int(statistics.framesCaptured), framesDropped: Int(statistics.framesDropped),
                 framesCorrupt: Int(statistics.framesCorrupt),
                 offeredModes: camera.offeredModes.map { mode in
@@ -142,7 +143,7 @@ extension StudioServer {
                                           reduced: Int(statistics.framesDecodedReduced), skipped: Int(statistics.framesNotDecoded))
                 },
                 network: camera.network, player: camera.player)
-        })
+        }, switcherClock: switcherClockStatus)
     }
 
     /// What `metrics` answers and the HTTP console serves at `/metrics`.
@@ -184,14 +185,12 @@ extension StudioServer {
             overloadedFPS: video.overload.map { tenths($0.measuredFPS) }, probeFPS: startSpeed.map { tenths($0.measuredFPS) },
             audio: audio.encoderName)
         let outputViews = outputs.entries.map(outputView)
-        let isoViews = cameras.isoRecorders.map { iso in
-            let s = iso.statistics, output = iso.output.statistics
-            return StatusReply.IsoView(
-                camera: s.camera.name, path: s.path, mode: s.mode.rawValue, codec: s.codec, encoder: s.encoderName, fallbackReason: s.fallbackReason,
-                generation: s.generation, preset: configuration.cameras.isoPreset,
-                size: s.width > 0 ? "\(s.width)x\(s.height)" : nil, framesEncoded: s.framesEncoded,
-                framesSkipped: s.framesSkipped, framesUnusable: s.framesUnusable, encodeErrors: s.encodeErrors, soundPackets: s.soundPackets,
-                state: output.state.rawValue, bytesWritten: Int(output.bytesSent), latency: Self.latencyView(output.latency))
+        let isoViews = cameras.isoRecorders.map { isoView($0) }
+        let senderViews = cameras.senders.map { sender in
+            var feed = isoView(sender)
+            feed.path = sender.output.statistics.maskedURL
+            return SenderView(camera: sender.cameraID.name, streamID: configuration.node?.streamID(of: sender.cameraID) ?? sender.cameraID.name,
+                              feed: feed, output: outputView(sender.output))
         }
 
         // Where the program audio comes from; a single microphone (`pipewire`, `pipewire:NODE`) says
@@ -217,6 +216,18 @@ extension StudioServer {
             audio: StatusReply.AudioView(levels: LevelsReply(audioStage.levels), mixer: audioView()), database: options.databasePath,
             store: StatusReply.StoreView(store.statistics),
             disk: options.configuration.recordDirectory.map { StatusReply.DiskView(path: $0, freeBytes: FreeSpace.bytes(atPath: $0)) },
-            players: Dictionary(all.compactMap { camera in camera.player.map { (camera.id.name, $0) } }) { first, _ in first })
+            players: Dictionary(all.compactMap { camera in camera.player.map { (camera.id.name, $0) } }) { first, _ in first },
+            switcherClock: switcherClockStatus, senders: senderViews)
+    }
+
+    /// An ISO feed as `status` gives it (a node's sender's feed too).
+    func isoView(_ iso: IsoRecorder) -> StatusReply.IsoView {
+        let s = iso.statistics, output = iso.output.statistics
+        return StatusReply.IsoView(
+            camera: s.camera.name, path: s.path, mode: s.mode.rawValue, codec: s.codec, encoder: s.encoderName, fallbackReason: s.fallbackReason,
+            generation: s.generation, preset: options.configuration.cameras.isoPreset,
+            size: s.width > 0 ? "\(s.width)x\(s.height)" : nil, framesEncoded: s.framesEncoded,
+            framesSkipped: s.framesSkipped, framesUnusable: s.framesUnusable, encodeErrors: s.encodeErrors, soundPackets: s.soundPackets,
+            state: output.state.rawValue, bytesWritten: Int(output.bytesSent), latency: Self.latencyView(output.latency))
     }
 }

@@ -40,9 +40,17 @@ extension StudioServer {
     /// Applies the parts of `configuration` that change live. The one place for them: the start applies
     /// the config through it too. Each setter validates before it changes anything, scenes first, so a
     /// refusal (only a bug: the config checked these) leaves the switcher as it was.
-    static func applyLive(_ configuration: StudioConfiguration, to switcher: ProgramSwitcher) throws(SwitchError) {
+    /// The stingers' clips are decoded first (`StingerLoader`, on this thread: a clip that cannot be used
+    /// refuses the start or the reload, naming it, before anything changed); a clip without alpha is a
+    /// warning in `log`.
+    static func applyLive(_ configuration: StudioConfiguration, to switcher: ProgramSwitcher, log: (String) -> Void) throws(SwitchError) {
+        let stingers: [StingerClip]
+        do {
+            stingers = try StingerLoader.load(configuration.transitions, width: switcher.format.width, height: switcher.format.height, log: log)
+        } catch { throw .invalidTransition(error.description) }
         try switcher.setScenes(configuration.scenes)
         try switcher.setOverlays(configuration.overlays)
+        switcher.setStingers(stingers)
         try switcher.setDefaultTransition(configuration.transition)
         switcher.setBackups(configuration.backups)
     }
@@ -100,7 +108,8 @@ extension StudioServer {
                     throw refuse("scene \(name) is on \(bus) and the new file removes it: cut away from it first")
                 }
             }
-            do { try Self.applyLive(new, to: switcher) } catch { throw refuse("\(error)") }
+            do { try Self.applyLive(new, to: switcher, log: { log.info($0) }) } catch { throw refuse("\(error)") }
+            audio.update(stingers: switcher.stingers)
             // A pin's changed picture settings go to its camera now (unchanged ones keep what
             // `studio picture` set live); cameras that appear later take them from the pin.
             let sources = Set(status.sources)

@@ -85,11 +85,13 @@ enum Discoveries {
     /// device may hold a name from an older config (a pin since removed) that a scene now has. That camera
     /// moves to the lowest free `camN`, kept from then on, with a warning: `studio switch NAME` stays the scene.
     ///
-    /// A network camera (`network.pull`) and a player (`players`) are named by their entry, as a pin names a device.
-    static func namer(store: EventStore, settings: CameraSettings, pulls: [NetworkPull] = [], players: [PlayerSpec] = [],
-                      sceneNames: @escaping @Sendable () -> Set<String>, log: ServerLog) -> CameraNamer {
+    /// A network camera (`network.pull`) and a player (`players`) are named by their entry, as a pin names
+    /// a device; a capture node's camera (`network.srt.nodes`) by its stream id (`pc2/cam1`).
+    static func namer(store: EventStore, settings: CameraSettings, pulls: [NetworkPull] = [], srt: SRTListenerSpec? = nil,
+                      players: [PlayerSpec] = [], sceneNames: @escaping @Sendable () -> Set<String>, log: ServerLog) -> CameraNamer {
         { identity in
             let pulled = pulls.first { $0.identity == identity.identity }?.name ?? players.first { $0.identity == identity.identity }?.name
+                ?? srt?.nodeCamera(forIdentity: identity.identity)
             let name = try pulled.map {
                 try store.cameraName(forIdentity: identity.identity, backend: identity.backend, displayName: identity.displayName, pinnedName: $0)
             } ?? pinnedName(store: store, settings: settings, log: log, identity: identity)

@@ -243,7 +243,8 @@ enum TCPProbe {
         guard getnameinfo(first.pointee.ai_addr, first.pointee.ai_addrlen, &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST) == 0 else {
             return .success(host)
         }
-        return .success(String(cString: text))
+        let length = text.firstIndex(of: 0) ?? text.count
+        return .success(String(decoding: text[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 
     static func connect(host: String, port: Int, timeout: Double) -> Result<Int, Failure> {

@@ -19,6 +19,8 @@ final class ServerEventSink: EventSink {
     private let switchWatch = Mutex<(@Sendable (StudioEvent) -> Void)?>(nil)
     /// Told of each `tally` event as it is emitted, on the program thread (the tally outputs); must not block.
     private let tallyWatch = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Sees each stored event after the flap filter (a switcher's node history marks a node whose camera connected); must not block.
+    private let storedWatch = Mutex<(@Sendable (StudioEvent) -> Void)?>(nil)
     /// Holds back the transitions of a flapping camera or audio input (`FlapFilter`); its thread writes what
     /// becomes due while nothing else happens.
     private let flaps: FlapFilter
@@ -48,6 +50,7 @@ final class ServerEventSink: EventSink {
     private func write(_ event: StudioEvent) {
         store.record(event)
         recordings.note(event)
+        storedWatch.withLock { $0 }?(event)
         watchers(event)
         log.info(Views.describe(event))
     }
@@ -71,6 +74,8 @@ final class ServerEventSink: EventSink {
     func watchSwitches(_ watch: @escaping @Sendable (StudioEvent) -> Void) { switchWatch.withLock { $0 = watch } }
 
     func watchTally(_ watch: @escaping @Sendable () -> Void) { tallyWatch.withLock { $0 = watch } }
+
+    func watchStored(_ watch: @escaping @Sendable (StudioEvent) -> Void) { storedWatch.withLock { $0 = watch } }
 
     /// To `watch` and the log only: for what the store reports about itself (already stored, or not storable).
     func broadcast(_ event: StudioEvent) {

@@ -7,9 +7,9 @@ import LivePictures
 extension StudioServer {
     /// The HTTP console on `http.listen` with its token (see `HTTPToken`), stopped before control.
     /// It serves the commands' routes (`HTTPBridge`), the tiles' pictures (`TileRoutes`), the page
-    /// (`ConsolePage`) and the RTMP server's callbacks (`IngestDesk`).
+    /// (`ConsolePage`), the RTMP server's callbacks (`IngestDesk`), the wall clock nodes measure (`ClockRoute`) and the recording files (`RecordingFileRoutes`).
     static func startHTTP(options: ServerOptions, router: ControlRouter<StudioServer>, events: HTTPEventStream,
-                                  tiles: TilePictures, tileRequests: TileRequestCounts, ingest: IngestDesk, services: ServiceGroup,
+                                  tiles: TilePictures, tileRequests: TileRequestCounts, ingest: IngestDesk, files: RecordingFileRoutes, services: ServiceGroup,
                                   log: ServerLog) throws -> HTTPConsole? {
         let settings = options.configuration.http
         guard settings.enabled else { return nil }
@@ -25,9 +25,10 @@ extension StudioServer {
         }
         let commands = HTTPBridge.handler(router, commands: ServerCommands.all)
         let console = HTTPConsole(settings: consoleSettings,
-                                  routes: HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + TimelineRoute.all + ConsolePage.routes + TallyPage.all + IngestDesk.all, events: events,
+                                  routes: HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + TimelineRoute.all + ConsolePage.routes + TallyPage.all + IngestDesk.all + ClockRoute.all + RecordingFileRoutes.all, events: events,
                                   handler: { call, respond in
-                                      if let answer = TileRoutes.answer(call, tiles: tiles, counts: tileRequests) ?? ConsolePage.answer(call) ?? ingest.answer(call) { return respond(answer) }
+                                      if let answer = TileRoutes.answer(call, tiles: tiles, counts: tileRequests) ?? ConsolePage.answer(call) ?? ingest.answer(call)
+                                          ?? ClockRoute.answer(call) ?? files.answer(call) { return respond(answer) }
                                       if TimelineRoute.answer(call, router: router, respond: respond) { return }
                                       if TallyPage.answer(call, router: router, respond: respond) { return }
                                       commands(call, respond)

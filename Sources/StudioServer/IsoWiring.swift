@@ -5,6 +5,7 @@ import Capture
 import Encoding
 import StudioConfig
 import IsoRecording
+import TallyOut
 
 // How the server records each camera on its own (the IsoRecording module): which cameras, in which
 // mode, with which encoder, into which file, as the config says.
@@ -12,19 +13,20 @@ import IsoRecording
 extension StudioServer {
     /// ISO recordings: each camera encoded and recorded on its own, beside the program recording,
     /// including cameras plugged in mid-show (see `CameraHub`). Nil when not recording.
-    static func isoFactory(options: ServerOptions, session: Int64, events: ServerEventSink, log: ServerLog,
+    static func isoFactory(options: ServerOptions, session: Int64, switcherClock: SwitcherClockClient?, events: ServerEventSink, log: ServerLog,
                                    audioFormat: StreamDescription) -> CameraHub.IsoFactory? {
         let configuration = options.configuration
         guard let directory = configuration.recordDirectory else { return nil }
         // A keyframe at least every second: an editor's cuts and seeks land near one, and a killed
         // server's ISO files keep all but the last second or two (they are flushed at keyframes).
-        let settings = IsoRecorder.Settings(preset: configuration.cameras.isoPreset, bitRate: configuration.video.bitRate,
+        var settings = IsoRecorder.Settings(preset: configuration.cameras.isoPreset, bitRate: configuration.video.bitRate,
                                             keyframeIntervalSeconds: min(1, configuration.video.keyframeIntervalSeconds),
                                             fallbackRate: configuration.program.frameRate,
                                             staleAfterSeconds: options.cameraLossTimeoutSeconds)
+        settings.fileTags = isoTimeTags(wallClock: options.wallClock, switcherClock: switcherClock, isNode: configuration.node != nil)
         let cameraSettings = configuration.cameras
         let programEncoder = configuration.video.encoder, fault = options.injectEncoderFaultAfterFrames
-        return { camera in
+        return { [settings] camera in
             let asked = cameraSettings.isoRecording(forIdentity: camera.identity, displayName: camera.displayName)
             guard asked != .off else { return nil }
             var settings = settings
@@ -46,6 +48,31 @@ extension StudioServer {
                 : "encoder \(settings.encoder.rawValue), x264 preset \(settings.preset)"
             log.info("ISO \(camera.id.name): \(path) (\(how))")
             return iso
+        }
+    }
+}
+
+extension StudioServer {
+    /// An ISO file's time base, as Matroska tags: `STUDIO_ORIGIN_US`, the wall-clock time (µs since
+    /// 1970) of program time 0, which every ISO file of the session is timed from (a packet at `t` ms in
+    /// the file was on this server's program at origin + t), and `STUDIO_TIME_BASE`: `switcher` on a node
+    /// that had measured its clock against its switcher when the file was opened (its clock plus the
+    /// offset), `node` on one that had not (its own clock), `local` on any other server (its own clock,
+    /// which is the switcher's time base). And `TIMECODE`, as ffmpeg's `-timecode` writes it for Matroska:
+    /// the SMPTE time of day (in `timeZone`, the machine's local time as `export --time-of-day` counts
+    /// it) of the file's first frame (origin + its first packet's program time, on the same time base) at
+    /// the file's frame rate, drop-frame (`;`) at 30000/1001 and 60000/1001.
+    static func isoTimeTags(wallClock: WallClock, switcherClock: SwitcherClockClient?, isNode: Bool,
+                            timeZone: TimeZone = .current) -> @Sendable (UInt64, MediaTime?, Rational) -> [String: String] {
+        { origin, firstVideo, rate in
+            let offset = switcherClock?.offsetMicroseconds
+            let originMicroseconds = wallClock.time(ofMonotonic: origin) + (offset ?? 0)
+            var tags = ["STUDIO_ORIGIN_US": String(originMicroseconds), "STUDIO_TIME_BASE": !isNode ? "local" : offset != nil ? "switcher" : "node"]
+            if let firstVideo {
+                let frame = Timecode.frameOfDay(microseconds: originMicroseconds + firstVideo.microseconds, rate: rate, timeZone: timeZone)
+                tags["TIMECODE"] = Timecode.smpte(frame, rate: rate)
+            }
+            return tags
         }
     }
 }

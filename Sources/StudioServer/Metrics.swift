@@ -48,7 +48,8 @@ public enum Metrics {
         text.gauge("studio_encoder_bitrate_bits_per_second", "The configured video bitrate.", Double(encoder.bitrate))
 
         // Outputs (stream destinations and the program recording), by name: never by URL (stream keys).
-        let outputs = status.outputs
+        // A capture node's senders' connections (`send-cam1`) are outputs here too.
+        let outputs = status.outputs + status.senders.map(\.output)
         func perOutput(_ value: (StatusReply.OutputView) -> Int) -> [([String: String], Double)] {
             outputs.map { (["output": $0.name], Double(value($0))) }
         }

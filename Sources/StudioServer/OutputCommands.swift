@@ -44,10 +44,15 @@ enum OutputCommands {
 extension StudioServer {
     /// An output as `outputs` and `status` show it.
     func outputView(_ entry: ProgramOutputs.Entry) -> OutputView {
-        let s = entry.output.statistics, destination = entry.output.destination
+        outputView(entry.output, origin: entry.origin.rawValue, addedBy: entry.addedBy, stopped: entry.stopped)
+    }
+
+    /// An output as `status` shows it: a program output (above), or a node's sender's connection (origin `node`).
+    func outputView(_ output: MediaOutput, origin: String = "node", addedBy: String? = nil, stopped: Bool = false) -> OutputView {
+        let s = output.statistics
         return OutputView(
-            name: s.name, url: s.maskedURL, kind: destination.kind.name, origin: entry.origin.rawValue, addedBy: entry.addedBy,
-            state: (entry.stopped ? OutputState.stopped : s.state).rawValue, bytesSent: Int(s.bytesSent), packetsSent: s.packetsSent,
+            name: s.name, url: s.maskedURL, kind: output.destination.kind.name, origin: origin, addedBy: addedBy,
+            state: (stopped ? OutputState.stopped : s.state).rawValue, bytesSent: Int(s.bytesSent), packetsSent: s.packetsSent,
             droppedVideo: s.droppedVideo, droppedAudio: s.droppedAudio, reconnects: s.reconnectCount,
             reconnectAttempts: s.reconnectAttempts, lastError: s.lastError, bitsPerSecond: s.bitsPerSecond,
             nextAttemptInSeconds: s.secondsToNextAttempt.map { ($0 * 1000).rounded() / 1000 },

@@ -63,6 +63,8 @@ final class ProgramAudio: Sendable {
     let set: AudioInputSet
     let controls: MixerControls
     let stage: MixerStage
+    /// The stingers' sound, an input (`stinger`) while a loaded stinger has some (ProgramAudio+Stinger.swift).
+    let stinger: StingerSound
     /// The backends' microphone discoveries it watches (`pipewire:all`, `microphones`), or the one its
     /// single microphone comes from (`pipewire:NODE`, not watched).
     private let discoveries: [any MicrophoneDiscovery]
@@ -70,7 +72,7 @@ final class ProgramAudio: Sendable {
     private let relay: DiscoveryRelay
     let shared: ProgramAudioShared
     let events: any EventSink
-    private let log: ServerLog
+    let log: ServerLog
     /// The input names are `namePrefix` + a number (`mic1`).
     static let namePrefix = "mic"
     /// How `microphones` starts every microphone but the default one (unless the config's pins say
@@ -136,6 +138,7 @@ final class ProgramAudio: Sendable {
         let lagFrames = Int64(Self.lag * Double(format.sampleRate))
         let mixer = AudioMixer(format: format, readAhead: Int(min(lagFrames, Int64(AudioMixer.maximumReadAhead))))
         controls = mixer.controls
+        stinger = StingerSound(Self.stingerInput, format: format, latency: mixer.readAhead)
         shared = ProgramAudioShared(State(inputs: inputs, settings: settings, master: master))
         // From the first sample the mixer mixes: the read-ahead's pre-roll before the clock's sample 0
         // (`MixerStage`), so no strip starts at unity and ramps to its setting.

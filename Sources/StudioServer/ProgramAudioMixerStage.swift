@@ -51,9 +51,11 @@ final class MixerStage: @unchecked Sendable {
         // it (the read-ahead's pre-roll, and the limiter's start-up delay).
         if mixer.origin == nil { mixer.origin = blocks.firstSample }
         waiting.append(blocks)
+        // An input that joined has its latency followed from its first span (not up to a measure later).
+        let joined = names.count != self.names.count || !zip(names, self.names).allSatisfy { $0.name == $1.name && $0.slot == $1.slot }
         self.names = names
         framesSinceMeasure += blocks.frameCount
-        if Double(framesSinceMeasure) >= Self.measureInterval * Double(mixer.format.sampleRate) {
+        if joined || Double(framesSinceMeasure) >= Self.measureInterval * Double(mixer.format.sampleRate) {
             framesSinceMeasure = 0
             followCaptureLatency()
         }

@@ -26,9 +26,12 @@ enum RecordingDirectory {
 
     /// A camera's ISO recording: `session-ID-camN.mkv`; a camera added again after it was removed
     /// (`CameraHub.remove`) records its next take, `session-ID-camN-take2.mkv`, never over a file there.
+    /// A capture node's camera (`pc2/cam1`) is `session-ID-pc2.cam1.mkv`: a `.` no plain name holds,
+    /// where the name's `/` would make a directory.
     static func isoPath(in directory: String, session: Int64, camera: CameraID,
                         exists: (String) -> Bool = { FileManager.default.fileExists(atPath: $0) }) -> String {
-        let first = (directory as NSString).appendingPathComponent("session-\(session)-\(camera.name).mkv")
+        let stem = camera.name.replacingOccurrences(of: String(SRTListenerSpec.nodeSeparator), with: ".")
+        let first = (directory as NSString).appendingPathComponent("session-\(session)-\(stem).mkv")
         var path = first, number = 1
         while exists(path) {
             number += 1

@@ -1,6 +1,7 @@
 import StudioCore
 import StudioConfig
 import Capture
+import StudioSystem
 
 /// What `studio serve` runs with: the config file's values with the command line's flags applied on
 /// top (`configuration` is that effective result, and is what the session's snapshot records).
@@ -15,6 +16,11 @@ public struct ServerOptions: Sendable {
     /// Testing aid (`--inject-encoder-fault N`): the program encoder fails after N frames, to exercise
     /// the mid-show fallback to x264 on machines without a GPU.
     public var injectEncoderFaultAfterFrames: Int?
+    /// Testing aid (`--inject-clock-offset MS`): a capture node's wall clock runs MS ms ahead (negative:
+    /// behind) of the machine's, for its clock measurement and capture times; the machine's is untouched.
+    public var injectClockOffsetMilliseconds = 0
+    /// This server's wall clock (the machine's, shifted by `injectClockOffsetMilliseconds`).
+    public var wallClock: WallClock { WallClock(shiftMilliseconds: injectClockOffsetMilliseconds) }
     /// Size of the test-pattern cameras (`--camera-size`); nil gives their default 1280x720.
     public var testCameraSize: (width: Int, height: Int)?
     /// Sensor noise amplitude on the test-pattern cameras (`--camera-noise`, 0: none).

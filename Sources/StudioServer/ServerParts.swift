@@ -10,6 +10,7 @@ import EventStore
 import Control
 import StudioConfig
 import LivePictures
+import TallyOut
 
 // The steps of `StudioServer.init` that are not the composition itself: how the log, the store, the
 // control socket and the session are opened, how the parts are made from the config, and what the start
@@ -21,7 +22,7 @@ extension StudioServer {
     static func startLog() -> ServerLog {
         Signals.ignoreSIGPIPE()
         let log = ServerLog()
-        FFmpegLogging.configure(verbose: false, sink: { _, line in log.info("ffmpeg: " + line) })
+        FFmpegLogging.configure(verbose: false, sink: { _, line in log.info("ffmpeg: " + SecretMasking.maskURLs(in: line)) })
         return log
     }
 
@@ -82,10 +83,11 @@ extension StudioServer {
     /// The cameras' hub, with each camera's ISO recorder when recording, its pin's picture (as last
     /// reloaded) and the decode policy of compressed cameras (the console's tiles decoded small).
     static func makeCameraHub(_ options: ServerOptions, session: Int64, switcher: ProgramSwitcher, tiles: TilePictures,
-                              reloader: ConfigReloader, audioFormat: StreamDescription, events: ServerEventSink,
-                              log: ServerLog) -> CameraHub {
+                              reloader: ConfigReloader, audioFormat: StreamDescription, switcherClock: SwitcherClockClient?,
+                              events: ServerEventSink, log: ServerLog) -> CameraHub {
         CameraHub(switcher: switcher, events: events, log: log, lossTimeoutSeconds: options.cameraLossTimeoutSeconds,
-                  makeIso: isoFactory(options: options, session: session, events: events, log: log, audioFormat: audioFormat),
+                  makeIso: isoFactory(options: options, session: session, switcherClock: switcherClock, events: events, log: log, audioFormat: audioFormat),
+                  makeSender: senderFactory(options: options, clock: switcherClock, events: events, log: log, audioFormat: audioFormat),
                   pinnedPicture: { camera in
                       reloader.configuration.cameras.pin(forIdentity: camera.identity, displayName: camera.displayName)?
                           .picture ?? PictureSettings()
@@ -173,7 +175,7 @@ extension StudioServer {
     static func discoveries(_ options: ServerOptions, store: EventStore, reloader: ConfigReloader, events: ServerEventSink,
                             log: ServerLog, programOrigin: ProgramOrigin) throws -> [any CameraDiscovery] {
         let namer = Discoveries.namer(store: store, settings: options.configuration.cameras, pulls: options.configuration.network.cameras,
-                                      players: options.configuration.players,
+                                      srt: options.configuration.network.srt, players: options.configuration.players,
                                       sceneNames: { Set(reloader.configuration.scenes.map(\.name)) }, log: log)
         return try Discoveries.make(Discoveries.Context(options: options, namer: namer, events: events, log: log, programOrigin: programOrigin))
     }

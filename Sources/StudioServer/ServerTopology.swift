@@ -66,6 +66,17 @@ extension StudioServer {
             }
         }
 
+        // A capture node's senders: each camera encoded on its own, to the switcher over SRT.
+        for sender in self.cameras.senders {
+            guard let source = capture[sender.cameraID] else { continue }
+            let feed = graph.add(IsoRecorder.threadName(of: sender.cameraID, feed: .send), .isoFeed, "the camera's own frame clock, at the node's size",
+                                 fedBy: [source], through: .newest)
+            let encoder = graph.add(VideoStageRole.send(sender.cameraID).threadName, .encoder, "the camera's H.264 for the switcher", fedBy: [feed],
+                                    through: .queue(capacity: IsoRecorder.queueCapacity, whenFull: "the frame dropped, counted"))
+            graph.add(sender.output.threadName, .output, "stream (srt) to the switcher", fedBy: [encoder, audioEncoder],
+                      through: .outputQueue(sender.output.policy.queueLimits))
+        }
+
         // Beside the pipeline: the console's pictures, the events and the control plane.
         graph.add("studio.tiles", .tiles, "the console's live pictures, only while watched", fedBy: captures + [program], through: .newest)
         // Tally out (`tally:`): the newest tally board, published from the program thread's tally events.
@@ -77,6 +88,12 @@ extension StudioServer {
         }
         if let osc, let listen = osc.settings.listen {
             graph.add(OSCServer.threadName, .tally, "OSC in and out on udp \(listen.host):\(osc.port): commands through the router, tally and levels back", fedBy: [program], through: .newest)
+        }
+        if let switcherTally {
+            graph.add(SwitcherTallyClient.threadName, .tally, "the switcher's tally read from http://\(switcherTally.address)/api/v1/events for this node's cameras")
+        }
+        if let switcherClock {
+            graph.add(SwitcherClockClient.threadName, .tally, "this node's clock against the switcher's, from http://\(switcherClock.address)\(SwitcherClockClient.path) every few seconds")
         }
         let events = graph.add("events", .events, "every stage emits here; a flapping camera's changes held back")
         graph.add("studio.store", .eventStore, "SQLite writer", fedBy: [events],

@@ -45,6 +45,10 @@ public final class StudioServer: Sendable {
     let tally: TallyOutputs
     /// OSC in and out (`osc:`); nil while off.
     let osc: OSCServer?
+    /// A capture node's view of its switcher's tally (`node.tally_from`); nil otherwise.
+    let switcherTally: SwitcherTallyClient?
+    /// A capture node's clock against its switcher's (`node.tally_from`); nil otherwise.
+    let switcherClock: SwitcherClockClient?
     /// The HTTP API (nil with `--no-http`) and its event streams.
     let http: HTTPConsole?
     let httpEvents: HTTPEventStream
@@ -105,6 +109,7 @@ public final class StudioServer: Sendable {
             self.tiles = tiles
             let ingest = IngestDesk(settings: configuration.network.rtmp, log: log)
             http = try Self.startHTTP(options: options, router: router, events: httpEvents, tiles: tiles, tileRequests: tileRequests, ingest: ingest,
+                                      files: RecordingFileRoutes(store: store),
                                       services: services, log: log)
 
             // The session and its events (a failure from here on closes the session, as `error`).
@@ -116,6 +121,11 @@ public final class StudioServer: Sendable {
             events.startFlapTicks()
             services.add("flaps", stop: { events.stopFlapTicks() })
             storeHealth.attach(events)
+            // A switcher with capture nodes keeps their sessions and files in its own (asked on a thread of its
+            // own; its stop asks them once more, before the session ends).
+            let nodeHistory = NodeHistoryWatch(configuration.network.srt, store: store, log: log, emit: { events.emit($0) })
+            if let nodeHistory { events.watchStored { nodeHistory.note($0) } }
+            services.start("node-history", { nodeHistory?.start() }, stop: { nodeHistory?.stop() })
             Self.warnIfSlow(checks.speed, events: events, log: log)
 
             // The pipeline, made downstream first: the fan-out feeds the outputs, the encoders feed the
@@ -139,15 +149,20 @@ public final class StudioServer: Sendable {
             let sceneThumbnails = SceneThumbnails(switcher: switcher, width: tiles.width)
             // The config checked the scenes, overlays and transition already (and that their image and
             // font files exist); what is left is a file that cannot be decoded or a font FreeType refuses.
-            do { try Self.applyLive(configuration, to: switcher) } catch { throw ServerError("config: \(error)") }
+            do { try Self.applyLive(configuration, to: switcher, log: { log.info($0) }) } catch { throw ServerError("config: \(error)") }
+            // A node's clock against its switcher's, measured on a thread of its own (started with the services below).
+            let switcherClock = Self.makeSwitcherClock(options, events: events, log: log)
+            self.switcherClock = switcherClock
             let cameras = Self.makeCameraHub(options, session: session, switcher: switcher, tiles: tiles, reloader: reloader,
-                                             audioFormat: checks.audioEncoder.streamDescription, events: events, log: log)
+                                             audioFormat: checks.audioEncoder.streamDescription, switcherClock: switcherClock,
+                                             events: events, log: log)
             self.cameras = cameras
             ingest.attach(cameras, events: events)
-            // The program audio also goes into every ISO file (so each angle plays with the show's sound).
+            // The program audio also goes into every ISO file (so each angle plays with the show's sound)
+            // and, on a capture node, into every camera's stream to the switcher.
             let audioStage = AudioEncodingStage(encoder: checks.audioEncoder, events: events, deliver: { item in
                 fanOut.deliver(item)
-                for iso in cameras.isoFeeds { iso.deliverAudio(item) }
+                for feed in cameras.cameraFeeds { feed.deliverAudio(item) }
             })
             self.audioStage = audioStage
             let outputs = Self.makeOutputs(configuration, session: session, fanOut: fanOut, videoStage: videoStage, events: events)
@@ -158,7 +173,7 @@ public final class StudioServer: Sendable {
             // bounded by one output's budget; each reports its last file closed (its row ends with its
             // size), and rows of an output that did not finish in time are ended here.
             services.start("outputs", { outputs.startConfigured(configuration, session: session) }, stop: {
-                outputs.stopAll(with: cameras.isoRecorders.map(\.output))
+                outputs.stopAll(with: cameras.cameraFeeds.map(\.output))
                 do { try store.finishOpenRecordings() } catch { log.info("could not end the recordings' rows: \(error)") }
             })
             // The encoders' threads run from their making; stopping them sends end-of-stream downstream
@@ -168,7 +183,7 @@ public final class StudioServer: Sendable {
             services.add("encoders", stop: {
                 let deadline = StopBudget.deadline()
                 videoStage.finish(deadline: deadline)
-                for iso in cameras.isoRecorders { iso.stopEncoding(deadline: deadline) }
+                for feed in cameras.cameraFeeds { feed.stopEncoding(deadline: deadline) }
                 audioStage.finish(deadline: deadline)
             })
             let programOrigin = ProgramOrigin()
@@ -197,15 +212,24 @@ public final class StudioServer: Sendable {
                                      deliver: { chunk in _ = audioStage.submit(chunk) })
             self.audio = audio
             AudioFollow.attach(audio, to: switcher, events: events, reloader: reloader)
+            // The stingers' sound: an input while a loaded stinger has some, played from each sting's first frame.
+            audio.follow(stingersOf: switcher)
             // A camera's own sound (a network stream's, a test backend's) is an input named like it.
             cameras.routeAudio(.init(attach: { audio.attach(sourceAudio: $0, of: $1) }, detach: { audio.detach(sourceAudioOf: $0) },
                                       remove: { audio.remove(sourceAudioOf: $0) }))
             services.start("switcher", { [switcher] in switcher.start(origin: origin) }, stop: { [switcher] in switcher.stop() })
             // Tally lights and displays (TSL UMD) and the vMix-compatible tally server, fed by the switcher's tally events.
-            tally = try Self.startTally(configuration.tally, pins: configuration.cameras.pins, switcher: switcher, router: router,
+            // A node with tally_from lights its cameras as its switcher does (read from the switcher's HTTP event stream).
+            let switcherTally = Self.switcherTallyClient(configuration.node, log: log)
+            tally = try Self.startTally(configuration.tally, pins: configuration.cameras.pins, switcher: switcher,
+                                        following: SwitcherFollowing(switcherTally, node: configuration.node), router: router,
                                         events: events, services: services, log: log)
             // OSC control surfaces: the CLI's commands in, the tally and levels back to subscribers.
             osc = try Self.startOSC(configuration.osc, feed: tally.feed, audio: audio, router: router, services: services, log: log)
+            // A node's cameras show the switcher's tally, read from its HTTP event stream on a thread of its own.
+            self.switcherTally = switcherTally
+            Self.startSwitcherTally(switcherTally, services: services)
+            services.start("node-clock", { switcherClock?.start(waitingUpTo: 0.5) }, stop: { switcherClock?.stop() })
             services.start("tiles", { [switcher] in
                 tiles.start(sources: Self.tileSources(switcher: switcher, cameras: cameras, scenes: sceneThumbnails))
             }, stop: { tiles.stop() })

@@ -76,7 +76,8 @@ enum SwitcherCommands {
         static let execution = ControlExecution.deferred
         static func start(_ arguments: TransitionArguments, in server: StudioServer,
                           reply: @escaping @Sendable (Result<SwitchReply, ControlError>) -> Void) throws {
-            let spec = try arguments.spec(name, base: server.switcher.status.defaultTransition, rate: server.switcher.format.frameRate)
+            let spec = try arguments.spec(name, base: server.switcher.status.defaultTransition, rate: server.switcher.format.frameRate,
+                                          stingers: server.reloader.configuration.transitions)
             server.switcher.auto(spec, completion: answer(reply, server))
         }
     }
@@ -85,11 +86,13 @@ enum SwitcherCommands {
         typealias Signature = SwitcherSignatures.Transition
         static func run(_ arguments: TransitionArguments, in server: StudioServer) throws -> TransitionReply {
             let rate = server.switcher.format.frameRate
-            let spec = try arguments.spec(name, base: server.switcher.status.defaultTransition, rate: rate)
+            let spec = try arguments.spec(name, base: server.switcher.status.defaultTransition, rate: rate,
+                                          stingers: server.reloader.configuration.transitions)
             if arguments.kind != nil || arguments.frames != nil || arguments.ms != nil {
                 do { try server.switcher.setDefaultTransition(spec) } catch { throw controlError(error) }
             }
-            return TransitionReply(spec, rate: rate)
+            // As set: a stinger's frames are its clip's.
+            return TransitionReply(server.switcher.status.defaultTransition, rate: rate)
         }
     }
 
@@ -122,13 +125,23 @@ extension SourceArguments {
 }
 
 extension TransitionArguments {
-    func spec(_ command: String, base: TransitionSpec, rate: Rational) throws -> TransitionSpec {
+    /// The transition asked for, from `base` (the default transition). A `stinger` lasts its clip: it
+    /// takes no length, and plays `base`'s clip when `base` is one, else the first stinger of
+    /// `stingers` (the config's transitions, whose clips are loaded).
+    func spec(_ command: String, base: TransitionSpec, rate: Rational, stingers: [TransitionSpec]) throws -> TransitionSpec {
         var kind = base.kind
         if let name = self.kind {
             guard let parsed = TransitionKind(rawValue: name) else {
                 throw ControlError(.invalidArgument, "\(command): unknown transition '\(name)'; transitions: \(TransitionKind.names)")
             }
             kind = parsed
+        }
+        if kind == .stinger {
+            if frames != nil || ms != nil { throw ControlError(.invalidArgument, "\(command): a stinger lasts its clip's length; give no frames or ms") }
+            guard let stinger = base.kind == .stinger ? base : stingers.first(where: { $0.kind == .stinger }) else {
+                throw ControlError(.invalidArgument, "\(command): no stinger is configured: set transition: {kind: stinger, clip: FILE, cut_at_ms: MS} in the config and reload")
+            }
+            return stinger
         }
         if frames != nil, ms != nil { throw ControlError(.invalidArgument, "\(command): give frames or ms, not both") }
         var frames = self.frames ?? base.frames

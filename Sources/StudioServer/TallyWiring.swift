@@ -11,11 +11,14 @@ import TallyOut
 /// `tally` event; the vMix server's functions are the CLI's `preview`, `cut` and `switch`, through the router.
 extension StudioServer {
     /// The service `tally`: its outputs started (none without `tally:`), fed from `events`.
-    static func startTally(_ settings: TallySettings, pins: [CameraPin], switcher: ProgramSwitcher, router: ControlRouter<StudioServer>,
-                           events: ServerEventSink, services: ServiceGroup, log: ServerLog) throws -> TallyOutputs {
+    /// On a node following its switcher (`following`), the board is the switcher's tally of the node's
+    /// cameras, renewed on each of the switcher's tally changes (the node's own program's are not its tally then).
+    static func startTally(_ settings: TallySettings, pins: [CameraPin], switcher: ProgramSwitcher, following: SwitcherFollowing?,
+                           router: ControlRouter<StudioServer>, events: ServerEventSink, services: ServiceGroup, log: ServerLog) throws -> TallyOutputs {
         let indices = Dictionary(pins.compactMap { pin in pin.tallyIndex.map { (pin.name.name, $0) } }, uniquingKeysWith: { first, _ in first })
-        let feed = TallyFeed { tallyBoard(switcher.status, pinnedIndices: indices) }
+        let feed = TallyFeed { tallyBoard(switcher.status, pinnedIndices: indices, following: following) }
         events.watchTally { feed.changed() }
+        following?.client.watch { feed.changed() }
         let outputs = TallyOutputs(settings: settings, feed: feed, perform: { action, done in
             let (command, source): (String, String?) = switch action {
             case .preview(let source): (SwitcherSignatures.Preview.name, source)
@@ -40,8 +43,19 @@ extension StudioServer {
 
     /// Every source's lamp: the cameras in the switcher's order, each numbered by its pin's `index:` or
     /// else its place in that order from 1 (the next free number when a pin took it), sorted by number;
-    /// then the scenes as declared. Program and preview from the switcher's tally.
-    static func tallyBoard(_ status: SwitcherStatus, pinnedIndices: [String: UInt16]) -> TallyBoard {
+    /// then the scenes as declared. Program and preview from the switcher's tally; on a node following its
+    /// switcher, from that switcher's (its scenes unlit: the switcher knows only its cameras).
+    static func tallyBoard(_ status: SwitcherStatus, pinnedIndices: [String: UInt16], following: SwitcherFollowing? = nil) -> TallyBoard {
+        var status = status
+        if let following {
+            status.tally = following.tally(of: status.sources)
+            let lit = { (wanted: Tally) in status.sources.first { status.tally[$0.name] == wanted || status.tally[$0.name] == .both }?.name }
+            return board(status, pinnedIndices: pinnedIndices, program: lit(.program), preview: lit(.preview))
+        }
+        return board(status, pinnedIndices: pinnedIndices, program: status.program?.name, preview: status.preview?.name)
+    }
+
+    private static func board(_ status: SwitcherStatus, pinnedIndices: [String: UInt16], program: String?, preview: String?) -> TallyBoard {
         var taken = Set(status.sources.compactMap { pinnedIndices[$0.name] })
         var cameras: [TallyLamp] = []
         for (offset, camera) in status.sources.enumerated() {
@@ -56,7 +70,7 @@ extension StudioServer {
         }
         cameras.sort { ($0.index ?? 0) < ($1.index ?? 0) }
         let scenes = status.scenes.map { lamp($0, .scene, index: nil, status.tally) }
-        return TallyBoard(lamps: cameras + scenes, program: status.program?.name, preview: status.preview?.name)
+        return TallyBoard(lamps: cameras + scenes, program: program, preview: preview)
     }
 
     private static func lamp(_ name: String, _ kind: TallyLamp.Kind, index: UInt16?, _ tally: [String: Tally]) -> TallyLamp {

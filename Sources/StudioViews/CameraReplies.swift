@@ -9,9 +9,17 @@ import EventStore
 
 public struct CamerasReply: Codable, Sendable {
     public var cameras: [CameraView]
+    /// On a capture node that measures it: its clock against its switcher's (as in `status`); null elsewhere.
+    @Nullable public var switcherClock: ClockOffsetStatus?
 
-    public init(cameras: [CameraView]) {
+    enum CodingKeys: String, CodingKey {
+        case cameras
+        case switcherClock = "switcher_clock"
+    }
+
+    public init(cameras: [CameraView], switcherClock: ClockOffsetStatus? = nil) {
         self.cameras = cameras
+        self.switcherClock = switcherClock
     }
 }
 
@@ -27,6 +35,9 @@ public struct CameraView: Codable, Sendable {
     public var onProgram: Bool
     /// `program`, `preview` or `both` where it is seen (inside a scene too); null where it is not.
     @Nullable public var tally: String?
+    /// On a capture node with `tally_from`: what its switcher shows of this camera (as `NODE/CAM`):
+    /// `program`, `preview`, `both`, `none`, or `unknown` while the node has no connection to it; null elsewhere.
+    @Nullable public var switcherTally: String?
     /// `removed` or `silent` while lost.
     @Nullable public var lostReason: String?
     public var frames: Int
@@ -107,9 +118,11 @@ public struct CameraView: Codable, Sendable {
         case framesCorrupt = "frames_corrupt"
         case offeredModes = "offered_modes"
         case decode, network, player
+        case switcherTally = "switcher_tally"
     }
 
-    public init(name: String, backend: String, identity: String, displayName: String, state: String, format: FormatView? = nil, onProgram: Bool, tally: String? = nil, lostReason: String? = nil, frames: Int, framesDropped: Int, framesCorrupt: Int, offeredModes: [OfferedModeView], decode: DecodeView? = nil, network: NetworkSourceStatus? = nil, player: PlayerStatus? = nil) {
+    public init(name: String, backend: String, identity: String, displayName: String, state: String, format: FormatView? = nil, onProgram: Bool, tally: String? = nil, switcherTally: String? = nil, lostReason: String? = nil, frames: Int, framesDropped: Int, framesCorrupt: Int, offeredModes: [OfferedModeView], decode: DecodeView? = nil, network: NetworkSourceStatus? = nil, player: PlayerStatus? = nil) {
+        self.switcherTally = switcherTally
         self.network = network
         self.player = player
         self.name = name

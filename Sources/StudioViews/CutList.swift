@@ -12,7 +12,8 @@ import Control
 // timestamped in program time (the muxer writes each packet's program pts), so the frame at program time
 // T is at T in every file. A clip's source in and out are therefore its program times, in any file; a file
 // that started later (an ISO of a camera plugged in mid-show, a part after a write failure) simply begins
-// at its first program time (its `recording_started`'s `first_program_ms`).
+// at its first program time (its `recording_started`'s `first_program_ms`). An ISO file's source times are
+// read on its timecode (its `TIMECODE` tag; `CutList.source(_:in:)`): the same frames, moved.
 
 /// `export`'s arguments (the CLI reads the database itself: it is not a control command).
 public struct ExportArguments: Sendable, Equatable {
@@ -47,6 +48,8 @@ public struct CutList: Sendable, Equatable {
     public var clips: [Clip]
     /// Whether clips reference the ISO files (`--iso`).
     public var iso: Bool
+    /// With `--iso` on a switcher: its capture nodes' ISO files, each on a track of its own (CutListNodes.swift).
+    public var nodeMedia: [NodeMedia] = []
 
     /// A recording file a clip references.
     public struct Media: Sendable, Equatable {
@@ -60,7 +63,23 @@ public struct CutList: Sendable, Equatable {
         /// Its first and last frame, in program time (the file's own timestamps).
         public var start: FrameCount
         public var end: FrameCount
+        /// An ISO file with a `TIMECODE` tag: what to add to a program-time frame to read it on the file's
+        /// timecode (the tag's time of day of its first frame less `start`), which an editor reads the file's
+        /// frames by. nil: the file has no timecode (the program recording), its source times are program times.
+        public var timecodeShift: FrameCount?
         public var name: String { (path as NSString).lastPathComponent }
+    }
+
+    /// Program-time frame `frames` of `media[index]` as a source time in that file: on its timecode when it
+    /// has one (OTIO's `available_range` and FCPXML's asset `start` are a file's start timecode).
+    public func source(_ frames: FrameCount, in index: Int?) -> FrameCount {
+        frames + (index.flatMap { media[$0].timecodeShift } ?? FrameCount(0))
+    }
+
+    /// Where `clip` starts (or, `at` given, that timeline frame of it) in its file: its program time moved
+    /// by its `sourceOffset` (a node camera's, to the frame the operator saw), on the file's timecode.
+    public func source(of clip: Clip, at frame: FrameCount? = nil) -> FrameCount {
+        source((frame ?? clip.from) + clip.sourceOffset, in: clip.media)
     }
 
     /// The clips an editor's timeline gets: those with a recording and at least one frame (two boundaries
@@ -72,8 +91,8 @@ public struct CutList: Sendable, Equatable {
     /// and its first clip at that first frame).
     public func range(ofMedia index: Int) -> (start: FrameCount, end: FrameCount) {
         let used = timelineClips.filter { $0.media == index }
-        return (min(media[index].start, used.map(\.from).min() ?? media[index].start),
-                max(media[index].end + FrameCount(1), used.map(\.to).max() ?? media[index].end))
+        return (min(media[index].start, used.map { $0.from + $0.sourceOffset }.min() ?? media[index].start),
+                max(media[index].end + FrameCount(1), used.map { $0.to + $0.sourceOffset }.max() ?? media[index].end))
     }
 
     /// One interval of `program_intervals` on the track.
@@ -100,6 +119,12 @@ public struct CutList: Sendable, Equatable {
         public var incoming: Transition?
         /// Why this clip references the program recording although clips reference ISO files.
         public var note: String?
+        /// What to add to its program times to find its frames in its file: 0, but for a capture node's
+        /// camera taken from the node's own ISO file, which holds the picture shown on program at `T` at
+        /// the time it was taken (`switch`'s `captured_at_us`): the hop's latency earlier.
+        public var sourceOffset = FrameCount(0)
+        /// A node camera's clip: when the picture it starts with was taken (µs, the switcher's clock).
+        public var capturedAt: Int64?
         public var duration: FrameCount { to - from }
     }
 
@@ -130,17 +155,44 @@ extension History {
         }
         let recordings = try store.recordings(sessionID: session.id)
         let reels = reelNames(recordings.map(\.path))
+        let origins = recordingOrigins(fileEvents)
+        let switches = try store.events(matching: EventQuery(sessionID: session.id, kinds: [.switchProgram]))
         var media = recordings.enumerated().map { index, recording in
             CutList.Media(path: recording.path, url: URL(fileURLWithPath: recording.path).absoluteURL.absoluteString,
                           camera: recording.camera?.name, reel: reels[index],
                           start: frame(programTime(.recordingStarted, "first_program_ms", recording.path) ?? first.fromMilliseconds),
-                          end: frame(programTime(.recordingStopped, "last_program_ms", recording.path) ?? last.toMilliseconds))
+                          end: frame(programTime(.recordingStopped, "last_program_ms", recording.path) ?? last.toMilliseconds),
+                          timecodeShift: origins[recording.path].map { timecodeStart(of: $0, rate: rate, timeZone: timeZone) - frame($0.firstProgramMilliseconds) })
         }
         media.sort { ($0.camera ?? "", $0.start, $0.path) < ($1.camera ?? "", $1.start, $1.path) }
         // The file of `camera` (nil: the program) holding `from`: the last to start at or before it, else the first.
         func file(_ camera: String?, at from: FrameCount) -> Int? {
             let candidates = media.indices.filter { media[$0].camera == camera }
             return candidates.last { media[$0].start <= from } ?? candidates.first
+        }
+
+        // With --iso, a capture node's camera is taken from the node's own ISO file (full quality), at the
+        // frame the operator saw: the one its `switch` says was taken at `captured_at_us`.
+        let zero = arguments.iso ? programZeroMicroseconds(origins: origins, firstSwitch: switches.first) : nil
+        let nodeFiles = arguments.iso ? try nodeMedia(session, store: store, zero: zero, rate: rate, programEnd: frame(last.toMilliseconds),
+                                                       timeZone: timeZone) : []
+        let capturedAt = !arguments.iso ? [:] : switches.reduce(into: [Int64: Int64]()) { taken, event in
+            if let ms = event.programMilliseconds, let us = event.details["captured_at_us"].flatMap({ Int64($0) }) { taken[ms] = us }
+        }
+        var nodeFileMedia: [Int: Int] = [:]
+        /// The index in `media` of the node file of `camera` holding the picture taken at `us`, added once.
+        func nodeFile(_ camera: String, taken us: Int64) -> (index: Int, seen: FrameCount)? {
+            guard let zero else { return nil }
+            let seen = FrameCount(microseconds: us - zero, rate: rate)
+            guard let found = nodeFiles.indices.first(where: { i in
+                nodeFiles[i].camera == camera && nodeFiles[i].exact && nodeFiles[i].start <= seen && seen < nodeFiles[i].start + nodeFiles[i].duration
+            }) else { return nil }
+            if let index = nodeFileMedia[found] { return (index, seen) }
+            let file = nodeFiles[found]
+            media.append(CutList.Media(path: file.collectedPath, url: file.collectedPath, camera: camera, reel: "", start: file.start,
+                                       end: file.start + file.duration - FrameCount(1), timecodeShift: file.sourceStart - file.start))
+            nodeFileMedia[found] = media.count - 1
+            return (media.count - 1, seen)
         }
 
         // The frames each transition showed, by the program time it ended at (its `switch`'s): the switch is
@@ -171,7 +223,14 @@ extension History {
             if arguments.iso {
                 switch interval.sourceKind {
                 case "camera":
-                    reference = file(interval.camera?.name ?? interval.source, at: clip.from)
+                    let camera = interval.camera?.name ?? interval.source
+                    if let taken = capturedAt[interval.fromMilliseconds], let found = nodeFile(camera, taken: taken) {
+                        reference = found.index
+                        clip.sourceOffset = found.seen - start
+                        clip.capturedAt = taken
+                    } else {
+                        reference = file(camera, at: clip.from)
+                    }
                     if reference == nil { clip.note = "\(interval.source) has no ISO recording: from the program recording" }
                 case "scene": clip.note = "scene \(interval.source) has no single ISO: from the program recording"
                 default: clip.note = "the slate (\(interval.camera?.name ?? "a camera") lost) is only in the program recording"
@@ -197,15 +256,25 @@ extension History {
             clips[index].to = max(clips[index].from + FrameCount(1), min(clips[index].to, frame(programEnd) + FrameCount(1)))
         }
         var timelineStart = FrameCount(0)
-        if arguments.timeOfDay, let zero = try wallTimeOfProgramZero(session.id, store: store) {
-            var calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = timeZone
-            let midnight = calendar.startOfDay(for: zero)
-            timelineStart = frame(Int64((zero.timeIntervalSince(midnight) * 1000).rounded()))
+        if arguments.timeOfDay, let zero = wallTimeOfProgramZero(firstSwitch: switches.first) {
+            timelineStart = Timecode.frameOfDay(microseconds: Int64((zero.timeIntervalSince1970 * 1000).rounded()) * 1000, rate: rate, timeZone: timeZone)
         }
-        return CutList(session: session.id, title: "studio session \(session.id)", rate: rate, width: format.width, height: format.height,
-                       timelineStart: timelineStart, programStart: frame(first.fromMilliseconds), programEnd: clips.last?.to ?? frame(last.toMilliseconds),
-                       media: media, clips: clips, iso: arguments.iso)
+        // The node files' reel names after the switcher's own (which keep theirs).
+        if !nodeFileMedia.isEmpty {
+            let names = reelNames(recordings.map(\.path) + nodeFileMedia.sorted { $0.value < $1.value }.map { entry in
+                // `session-4-cam1.mkv` of pc2: PC2CAM1.
+                let file = nodeFiles[entry.key]
+                return "session-0-" + file.node + file.name.replacingOccurrences(of: #"^session-[0-9]+-"#, with: "", options: .regularExpression)
+            })
+            for (offset, index) in nodeFileMedia.values.sorted().enumerated() { media[index].reel = names[recordings.count + offset] }
+        }
+        var list = CutList(session: session.id, title: "studio session \(session.id)", rate: rate, width: format.width, height: format.height,
+                           timelineStart: timelineStart, programStart: frame(first.fromMilliseconds), programEnd: clips.last?.to ?? frame(last.toMilliseconds),
+                           media: media, clips: clips, iso: arguments.iso)
+        if arguments.iso {
+            list.nodeMedia = try nodeMedia(session, store: store, zero: zero, rate: rate, programEnd: list.programEnd, timeZone: timeZone)
+        }
+        return list
     }
 
     /// The program format the session ran with (its config snapshot's `program`); the default for a
@@ -219,9 +288,8 @@ extension History {
     }
 
     /// The wall time of program time 0: the first switch's wall time less its program time.
-    static func wallTimeOfProgramZero(_ session: Int64, store: EventStore) throws -> Date? {
-        guard let first = try store.events(matching: EventQuery(sessionID: session, kinds: [.switchProgram])).first,
-              let programMilliseconds = first.programMilliseconds else { return nil }
+    static func wallTimeOfProgramZero(firstSwitch first: EventRecord?) -> Date? {
+        guard let first, let programMilliseconds = first.programMilliseconds else { return nil }
         return first.wallTime.addingTimeInterval(-Double(programMilliseconds) / 1000)
     }
 

@@ -64,25 +64,33 @@ enum CutListText {
             if let transition = clip.incoming, index > 0 {
                 let previous = clips[index - 1]
                 let outgoing = previous.media.map { list.media[$0].reel } ?? "AX"
-                lines.append(line(number, outgoing, "C", "", source: (clip.from, clip.from), record: (clip.from, clip.from)))
+                let outgoingFrom = list.source(of: previous, at: clip.from)
+                lines.append(line(number, outgoing, "C", "", source: (outgoingFrom, outgoingFrom), record: (clip.from, clip.from)))
                 lines.append(line(number, reel, edlCode(transition.kind), String(format: "%03lld", transition.frames.frames),
-                                  source: (clip.from, clip.to), record: (clip.from, clip.to)))
+                                  source: (list.source(of: clip), list.source(of: clip, at: clip.to)), record: (clip.from, clip.to)))
                 if let name = previous.media.map({ list.media[$0].name }) { lines.append("* FROM CLIP NAME: \(name)") }
                 if let file { lines.append("* TO CLIP NAME: \(file.name)") }
                 lines.append("* EFFECT NAME: \(transition.kind) \(transition.frames.frames) frames")
             } else {
-                lines.append(line(number, reel, "C", "", source: (clip.from, clip.to), record: (clip.from, clip.to)))
+                lines.append(line(number, reel, "C", "", source: (list.source(of: clip), list.source(of: clip, at: clip.to)),
+                                  record: (clip.from, clip.to)))
                 if let file { lines.append("* FROM CLIP NAME: \(file.name)") }
             }
             if let file { lines.append("* SOURCE FILE: \(file.path)") }
             lines.append("* \(describe(clip))")
             if let note = clip.note { lines.append("* \(note)") }
         }
+        // CMX3600 has one video track: the capture nodes' ISO files are named for the editor to lay beside it.
+        for media in list.nodeMedia {
+            lines.append("* NODE ISO: \(media.camera) \(media.collectedPath) from \(tc(media.start + list.timelineStart)) (node path \(media.nodePath)"
+                         + (media.url.map { ", \($0)" } ?? "") + ")")
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// CMX3600's transition code for a studio transition: `D` for a mix or a dip (the dip's black is not in
-    /// CMX3600: the comment says which it was), a SMPTE wipe number for wipes and pushes.
+    /// CMX3600's transition code for a studio transition: `D` for a mix, a dip or a stinger (the dip's
+    /// black and the sting's clip are not in CMX3600: the comment says which it was), a SMPTE wipe number
+    /// for wipes and pushes.
     static func edlCode(_ kind: String) -> String {
         switch kind {
         case "wipe-left", "wipe-right", "push-left", "push-right": "W001"

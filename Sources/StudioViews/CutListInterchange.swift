@@ -24,7 +24,7 @@ enum CutListInterchange {
         for (index, media) in list.media.enumerated() where list.timelineClips.contains(where: { $0.media == index }) {
             let (start, end) = list.range(ofMedia: index)
             let format = media.camera == nil ? #" format="r1""# : ""
-            lines.append("        <asset id=\"\(assetID(index))\" name=\"\(Markup.escaped(media.name))\" start=\"\(time(start))\" duration=\"\(time(end - start))\""
+            lines.append("        <asset id=\"\(assetID(index))\" name=\"\(Markup.escaped(media.name))\" start=\"\(time(list.source(start, in: index)))\" duration=\"\(time(end - start))\""
                          + " hasVideo=\"1\" hasAudio=\"1\"\(format) videoSources=\"1\" audioSources=\"1\" audioChannels=\"2\" audioRate=\"48000\">")
             lines.append("            <media-rep kind=\"original-media\" src=\"\(Markup.escaped(media.url))\"/>")
             lines.append("        </asset>")
@@ -43,10 +43,10 @@ enum CutListInterchange {
                              + " duration=\"\(time(transition.frames))\"/>")
             }
             let head = indent + "<asset-clip ref=\"\(assetID(media))\" offset=\"\(time(list.timelineStart + clip.from))\" name=\"\(Markup.escaped(clip.source))\""
-                + " start=\"\(time(clip.from))\" duration=\"\(time(clip.duration))\" tcFormat=\"NDF\""
+                + " start=\"\(time(list.source(of: clip)))\" duration=\"\(time(clip.duration))\" tcFormat=\"NDF\""
             if let note = clip.note {
                 lines.append(head + ">")
-                lines.append(indent + "    <marker start=\"\(time(clip.from))\" duration=\"\(frameDuration)\" value=\"\(Markup.escaped(note))\"/>")
+                lines.append(indent + "    <marker start=\"\(time(list.source(of: clip)))\" duration=\"\(frameDuration)\" value=\"\(Markup.escaped(note))\"/>")
                 lines.append(indent + "</asset-clip>")
             } else {
                 lines.append(head + "/>")
@@ -102,28 +102,63 @@ enum CutListInterchange {
             let (start, end) = list.range(ofMedia: index)
             let reference = JSONValue.object([
                 "OTIO_SCHEMA": "ExternalReference.1", "metadata": .object([:]), "name": .string(media.name),
-                "available_range": range(start, end - start), "available_image_bounds": .null, "target_url": .string(media.url),
+                "available_range": range(list.source(start, in: index), end - start), "available_image_bounds": .null, "target_url": .string(media.url),
             ])
             let markers: [JSONValue] = clip.note.map { note in
                 [.object(["OTIO_SCHEMA": "Marker.2", "metadata": .object([:]), "name": .string(note), "color": "RED",
-                          "comment": .string(note), "marked_range": range(clip.from, FrameCount(0))])]
+                          "comment": .string(note), "marked_range": range(list.source(of: clip), FrameCount(0))])]
             } ?? []
             var studio: [String: JSONValue] = [
                 "source": .string(clip.source), "source_kind": .string(clip.sourceKind), "reel": .string(media.reel),
                 "from_ms": .int(Int(clip.fromMilliseconds)), "to_ms": .int(Int(clip.toMilliseconds)), "ended_by": clip.endedBy.map { .string($0) } ?? .null,
             ]
             if let via = clip.via { studio["via"] = .string(via) }
+            if let taken = clip.capturedAt {
+                // From the node's own ISO file, at the picture the program showed: taken this long before.
+                studio["captured_at_us"] = .int(Int(taken))
+                studio["capture_offset_frames"] = .int(Int(clip.sourceOffset.frames))
+            }
             children.append(.object([
                 "OTIO_SCHEMA": "Clip.2", "metadata": .object(["studio": .object(studio)]), "name": .string(clip.source),
-                "source_range": range(clip.from, clip.duration), "effects": .array([]), "markers": .array(markers), "enabled": .bool(true),
+                "source_range": range(list.source(of: clip), clip.duration), "effects": .array([]), "markers": .array(markers), "enabled": .bool(true),
                 "media_references": .object(["DEFAULT_MEDIA": reference]), "active_media_reference_key": "DEFAULT_MEDIA",
             ]))
         }
         let track = composition("Track.1", "V1", children, ["kind": "Video"])
+        // Each node camera's ISO file on a track of its own, whose time 0 is the V1 track's (the program's
+        // first frame): a gap to the file's first frame, then the whole file, its source range in the file's
+        // own timestamps, referenced where `studio collect` puts it beside this file.
+        let nodeTracks: [JSONValue] = list.nodeMedia.map { media in
+            var items: [JSONValue] = []
+            // A file that began before the program's first frame starts there.
+            let trimmed = max(FrameCount(0), list.programStart - media.start)
+            let gap = media.start + trimmed - list.programStart
+            if gap > FrameCount(0) {
+                items.append(.object(["OTIO_SCHEMA": "Gap.1", "metadata": .object([:]), "name": "", "source_range": range(FrameCount(0), gap),
+                                      "effects": .array([]), "markers": .array([]), "enabled": .bool(true)]))
+            }
+            let reference = JSONValue.object([
+                "OTIO_SCHEMA": "ExternalReference.1", "metadata": .object([:]), "name": .string(media.name),
+                "available_range": range(media.sourceStart, media.duration), "available_image_bounds": .null,
+                "target_url": .string(media.collectedPath),
+            ])
+            let studio: [String: JSONValue] = [
+                "node": .string(media.node), "camera": .string(media.camera), "node_path": .string(media.nodePath),
+                "node_session": .int(Int(media.nodeSession)), "node_url": media.url.map { .string($0) } ?? .null,
+                "timing": .string(media.timing), "exact": .bool(media.exact),
+            ]
+            items.append(.object([
+                "OTIO_SCHEMA": "Clip.2", "metadata": .object(["studio": .object(studio)]), "name": .string(media.camera),
+                "source_range": range(media.sourceStart + trimmed, max(FrameCount(1), media.duration - trimmed)), "effects": .array([]),
+                "markers": .array([]), "enabled": .bool(true),
+                "media_references": .object(["DEFAULT_MEDIA": reference]), "active_media_reference_key": "DEFAULT_MEDIA",
+            ]))
+            return composition("Track.1", media.camera, items, ["kind": "Video"])
+        }
         let timeline = JSONValue.object([
             "OTIO_SCHEMA": "Timeline.1", "name": .string(list.title),
             "metadata": .object(["studio": .object(["session": .int(Int(list.session)), "iso": .bool(list.iso)])]),
-            "global_start_time": time(list.timelineStart + list.programStart), "tracks": composition("Stack.1", "tracks", [track]),
+            "global_start_time": time(list.timelineStart + list.programStart), "tracks": composition("Stack.1", "tracks", [track] + nodeTracks),
         ])
         return timeline.jsonText + "\n"
     }

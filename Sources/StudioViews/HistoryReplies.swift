@@ -71,14 +71,82 @@ public struct LogReply: Codable, Sendable {
     }
 }
 
-/// `recordings`: a session's files, the program's first, then the ISO feeds by camera.
+/// `recordings`: a session's files, the program's first, then the ISO feeds by camera; then, on a
+/// switcher with capture nodes, each node's session and files as the node's HTTP API gave them.
 public struct RecordingsReply: Codable, Sendable {
     public var session: SessionView
     public var recordings: [RecordingView]
+    public var nodes: [NodeRecordingsView]
 
-    public init(session: SessionView, recordings: [RecordingView]) {
+    public init(session: SessionView, recordings: [RecordingView], nodes: [NodeRecordingsView] = []) {
         self.session = session
         self.recordings = recordings
+        self.nodes = nodes
+    }
+}
+
+/// A capture node in a switcher's session (docs/nodes.md, "One history for the editor").
+public struct NodeRecordingsView: Codable, Sendable {
+    public var node: String
+    /// `answered`, `unreachable` (`reason` says why) or `unknown` (the switcher has no `api` for it).
+    public var state: String
+    @Nullable public var reason: String?
+    /// The node's own session id; null while it never answered.
+    @Nullable public var nodeSession: Int64?
+    public var askedAt: Date
+    public var recordings: [NodeFileView]
+
+    enum CodingKeys: String, CodingKey {
+        case node, state, reason, recordings
+        case nodeSession = "node_session"
+        case askedAt = "asked_at"
+    }
+
+    public init(node: String, state: String, reason: String? = nil, nodeSession: Int64? = nil, askedAt: Date, recordings: [NodeFileView]) {
+        self.node = node
+        self.state = state
+        self.reason = reason
+        self.nodeSession = nodeSession
+        self.askedAt = askedAt
+        self.recordings = recordings
+    }
+}
+
+/// One of a node's files: `camera` as the switcher names it (`pc2/cam1`; `program` for the node's
+/// program), `path` on the node's disk, `bytes` as the node last said.
+public struct NodeFileView: Codable, Sendable {
+    public var camera: String
+    public var kind: String
+    public var path: String
+    public var nodeSession: Int64
+    public var startedAt: Date
+    @Nullable public var endedAt: Date?
+    @Nullable public var bytes: Int?
+    /// Where the file sits on the time base (its node's answer; null from an older node).
+    @Nullable public var originUS: Int64?
+    @Nullable public var timeBase: String?
+    @Nullable public var firstProgramMS: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case camera, kind, path, bytes
+        case nodeSession = "node_session"
+        case startedAt = "started_at"
+        case endedAt = "ended_at"
+        case originUS = "origin_us"
+        case timeBase = "time_base"
+        case firstProgramMS = "first_program_ms"
+    }
+
+    public init(camera: String, kind: String, path: String, nodeSession: Int64, startedAt: Date, endedAt: Date? = nil, bytes: Int? = nil,
+                origin: RecordingOrigin? = nil) {
+        self.camera = camera
+        self.kind = kind
+        self.path = path
+        self.nodeSession = nodeSession
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.bytes = bytes
+        (originUS, timeBase, firstProgramMS) = (origin?.originMicroseconds, origin?.timeBase, origin?.firstProgramMilliseconds)
     }
 }
 
@@ -94,14 +162,24 @@ public struct RecordingView: Codable, Sendable {
     @Nullable public var endedAt: Date?
     /// Size on disk; null when the file is gone.
     @Nullable public var bytes: Int?
+    /// An ISO file's time origin (its `STUDIO_ORIGIN_US` and `STUDIO_TIME_BASE` tags) and its first
+    /// packet's program time, from its `recording_started`: what a switcher places a node's file by
+    /// (docs/nodes.md, "One time base"). Null for the program recording and files without those tags.
+    @Nullable public var originUS: Int64?
+    @Nullable public var timeBase: String?
+    @Nullable public var firstProgramMS: Int64?
 
     enum CodingKeys: String, CodingKey {
         case id, camera, kind, path, bytes
         case startedAt = "started_at"
         case endedAt = "ended_at"
+        case originUS = "origin_us"
+        case timeBase = "time_base"
+        case firstProgramMS = "first_program_ms"
     }
 
-    public init(id: Int64, camera: String, kind: String, path: String, startedAt: Date, endedAt: Date? = nil, bytes: Int? = nil) {
+    public init(id: Int64, camera: String, kind: String, path: String, startedAt: Date, endedAt: Date? = nil, bytes: Int? = nil,
+                origin: RecordingOrigin? = nil) {
         self.id = id
         self.camera = camera
         self.kind = kind
@@ -109,5 +187,9 @@ public struct RecordingView: Codable, Sendable {
         self.startedAt = startedAt
         self.endedAt = endedAt
         self.bytes = bytes
+        (originUS, timeBase, firstProgramMS) = (origin?.originMicroseconds, origin?.timeBase, origin?.firstProgramMilliseconds)
     }
+
+    /// Its time origin, when the reply gave all of it.
+    public var origin: RecordingOrigin? { RecordingOrigin.complete(originUS, timeBase, firstProgramMS) }
 }

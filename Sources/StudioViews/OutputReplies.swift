@@ -11,7 +11,8 @@ public struct OutputView: Codable, Sendable {
     public var url: String
     /// Its row of the output-kind table: `rtmp`, `rtmps`, `srt`, `file`.
     public var kind: String
-    /// `config` (`outputs:`, `--rtmp`), `record` (`--record`'s program recording) or `added` (mid-show).
+    /// `config` (`outputs:`, `--rtmp`), `record` (`--record`'s program recording) or `added` (mid-show);
+    /// `node` for a capture node's sender's connection (`status`' `senders`).
     public var origin: String
     /// Who added it mid-show (`socket`, `http`); null for the start's.
     @Nullable public var addedBy: String?

@@ -27,6 +27,11 @@ public struct StatusReply: Codable, Sendable {
     @Nullable public var disk: DiskView?
     /// Each player by name: its item, state, `position_ms` and `remaining_ms` (as `cameras` gives them).
     public var players: [String: PlayerStatus]
+    /// A capture node's clock against its switcher's (`measured`, `offset_ms`, `rtt_ms`); null on a
+    /// server that does not measure one (no node, or a node without `tally_from`).
+    @Nullable public var switcherClock: ClockOffsetStatus?
+    /// A capture node's senders, one per camera (`SenderView`); empty on any other server.
+    public var senders: [SenderView]
 
     public struct DiskView: Codable, Sendable {
         public var path: String
@@ -351,15 +356,18 @@ public struct StatusReply: Codable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case session, program, encoder, outputs, iso, cameras, audio, database, store, disk, players
+        case session, program, encoder, outputs, iso, cameras, audio, database, store, disk, players, senders
         case startedAt = "started_at"
         case uptimeSeconds = "uptime_s"
         case camerasLost = "cameras_lost"
         case audioInput = "audio_input"
+        case switcherClock = "switcher_clock"
     }
 
-    public init(session: Int64, startedAt: Date, uptimeSeconds: Double, program: ProgramView, encoder: EncoderView, outputs: [OutputView], iso: [IsoView], cameras: Int, camerasLost: Int, audioInput: AudioInputView, audio: AudioView, database: String, store: StoreView, disk: DiskView? = nil, players: [String: PlayerStatus] = [:]) {
+    public init(session: Int64, startedAt: Date, uptimeSeconds: Double, program: ProgramView, encoder: EncoderView, outputs: [OutputView], iso: [IsoView], cameras: Int, camerasLost: Int, audioInput: AudioInputView, audio: AudioView, database: String, store: StoreView, disk: DiskView? = nil, players: [String: PlayerStatus] = [:], switcherClock: ClockOffsetStatus? = nil, senders: [SenderView] = []) {
         self.players = players
+        self.senders = senders
+        self.switcherClock = switcherClock
         self.session = session
         self.startedAt = startedAt
         self.uptimeSeconds = uptimeSeconds

@@ -45,12 +45,24 @@ public struct TransitionReply: Codable, Sendable {
     public var ms: Int
     /// A dip's colour.
     public var color: String
+    /// A stinger's clip and where it cuts underneath (ms from its start); nil for the others.
+    public var clip: String?
+    public var cutAtMilliseconds: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case kind, frames, ms, color, clip
+        case cutAtMilliseconds = "cut_at_ms"
+    }
 
     public init(_ spec: TransitionSpec, rate: Rational) {
         kind = spec.kind.rawValue
         frames = spec.kind == .cut ? 0 : spec.frames
         ms = Int((Double(frames) * 1000 / rate.doubleValue).rounded())
         color = spec.color.description
+        if spec.kind == .stinger {
+            clip = spec.clip
+            cutAtMilliseconds = spec.cutAtMilliseconds
+        }
     }
 }
 

@@ -37,7 +37,8 @@ extension LogReply {
 extension RecordingsReply {
     /// The program's recording first, then the ISO feeds by camera; each with its size on disk when the
     /// file exists.
-    public init(session: SessionRecord, recordings: [RecordingRecord]) {
+    /// `origins`: each ISO file's time origin by path (from its `recording_started`).
+    public init(session: SessionRecord, recordings: [RecordingRecord], nodes: [NodeSessionRecord] = [], origins: [String: RecordingOrigin] = [:]) {
         let ordered = recordings.sorted { a, b in
             switch (a.camera, b.camera) {
             case (nil, nil): return a.id < b.id
@@ -51,8 +52,21 @@ extension RecordingsReply {
             return RecordingView(id: recording.id, camera: recording.camera?.name ?? "program",
                                  kind: recording.camera == nil ? "program" : "iso", path: recording.path,
                                  startedAt: recording.startedAt, endedAt: recording.endedAt,
-                                 bytes: (attributes?[.size] as? NSNumber)?.intValue)
+                                 bytes: (attributes?[.size] as? NSNumber)?.intValue, origin: origins[recording.path])
+        }, nodes: nodes.map { node in
+            NodeRecordingsView(node: node.node, state: node.state.rawValue, reason: node.reason, nodeSession: node.nodeSession,
+                               askedAt: node.askedAt, recordings: node.recordings.map { file in
+                NodeFileView(camera: file.kind == "program" ? "program" : node.node + "/" + file.camera, kind: file.kind, path: file.path,
+                             nodeSession: file.nodeSession, startedAt: file.startedAt, endedAt: file.endedAt, bytes: file.bytes.map(Int.init),
+                             origin: file.origin)
+            })
         })
+    }
+
+    /// Session `session`'s own files and its nodes' from the store.
+    public init(session: SessionRecord, store: EventStore) throws {
+        self.init(session: session, recordings: try store.recordings(sessionID: session.id), nodes: try store.nodeSessions(sessionID: session.id),
+                  origins: try History.recordingOrigins(session.id, store: store))
     }
 }
 
@@ -72,8 +86,8 @@ public enum Views {
         json(try History.onAir(arguments, store: store, defaultSession: nil))
     }
 
-    public static func recordings(session: SessionRecord, recordings: [RecordingRecord]) -> JSONValue {
-        json(RecordingsReply(session: session, recordings: recordings))
+    public static func recordings(session: SessionRecord, store: EventStore) throws -> JSONValue {
+        json(try RecordingsReply(session: session, store: store))
     }
 
     /// These replies hold strings, integers and dates only: encoding them cannot fail.

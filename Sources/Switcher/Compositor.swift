@@ -104,10 +104,12 @@ struct RenderedPicture {
 }
 
 /// Renders what the program shows, on the program thread: a camera full frame (its frame passed on
-/// untouched when it already is program-size I420, else scaled with libswscale), or a scene composed
-/// from its layers, bottom first: each camera layer's crop scaled to its rectangle (one scaler per
-/// layer, kept while its source's format and size stay), copied where it is opaque and blended where
-/// it has opacity, then its border. A lost camera shows its slate in its layer only. Not thread-safe.
+/// untouched when it already is program-size I420, else scaled with libswscale; a player's frame with
+/// alpha is composited over black there), or a scene composed from its layers, bottom first: each
+/// camera layer's crop scaled to its rectangle (one scaler per layer, kept while its source's format and
+/// size stay), copied where it is opaque and blended where it has opacity or alpha (a player's item with
+/// transparency keys over the layers below), then its border. A lost camera shows its slate in its
+/// layer only. Not thread-safe.
 final class Compositor {
     let width: Int
     let height: Int
@@ -235,17 +237,20 @@ final class Compositor {
         guard let target = canvas.region(destination) else { return }
         let cropRect = crop.pixelRect(width: frame.width, height: frame.height)
         let source = (cropRect.width == frame.width && cropRect.height == frame.height) ? frame : (frame.region(cropRect) ?? frame)
-        if source.format == .i420, source.width == destination.width, source.height == destination.height {
-            PlaneOps.blend(source, alpha: nil, opacity: opacity, over: target)
+        // A frame with alpha (a player's item with transparency) is keyed by it: scaled with its alpha
+        // plane (yuva420p), then blended where it is opaque, over the layers below, with the layer's opacity.
+        let format: PixelFormat = source.format.hasAlpha ? .yuva420p : .i420
+        if source.format == format, source.width == destination.width, source.height == destination.height {
+            PlaneOps.blend(source, opacity: opacity, over: target)
             return
         }
-        let scaled = VideoFrame.allocate(format: .i420, width: destination.width, height: destination.height,
-                                         pool: layerPool(width: destination.width, height: destination.height))
+        let scaled = VideoFrame.allocate(format: format, width: destination.width, height: destination.height,
+                                         pool: layerPool(format, width: destination.width, height: destination.height))
         let converter = layerScalers[key] ?? FrameConverter()
         if layerScalers.count > 64 { layerScalers.removeAll() }
         layerScalers[key] = converter
         try converter.convert(source, into: scaled)
-        PlaneOps.blend(scaled, alpha: nil, opacity: opacity, over: target)
+        PlaneOps.blend(scaled, opacity: opacity, over: target)
     }
 
     private func draw(slate lines: [String], in rect: PixelRect, opacity: Int, on canvas: VideoFrame) {
@@ -263,8 +268,8 @@ final class Compositor {
         }
     }
 
-    private func layerPool(width: Int, height: Int) -> FramePool {
-        let bytes = VideoFrame.byteCount(format: .i420, width: width, height: height)
+    private func layerPool(_ format: PixelFormat, width: Int, height: Int) -> FramePool {
+        let bytes = VideoFrame.byteCount(format: format, width: width, height: height)
         if let pool = layerPools[bytes] { return pool }
         if layerPools.count > 32 { layerPools.removeAll() }
         let pool = FramePool(capacity: bytes, limit: 4)

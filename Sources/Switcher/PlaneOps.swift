@@ -65,6 +65,18 @@ enum PlaneOps {
     /// top-left pixel. A sample's weight is `(a + a >> 7) * opacity >> 8` (alpha 255 and opacity 256: all
     /// of `source`). Each row is one `blendRow` over raw pointers, the weight made inside the loop.
     static func blend(_ source: VideoFrame, alpha: UnsafeBufferPointer<UInt8>?, opacity: Int, over destination: VideoFrame) {
+        blend(source, alpha: alpha.map { ($0.baseAddress!, source.width) }, opacity: opacity, over: destination)
+    }
+
+    /// `source` over `destination` with `opacity`, keyed by its own alpha plane when its format has one
+    /// (yuva420p: a player's item with transparency), else as `blend(_:alpha: nil, ...)`.
+    static func blend(_ source: VideoFrame, opacity: Int, over destination: VideoFrame) {
+        let alpha = source.format.row.alphaPlane.map { (UnsafePointer(source.plane($0).assumingMemoryBound(to: UInt8.self)), source.planes[$0].stride) }
+        blend(source, alpha: alpha, opacity: opacity, over: destination)
+    }
+
+    private static func blend(_ source: VideoFrame, alpha: (plane: UnsafePointer<UInt8>, stride: Int)?, opacity: Int,
+                              over destination: VideoFrame) {
         let opacity = UInt16(clamping: max(0, min(256, opacity)))
         guard opacity > 0 else { return }
         if alpha == nil, opacity == 256 {
@@ -80,7 +92,7 @@ enum PlaneOps {
                 let from = fromPlane + row * fromStride, to = toPlane + row * toStride
                 if let alpha {
                     // Chroma row `row` takes alpha row 2 * row, every other sample.
-                    let line = alpha.baseAddress! + row * (index == 0 ? 1 : 2) * source.width
+                    let line = alpha.plane + row * (index == 0 ? 1 : 2) * alpha.stride
                     blendRow(from, into: to, alpha: line, subsampled: index != 0, opacity: opacity, count: width)
                 } else {
                     blendRow(from, into: to, weight: opacity, count: width)

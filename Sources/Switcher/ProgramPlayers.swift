@@ -21,21 +21,29 @@ extension ProgramSwitcher.Core {
         }
     }
 
-    /// A player on program (itself, not in a scene) that ends with a cut back (`end: cut-back`) and went
-    /// on air over another source: once its end is known (`PictureSchedule.ending`), the program goes
-    /// back to that source on the tick that makes the transition's last frame showing the clip the
+    /// A player on program (itself, or a layer of the scene on program) that ends with a cut back
+    /// (`end: cut-back`) and went on air over another source: once its end is known
+    /// (`PictureSchedule.ending`), the program (the player, or its scene) goes back to that source on
+    /// the tick that makes the transition's last frame showing the clip the
     /// one with its last picture (a transition of N frames starts N - 2 ticks before it, so its all-new
-    /// frame is the tick after; a cut is on the tick after). Started late (the end known late, or the
+    /// frame is the tick after; a stinger starts so that its cut frame is the tick after; a cut is on the
+    /// tick after). Started late (the end known late, or the
     /// clip shorter than the transition), it starts part-way, still ending there. Events as for any
     /// switch, the transition's start with `reason` `cut-back`.
     func cutBackIfDue(tick: Int64, on grid: FrameGrid, mix: inout Mix, after: inout Aftermath) {
         guard mix.transition == nil, !mix.cutBacks.isEmpty else { return }
-        let (program, schedules, fallback) = shared.withLock { s in (s.status.program, s.schedules, s.status.defaultTransition) }
-        guard case .camera(let camera)? = program, let cutBack = mix.cutBacks[camera],
-              let ending = schedules[camera]?.ending, ending.lastPicture >= cutBack.since else { return }
-        let spec = ending.transition ?? fallback
+        let (program, shown, schedules, fallback) = shared.withLock { s in
+            (s.status.program, s.cameras(in: s.status.program), s.schedules, s.status.defaultTransition)
+        }
+        guard let program, let camera = shown.first(where: { mix.cutBacks[$0] != nil }), let cutBack = mix.cutBacks[camera],
+              cutBack.target != program, let ending = schedules[camera]?.ending, ending.lastPicture >= cutBack.since else { return }
+        // A stinger whose clip is gone (a reload dropped it) cuts instead.
+        let (spec, stinger) = (try? resolve(ending.transition ?? fallback)) ?? (TransitionSpec.cut, nil)
         let last = grid.firstFrame(atOrAfter: ending.lastPicture &- 1_000_000)
-        let start = spec.kind == .cut ? last + 1 : last + 2 - Int64(spec.frames)
+        // The transition's first frame of B alone (its last, all B) or, for a stinger, with B under the
+        // sting (its cut frame) is the tick after the last picture.
+        let firstOfB = stinger.map { $0.timing.cutFrame(at: spec.cutAtMilliseconds, rate: grid.rate) } ?? spec.frames - 1
+        let start = spec.kind == .cut ? last + 1 : last + 1 - Int64(firstOfB)
         guard tick >= start else { return }
         mix.cutBacks[camera] = nil
         let pts = grid.pts(ofFrame: tick)
@@ -44,10 +52,11 @@ extension ProgramSwitcher.Core {
             after.events.append(switchEvent(to: cutBack.target, from: program, at: pts, via: nil, reason: "cut-back"))
             return
         }
-        mix.transition = ProgramSwitcher.ActiveTransition(spec: spec, from: program, to: cutBack.target, swapsPreview: false)
+        mix.transition = ProgramSwitcher.ActiveTransition(spec: spec, from: program, to: cutBack.target, swapsPreview: false, stinger: stinger)
         mix.transitionStart = max(start, tick + 1 - Int64(spec.frames))
-        after.events.append(StudioEvent(kind: .transitionStarted, camera: cutBack.target.camera, programTime: pts, details: [
-            "kind": spec.kind.rawValue, "frames": String(spec.frames), "from": camera.name, "to": cutBack.target.name, "reason": "cut-back",
-        ]))
+        if let stinger { after.stingers.append((stinger, grid.pts(ofFrame: mix.transitionStart))) }
+        var details = spec.startDetails(from: program, to: cutBack.target)
+        details["reason"] = "cut-back"
+        after.events.append(StudioEvent(kind: .transitionStarted, camera: cutBack.target.camera, programTime: pts, details: details))
     }
 }

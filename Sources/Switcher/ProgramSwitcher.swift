@@ -137,13 +137,34 @@ public final class ProgramSwitcher: Sendable {
     public func auto(_ transition: TransitionSpec? = nil, completion: @escaping @Sendable (Result<SwitchOutcome, SwitchError>) -> Void) {
         let spec = transition ?? core.shared.withLock { $0.status.defaultTransition }
         if let problem = spec.problem(rate: format.frameRate) { return completion(.failure(.invalidTransition(problem))) }
-        core.submit(.take(Take(target: nil, transition: spec, completion: completion)))
+        let resolved: (spec: TransitionSpec, stinger: StingerClip?)
+        do { resolved = try core.resolve(spec) } catch { return completion(.failure(error)) }
+        core.submit(.take(Take(target: nil, transition: resolved.spec, completion: completion, stinger: resolved.stinger)))
     }
 
-    /// Sets the transition `auto` runs when it names none.
+    /// Sets the transition `auto` runs when it names none. A stinger's clip must be loaded
+    /// (`setStingers`); its frames are the clip's.
     public func setDefaultTransition(_ spec: TransitionSpec) throws(SwitchError) {
         if let problem = spec.problem(rate: format.frameRate) { throw .invalidTransition(problem) }
-        core.shared.withLock { $0.status.defaultTransition = spec }
+        let resolved = try core.resolve(spec).spec
+        core.shared.withLock { $0.status.defaultTransition = resolved }
+    }
+
+    /// Replaces the stingers' clips, decoded ahead (the server's `StingerLoader`, at start and on
+    /// reload), by their paths: a `stinger` transition plays the one its `clip` names. A stinger running
+    /// keeps the clip it started with.
+    public func setStingers(_ clips: [StingerClip]) {
+        core.shared.withLock { $0.stingers = Dictionary(clips.map { ($0.path, $0) }, uniquingKeysWith: { _, last in last }) }
+    }
+
+    /// The stingers' clips loaded now (`setStingers`), by path.
+    public var stingers: [StingerClip] { core.shared.withLock { shared in shared.stingers.keys.sorted().compactMap { shared.stingers[$0] } } }
+
+    /// `watch` is called on the program thread as each stinger starts (once its first frame is out,
+    /// or the frame it joins part-way), with its clip and the pts of its first frame (where its sound
+    /// starts); it must not block.
+    public func watchStingers(_ watch: @escaping @Sendable (StingerClip, MediaTime) -> Void) {
+        core.shared.withLock { $0.stingerWatch = watch }
     }
 
     /// Applies `settings` to `camera`'s frames (crop, mirror/flip, rotation, colour, beauty: see
@@ -169,6 +190,8 @@ extension ProgramSwitcher {
         var transition: TransitionSpec
         var completion: (@Sendable (Result<SwitchOutcome, SwitchError>) -> Void)?
         var reason: String?
+        /// A stinger's clip (`transition.kind == .stinger`).
+        var stinger: StingerClip? = nil
 
         var what: String { target.map { "the cut to '\($0.name)'" } ?? (transition.kind == .cut ? "the cut" : "the \(transition.kind.rawValue)") }
     }
@@ -209,6 +232,8 @@ extension ProgramSwitcher {
         var to: ProgramSource
         /// Program and preview swap at its end (an `auto` from preview).
         var swapsPreview: Bool
+        /// A stinger's clip, held for the whole transition (a reload does not change it mid-way).
+        var stinger: StingerClip? = nil
     }
 
     struct Shared: Sendable {
@@ -223,6 +248,10 @@ extension ProgramSwitcher {
         /// One more each time the scenes are set (`SceneThumbnails` re-prepares its small copies then).
         var scenesGeneration: UInt64 = 0
         var backups: [String: BackupRule] = [:]
+        /// The stingers' clips by path (`setStingers`).
+        var stingers: [String: StingerClip] = [:]
+        /// Told of each stinger's start (`watchStingers`).
+        var stingerWatch: (@Sendable (StingerClip, MediaTime) -> Void)?
         var pending: [Command] = []
         /// Picture settings in force (identity ones left out), and changes waiting for the next frame.
         var pictures: [CameraID: PictureSettings] = [:]

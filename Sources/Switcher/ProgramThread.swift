@@ -24,6 +24,8 @@ extension ProgramSwitcher.Core {
     struct Aftermath {
         var events: [StudioEvent] = []
         var replies: [() -> Void] = []
+        /// Stingers started on this tick: each clip and the pts of its first frame (`watchStingers`).
+        var stingers: [(clip: StingerClip, start: MediaTime)] = []
     }
 
     // MARK: The program thread
@@ -76,11 +78,14 @@ extension ProgramSwitcher.Core {
             let (sources, schedules, lost, scenes, selected, known, backups, overlays) = snapshot
             var program = selected
             var pictures: [CameraID: CameraPicture] = [:]
+            /// When a capture node took each camera's picture fetched (`VideoFrame.remoteCaptureTime`).
+            var remoteCaptureTimes: [CameraID: Int64] = [:]
             func picture(_ camera: CameraID) -> CameraPicture {
                 if let cached = pictures[camera] { return cached }
                 var found = CameraPicture.newest(camera, sources: sources, schedules: schedules, tick: grid.time(ofFrame: tick),
                                                  lost: lost, known: known, now: now, lossTimeout: lossTimeout)
                 if case .frame(let frame) = found {
+                    remoteCaptureTimes[camera] = frame.remoteCaptureTime
                     // Only the multiview should get a reduced picture; one here was decoded before the
                     // camera's demand turned full: it is shown scaled up, and counted.
                     if frame.reduction > 1 { reducedShown += 1 }
@@ -132,7 +137,8 @@ extension ProgramSwitcher.Core {
                 let a = render(transition.from), b = render(transition.to)
                 let output = VideoFrame.allocate(format: .i420, width: format.width, height: format.height, pool: pool,
                                                  captureTime: max(a.frame.captureTime, b.frame.captureTime), sequence: UInt64(tick))
-                TransitionRenderer.render(transition.spec, index: Int(tick - mix.transitionStart), from: a.frame, to: b.frame, into: output)
+                TransitionRenderer.render(transition.spec, index: Int(tick - mix.transitionStart), from: a.frame, to: b.frame, into: output,
+                                          stinger: transition.stinger, rate: format.frameRate)
                 shown = RenderedPicture(frame: output, kind: .composed)
             } else {
                 shown = render(program)
@@ -147,6 +153,13 @@ extension ProgramSwitcher.Core {
             var delivered = shown.frame
             delivered.times = FrameTimes(capture: delivered.captureTime, due: grid.time(ofFrame: tick), taken: now, composed: clock.now())
             deliver(delivered, pts)
+            // A cut to a node's camera says when its first picture on program was taken (on this server's
+            // clock): the frame the operator saw, which the node's own ISO file has at that time.
+            for index in after.events.indices where after.events[index].kind == .switchProgram && after.events[index].details["scene"] == nil {
+                guard let camera = after.events[index].camera else { continue }
+                _ = picture(camera)
+                if let taken = remoteCaptureTimes[camera] { after.events[index].details["captured_at_us"] = String(taken) }
+            }
 
             meter.record(clock.now())
             let transitionIndex = mix.transition.map { _ in Int(tick - mix.transitionStart) }
@@ -180,6 +193,9 @@ extension ProgramSwitcher.Core {
             for event in after.events { events.emit(event) }
             if let tallyEvent { events.emit(tallyEvent) }
             for reply in after.replies { reply() }
+            if !after.stingers.isEmpty, let watch = shared.withLock({ $0.stingerWatch }) {
+                for started in after.stingers { watch(started.clip, started.start) }
+            }
 
             if configuration.emitsLossEvents {
                 let onProgram = mix.transition == nil ? program?.camera : nil
@@ -282,13 +298,12 @@ extension ProgramSwitcher.Core {
                 if program != target { after.events.append(switchEvent(to: target, from: program, at: pts, via: nil, reason: take.reason)) }
             } else {
                 mix.transition = ProgramSwitcher.ActiveTransition(spec: take.transition, from: program, to: target,
-                                                                  swapsPreview: swapsPreview)
+                                                                  swapsPreview: swapsPreview, stinger: take.stinger)
                 mix.transitionStart = tick
+                if let stinger = take.stinger { after.stingers.append((stinger, pts)) }
                 outcome.transition = take.transition
-                after.events.append(StudioEvent(kind: .transitionStarted, camera: target.camera, programTime: pts, details: [
-                    "kind": take.transition.kind.rawValue, "frames": String(take.transition.frames),
-                    "from": program?.name ?? "none", "to": target.name,
-                ]))
+                after.events.append(StudioEvent(kind: .transitionStarted, camera: target.camera, programTime: pts,
+                                                details: take.transition.startDetails(from: program, to: target)))
             }
             let final = outcome
             if let reply = take.completion { after.replies.append { reply(.success(final)) } }

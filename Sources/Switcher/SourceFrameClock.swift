@@ -23,6 +23,8 @@ public final class SourceFrameClock: Sendable {
     }
 
     private let name: String
+    /// The size every frame is scaled to (a capture node's sender); nil: each frame's own.
+    private let size: (width: Int, height: Int)?
     private let staleNanoseconds: UInt64
     private let clock: any Clock
     private let frames: @Sendable () -> LatestValue<VideoFrame>
@@ -36,11 +38,13 @@ public final class SourceFrameClock: Sendable {
     ///   - frames: where the newest frame is, read on every tick (so the source can be replaced).
     ///   - accepts: whether a fresh frame may be taken (nil: any), asked before it is converted.
     ///   - submit: takes each frame and its timestamp, on the clock's thread. Must not block.
-    public init(name: String, staleAfterSeconds: Double, clock: any Clock = .monotonic,
+    ///   - size: scales every frame to this size (nil: each at its own).
+    public init(name: String, staleAfterSeconds: Double, clock: any Clock = .monotonic, size: (width: Int, height: Int)? = nil,
                 frames: @escaping @Sendable () -> LatestValue<VideoFrame>,
                 accepts: (@Sendable (VideoFrame) -> Bool)? = nil,
                 submit: @escaping @Sendable (VideoFrame, MediaTime) -> Void) {
         self.name = name
+        self.size = size
         staleNanoseconds = UInt64(max(0, staleAfterSeconds) * 1e9)
         self.clock = clock
         self.frames = frames
@@ -76,7 +80,7 @@ public final class SourceFrameClock: Sendable {
                 counters.withLock { $0.ticksWithoutFrame += 1 }
                 continue
             }
-            guard var picture = Self.i420(frame, sequence: UInt64(tick), scaler: &scaler) else {
+            guard var picture = Self.i420(frame, size: size, sequence: UInt64(tick), scaler: &scaler) else {
                 counters.withLock { $0.framesUnusable += 1 }
                 continue
             }
@@ -87,13 +91,14 @@ public final class SourceFrameClock: Sendable {
         }
     }
 
-    /// The frame as I420 at its own size: I420 passes through, any other format is converted
-    /// (libswscale, the scaler kept while the size stays); nil when it cannot be.
-    static func i420(_ frame: VideoFrame, sequence: UInt64, scaler: inout FrameScaler?) -> VideoFrame? {
-        if frame.format == .i420 { return frame }
-        if scaler?.width != frame.width || scaler?.height != frame.height {
-            scaler = FrameScaler(width: frame.width, height: frame.height, pool: FramePool(
-                capacity: VideoFrame.byteCount(format: .i420, width: frame.width, height: frame.height), limit: 4))
+    /// The frame as I420 at `size` (nil: its own): I420 of that size passes through, any other is
+    /// converted (libswscale, the scaler kept while the size stays); nil when it cannot be.
+    static func i420(_ frame: VideoFrame, size: (width: Int, height: Int)? = nil, sequence: UInt64, scaler: inout FrameScaler?) -> VideoFrame? {
+        let (width, height) = size ?? (frame.width, frame.height)
+        if frame.format == .i420, frame.width == width, frame.height == height { return frame }
+        if scaler?.width != width || scaler?.height != height {
+            scaler = FrameScaler(width: width, height: height, pool: FramePool(
+                capacity: VideoFrame.byteCount(format: .i420, width: width, height: height), limit: 4))
         }
         return try? scaler?.convert(frame, sequence: sequence)
     }

@@ -9,13 +9,19 @@ enum TransitionRenderer {
     /// B's share on frame `index` of `frames`, 0...1.
     static func share(index: Int, frames: Int) -> Double { Double(index + 1) / Double(max(1, frames)) }
 
-    static func render(_ spec: TransitionSpec, index: Int, from a: VideoFrame, to b: VideoFrame, into output: VideoFrame) {
+    /// A `stinger` plays `stinger` (its clip, loaded) at the program's `rate` (`renderStinger`); without
+    /// its clip it is a cut.
+    static func render(_ spec: TransitionSpec, index: Int, from a: VideoFrame, to b: VideoFrame, into output: VideoFrame,
+                       stinger: StingerClip? = nil, rate: Rational = Rational(30)) {
         let share = share(index: index, frames: spec.frames)
         let width = output.width, height = output.height
         func even(_ value: Double) -> Int { Int((value / 2).rounded()) * 2 }
         switch spec.kind {
         case .cut:
             PlaneOps.copy(b, into: output)
+        case .stinger:
+            guard let stinger else { return PlaneOps.copy(b, into: output) }
+            renderStinger(spec, stinger, index: index, rate: rate, from: a, to: b, into: output)
         case .mix:
             PlaneOps.mix(a, b, weight: Int((share * 256).rounded()), into: output)
         case .dip:

@@ -69,6 +69,25 @@ extension NumberedClips {
     }
 }
 
+extension NumberedClips {
+    /// Writes `path`: an AVI of `frames` H.264 pictures whose codec tag says AVS2, a codec libavformat
+    /// knows and libavcodec 5.1 cannot decode (a file of a codec the decoder lacks).
+    public static func makeUndecodable(_ path: String, frames: Int = 10) throws {
+        let h264 = path + ".h264.avi"
+        try make(h264, frames: frames)
+        defer { try? FileManager.default.removeItem(atPath: h264) }
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: h264))
+        let tag = Data("H264".utf8)
+        var found = 0
+        while let range = bytes.range(of: tag) {
+            bytes.replaceSubrange(range, with: Data("AVS2".utf8))
+            found += 1
+        }
+        guard found > 0 else { throw NumberedClipError("no H264 tag in \(h264)") }
+        try bytes.write(to: URL(fileURLWithPath: path))
+    }
+}
+
 public struct NumberedClipError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }

@@ -50,6 +50,7 @@ enum Format {
                 return [camera.name, camera.backend, state, format, tally(camera.tally), camera.displayName]
             }) + reply.cameras.compactMap { camera in camera.network.map { "\n\(camera.name): \($0.summary)" } }.joined()
                 + reply.cameras.compactMap { camera in camera.player.map { "\n\(camera.name): \($0.summary)" } }.joined()
+                + (reply.switcherClock.map { "\n" + $0.summary } ?? "")
         }
     }
 
@@ -153,6 +154,7 @@ enum Format {
             if store.replacements > 0 { storeLine += " · database file REPLACED \(store.replacements) time(s) mid-show" }
             if let problem = store.fileProblem { storeLine += " · DATABASE FILE: \(problem)" }
             lines.append(storeLine)
+            if let clock = reply.switcherClock { lines.append("node      " + clock.summary) }
             if let disk = reply.disk {
                 let free = disk.freeBytes.map { String(format: "%.1f GB free", Double($0) / 1e9) } ?? "free space unknown"
                 lines.append("disk      \(free) at \(disk.path)")
@@ -164,6 +166,11 @@ enum Format {
                 let how = iso.mode == "passthrough" ? "passthrough \(iso.codec)" : iso.preset
                 lines.append("iso       \(iso.camera) \(text(iso.size)) \(how): \(iso.framesEncoded) frames, \(iso.framesSkipped) skipped\(iso.soundPackets > 0 ? ", \(iso.soundPackets) packets of its own sound" : "") · \(iso.state) · \(iso.path)")
             }
+            for sender in reply.senders {
+                let feed = sender.feed
+                lines.append("sender    \(sender.camera) as \(sender.streamID) \(text(feed.size)) \(feed.encoder): \(feed.framesEncoded) frames, \(feed.framesSkipped) skipped · "
+                             + Format.output(sender.output))
+            }
             return lines.joined(separator: "\n")
         }
     }
@@ -172,10 +179,20 @@ enum Format {
         decoded(result, as: RecordingsReply.self) { reply in
             let session = reply.session
             let header = "session \(session.id) · started \(time(session.startedAt)) · " + (session.endedAt.map { "ended \(time($0))" } ?? "running")
-            if reply.recordings.isEmpty { return header + "\nno recordings (start the server with --record DIR)" }
-            return header + "\n" + table(["CAMERA", "STARTED", "ENDED", "SIZE", "PATH"], reply.recordings.map { r in
-                [r.camera, time(r.startedAt), r.endedAt.map(time) ?? "recording", r.bytes.map(ByteCount.text) ?? "missing", r.path]
-            })
+            var text = header + "\n" + (reply.recordings.isEmpty ? "no recordings (start the server with --record DIR)"
+                : table(["CAMERA", "STARTED", "ENDED", "SIZE", "PATH"], reply.recordings.map { r in
+                    [r.camera, time(r.startedAt), r.endedAt.map(time) ?? "recording", r.bytes.map(ByteCount.text) ?? "missing", r.path]
+                }))
+            for node in reply.nodes {
+                let session = node.nodeSession.map { "its session \($0)" } ?? "its session unknown"
+                let state = node.state == "answered" ? "asked \(time(node.askedAt))" : "\(node.state.uppercased()) at \(time(node.askedAt)): \(node.reason ?? "")"
+                text += "\n\nnode \(node.node) · \(session) · \(state)\n"
+                text += node.recordings.isEmpty ? "no recordings on the node"
+                    : table(["CAMERA", "STARTED", "ENDED", "SIZE", "PATH ON THE NODE"], node.recordings.map { r in
+                        [r.camera, time(r.startedAt), r.endedAt.map(time) ?? "recording", r.bytes.map(ByteCount.text) ?? "-", r.path]
+                    })
+            }
+            return text
         }
     }
 

@@ -11,7 +11,7 @@ enum Help {
          PlayCommand.self, PauseCommand.self, StopCommand.self, CueCommand.self, SeekCommand.self, NextCommand.self, AudioCommand.self, StatusCommand.self, OutputsCommand.self, OutputCommand.self, MetricsCommand.self, ReloadCommand.self, SessionsCommand.self, LogCommand.self,
          OnAirCommand.self, ReportCommand.self, ExportCommand.self, RecordingsCommand.self, PruneCommand.self, WatchCommand.self,
          DoctorCommand.self,
-         TranscodeCommand.self,
+         TranscodeCommand.self, CollectCommand.self,
          HelpCommand.self, VersionCommand.self]
     }
 

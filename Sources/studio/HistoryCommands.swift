@@ -112,7 +112,7 @@ enum RecordingsCommand: ClientCommand {
     static func run(_ arguments: ParsedArguments, environment: [String: String]) throws -> Int32 {
         let (socket, json) = common(arguments, environment)
         let result = try requestSession(socket, arguments, environment, HistorySignatures.Recordings.self) { store, record in
-            Views.recordings(session: record, recordings: try store.recordings(sessionID: record.id))
+            try Views.recordings(session: record, store: store)
         }
         if json { print(result.jsonText) } else { print(Format.recordings(result)) }
         return 0

@@ -147,7 +147,7 @@ import StudioCore
                 #expect(spa[name]?.rawValue == id, "\(name)")
                 #expect(PipeWireVideoFormats.pixelFormat(spaFormat: id) == row.format && PipeWireVideoFormats.name(spaFormat: id) == name)
             }
-            #expect(PipeWireVideoFormats.spaFormat(for: row.format) == row.pipeWire[0].spaID)
+            #expect(PipeWireVideoFormats.spaFormat(for: row.format) == row.pipeWire.first?.spaID ?? 0)
         }
         #expect(listed == spa.count)
     }

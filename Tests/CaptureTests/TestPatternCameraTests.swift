@@ -293,3 +293,41 @@ private func nextFrame(_ camera: TestPatternCamera, after version: UInt64 = 0, t
         #expect(first != second)
     }
 }
+
+/// The sync strip (`TestPatternCamera.syncRegion`): on a manual clock whose times map to a wall clock that
+/// is at 1765000000.41 s when the camera starts, the frames that first reach a whole second are ticks 18
+/// and 48 at 30 fps (0.41 + 18/30 = 1.01; tick 17 is at 0.977), marking seconds 1765000001 and
+/// 1765000002 (1 and 2 modulo 8); every other frame's strip is black.
+@Suite struct TestPatternSyncStripTests {
+    @Test func theFirstFrameOfEachWallClockSecondShowsTheStrip() throws {
+        let clock = ManualClock(start: 1_000_000_000)
+        let base: Int64 = 1_765_000_000_410_000 - 1_000_000  // µs: x.41 s at the manual clock's 1 s
+        let camera = try TestPatternCamera(id: "cam2", format: smallFormat(), clock: clock, wallTime: { base + Int64($0 / 1000) })
+        camera.start()
+        defer { camera.stop() }
+        var (frame, version) = try nextFrame(camera)
+        let grid = FrameGrid(origin: 1_000_000_000, rate: Rational(30))
+        var marked: [[Int]] = []
+        if let mark = TestPatternCamera.syncMark(in: frame) { marked.append([Int(frame.sequence), mark]) }
+        for tick in Int64(1)..<70 {
+            #expect(clock.waitForSleepers(1))
+            clock.advance(by: grid.time(ofFrame: tick) - clock.now())
+            (frame, version) = try nextFrame(camera, after: version)
+            #expect(frame.sequence == UInt64(tick))
+            if let mark = TestPatternCamera.syncMark(in: frame) { marked.append([Int(frame.sequence), mark]) }
+            // The ident stays where other tests sample it.
+            #expect(TestPatternCamera.camera(in: frame, among: ["cam1", "cam2", "cam3"]) == "cam2")
+        }
+        #expect(marked == [[18, 1], [48, 2]])
+    }
+
+    @Test func theMarkReadsTheSecondsBits() {
+        let (black, white) = (YUVColor.black, YUVColor.white)
+        #expect(TestPatternCamera.syncMark(showing: [black, white, white, white]) == nil)
+        #expect(TestPatternCamera.syncMark(showing: [YUVColor.grey(40), white, white, white]) == nil)
+        #expect(TestPatternCamera.syncMark(showing: [white, black, black, black]) == 0)
+        #expect(TestPatternCamera.syncMark(showing: [white, white, black, white]) == 5)
+        #expect(TestPatternCamera.syncMark(showing: [white, white, white, white]) == 7)
+        #expect(TestPatternCamera.syncMark(showing: [white]) == nil)
+    }
+}

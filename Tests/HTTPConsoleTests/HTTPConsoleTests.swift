@@ -171,6 +171,21 @@ final class ConsoleRig {
         #expect(crossSite.status == 403 && crossSite.text.contains("forbidden"), "\(crossSite)")
     }
 
+    /// A capture node's camera `pc2/cam1` in a path is `pc2%2Fcam1`: one segment, decoded after the path
+    /// is split (libmicrohttpd would decode it before); the query's values are decoded whole.
+    @Test func anEscapedSlashStaysInItsSegment() throws {
+        let rig = try ConsoleRig(token: "secret/token-0123456789")
+        let bearer = ["Authorization": "Bearer secret/token-0123456789"]
+        let node = try HTTPTestClient.fetch(port: rig.port, "POST", "/api/v1/camera/pc2%2Fcam1/controls", headers: bearer)
+        #expect(node.status == 200 && node.text.contains("\"parameters\":\"camera=pc2/cam1\""), "\(node)")
+        let percent = try HTTPTestClient.fetch(port: rig.port, "POST", "/api/v1/camera/a%252Fb%20c/controls", headers: bearer)
+        #expect(percent.status == 200 && percent.text.contains("\"parameters\":\"camera=a%2Fb c\""), "\(percent)")
+        let split = try HTTPTestClient.fetch(port: rig.port, "POST", "/api/v1/camera/pc2/cam1/controls", headers: bearer)
+        #expect(split.status == 404, "\(split)")
+        #expect(try HTTPTestClient.fetch(port: rig.port, "GET", "/api/v1/status?token=secret%2Ftoken-0123456789").status == 200)
+        #expect(try HTTPTestClient.fetch(port: rig.port, "GET", "/api/v1/status?token=secret%252Ftoken-0123456789").status == 401)
+    }
+
     @Test func chunkedBodyOverTheLimitIsRefused() throws {
         let rig = try ConsoleRig()
         let client = try HTTPTestClient(port: rig.port)

@@ -162,3 +162,17 @@ private func size(_ path: String) -> String {
         #expect(try MediaProbe.probe(URL(fileURLWithPath: path)).videoPackets.count == 1)
     }
 }
+
+/// A refused connection says what to check for its kind: the stream key for RTMP, the listener, the
+/// passphrase and the stream id for SRT (a node's sender); any other error is left as it is.
+@Suite struct RefusedStreamTests {
+    @Test func aRefusedOpenIsExplainedForItsKind() {
+        let refused = FFmpegError(call: "avio_open2", code: FFmpegError.inputOutput)
+        let srt = NetworkDestination.explained(refused, kind: .srt).description
+        #expect(srt.contains("SRT listener refused the call") && srt.contains("passphrase") && !srt.contains("stream key"), "\(srt)")
+        let rtmp = NetworkDestination.explained(refused, kind: .rtmp).description
+        #expect(rtmp.contains("check the stream key") && !rtmp.contains("SRT"), "\(rtmp)")
+        let other = FFmpegError(call: "av_write_frame", code: FFmpegError.inputOutput)
+        #expect(NetworkDestination.explained(other, kind: .srt) == other)
+    }
+}

@@ -49,7 +49,7 @@ import Testing
         ("outputs:\n  - {url: rtmp://h/a/k, nme: x}\n", "outputs[0].nme", "name", "url, name"),
         ("cameras:\n  dmeo: 2\n", "cameras.dmeo", "demo", "backends, demo, pins, iso, iso_preset, iso_encoder"),
         ("cameras:\n  pins:\n    - {match: a, name: b, fpss: 30}\n", "cameras.pins[0].fpss", "fps", "match, name, iso, encoder, size, fps, controls, picture, backup, back, index"),
-        ("socket_gruop: studio\n", "socket_gruop", "socket_group", "program, video, audio, outputs, record, database, socket, socket_group, cameras, scenes, overlays, transition, http, network, tally, osc, players"),
+        ("socket_gruop: studio\n", "socket_gruop", "socket_group", "program, video, audio, outputs, record, database, socket, socket_group, cameras, scenes, overlays, transition, http, network, tally, osc, players, node"),
         ("network:\n  pull:\n    - {name: ptz1, url: rtsp://h/s, latency_sm: 200}\n", "network.pull[0].latency_sm", "latency_ms", "name, url, latency_ms"),
     ])
     func unknownKeysSuggestAndList(_ yaml: String, _ keyPath: String, _ suggestion: String, _ known: String) throws {
@@ -111,7 +111,7 @@ import Testing
     /// Decoding the snapshot's own text is not the point, but encoding what was decoded keeps every key.
     @Test func encodingWritesEveryDecodedSection() throws {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(StudioConfiguration().jsonSnapshot().utf8)) as? [String: Any])
-        let leftOutWhileEmpty: Set<String> = ["socket_group", "network", "tally", "osc", "players"]
+        let leftOutWhileEmpty: Set<String> = ["socket_group", "network", "tally", "osc", "players", "node"]
         let sections = StudioConfiguration.CodingKeys.allCases.map(\.stringValue).filter { !leftOutWhileEmpty.contains($0) }
         #expect(Set(object.keys) == Set(sections))
         #expect(Set((object["video"] as? [String: Any])?.keys ?? [:].keys) == Set(VideoSettings.CodingKeys.allCases.map(\.stringValue)))

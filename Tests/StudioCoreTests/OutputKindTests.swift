@@ -42,4 +42,12 @@ import StudioCore
                 == "libsrt: **** refused (passphrase ****) at srt://host:9000?streamid=****&passphrase=****")
         #expect(OutputKind.rtmp.redact("publish live/abcdef refused", url: "rtmp://host/live/abcdef") == "publish live/**** refused")
     }
+
+    /// A library's log line names the URL it failed on (libavformat's SRT protocol: passphrase and all).
+    @Test func urlsInALogLineAreMasked() {
+        #expect(SecretMasking.maskURLs(in: "[srt @ 0x7f] Connection to srt://127.0.0.1:9710?passphrase=very-secret-pass&streamid=pc2/cam1 failed: I/O error")
+                == "[srt @ 0x7f] Connection to srt://127.0.0.1:9710?passphrase=****&streamid=**** failed: I/O error")
+        #expect(SecretMasking.maskURLs(in: "rtmp://host/live/abcdef\tand rtmp://h/a/k") == "rtmp://host/live/****\tand rtmp://h/a/****")
+        #expect(SecretMasking.maskURLs(in: "no URL here: 3 frames  late") == "no URL here: 3 frames  late")
+    }
 }

@@ -27,6 +27,6 @@ import StudioCore
     @Test func timesIntoAnItemAreSecondsOrMinutesAndSeconds() {
         #expect(PlayerSpec.milliseconds(at: "12.5") == 12_500 && PlayerSpec.milliseconds(at: "0") == 0)
         #expect(PlayerSpec.milliseconds(at: "1:30") == 90_000 && PlayerSpec.milliseconds(at: "1:02:03.25") == 3_723_250)
-        for bad in ["", "soon", "-1", "1:60", "1:2:3:4", "1::2", "inf"] { #expect(PlayerSpec.milliseconds(at: bad) == nil, "\(bad)") }
+        for bad in ["", "soon", "-1", "1:60", "1:75:00", "1:2:3:4", "1::2", "inf"] { #expect(PlayerSpec.milliseconds(at: bad) == nil, "\(bad)") }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import StudioCore
 
@@ -38,5 +39,26 @@ import StudioCore
         #expect(FrameCount(milliseconds: 50, rate: Rational(10)) == FrameCount(1))
         #expect(FrameCount(milliseconds: 25_016, rate: Rational(30)) == FrameCount(750))
         #expect(FrameCount(milliseconds: 25_017, rate: Rational(30)) == FrameCount(751))
+    }
+
+    /// Drop-frame as SMPTE (and ffmpeg's `-timecode`) counts it: at 29.97 frames 0 and 1 of each minute but
+    /// every tenth are skipped (4 at 59.94), so frame 1800 is 00:01:00;02 and frame 17982 is 00:10:00;00.
+    @Test func dropFrameTimecodeSkipsTheFirstFramesOfEachMinuteButTheTenth() {
+        let ntsc = Rational(30000, 1001)
+        #expect(Timecode.smpte(FrameCount(1799), rate: ntsc) == "00:00:59;29")
+        #expect(Timecode.smpte(FrameCount(1800), rate: ntsc) == "00:01:00;02")
+        #expect(Timecode.smpte(FrameCount(17_982), rate: ntsc) == "00:10:00;00")
+        #expect(Timecode.smpte(FrameCount(17_982 + 1800), rate: ntsc) == "00:11:00;02")
+        #expect(Timecode.smpte(FrameCount(107_892), rate: ntsc) == "01:00:00;00", "an hour of 29.97 is 107892 frames")
+        #expect(Timecode.smpte(FrameCount(3600), rate: Rational(60000, 1001)) == "00:01:00;04")
+        #expect(Timecode.smpte(FrameCount(1800), rate: Rational(30)) == "00:01:00:00", "a whole rate is non-drop")
+        #expect(Timecode.smpte(FrameCount(1440), rate: Rational(24000, 1001)) == "00:01:00:00", "23.976 has no drop-frame")
+    }
+
+    @Test func frameOfDayCountsFromTheLocalMidnight() throws {
+        // 2026-12-07 12:00:00.5 UTC.
+        let noon: Int64 = 1_796_644_800_500_000
+        #expect(Timecode.frameOfDay(microseconds: noon, rate: Rational(30), timeZone: try #require(TimeZone(identifier: "UTC"))) == FrameCount(12 * 3600 * 30 + 15))
+        #expect(Timecode.frameOfDay(microseconds: noon, rate: Rational(30), timeZone: try #require(TimeZone(secondsFromGMT: 3600))) == FrameCount(13 * 3600 * 30 + 15))
     }
 }

@@ -14,7 +14,7 @@ import Testing
         }
         #expect(names == ["serve", "cameras", "switch", "preview", "cut", "auto", "transition", "scene", "scenes", "overlay", "camera", "controls",
                           "control", "focus", "picture", "play", "pause", "stop", "cue", "seek", "next", "audio", "status", "outputs", "output", "metrics", "reload", "sessions", "log", "onair", "report", "export", "recordings",
-                          "prune", "watch", "doctor", "transcode"])
+                          "prune", "watch", "doctor", "transcode", "collect"])
         for name in names + ["help", "version"] {
             let help = try studio.run([name, "--help"])
             #expect(help.status == 0 && help.output.hasPrefix("studio \(name) — ") && help.output.contains("USAGE\n  studio \(name)"), "\(help)")

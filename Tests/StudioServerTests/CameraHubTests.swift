@@ -39,7 +39,8 @@ final class HubEvents: EventSink {
         var last: CameraID?? { shown.withLock { $0.last } }
     }
 
-    func makeRig(cameras: Int) throws -> (CameraHub, ProgramSwitcher, TestPatternDiscovery, HubEvents, Program, ServerLog) {
+    func makeRig(cameras: Int, makeSender: CameraHub.IsoFactory? = nil) throws
+        -> (CameraHub, ProgramSwitcher, TestPatternDiscovery, HubEvents, Program, ServerLog) {
         let events = HubEvents()
         let log = ServerLog()
         let discovery = try TestPatternDiscovery(count: cameras, format: Self.small)
@@ -47,7 +48,7 @@ final class HubEvents: EventSink {
         let switcher = ProgramSwitcher(format: ProgramFormat(width: 320, height: 180, frameRate: Rational(30)),
                                        configuration: .init(lossTimeout: 0.3), events: events,
                                        deliver: { frame, _ in program.record(frame) })
-        let hub = CameraHub(switcher: switcher, events: events, log: log, lossTimeoutSeconds: 0.3, makeIso: nil)
+        let hub = CameraHub(switcher: switcher, events: events, log: log, lossTimeoutSeconds: 0.3, makeIso: nil, makeSender: makeSender)
         return (hub, switcher, discovery, events, program, log)
     }
 

@@ -203,6 +203,11 @@ import TestSupport
         let web = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../web")
         #expect(page.body == Array(try Data(contentsOf: web.appendingPathComponent("index.html"))))
         #expect(script.body == Array(try Data(contentsOf: web.appendingPathComponent("console.js"))))
+        // The page's list of transitions is the switcher's (written in the page, mix first as its default; checked here).
+        let html = String(decoding: page.body, as: UTF8.self)
+        let select = html.components(separatedBy: "<select id=\"transition-kind\">").dropFirst().first?.components(separatedBy: "</select>").first ?? ""
+        let offered = select.components(separatedBy: "<option>").dropFirst().compactMap { $0.components(separatedBy: "</option>").first }
+        #expect(offered.count == TransitionKind.allCases.count && Set(offered) == Set(TransitionKind.allCases.map(\.rawValue)), "the console offers \(offered)")
     }
 
     // MARK: Helpers

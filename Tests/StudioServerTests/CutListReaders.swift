@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Control
+import StudioCore
 import TestSupport
 #if canImport(FoundationXML)
 import FoundationXML
@@ -211,7 +212,8 @@ enum OTIO {
         return python
     }()
 
-    /// What opentimelineio reads from `file`: the timeline's duration and rate, each item of its first track.
+    /// What opentimelineio reads from `file`: the timeline's duration and rate, each item of its first track,
+    /// every track's name and its clips' URLs.
     static func read(_ file: String) throws -> JSONValue {
         let script = """
         import json, sys
@@ -229,11 +231,24 @@ enum OTIO {
             else:
                 items.append({"type": type(item).__name__, "transition_type": item.transition_type,
                               "in": item.in_offset.value, "out": item.out_offset.value})
-        print(json.dumps({"duration": timeline.duration().value, "rate": timeline.duration().rate, "items": items}))
+        tracks = [{"name": t.name, "urls": [c.media_reference.target_url for c in t if isinstance(c, otio.schema.Clip)]} for t in timeline.tracks]
+        print(json.dumps({"duration": timeline.duration().value, "rate": timeline.duration().rate, "items": items, "tracks": tracks}))
         """
         let child = try ChildProcess(executable: try #require(python), arguments: ["-c", script, file])
         let exit = child.wait(timeout: 60)
         try #require(exit == .exited(0), "opentimelineio refused \(file): \(child.errorText())")
         return try JSONValue(parsing: child.outputText())
+    }
+}
+
+/// An ISO file's timecode, which `export --iso` counts its source times on (docs/export.md).
+enum IsoTimecode {
+    /// Frames (at `rate`, whole) from a program-time frame of `path` to the same frame on the file's timecode:
+    /// its `TIMECODE` tag (read by ffprobe) less its first frame's program time (`firstMilliseconds`).
+    static func shift(ofFile path: String, firstMilliseconds: Double, rate: Int) throws -> Int {
+        let probe = try MediaProbe.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format_tags=TIMECODE", "-of", "json", path])
+        let text = try JSONValue(parsing: String(decoding: probe, as: UTF8.self))["format"]?["tags"]?["TIMECODE"]?.stringValue
+        let timecode = try #require(text.flatMap { Timecode.frames($0, rate: Rational(Int32(rate))) }, "\(path)'s TIMECODE: \(text ?? "none")")
+        return Int(timecode.frames) - Int((firstMilliseconds * Double(rate) / 1000).rounded())
     }
 }

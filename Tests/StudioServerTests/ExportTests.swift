@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Control
 import StudioCore
+import EventStore
 @testable import StudioServer
 @testable import StudioViews
 import TestSupport
@@ -241,5 +242,61 @@ import FoundationXML
     /// docs/export.md's table of formats is the declaration's.
     @Test func theDocumentedFormatsAreTheDeclaredOnes() throws {
         #expect(try DocumentTables.firstCells(of: "docs/export.md", section: "Formats") == ExportFormat.allCases.map(\.rawValue))
+    }
+}
+
+/// A node's files on the switcher's timeline. From an older node (no time origin in its answer), by its row's
+/// `started_at`: a node whose clock runs 3 s ahead (it measured -3000 ms against the switcher) has its file,
+/// started 5 s after program time 0 by the switcher's clock (8 s by its own), placed at 5 s, not 8; a node
+/// that never measured is placed by its own clock. With the origin (migration 9): to the frame, at origin +
+/// first packet - program zero, the origin of a `node` time base read on the switcher's clock by the offset;
+/// the clip's source on the file's own timecode (its `TIMECODE` tag: OTIO's available range starts there).
+@Suite struct NodeMediaPlacementTests {
+    @Test func aNodesFileIsPlacedOnTheSwitchersClockByTheOffsetItMeasured() throws {
+        let scratch = try ScratchStudio("node-media")
+        defer { scratch.remove() }
+        let store = try EventStore(path: scratch.directory.appendingPathComponent("studio.db").path)
+        defer { store.close() }
+        let sessionID = try store.startSession(configSnapshot: "{}")
+        let zero = Date(timeIntervalSince1970: 1_700_000_000)
+        let zeroMicroseconds: Int64 = 1_700_000_000_000_000
+        let onItsClock = zero.addingTimeInterval(8)
+        // pc4's file: its origin 2.512 s after the switcher's program zero on the switcher's base, its first
+        // packet 1.5 s into its program; pc5's the same, its origin on its own clock (3 s ahead).
+        let origins: [String: RecordingOrigin] = [
+            "pc4": RecordingOrigin(originMicroseconds: zeroMicroseconds + 2_512_345, timeBase: "switcher", firstProgramMilliseconds: 1500),
+            "pc5": RecordingOrigin(originMicroseconds: zeroMicroseconds + 5_512_345, timeBase: "node", firstProgramMilliseconds: 1500),
+        ]
+        for (node, offset) in [("pc2", Int64(-3_000_000)), ("pc3", nil), ("pc4", nil), ("pc5", Int64(-3_000_000))] {
+            let file = NodeRecordingRecord(nodeSession: 4, camera: "cam1", kind: "iso", path: "/rec/session-4-cam1.mkv", startedAt: onItsClock,
+                                           endedAt: onItsClock.addingTimeInterval(10), origin: origins[node])
+            store.noteNode(NodeSessionRecord(node: node, nodeSession: 4, state: .answered, askedAt: zero, recordings: [file],
+                                             clockOffsetMicroseconds: offset))
+        }
+        let session = try #require(try store.session(id: sessionID))
+        let media = try History.nodeMedia(session, store: store, zero: zeroMicroseconds, rate: Rational(30), programEnd: FrameCount(30 * 60))
+        #expect(media.map(\.camera) == ["pc2/cam1", "pc3/cam1", "pc4/cam1", "pc5/cam1"])
+        // 2.512 s = frame 75 (75.37), the first packet 45 frames later.
+        #expect(media.map(\.start) == [FrameCount(5 * 30), FrameCount(8 * 30), FrameCount(120), FrameCount(120)], "\(media)")
+        // Their source times on their timecode: the time of day of the first frame, as the tag says it (pc5's
+        // on its own clock, 3 s ahead).
+        let timecode = Timecode.frameOfDay(microseconds: zeroMicroseconds + 2_512_345 + 1_500_000, rate: Rational(30), timeZone: .current)
+        #expect(media.map(\.sourceStart) == [FrameCount(0), FrameCount(0), timecode, timecode + FrameCount(90)], "\(media)")
+        #expect(media.map(\.exact) == [false, false, true, true])
+        #expect(media.map(\.duration) == [FrameCount(10 * 30), FrameCount(10 * 30), FrameCount(10 * 30), FrameCount(10 * 30)], "\(media)")
+
+        // The OTIO track of pc4: a gap to frame 120, then the clip from the file's frame 45.
+        var list = CutList(session: sessionID, title: "t", rate: Rational(30), width: 320, height: 180, timelineStart: FrameCount(0),
+                           programStart: FrameCount(0), programEnd: FrameCount(1800), media: [], clips: [], iso: true)
+        list.nodeMedia = media
+        let otio = try JSONValue(parsing: ExportFormat.otio.render(list))
+        let track = (otio["tracks"]?["children"]?.arrayValue ?? []).first { $0["name"] == "pc4/cam1" }
+        let items = track?["children"]?.arrayValue ?? []
+        #expect(items.first?["source_range"]?["duration"]?["value"]?.doubleValue == 120, "\(items)")
+        #expect(items.last?["source_range"]?["start_time"]?["value"]?.doubleValue == Double(timecode.frames), "\(items)")
+        #expect(items.last?["media_references"]?["DEFAULT_MEDIA"]?["available_range"]?["start_time"]?["value"]?.doubleValue == Double(timecode.frames))
+        #expect(items.last?["metadata"]?["studio"]?["exact"] == .bool(true))
+        let fallback = (otio["tracks"]?["children"]?.arrayValue ?? []).first { $0["name"] == "pc2/cam1" }
+        #expect(fallback?["children"]?.arrayValue?.last?["metadata"]?["studio"]?["timing"]?.stringValue?.contains("older node") == true)
     }
 }

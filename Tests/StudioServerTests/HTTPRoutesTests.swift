@@ -21,8 +21,9 @@ import HTTPConsole
         let documented = try DocumentTables.firstCells(of: "docs/http-api.md", section: "Pictures and the page")
         #expect(documented.filter { $0.hasPrefix("GET /api/v1/tiles") } == TileRoutes.all.map { "\($0.method.rawValue) \($0.template)" })
         // The tiles' routes and the commands' share one table: building it checks none is declared twice.
-        _ = HTTPRouteTable(HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + TimelineRoute.all + ConsolePage.routes + IngestDesk.all)
-        #expect(TimelineRoute.all.allSatisfy { documented.contains("\($0.method.rawValue) \($0.template)") })
+        _ = HTTPRouteTable(HTTPBridge.routes(ServerCommands.all) + TileRoutes.all + TimelineRoute.all + ConsolePage.routes + IngestDesk.all
+                           + ClockRoute.all + RecordingFileRoutes.all)
+        #expect((TimelineRoute.all + ClockRoute.all + RecordingFileRoutes.all).allSatisfy { documented.contains("\($0.method.rawValue) \($0.template)") })
         let text = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("docs/http-api.md"), encoding: .utf8)
         #expect(IngestDesk.all.allSatisfy { text.contains("`\($0.method.rawValue) \($0.template)`") })

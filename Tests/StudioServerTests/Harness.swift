@@ -12,6 +12,9 @@ final class StudioHarness {
     let directory: URL
     let database: String
     let socket: String
+    /// The network namespace `serve` runs the server in (TestSupport's `NetworkNamespaces`), or nil for
+    /// this process's own; CLI commands (`run`) run here and reach it by its socket, a file.
+    let namespace: NetworkNamespaces.Namespace?
     private(set) var server: ChildProcess?
 
     static var binary: String {
@@ -19,7 +22,8 @@ final class StudioHarness {
         return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("studio").path
     }
 
-    init() throws {
+    init(namespace: NetworkNamespaces.Namespace? = nil) throws {
+        self.namespace = namespace
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("studio-e2e-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         database = directory.appendingPathComponent("studio.db").path
@@ -38,8 +42,9 @@ final class StudioHarness {
     @discardableResult
     func serve(_ arguments: [String], waitUntilReady: Bool = true, environment: [String: String]? = nil) throws -> ChildProcess {
         let http = arguments.contains("--http") ? [] : ["--no-http"]
-        let child = try ChildProcess(executable: Self.binary,
-                                     arguments: ["serve", "--db", database, "--socket", socket] + http + arguments,
+        let serve = ["serve", "--db", database, "--socket", socket] + http + arguments
+        let (executable, launched) = namespace?.command(Self.binary, serve) ?? (Self.binary, serve)
+        let child = try ChildProcess(executable: executable, arguments: launched,
                                      environment: environment,
                                      outputDirectory: directory.appendingPathComponent("serve-\(UUID().uuidString.prefix(4))"))
         server = child

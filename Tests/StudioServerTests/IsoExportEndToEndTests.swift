@@ -9,7 +9,10 @@ import FoundationXML
 /// `studio export --iso` of a session a real server recorded (two test-pattern cameras, ISO files, two cuts):
 /// the EDL, FCPXML and OTIO reference the ISO files that exist, and each file's start on the program timeline,
 /// as the file itself says (its first video pts, read by ffprobe / libavformat), is what the cut lists declare,
-/// to the frame (issue 14). In the serialized end-to-end suite (it runs the real server).
+/// to the frame (issue 14). Each ISO file's source times are on its own timecode (its `TIMECODE` tag, read by
+/// ffprobe: the time of day of its first frame; OTIO's and FCPXML's convention for a file's start): a file's
+/// source time is its program time plus its shift (its timecode less its first frame's program time). In the
+/// serialized end-to-end suite (it runs the real server).
 extension EndToEndTests {
     @Test func exportIsoOfARecordedSessionPointsAtItsFilesToTheFrame() throws {
         let studio = try StudioHarness()
@@ -37,12 +40,13 @@ extension EndToEndTests {
             iso["camera"]?.stringValue.flatMap { camera in iso["path"]?.stringValue.map { (camera, $0) } }
         })
         try #require(Set(paths.keys) == ["cam1", "cam2"], "\(recordings)")
-        var firstFrame: [String: Int] = [:], lastFrame: [String: Int] = [:]
+        var firstFrame: [String: Int] = [:], lastFrame: [String: Int] = [:], shift: [String: Int] = [:]
         for (camera, path) in paths {
             let pts = try MediaProbe.videoFrames(URL(fileURLWithPath: path)).compactMap(\.ptsMilliseconds).sorted()
             try #require(pts.count > 30, "\(path): \(pts.count) frames")
             firstFrame[camera] = frame(pts.first!)
             lastFrame[camera] = frame(pts.last!)
+            shift[camera] = try IsoTimecode.shift(ofFile: path, firstMilliseconds: pts.first!, rate: rate)
         }
 
         func export(_ format: String) throws -> String {
@@ -63,13 +67,14 @@ extension EndToEndTests {
             let path = try #require(paths[camera])
             #expect(edl.comments[line.number]?.contains("SOURCE FILE: \(path)") == true, "\(edl.comments[line.number] ?? [])")
             #expect(FileManager.default.fileExists(atPath: path))
-            #expect(line.sourceIn == line.recordIn && line.sourceOut == line.recordOut)
+            let moved = try #require(shift[camera])
+            #expect(line.sourceIn == line.recordIn + moved && line.sourceOut == line.recordOut + moved, "\(line), \(camera)'s timecode \(moved) frames on")
             // The file has the event's frames: its first frame at or before the source in (the first event may start
             // at program 0, a frame or two before an ISO's first frame), its last at or after the source out's frame.
             // The session's last event ends with the program's last frame (not at the session's end, a wall-clock
             // time a few frames later), which the ISO feeds, stopped after the switcher, hold too.
-            #expect(line.sourceIn >= (firstFrame[camera] ?? .max) - 2, "\(line) against \(camera)'s first frame \(firstFrame[camera] ?? -1)")
-            #expect(line.sourceOut - 1 <= (lastFrame[camera] ?? -1) + 1,
+            #expect(line.sourceIn - moved >= (firstFrame[camera] ?? .max) - 2, "\(line) against \(camera)'s first frame \(firstFrame[camera] ?? -1)")
+            #expect(line.sourceOut - moved - 1 <= (lastFrame[camera] ?? -1) + 1,
                     "\(line) against \(camera)'s last frame \(lastFrame[camera] ?? -1)")
         }
 
@@ -93,12 +98,12 @@ extension EndToEndTests {
             guard let camera = paths.first(where: { $0.value == path })?.key else { continue }
             #expect(FileManager.default.fileExists(atPath: path))
             let start = asset.attribute(forName: "start")?.stringValue ?? ""
-            assetStart[camera] = try FCPXMLSpine.frames(start, rate: rate)
+            assetStart[camera] = try FCPXMLSpine.frames(start, rate: rate) - (shift[camera] ?? 0)
         }
         let clips = try root.nodes(forXPath: "library/event/project/sequence/spine/asset-clip").compactMap { $0 as? XMLElement }
         for camera in ["cam1", "cam2"] {
             let starts = try clips.filter { $0.attribute(forName: "name")?.stringValue == camera }
-                .map { try FCPXMLSpine.frames($0.attribute(forName: "start")?.stringValue ?? "", rate: rate) }
+                .map { try FCPXMLSpine.frames($0.attribute(forName: "start")?.stringValue ?? "", rate: rate) - (shift[camera] ?? 0) }
             let expected = min(try #require(firstFrame[camera]), starts.min() ?? .max)
             #expect(assetStart[camera] == expected, "\(camera): the asset starts at \(assetStart[camera] ?? -1), its file's first frame is \(firstFrame[camera] ?? -1)")
         }
@@ -118,9 +123,10 @@ extension EndToEndTests {
                 let url = clip["url"]?.stringValue ?? ""
                 let path = URL(string: url)?.path ?? url
                 #expect(path == paths[camera] && FileManager.default.fileExists(atPath: path), "\(url)")
-                #expect(clip["available_start"]?.intValue == assetStart[camera], "\(camera): \(clip)")
+                #expect(clip["available_start"]?.intValue == assetStart[camera].map { $0 + (shift[camera] ?? 0) }, "\(camera): \(clip)")
             }
-            #expect(clips.dropFirst().compactMap { $0["start"]?.intValue } == cuts.map { frame(Double($0.ms)) })
+            #expect(clips.dropFirst().compactMap { clip in clip["start"]?.intValue.map { $0 - (shift[clip["name"]?.stringValue ?? ""] ?? 0) } }
+                    == cuts.map { frame(Double($0.ms)) })
         }
     }
 }

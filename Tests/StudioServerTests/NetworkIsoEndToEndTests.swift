@@ -175,9 +175,11 @@ import Glibc
         try #require(exported.status == 0, "\(exported)")
         let edl = try CMX3600(parsing: exported.output, base: rate)
         let line = try #require(edl.lines.first { $0.reel == camera.uppercased() }, "\(edl.lines)")
-        #expect(line.recordIn == frame(Double(cut)) && line.sourceIn == line.recordIn, "\(line)")
+        // Source times on the file's timecode (its TIMECODE tag): program times moved by the same frames.
+        let moved = try IsoTimecode.shift(ofFile: isoPath, firstMilliseconds: isoFirst, rate: rate)
+        #expect(line.recordIn == frame(Double(cut)) && line.sourceIn == line.recordIn + moved, "\(line), the file's timecode \(moved) frames on")
         #expect(edl.comments[line.number]?.contains("SOURCE FILE: \(isoPath)") == true, "\(edl.comments[line.number] ?? [])")
-        #expect(line.sourceIn >= frame(isoFirst) && line.sourceOut - 1 <= frame(isoLast) + 1, "\(line) against \(isoFirst)-\(isoLast) ms")
+        #expect(line.sourceIn - moved >= frame(isoFirst) && line.sourceOut - moved - 1 <= frame(isoLast) + 1, "\(line) against \(isoFirst)-\(isoLast) ms")
         print("\(camera)'s ISO: \(copied.count) packets copied from the publisher's #\(first) (\(skipped) set aside before it), \(isoFirst)-\(isoLast) ms "
               + "(on air at \(onAir), program to \(programLast)); spacing within \(withinGroups) ms in a group, \(deviation) ms overall; "
               + "\(sound.count) sound packets from the publisher's #\(soundStart), \(sync) ms off the pictures")

@@ -25,6 +25,39 @@ import TestSupport
         return relay
     }
 
+    /// What a camera on air did over `seconds`, looked at every 100 ms: the states it was seen in and how
+    /// often it was lost (`camera_lost`).
+    struct OnAir {
+        var states: Set<String> = []
+        var losses = 0
+        var seconds = 0.0
+    }
+
+    /// Watches camera `name` on `client` for `seconds` (`also` called at each look): what it did, and its
+    /// `network` view first and last.
+    static func watchOnAir(_ name: String, client: ControlClient, seconds: Double,
+                           also: () -> Void = {}) -> (OnAir, first: JSONValue?, last: JSONValue?) {
+        func camera() -> JSONValue? { (try? client.request("cameras"))?["cameras"]?.arrayValue?.first { $0["name"]?.stringValue == name } }
+        func losses() -> Int {
+            ((try? client.request("log"))?["events"]?.arrayValue ?? []).filter { $0["kind"] == "camera_lost" && $0["camera"]?.stringValue == name }.count
+        }
+        let lossesBefore = losses()
+        let first = camera()?["network"]
+        let started = MonotonicClock.now()
+        var watch = OnAir()
+        var last: JSONValue?
+        _ = waitUntil(seconds: seconds, every: 0.1) {
+            let now = camera()
+            watch.states.insert(now?["state"]?.stringValue ?? "missing")
+            last = now?["network"]
+            also()
+            return false
+        }
+        watch.seconds = Double(MonotonicClock.now() - started) / 1e9
+        watch.losses = losses() - lossesBefore
+        return (watch, first, last)
+    }
+
     @Test func aCallerOnALossyLinkStaysOnAirWithoutABreak() throws {
         let scratch = try ScratchStudio("lossy")
         defer { scratch.remove() }
@@ -52,23 +85,13 @@ import TestSupport
         #expect(waitUntil(seconds: 30, every: 0.1) { camera()?["state"] == "live" },
                 "\(camera() ?? .null); caller: \(caller.errorText()); relay: \(relay.errorText())")
         _ = try client.request("switch", arguments: ["source": .string("anna")])
+        // Watched from when SRT's figures are there and it has measured the round trip (its first reading
+        // may have none: CI once counted a drop from before it against the ten seconds on air).
+        #expect(waitUntil(seconds: 15, every: 0.1) { (camera()?["network"]?["srt"]?["rtt_ms"]?.doubleValue ?? 0) >= 60 },
+                "no SRT round trip measured: \(camera() ?? .null)")
 
-        func losses() -> Int {
-            ((try? client.request("log"))?["events"]?.arrayValue ?? []).filter { $0["kind"] == "camera_lost" && $0["camera"] == "anna" }.count
-        }
-        // Ten seconds on air, looked at every 100 ms.
-        let lossesBefore = losses()
-        let first = camera()?["network"]
-        let started = MonotonicClock.now()
-        var states: Set<String> = []
-        var last: JSONValue?
-        _ = waitUntil(seconds: 10, every: 0.1) {
-            let now = camera()
-            states.insert(now?["state"]?.stringValue ?? "missing")
-            last = now?["network"]
-            return false
-        }
-        let seconds = Double(MonotonicClock.now() - started) / 1e9
+        let (watch, first, last) = Self.watchOnAir("anna", client: client, seconds: 10)
+        let (states, seconds) = (watch.states, watch.seconds)
         func count(_ value: JSONValue?, _ key: String) -> Double { value?[key]?.doubleValue ?? 0 }
         func srt(_ value: JSONValue?, _ key: String) -> Double { value?["srt"]?[key]?.doubleValue ?? 0 }
         let pictures = count(last, "pictures_in") - count(first, "pictures_in")
@@ -79,10 +102,10 @@ import TestSupport
         // Counted over the ten seconds on air: in the caller's first moments, before SRT has measured the
         // round trip, a retransmission can come a fraction of a millisecond too late (seen once in CI:
         // "delayed for 0.194 ms", before the camera was live); that is the handshake, not the link held.
-        #expect(srt(last, "packets_dropped") - srt(first, "packets_dropped") == 0,
+        #expect(first?["srt"]?["packets_dropped"] != nil && srt(last, "packets_dropped") - srt(first, "packets_dropped") == 0,
                 "SRT dropped packets too late to play while on air: \(first?["srt"] ?? .null) -> \(last?["srt"] ?? .null)")
         #expect((srt(last, "rtt_ms")) >= 60, "the relay's round trip is about 80 ms: \(last?["srt"] ?? .null)")
-        #expect(losses() == lossesBefore, "anna was lost on air")
+        #expect(watch.losses == 0, "anna was lost on air")
 
         _ = relay.stop()
         print("Lossy SRT link, 10 s on air: \(pictures) pictures in \(seconds) s; srt \(last?["srt"] ?? .null); relay \(relay.outputText())")

@@ -174,7 +174,6 @@ import TestSupport
     @Test func aPullWithNobodyThereIsListedLostAndTriedAgain() throws {
         let scratch = try ScratchStudio("pull")
         defer { scratch.remove() }
-        let directory = scratch.directory
         let port = try NginxRTMP.freePort()
         var options = scratch.options()
         options.configuration.network.pulls = [NetworkPull(name: "ptz1", url: "rtsp://127.0.0.1:\(port)/stream1")]

@@ -114,7 +114,7 @@ import TestSupport
         // OSC packets before and after it), and the start behind it (a second of frames).
         let subscribe = try OSCPeer.encode(#"["/studio/subscribe"]"#)
         let surface = try OSCPeer()
-        #expect(waitUntil(seconds: 10) { ((try? client.request("status")["program"]?["frames"]?.intValue) ?? 0) ?? 0 > 30 })
+        #expect(waitUntil(seconds: 10) { (try? client.request("status")["program"]?["frames"]?.intValue ?? 0) ?? 0 > 30 })
         let lateBefore = try #require(try client.request("status")["program"]?["late_ticks"]?.intValue)
 
         let clients = try (0..<260).map { _ in try HTTPTestClient(port: Int(vmixPort)) }

@@ -175,6 +175,10 @@ import TestSupport
         let refused = try studio.run(["reload", "--socket", studio.socket])
         #expect(refused.status == 1 && refused.error.contains(clip.path) && refused.error.contains("no video stream")
                 && refused.error.contains("nothing was changed"), "\(refused)")
+        // Replaced by one of a codec this libavcodec cannot decode: refused, naming the file and the codec.
+        try NumberedClips.makeUndecodable(clip.path)
+        let undecodable = try studio.run(["reload", "--socket", studio.socket])
+        #expect(undecodable.status == 1 && undecodable.error.contains(clip.path) && undecodable.error.contains("no avs2 decoder"), "\(undecodable)")
         let cameras = try studio.json(["cameras"])["cameras"]?.arrayValue ?? []
         #expect(cameras.first { $0["name"] == "intro" }?["state"] == "live", "\(cameras)")
         #expect(studio.stopServer() == .exited(0))

@@ -55,6 +55,21 @@ struct V4L2EndToEndTests {
         return stride(from: 0, to: output.count - 431, by: 432).map { Array(output[$0..<($0 + 432)]) }
     }
 
+    /// A camera's losses in order, each with the reason it was lost and the reason it came back (nil:
+    /// not back by the end of the log).
+    static func outages(_ log: JSONValue, camera: String) -> [(lost: String, returned: String?)] {
+        var outages: [(lost: String, returned: String?)] = []
+        for event in log["events"]?.arrayValue ?? [] where event["camera"]?.stringValue == camera {
+            let reason = event["details"]?["reason"]?.stringValue ?? "?"
+            switch event["kind"]?.stringValue {
+            case "camera_lost": outages.append((lost: reason, returned: nil))
+            case "camera_returned" where outages.last?.returned == nil && !outages.isEmpty: outages[outages.count - 1].returned = reason
+            default: break
+            }
+        }
+        return outages
+    }
+
     static func states(_ studio: StudioHarness) -> [String: String] {
         var result: [String: String] = [:]
         for camera in (try? request(studio, "cameras"))?["cameras"]?.arrayValue ?? [] {
@@ -119,7 +134,8 @@ struct V4L2EndToEndTests {
         // cam1 (on air) fails as an unplugged USB camera would; vivid reconnects it once it is closed.
         let slateBefore = try Self.request(studio, "status")["program"]?["slate_frames"]?.intValue ?? 0
         #expect(try VividRig.run(["v4l2-ctl", "-d", "/dev/video0", "-c", "disconnect=1"]) == 0)
-        #expect(waitUntil(seconds: 8, every: 0.1) {
+        // (Deadlines, not durations: under TCG on a loaded host vivid's reconnect has taken over 8 s.)
+        #expect(waitUntil(seconds: 30, every: 0.1) {
             let log = (try? Self.request(studio, "log")) ?? .null
             return Self.events(log, kind: "camera_returned", camera: "cam1").contains { $0["details"]?["reason"]?.stringValue == "reappeared" }
         }, "cam1 comes back")
@@ -129,10 +145,10 @@ struct V4L2EndToEndTests {
 
         // Both unplugged at once, then back: same names.
         try VividRig.unbind()
-        #expect(waitUntil(seconds: 5, every: 0.1) { Self.states(studio) == ["cam1": "lost", "cam2": "lost"] })
+        #expect(waitUntil(seconds: 20, every: 0.1) { Self.states(studio) == ["cam1": "lost", "cam2": "lost"] })
         #expect(studio.waitForProgramFrames(30), "the program goes on (the slate) with both cameras gone")
         try VividRig.bind()
-        #expect(waitUntil(seconds: 8, every: 0.1) { Self.states(studio) == ["cam1": "live", "cam2": "live"] })
+        #expect(waitUntil(seconds: 30, every: 0.1) { Self.states(studio) == ["cam1": "live", "cam2": "live"] })
         let after = try Self.request(studio, "cameras")["cameras"]?.arrayValue ?? []
         #expect(after.compactMap { $0["identity"]?.stringValue } == identities)
         // vivid came back with its defaults; the config's test pattern is on cam2 again.
@@ -150,15 +166,15 @@ struct V4L2EndToEndTests {
         #expect(Self.events(log, kind: "camera_added").count == 2)
         // The device going away and coming back, exactly: cam1 twice (disconnect, unbind), cam2 once.
         // (Under TCG a camera can also stall past the loss timeout, e.g. around a mode change: those are
-        // `reason=silent` losses, allowed here as long as each is followed by its return.)
-        func count(_ kind: String, _ camera: String, _ reason: String) -> Int {
-            Self.events(log, kind: kind, camera: camera).filter { $0["details"]?["reason"]?.stringValue == reason }.count
-        }
-        #expect(count("camera_lost", "cam1", "removed") == 2 && count("camera_returned", "cam1", "reappeared") == 2)
-        #expect(count("camera_lost", "cam2", "removed") == 1 && count("camera_returned", "cam2", "reappeared") == 1)
-        for camera in ["cam1", "cam2"] {
-            #expect(count("camera_lost", camera, "silent") == count("camera_returned", camera, "frames resumed"),
-                    "\(camera): every silent loss ended")
+        // `reason=silent` losses, each ended by its frames resuming. A device that stalls before it goes
+        // away is lost as silent and stays so: one loss, ended by the device's return.)
+        for (camera, unplugs) in [("cam1", 2), ("cam2", 1)] {
+            let outages = Self.outages(log, camera: camera)
+            #expect(outages.allSatisfy { $0.returned != nil }, "\(camera): every loss ended: \(outages)")
+            let byDevice = outages.filter { $0.returned == "reappeared" }
+            #expect(byDevice.count == unplugs, "\(camera): unplugged \(unplugs) time(s): \(outages)")
+            #expect(outages.filter { $0.lost == "removed" }.allSatisfy { $0.returned == "reappeared" }, "\(outages)")
+            #expect(outages.filter { $0.returned == "frames resumed" }.allSatisfy { $0.lost == "silent" }, "\(outages)")
         }
         let changes = Self.events(log, kind: "camera_control_changed")
         #expect(changes.compactMap { $0["details"]?["value"]?.stringValue } == ["100% Red"])

@@ -2,13 +2,15 @@ import Foundation
 import Testing
 import Synchronization
 import Capture
+import FrameDrawing
 import Switcher
 import StudioCore
 import StudioSystem
 import TestSupport
 
 /// Players (`PlayerCamera`) as the sources of a program (`ProgramSwitcher`), all on one `ManualClock`,
-/// the first one on program; the program's frames read back (`NumberedClips`), tick by tick.
+/// the first one on program; the program's frames read back (`NumberedClips`), tick by tick. Cameras
+/// of one colour each (`colours`) and `scenes` may go with them.
 final class PlayerProgramRig {
     /// The players' clock: `base`'s time, and while `hold()` is in force a sleeper that wakes stays put
     /// until `release()` (their threads held up, as by load).
@@ -44,9 +46,13 @@ final class PlayerProgramRig {
     final class Record: Sendable {
         let shown = Mutex<[(number: Int, tint: Int)?]>([])
         let events = Mutex<[StudioEvent]>([])
+        /// The program's newest frame.
+        let newest = Mutex<VideoFrame?>(nil)
     }
     let record = Record()
     private(set) var tick: Int64 = 0
+    /// The colour cameras: each frame is published again, stamped now, before every tick.
+    private let colourSources: [(slot: LatestValue<VideoFrame>, frame: VideoFrame)]
 
     /// A scratch directory for the clips `body` makes.
     static func withClips<T>(_ body: (URL) throws -> T) throws -> T {
@@ -57,7 +63,7 @@ final class PlayerProgramRig {
     }
 
     /// The players started and cued, the program on the first, its frame 0 out.
-    init(_ specs: [PlayerSpec]) throws {
+    init(_ specs: [PlayerSpec], colours: [(name: String, colour: YUVColor)] = [], scenes: [SceneDescription] = []) throws {
         let clock = clock, playerClock = HeldClock(base: clock)
         self.playerClock = playerClock
         origin = clock.now() + 10_000_000
@@ -72,6 +78,12 @@ final class PlayerProgramRig {
         switcher = ProgramSwitcher(format: ProgramFormat(width: 320, height: 180, frameRate: Self.rate), clock: clock,
                                    events: programEvents) { frame, _ in
             record.shown.withLock { $0.append(NumberedClips.read(frame)) }
+            record.newest.withLock { $0 = frame }
+        }
+        colourSources = colours.map { _, colour in
+            let frame = VideoFrame.allocate(format: .i420, width: 320, height: 180)
+            frame.fill(with: colour)
+            return (LatestValue<VideoFrame>(), frame)
         }
         for player in players {
             player.start()
@@ -80,6 +92,9 @@ final class PlayerProgramRig {
             }
             switcher.addSource(player.id, frames: player.frames, schedule: player.schedule)
         }
+        for ((name, _), source) in zip(colours, colourSources) { switcher.addSource(CameraID(name), frames: source.slot) }
+        publishColours()
+        try switcher.setScenes(scenes)
         switcher.start(origin: origin)
         clock.advance(to: origin)
         guard waitUntil(seconds: 10, { record.shown.withLock { $0.count } == 1 }) else { throw NumberedClipError("the program's first frame") }
@@ -96,6 +111,7 @@ final class PlayerProgramRig {
     func run(to last: Int64, before: (Int64) -> Void = { _ in }) throws {
         while tick < last {
             tick += 1
+            publishColours()
             before(tick)
             // 10 ms past the tick: past the longest the program waits for a picture still to come (a
             // quarter frame, `OnAirWait`), short of the players' next tick (half a frame past).
@@ -103,6 +119,20 @@ final class PlayerProgramRig {
             try #require(clock.run(to: grid.time(ofFrame: tick) + 10_000_000, step: 4_000_000, sleepers: sleepers), "tick \(tick)")
             try #require(waitUntil(seconds: 10) { record.shown.withLock { $0.count } == Int(tick) + 1 }, "the program's frame \(tick)")
         }
+    }
+
+    private func publishColours() {
+        for source in colourSources {
+            var frame = source.frame
+            frame.captureTime = clock.now()
+            source.slot.publish(frame)
+        }
+    }
+
+    /// The program's newest frame's colour (a 2x2 block's average) at (`x`, `y`).
+    func colour(at x: Int, _ y: Int) throws -> YUVColor {
+        let frame = try #require(record.newest.withLock { $0 }, "no program frame")
+        return try #require(frame.averageColor(in: PixelRect(x: x, y: y, width: 2, height: 2)))
     }
 
     /// The program's frames from tick `from` to `to`, as `"tint number"` (tint: the clip's, rounded to 10).

@@ -18,7 +18,7 @@ enum NetworkDoctor {
 
     /// Binds the listener's UDP port for a moment: free, or held (by a running studio, or another program).
     static func srtPort(_ listen: ListenAddress) -> DoctorCheck {
-        guard var (storage, length) = listen.socketAddress else { return DoctorCheck("network", .problem, "SRT listener: \(listen.host) is no IP address") }
+        guard case (var storage, let length)? = listen.socketAddress else { return DoctorCheck("network", .problem, "SRT listener: \(listen.host) is no IP address") }
         let socket = Glibc.socket(Int32(storage.ss_family), Int32(SOCK_DGRAM.rawValue), 0)
         guard socket >= 0 else { return DoctorCheck("network", .warning, "SRT listener \(listen): no UDP socket to try it with") }
         defer { close(socket) }

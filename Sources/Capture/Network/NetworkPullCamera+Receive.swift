@@ -42,6 +42,8 @@ extension NetworkPullCamera {
             // The newest picture's packet for the ISO copy, held until the next one comes, so the last
             // of a connection is known as such (`CompressedVideoFrame.endsItsStream`).
             var heldPicture: CompressedVideoFrame?
+            // A node's pictures' capture times (`CaptureTimeSEI`) by pts, from their packets to their decoded pictures.
+            var stamps = CaptureStamps()
             do {
                 let connection = try PullConnection(source: source, interrupt: interrupt, audioFormat: sound.format, decoding: decoding)
                 var skipped = 0
@@ -59,6 +61,7 @@ extension NetworkPullCamera {
                     $0.status.streams = connection.streamSummary
                     $0.codec = (connection.copyableCodec, true)
                     $0.status.decoder = connection.decoderStatus
+                    $0.status.captureTime = nil
                     $0.rateMark = (0, clock.now())
                     // Fresh timing: nothing of the previous connection is repeated.
                     $0.shownAt = 0
@@ -73,6 +76,9 @@ extension NetworkPullCamera {
                     connection.skipsNonReference = decodeDemand.demand != .full
                     try connection.readAndDecode { item in
                         let now = clock.now()
+                        // Hung up (its caller's new connection took its place, or its publisher left): what
+                        // libavformat still hands over (its last, cut-short packet) is no sign of life.
+                        guard !interrupt.isHungUp else { return }
                         notePacket(at: now)
                         switch item {
                         case .video(let decoded, let media):
@@ -93,12 +99,17 @@ extension NetworkPullCamera {
                             let width = Int(decoded.pointee.width), height = Int(decoded.pointee.height)
                             let bytes = VideoFrame.byteCount(format: .i420, width: width, height: height)
                             if pool?.capacity != bytes { pool = FramePool(capacity: bytes, limit: playout.maximumPictures / 4) }
-                            let frame = VideoFrame.allocate(format: .i420, width: width, height: height, pool: pool, captureTime: now,
+                            var frame = VideoFrame.allocate(format: .i420, width: width, height: height, pool: pool, captureTime: now,
                                                             sequence: UInt64(shared.withLock { $0.status.picturesIn }))
+                            frame.remoteCaptureTime = stamps.take(pts: media)
                             guard (try? converter.convert(decoded, into: frame)) != nil else { return }
                             noteFormat(width: width, height: height, rate: connection.frameRate)
                             playout.add(.picture(frame), due: due)
                         case .packet(let packet):
+                            if let stamp = packet.captureTime {
+                                noteCaptureTime(stamp)
+                                stamps.note(pts: packet.pts, captureTime: stamp.captureTime)
+                            }
                             // Its sound only beside pictures that are copied (else its ISO encodes, with no own track).
                             guard let codec = packet.codec, packet.pts != .min, !codec.isAudio || connection.copyableCodec != nil else { return }
                             guard let frame = compressedFrames.frame({

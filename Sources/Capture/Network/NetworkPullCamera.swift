@@ -248,6 +248,18 @@ public final class NetworkPullCamera: Camera {
         }
     }
 
+    /// A picture's capture time from a node's stream (`CaptureTimeSEI`), against this machine's wall
+    /// clock now (its packet's arrival).
+    func noteCaptureTime(_ stamp: CaptureTimeSEI) {
+        let latency = Double(WallClock.system.now() - stamp.captureTime) / 1000
+        shared.withLock { shared in
+            shared.status.captureTime = NetworkSourceStatus.CaptureTiming(
+                captureLatencyMilliseconds: (latency * 10).rounded() / 10,
+                nodeOffsetMilliseconds: stamp.offsetMeasured ? Double(stamp.offset) / 1000 : nil, nodeOffsetMeasured: stamp.offsetMeasured,
+                picturesStamped: (shared.status.captureTime?.picturesStamped ?? 0) + 1)
+        }
+    }
+
     public func stop() {
         interrupt.stop()
         receiver.requestStop()

@@ -127,7 +127,10 @@ final class PullConnection {
                 guard width * height <= limits.maximumPixels else {
                     throw PullError("its picture, \(width)x\(height), is larger than the limit of \(limits.maximumPixels) pixels")
                 }
-                video = (index, try PullVideoDecoder(parameters: parameters, name: name, decoding: decoding), stream.pointee.time_base)
+                // VP9's alpha rides beside its pictures (WebM's `alpha_mode` 1): only libvpx's decoder reads it.
+                let alpha = av_dict_get(stream.pointee.metadata, "alpha_mode", nil, 0).map { String(cString: $0.pointee.value) } == "1"
+                let preferred = parameters.pointee.codec_id == AV_CODEC_ID_VP9 && alpha ? "libvpx-vp9" : nil
+                video = (index, try PullVideoDecoder(parameters: parameters, name: name, decoding: decoding, preferring: preferred), stream.pointee.time_base)
                 videoParameters = PullStreamParameters(parameters)
                 if stream.pointee.duration > 0 { duration = av_rescale_q(stream.pointee.duration, stream.pointee.time_base, AVRational(num: 1, den: 1_000_000_000)) }
                 let guessed = av_guess_frame_rate(context, stream, nil)
@@ -164,6 +167,20 @@ final class PullConnection {
         }
     }
 
+    /// A file's read moved to the video's keyframe at or before `media` (ns on its clock), the decoders
+    /// flushed (nothing of before is given after): the next pictures are that keyframe's and on, the
+    /// sound from about there. Throws where libavformat cannot (the connection is then where it was, or
+    /// lost: the caller opens the file again).
+    func seek(toMedia media: Int64) throws(PullError) {
+        guard let context, let video else { throw PullError("closed") }
+        let target = av_rescale_q(media, AVRational(num: 1, den: 1_000_000_000), video.timeBase)
+        let sought = avformat_seek_file(context, video.index, Int64.min, target, target, 0)
+        guard sought >= 0 else { throw PullError(FFmpegError(call: "avformat_seek_file", code: sought).message) }
+        avcodec_flush_buffers(video.decoder.session.context)
+        if let audio { avcodec_flush_buffers(audio.codec.context) }
+        resampler = nil
+    }
+
     deinit {
         avformat_close_input(&context)
         if customIO != nil {
@@ -178,9 +195,11 @@ final class PullConnection {
 
     /// libavcodec's decoder for a stream, its parameters set, not yet opened (the caller sets its threads
     /// and flags, then opens it): the sound's here, the pictures' in `PullVideoDecoder`. `missing` is
-    /// added to the error when libavcodec has no decoder for it.
-    static func decoderSession(for parameters: UnsafeMutablePointer<AVCodecParameters>, name: String, missing: String = "") throws(PullError) -> CodecSession {
-        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
+    /// added to the error when libavcodec has no decoder for it; `preferring` names one to use instead of
+    /// libavcodec's default for the codec, where it has it.
+    static func decoderSession(for parameters: UnsafeMutablePointer<AVCodecParameters>, name: String, missing: String = "",
+                               preferring: String? = nil) throws(PullError) -> CodecSession {
+        guard let codec = preferring.flatMap({ avcodec_find_decoder_by_name($0) }) ?? avcodec_find_decoder(parameters.pointee.codec_id) else {
             throw PullError("libavcodec has no \(name) decoder\(missing)")
         }
         let session: CodecSession
@@ -324,6 +343,7 @@ final class PullInterrupt: Sendable {
     func resume() { stopping.store(false, ordering: .relaxed) }
     /// Ends the current connection (the next one is not affected once `answer` is called).
     func hangUp() { hungUp.store(true, ordering: .relaxed) }
+    var isHungUp: Bool { hungUp.load(ordering: .relaxed) }
     /// A new connection starts: a hang-up of the previous one no longer counts.
     func answer() { hungUp.store(false, ordering: .relaxed) }
     /// A blocking call from now on gives up after `seconds`.
@@ -334,66 +354,5 @@ final class PullInterrupt: Sendable {
             guard let opaque else { return 0 }
             return Unmanaged<PullInterrupt>.fromOpaque(opaque).takeUnretainedValue().isInterrupted ? 1 : 0
         }, opaque: Unmanaged.passUnretained(self).toOpaque())
-    }
-}
-
-/// libswresample from a decoded stream's rate, layout and sample format to the program's interleaved
-/// F32 (`AudioFormat`): 44.1 kHz mono AAC comes out 48 kHz stereo. A mono source is resampled as mono
-/// and put in every channel at its level (libswresample's own upmix would lower it by 3 dB: a phone's
-/// voice is not a centre speaker).
-final class AudioResampler {
-    private var context: OpaquePointer?
-    private let sampleRate: Int32, format: Int32, channels: Int32
-    private let output: AudioFormat
-    /// The channels libswresample writes: 1 for a mono source (copied to every channel after), else the output's.
-    private let resampledChannels: Int
-
-    init?(from frame: UnsafePointer<AVFrame>, to output: AudioFormat) {
-        self.output = output
-        sampleRate = frame.pointee.sample_rate
-        format = frame.pointee.format
-        channels = frame.pointee.ch_layout.nb_channels
-        resampledChannels = frame.pointee.ch_layout.nb_channels == 1 ? 1 : output.channels
-        var outLayout = AVChannelLayout()
-        av_channel_layout_default(&outLayout, Int32(resampledChannels))
-        var inLayout = AVChannelLayout()
-        // A shallow copy to point at (the frame's own stays its owner's; only `inLayout` is freed).
-        var frameLayout = frame.pointee.ch_layout
-        if av_channel_layout_check(&frameLayout) != 0 {
-            av_channel_layout_copy(&inLayout, &frameLayout)
-        } else {
-            av_channel_layout_default(&inLayout, max(1, channels))
-        }
-        defer { av_channel_layout_uninit(&inLayout); av_channel_layout_uninit(&outLayout) }
-        guard swr_alloc_set_opts2(&context, &outLayout, AV_SAMPLE_FMT_FLT, Int32(output.sampleRate),
-                                  &inLayout, AVSampleFormat(rawValue: format), sampleRate, 0, nil) >= 0,
-              swr_init(context) >= 0 else { swr_free(&context); return nil }
-    }
-
-    deinit { swr_free(&context) }
-
-    func matches(_ frame: UnsafePointer<AVFrame>) -> Bool {
-        frame.pointee.sample_rate == sampleRate && frame.pointee.format == format && frame.pointee.ch_layout.nb_channels == channels
-    }
-
-    /// The frame's samples at the output format, interleaved.
-    func convert(_ frame: UnsafePointer<AVFrame>) -> [Float]? {
-        let capacity = Int(swr_get_out_samples(context, frame.pointee.nb_samples))
-        guard capacity > 0 else { return nil }
-        var samples = [Float](repeating: 0, count: capacity * resampledChannels)
-        let produced = samples.withUnsafeMutableBytes { bytes -> Int32 in
-            var out: UnsafeMutablePointer<UInt8>? = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            // extended_data is `uint8_t **`; swr_convert reads it as `const uint8_t **`: the same pointers.
-            let input = UnsafeMutablePointer<UnsafePointer<UInt8>?>(OpaquePointer(frame.pointee.extended_data))
-            return swr_convert(context, &out, Int32(capacity), input, frame.pointee.nb_samples)
-        }
-        guard produced > 0 else { return nil }
-        samples.removeLast((capacity - Int(produced)) * resampledChannels)
-        guard resampledChannels == 1, output.channels > 1 else { return samples }
-        var spread = [Float](repeating: 0, count: samples.count * output.channels)
-        for (index, sample) in samples.enumerated() {
-            for channel in 0..<output.channels { spread[index * output.channels + channel] = sample }
-        }
-        return spread
     }
 }

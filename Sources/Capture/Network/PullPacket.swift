@@ -20,6 +20,12 @@ struct PullPacket {
     let duration: Int64
     var isKeyframe: Bool { codec?.isAudio == true || packet.pointee.flags & AV_PKT_FLAG_KEY != 0 }
 
+    /// A capture node's picture: its capture time, from the SEI before its slices (H.264 only).
+    var captureTime: CaptureTimeSEI? {
+        guard codec == .h264, let data = packet.pointee.data else { return nil }
+        return CaptureTimeSEI.find(inAnnexB: UnsafeBufferPointer(start: data, count: Int(max(0, packet.pointee.size))))
+    }
+
     /// The packet's bytes and times as a frame for an ISO's queue, mapped to this machine's clock by
     /// `offset` (`PullTimeline.mapping`), in the mapping's `epoch`.
     func compressedFrame(codec: CompressedCodec, arrival: UInt64, offset: Int64, epoch: Int) -> CompressedVideoFrame {
@@ -119,5 +125,25 @@ struct ADTSHeader: Equatable {
         let channels = (bytes[2] & 0x01) << 2 | bytes[3] >> 6
         guard frequency < 13, bytes[6] & 0x03 == 0, frameLength >= length else { return nil }
         audioSpecificConfig = [objectType << 3 | frequency >> 1, (frequency & 1) << 7 | channels << 3]
+    }
+}
+
+/// A node's pictures' capture times (`CaptureTimeSEI`) from their packets, kept by pts until the
+/// decoder gives the picture (pictures come out in presentation order, packets in decoding order).
+/// Bounded: a packet whose picture never comes (not decoded, or refused) is forgotten behind newer ones.
+struct CaptureStamps {
+    static let limit = 32
+    private var byPTS: [(pts: Int64, captureTime: Int64)] = []
+
+    mutating func note(pts: Int64, captureTime: Int64) {
+        guard pts != .min else { return }
+        if byPTS.count >= Self.limit { byPTS.removeFirst(byPTS.count - Self.limit + 1) }
+        byPTS.append((pts, captureTime))
+    }
+
+    /// The capture time of the picture at `pts` (nil when its packet had none), forgotten once taken.
+    mutating func take(pts: Int64) -> Int64? {
+        guard let index = byPTS.firstIndex(where: { $0.pts == pts }) else { return nil }
+        return byPTS.remove(at: index).captureTime
     }
 }

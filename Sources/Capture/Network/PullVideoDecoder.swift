@@ -48,8 +48,9 @@ final class PullVideoDecoder {
     /// False for a codec whose every picture stands alone (MJPEG): nothing to skip.
     private let predicts: Bool
 
-    init(parameters: UnsafeMutablePointer<AVCodecParameters>, name: String, decoding: NetworkDecoding) throws(PullError) {
-        session = try PullConnection.decoderSession(for: parameters, name: name, missing: ": this stream's video cannot be shown (send H.264 or HEVC)")
+    init(parameters: UnsafeMutablePointer<AVCodecParameters>, name: String, decoding: NetworkDecoding, preferring: String? = nil) throws(PullError) {
+        session = try PullConnection.decoderSession(for: parameters, name: name, missing: ": this stream's video cannot be shown (send H.264 or HEVC)",
+                                                    preferring: preferring)
         guard let transferred = av_frame_alloc() else { throw PullError("out of memory") }
         self.transferred = transferred
         let decoderName = session.context.pointee.codec.map { String(cString: $0.pointee.name) } ?? name

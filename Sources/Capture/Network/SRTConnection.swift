@@ -11,12 +11,20 @@ import StudioCore
 final class SRTConnection: Sendable {
     let socket: SRTSOCKET
     private let gate: SRTListener.Gate
+    /// A node camera's: when it last received (the listener lets a new call take a silent one's place).
+    private let heard: SRTListener.LastHeard?
     private let closed = Atomic<Bool>(false)
 
-    init(socket: SRTSOCKET, gate: SRTListener.Gate) {
+    init(socket: SRTSOCKET, gate: SRTListener.Gate, heard: SRTListener.LastHeard? = nil) {
         self.socket = socket
         self.gate = gate
+        self.heard = heard
         gate.connected.add(1, ordering: .relaxed)
+        // Blocking reads: an accepted socket inherits the listener's options, and the listener is
+        // non-blocking (its accept loop polls), which made every read return at once: a busy loop
+        // (libsrt throws and catches an exception per empty read) taking a core's third per camera.
+        var blocking: Int32 = 1
+        srt_setsockflag(socket, SRTO_RCVSYN, &blocking, Int32(MemoryLayout<Int32>.size))
         var timeout: Int32 = 200
         srt_setsockflag(socket, SRTO_RCVTIMEO, &timeout, Int32(MemoryLayout<Int32>.size))
     }
@@ -41,8 +49,12 @@ final class SRTConnection: Sendable {
     /// came within the receive timeout, nil when the connection is over.
     func receive(into buffer: UnsafeMutablePointer<CChar>, capacity: Int32) -> Int32? {
         let received = srt_recvmsg(socket, buffer, capacity)
-        if received > 0 { return received }
-        if received == SRT_ERROR, srt_getlasterror(nil) == SRT_EASYNCRCV.rawValue { return 0 }
+        if received > 0 {
+            heard?.note()
+            return received
+        }
+        // A blocking read's timeout is SRT_ETIMEOUT (SRT_EASYNCRCV: a non-blocking one's "nothing yet").
+        if received == SRT_ERROR, [SRT_ETIMEOUT.rawValue, SRT_EASYNCRCV.rawValue].contains(srt_getlasterror(nil)) { return 0 }
         return nil
     }
 }

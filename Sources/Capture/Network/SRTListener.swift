@@ -11,9 +11,22 @@ import StudioSystem
 /// spec and notes a refusal (copy only). The accept thread (`net.srt`) waits on an epoll with a short
 /// timeout, hands each accepted connection to its camera (a caller that comes back replaces its
 /// previous connection at once) and reports the refusals noted (log, history).
+///
+/// A capture node's camera (`pc2/cam1`, `SRTListenerSpec.nodes`) is made on the accept thread when it
+/// first connects (`makeNodeCamera`: named and reported to the discovery's `onAdded`, or held until the
+/// discovery starts), and kept: lost while its node is away, handed the node's next connection. A
+/// second connection for a node camera whose connection is still up is refused at the handshake
+/// (two nodes claiming one name); a caller of `callers:` still replaces its own.
 public final class SRTListener: Sendable {
     public let spec: SRTListenerSpec
     private let cameras: [CameraID: NetworkPullCamera]
+    /// Makes a node camera's object (the backend names it); its error refuses the connection.
+    public typealias NodeCameraMaker = @Sendable (CameraID) throws -> NetworkPullCamera
+    private let makeNodeCamera: NodeCameraMaker?
+    /// The node cameras made so far, where they go (the discovery's `onAdded`, once it starts), and
+    /// those made before it did.
+    private let nodeCameras = Mutex<(made: [CameraID: NetworkPullCamera], onAdded: (@Sendable (NetworkPullCamera) -> Void)?,
+                                     pending: [NetworkPullCamera])>(([:], nil, []))
     private let gate: Gate
     private let worker = WorkerThread()
     private let socket = Mutex<SRTSOCKET>(SRT_INVALID_SOCK)
@@ -25,12 +38,30 @@ public final class SRTListener: Sendable {
         let spec: SRTListenerSpec
         let refusals = Mutex<[(address: String, reason: String)]>([])
         let connected = Atomic<Int>(0)
+        /// Each node camera's newest connection and when it last received: a second one is refused while
+        /// it is up and not silent.
+        let nodeSockets = Mutex<[CameraID: (socket: SRTSOCKET, heard: LastHeard)]>([:])
+        /// A node camera's connection silent this long gives way to a new call under its name: its node
+        /// restarted (killed, or its machine), and SRT sees the peer gone only after its idle timeout
+        /// (5 s). A second node claiming a name that sends is refused: it sends 30 pictures a second.
+        static let silenceBeforeTakeover: UInt64 = 1_000_000_000
         init(spec: SRTListenerSpec) { self.spec = spec }
     }
 
-    public init(spec: SRTListenerSpec, cameras: [NetworkPullCamera], log: @escaping @Sendable (String) -> Void,
-                refused: @escaping @Sendable (_ address: String, _ reason: String) -> Void) {
+    /// When a connection last received a message (CLOCK_MONOTONIC ns; its call's admission before any).
+    final class LastHeard: Sendable {
+        private let time = Atomic<UInt64>(MonotonicClock.now())
+        func note() { time.store(MonotonicClock.now(), ordering: .relaxed) }
+        var silentNanoseconds: UInt64 {
+            let now = MonotonicClock.now(), last = time.load(ordering: .relaxed)
+            return now > last ? now - last : 0
+        }
+    }
+
+    public init(spec: SRTListenerSpec, cameras: [NetworkPullCamera], makeNodeCamera: NodeCameraMaker? = nil,
+                log: @escaping @Sendable (String) -> Void, refused: @escaping @Sendable (_ address: String, _ reason: String) -> Void) {
         self.spec = spec
+        self.makeNodeCamera = makeNodeCamera
         self.cameras = Dictionary(uniqueKeysWithValues: cameras.map { ($0.id, $0) })
         gate = Gate(spec: spec)
         self.log = log
@@ -45,7 +76,7 @@ public final class SRTListener: Sendable {
         var no: Int32 = 0, latency = Int32(spec.latencyMilliseconds)
         srt_setsockflag(listener, SRTO_RCVSYN, &no, Int32(MemoryLayout<Int32>.size))
         srt_setsockflag(listener, SRTO_LATENCY, &latency, Int32(MemoryLayout<Int32>.size))
-        guard var (address, length) = spec.listen.socketAddress else {
+        guard case (var address, let length)? = spec.listen.socketAddress else {
             srt_close(listener)
             throw CaptureError(camera: nil, message: "SRT: \(spec.listen.host) is no IP address")
         }
@@ -61,7 +92,39 @@ public final class SRTListener: Sendable {
         }, Unmanaged.passUnretained(gate).toOpaque())
         socket.withLock { $0 = listener }
         worker.start(name: "net.srt") { [self] in acceptLoop(listener) }
-        log("SRT listener on \(spec.listen) for \(spec.callers.map(\.name.name).joined(separator: ", "))")
+        let names = spec.callers.map(\.name.name) + spec.nodes.map { "\($0.name)\(SRTListenerSpec.nodeSeparator)*" }
+        log("SRT listener on \(spec.listen) for \(names.joined(separator: ", "))")
+    }
+
+    /// Node cameras go to `onAdded` from now on (those made before it, at once).
+    public func reportNodeCameras(to onAdded: @escaping @Sendable (NetworkPullCamera) -> Void) {
+        let pending = nodeCameras.withLock { state -> [NetworkPullCamera] in
+            state.onAdded = onAdded
+            defer { state.pending = [] }
+            return state.pending
+        }
+        for camera in pending { onAdded(camera) }
+    }
+
+    /// The camera a connection for `name` goes to: a caller's, or a node camera's (made the first time).
+    private func camera(for name: CameraID) -> NetworkPullCamera? {
+        if let camera = cameras[name] { return camera }
+        guard spec.node(of: name) != nil, let makeNodeCamera else { return nil }
+        if let made = nodeCameras.withLock({ $0.made[name] }) { return made }
+        let camera: NetworkPullCamera
+        do { camera = try makeNodeCamera(name) } catch {
+            log("SRT: node camera \(name.name) refused: \(error)")
+            refused(name.name, "\(error)")
+            return nil
+        }
+        let report = nodeCameras.withLock { state -> (@Sendable (NetworkPullCamera) -> Void)? in
+            state.made[name] = camera
+            if state.onAdded == nil { state.pending.append(camera) }
+            return state.onAdded
+        }
+        log("SRT: \(name.name) is a new camera of node \(spec.node(of: name)?.name ?? "?")")
+        report?(camera)
+        return camera
     }
 
     public func stop() {
@@ -98,11 +161,12 @@ public final class SRTListener: Sendable {
             let caller = withUnsafeMutablePointer(to: &peer) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { srt_accept(listener, $0, &length) } }
             guard caller != SRT_INVALID_SOCK else { continue }
             let streamID = Self.streamID(of: caller)
-            guard let name = spec.caller(forStreamID: streamID), let camera = cameras[name] else {
+            guard let name = spec.caller(forStreamID: streamID), let camera = camera(for: name) else {
                 srt_close(caller)
                 continue
             }
-            camera.publishStarted(srt: SRTConnection(socket: caller, gate: gate), from: Self.describe(peer))
+            let heard = gate.nodeSockets.withLock { $0[name].flatMap { $0.socket == caller ? $0.heard : nil } }
+            camera.publishStarted(srt: SRTConnection(socket: caller, gate: gate, heard: heard), from: Self.describe(peer))
         }
     }
 
@@ -138,9 +202,22 @@ extension SRTListener.Gate {
         }
         guard let name = spec.caller(forStreamID: id) else {
             srt_setrejectreason(accepted, csrt_reject_forbidden())
-            let shown = id.isEmpty ? "no stream id" : "an unknown stream id"
-            refusals.withLock { $0.append((address, shown)) }
+            let reason = spec.refusal(ofStreamID: id) ?? "an unknown stream id"
+            refusals.withLock { $0.append((address, reason)) }
             return -1
+        }
+        if spec.node(of: name) != nil {
+            let taken = nodeSockets.withLock { sockets -> Bool in
+                if let previous = sockets[name], srt_getsockstate(previous.socket) == SRTS_CONNECTED,
+                   previous.heard.silentNanoseconds < Self.silenceBeforeTakeover { return true }
+                sockets[name] = (accepted, SRTListener.LastHeard())
+                return false
+            }
+            guard !taken else {
+                srt_setrejectreason(accepted, csrt_reject_conflict())
+                refusals.withLock { $0.append((address, "\(name.name) is connected already (a second node claiming its name?)")) }
+                return -1
+            }
         }
         if let passphrase = spec.passphrase(for: name) {
             _ = passphrase.withCString { srt_setsockflag(accepted, SRTO_PASSPHRASE, $0, Int32(strlen($0))) }

@@ -73,9 +73,10 @@ public enum PipeWireVideoFormats {
         table.first { $0.spa == spaFormat }?.pixel
     }
 
-    /// The SPA format to ask for to receive `pixelFormat` (the row's first: BGRx for bgra, what cameras send).
+    /// The SPA format to ask for to receive `pixelFormat` (the row's first: BGRx for bgra, what cameras
+    /// send); `SPA_VIDEO_FORMAT_UNKNOWN` (0) for a format no camera delivers (yuva420p, a player's).
     public static func spaFormat(for pixelFormat: PixelFormat) -> UInt32 {
-        pixelFormat.row.pipeWire[0].spaID
+        pixelFormat.row.pipeWire.first?.spaID ?? 0
     }
 
     public static func name(spaFormat: UInt32) -> String {

@@ -21,8 +21,9 @@ struct PlayerDeck {
     private var lastTick: Int64 = -1
     /// Where the timeline is: the time of the last tick played (cued: 0, where play starts).
     private var position: Int64 = 0
-    /// The play on screen: its number, item, where on the timeline it started, its length.
-    private var current: (play: Int, item: Int, start: Int64, length: Int64?)?
+    /// The play on screen: its number, item, where on the timeline its item starts (its time 0), its
+    /// length, and the time it was played from (its start, or where it was cued or sought to).
+    private var current: (play: Int, item: Int, start: Int64, length: Int64?, from: Int64)?
     private var held: VideoFrame?
     private var black: VideoFrame?
     private var sequence: UInt64 = 0
@@ -141,39 +142,54 @@ struct PlayerDeck {
         current = nil
         position = 0
         state = .cued
+        // Sought by libavformat to the keyframe before `offset` (or read forward from the start where
+        // the file cannot seek), then decoded on to it: the picture there is the first in the queue.
+        if offset > 0 { reader.seek(to: offset) }
         fill()
-        let start = queue.first?.time ?? 0
-        if offset > 0 { skip(to: start + offset) }
+        // A restarted reader's timeline starts at 0.
+        let at = offset > 0 ? skip(to: offset) : nil
         if let first = queue.first(where: { if case .picture = $0.content { true } else { false } }), case .picture(let frame) = first.content {
             held = frame
-            current = (first.play, first.item, start, first.length)
-            position = first.time
+            current = (first.play, first.item, 0, first.length, at ?? first.time)
+            position = at ?? first.time
         }
         lastTick = -1
     }
 
-    /// Reads on from the item's start to `time` on the timeline, dropping what comes before it: the
-    /// picture at or after it first in the queue (or, past the item's end, its last picture). The
-    /// picture on screen is published again at each tick meanwhile, so a long read is no loss.
-    private mutating func skip(to time: Int64) {
+    /// Reads on to `time` on the timeline (from the keyframe the reader sought, or from the item's
+    /// start), dropping what comes before it: the picture shown at that time first in the queue (the one
+    /// at it, else the one before it; past the item's end, its last), the sound from it (a span across it
+    /// cut there). Returns where that puts the timeline (the time, or the last picture's past the end).
+    /// The picture on screen is published again at each tick meanwhile, so a long read is no loss.
+    private mutating func skip(to time: Int64) -> Int64 {
         var last: PlayerEntry?
         var published = camera.clock.now()
+        func isPicture(_ entry: PlayerEntry) -> Bool { if case .picture = entry.content { true } else { false } }
+        func isEnd(_ entry: PlayerEntry) -> Bool { if case .itemEnd = entry.content { true } else { false } }
         while true {
             let now = camera.clock.now()
             if now >= published + UInt64(interval) {
                 publishHeld(at: now)
                 published = now
             }
-            while let first = queue.first, first.time + 1_000_000 < time {
-                if case .itemEnd = first.content { break }
-                if case .picture = first.content { last = first }
+            var cut: PlayerEntry?
+            while let first = queue.first, first.time + 1_000_000 < time, !isEnd(first) {
                 queue.removeFirst()
+                if isPicture(first) { last = first }
+                cut = first.soundHeard(from: time, format: camera.sound.format) ?? cut
             }
-            if let first = queue.first, first.time + 1_000_000 >= time || { if case .itemEnd = first.content { true } else { false } }() { break }
+            if let cut { queue.insert(cut, at: queue.firstIndex { $0.time >= time } ?? queue.count) }
+            // What is left is at or after the time, up to the item's end: done once a picture or the end is read.
+            if queue.contains(where: { isPicture($0) || isEnd($0) }) { break }
             if reader.isFinished || camera.worker.isStopRequested { break }
             fill()
         }
-        if let last, queue.first.map({ if case .picture = $0.content { false } else { true } }) ?? true { queue.insert(last, at: 0) }
+        let next = queue.first { isPicture($0) || isEnd($0) }
+        if let next, isPicture(next), next.time <= time + 1_000_000 { return next.time }
+        guard let last else { return next?.time ?? time }
+        queue.insert(last, at: 0)
+        // Between two pictures (or within the last one's length): the earlier is the one at the time.
+        return next.map { $0.time > time } == true ? time : last.time
     }
 
     // MARK: Playing
@@ -248,7 +264,7 @@ struct PlayerDeck {
     private var playStarted = false
 
     private mutating func startPlay(_ entry: PlayerEntry) {
-        current = (entry.play, entry.item, entry.time, entry.length)
+        current = (entry.play, entry.item, entry.itemStart, entry.length, entry.time)
         playStarted = true
         var details = ["item": PlayerSpec.itemName(camera.playerSpec.items[entry.item]), "item_number": "\(entry.item + 1)"]
         if let length = entry.length { details["duration_ms"] = "\(length / 1_000_000)" }
@@ -260,7 +276,7 @@ struct PlayerDeck {
         playStarted = false
         camera.emit(StudioEvent(kind: .clipEnded, camera: camera.id, details: [
             "item": PlayerSpec.itemName(camera.playerSpec.items[current.item]), "item_number": "\(current.item + 1)",
-            "duration_ms": "\(max(0, time - current.start) / 1_000_000)", "how": how,
+            "duration_ms": "\(max(0, time - current.from) / 1_000_000)", "how": how,
         ]))
     }
 
@@ -283,9 +299,11 @@ struct PlayerDeck {
 
     private mutating func fill() {
         var pictures = queue.count { if case .picture = $0.content { true } else { false } }
+        var decoded: UInt64 = 0
+        defer { if decoded > 0 { camera.shared.withLock { $0.statistics.framesDecodedFull += decoded } } }
         while pictures < PlayerCamera.queuedPictures, queue.count < 512, !reader.isFinished, !camera.worker.isStopRequested {
             for entry in reader.readMore() {
-                if case .picture = entry.content { pictures += 1 }
+                if case .picture = entry.content { (pictures, decoded) = (pictures + 1, decoded + 1) }
                 // An item lasts until its last picture ends: its sound past that is not heard (a loop or
                 // the next item follows there).
                 if case .itemEnd = entry.content {

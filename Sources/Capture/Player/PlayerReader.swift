@@ -22,6 +22,16 @@ struct PlayerEntry {
     var play: Int
     /// The item's length where known (its container's, a still's time), for `clip_started` and the status.
     var length: Int64? = nil
+    /// Where on the timeline the item's time 0 is (a play from a cue or seek starts later).
+    var itemStart: Int64 = 0
+
+    /// A sound span across `time`: its part heard from `time` on, at `time` (nil: not sound, or not across it).
+    func soundHeard(from time: Int64, format: AudioFormat) -> PlayerEntry? {
+        guard case .audio(let samples) = content else { return nil }
+        let cut = Int((time - self.time) * Int64(format.sampleRate) / 1_000_000_000) * max(1, format.channels)
+        guard cut > 0, cut < samples.count else { return nil }
+        return PlayerEntry(content: .audio(Array(samples[cut...])), time: time, item: item, play: play, length: length, itemStart: itemStart)
+    }
 }
 
 /// Walks a player's items as its `end` says, decoding ahead: a video file through the network cameras'
@@ -48,8 +58,12 @@ final class PlayerReader {
     private(set) var isFinished = false
     /// The item's length, where known (the container's, or a still's time), for the status.
     private(set) var itemLength: Int64?
-    /// Files that broke on air, logged once each.
+    /// Files that broke on air, logged once each; and those that could not seek, logged once each.
     private var reported = Set<Int>()
+    private var unseekable = Set<Int>()
+    /// What a seek read to find its first picture, given by the next `readMore` (and the item's end,
+    /// if it came first).
+    private var pending: (entries: [PlayerEntry], end: PullError?) = ([], nil)
 
     init(spec: PlayerSpec, log: @escaping @Sendable (String) -> Void) {
         self.spec = spec
@@ -108,6 +122,7 @@ final class PlayerReader {
         lastPicture = nil
         pictures = 0
         connection = nil
+        pending = ([], nil)
         let path = spec.items[index]
         do {
             let opened = try Self.open(path)
@@ -120,10 +135,75 @@ final class PlayerReader {
         }
     }
 
+    /// Moves the item just started (`restart`) to `offset` ns into it: libavformat to the video's keyframe
+    /// at or before it (`PullConnection.seek`), so that `readMore` gives the entries from that keyframe
+    /// on (the deck drops those before `offset`); the time taken is the decoding of one keyframe's
+    /// pictures, not of the file up to there. Where the file cannot seek (libavformat refuses, the
+    /// keyframe it finds is after the time even sought a few seconds earlier, or there is no picture
+    /// there: a truncated file's missing part) the item is read again from its start, forward to the
+    /// time, said once in the log. False then, and for a still (its one picture) or a broken file.
+    @discardableResult
+    func seek(to offset: Int64) -> Bool {
+        let path = spec.items[item]
+        guard offset > 0, !Self.isStill(path), !isFinished else { return false }
+        // The item's first picture: its media time is the item's 0.
+        while zero == nil, pending.end == nil, let connection {
+            let (_, end) = decode(connection)
+            pending.end = end
+        }
+        guard let zero, pending.end == nil else { return false }
+        let time = base + offset
+        var reason = "no picture there"
+        // A keyframe found after the time (an index by decoding time, a B-frame's shift): sought again
+        // earlier.
+        for back: Int64 in [0, 1, 2, 4] {
+            guard let connection else { break }
+            do { try connection.seek(toMedia: zero + offset - back * 1_000_000_000) } catch {
+                reason = error.description
+                break
+            }
+            let found = firstPicture(connection)
+            guard let first = found.time else { break }
+            if first <= time + 1_000_000 {
+                pending = (found.entries, found.end)
+                return true
+            }
+            reason = "the keyframe it found is at \(first / 1_000_000) ms"
+        }
+        if unseekable.insert(item).inserted {
+            log("warning: \(spec.name.name): \(path) cannot seek to \(offset / 1_000_000) ms (\(reason)); reading it from its start to there instead")
+        }
+        start(item)
+        return false
+    }
+
+    /// What the connection gives up to its first picture: the entries, that picture's time, and the end
+    /// if the item ended (nil time: no picture came before the end, or in 1000 packets).
+    private func firstPicture(_ connection: PullConnection) -> (entries: [PlayerEntry], time: Int64?, end: PullError?) {
+        var read: [PlayerEntry] = []
+        for _ in 0..<1_000 {
+            let (entries, end) = decode(connection)
+            read += entries
+            let first = read.first { if case .picture = $0.content { true } else { false } }
+            if first != nil || end != nil { return (read, first?.time, end) }
+        }
+        return (read, nil, nil)
+    }
+
     /// Reads and decodes one packet (or ends the item): the entries it gave, in time order.
     func readMore() -> [PlayerEntry] {
         guard !isFinished else { return [] }
+        if !pending.entries.isEmpty || pending.end != nil {
+            defer { pending = ([], nil) }
+            return pending.entries + (pending.end.map(endOfItem) ?? [])
+        }
         guard let connection else { return finish(how: "truncated") }
+        let (entries, end) = decode(connection)
+        return end.map { entries + endOfItem($0) } ?? entries
+    }
+
+    /// One packet's entries, and the error that ended the item if it did (the decoder drained then).
+    private func decode(_ connection: PullConnection) -> (entries: [PlayerEntry], end: PullError?) {
         var entries: [PlayerEntry] = []
         let body: (PullConnection.Item) -> Void = { [self] item in
             switch item {
@@ -143,20 +223,25 @@ final class PlayerReader {
             try connection.readAndDecode(body)
         } catch {
             connection.drain(body)
-            return entries + endOfItem(error)
+            return (entries, error)
         }
-        return entries
+        return (entries, nil)
     }
 
     private func entry(_ content: PlayerEntry.Content, media: Int64) -> PlayerEntry {
-        PlayerEntry(content: content, time: base + max(0, media - (zero ?? media)), item: item, play: play, length: itemLength)
+        PlayerEntry(content: content, time: base + max(0, media - (zero ?? media)), item: item, play: play, length: itemLength, itemStart: base)
     }
 
+    /// The decoded picture as I420, or as yuva420p (I420 and its alpha plane, one libswscale pass) when
+    /// its format has alpha (ProRes 4444, qtrle or PNG as argb/rgba, VP9 with alpha, a PNG still with
+    /// transparency): a scene keys it over the layers below, the program full screen shows it over black.
+    /// An item without alpha costs one look-up of its format's flags more than before.
     private func convert(_ decoded: UnsafeMutablePointer<AVFrame>) -> VideoFrame? {
         let width = Int(decoded.pointee.width), height = Int(decoded.pointee.height)
-        let bytes = VideoFrame.byteCount(format: .i420, width: width, height: height)
+        let format: PixelFormat = hasAlpha(AVPixelFormat(rawValue: decoded.pointee.format)) ? .yuva420p : .i420
+        let bytes = VideoFrame.byteCount(format: format, width: width, height: height)
         if pool?.capacity != bytes { pool = FramePool(capacity: bytes, limit: PlayerCamera.queuedPictures + 4) }
-        let frame = VideoFrame.allocate(format: .i420, width: width, height: height, pool: pool, captureTime: 0, sequence: 0)
+        let frame = VideoFrame.allocate(format: format, width: width, height: height, pool: pool, captureTime: 0, sequence: 0)
         return (try? converter.convert(decoded, into: frame)) != nil ? frame : nil
     }
 

@@ -26,13 +26,15 @@ public final class TestPatternCamera: Camera {
     ///   - clock: paces the frames and stamps their capture time (tests pass a `ManualClock`).
     ///   - stampsCaptureTime: draw each frame's capture time into it as a `CaptureStamp` bar code (for
     ///     measuring latency at a receiver).
+    ///   - wallTime: a capture time (of `clock`) on the wall clock in µs, for the sync strip
+    ///     (`syncRegion`); nil: the real wall clock (`WallClock.system`). Tests with a `ManualClock` give theirs.
     ///   - noise: camera-like sensor noise of this amplitude on every frame (`SensorNoise`, 0: none), the
     ///     same sequence for the same camera name every run (`renderFrames` makes the same pictures).
     /// - Throws: `CaptureError` unless the format is I420 or NV12 with an even size of at least 16x16 and
     ///   a frame rate between 1 and 240.
     public init(id: CameraID, format: CameraFormat = TestPatternCamera.defaultFormat, identity: String? = nil,
                 displayName: String? = nil, clock: any Clock = .monotonic, stampsCaptureTime: Bool = false,
-                noise: Int = 0) throws(CaptureError) {
+                noise: Int = 0, wallTime: (@Sendable (UInt64) -> Int64)? = nil) throws(CaptureError) {
         guard format.pixelFormat == .i420 || format.pixelFormat == .nv12 else {
             throw CaptureError(camera: id, message: "test pattern renders i420 or nv12, not \(format.pixelFormat.rawValue)")
         }
@@ -48,7 +50,7 @@ public final class TestPatternCamera: Camera {
         self.format = format
         self.identity = identity ?? "test-pattern:\(id.name)"
         self.displayName = displayName ?? "Test pattern \(id.name)"
-        core = Core(id: id, format: format, frames: frames, clock: clock, stampsCaptureTime: stampsCaptureTime, noise: noise)
+        core = Core(id: id, format: format, frames: frames, clock: clock, stampsCaptureTime: stampsCaptureTime, noise: noise, wallTime: wallTime)
     }
 
     deinit { core.requestStop() }
@@ -84,10 +86,13 @@ extension TestPatternCamera {
         let clock: any Clock
         let stampsCaptureTime: Bool
         let noise: Int
+        let wallTime: (@Sendable (UInt64) -> Int64)?
         private let shared = Mutex(Snapshot())
         private let worker = WorkerThread()
 
-        init(id: CameraID, format: CameraFormat, frames: LatestValue<VideoFrame>, clock: any Clock, stampsCaptureTime: Bool, noise: Int) {
+        init(id: CameraID, format: CameraFormat, frames: LatestValue<VideoFrame>, clock: any Clock, stampsCaptureTime: Bool, noise: Int,
+             wallTime: (@Sendable (UInt64) -> Int64)?) {
+            self.wallTime = wallTime
             self.id = id
             self.noise = noise
             self.stampsCaptureTime = stampsCaptureTime
@@ -121,7 +126,8 @@ extension TestPatternCamera {
         private var stopping: Bool { worker.isStopRequested }
 
         private func run() {
-            let picture = TestPatternPicture(camera: id, format: format, stampsCaptureTime: stampsCaptureTime)
+            let picture = wallTime.map { TestPatternPicture(camera: id, format: format, stampsCaptureTime: stampsCaptureTime, wallTime: $0) }
+                ?? TestPatternPicture(camera: id, format: format, stampsCaptureTime: stampsCaptureTime)
             var noisy = TestPatternCamera.NoisyFrames(camera: id, format: format, amplitude: noise)
             let grid = FrameGrid(origin: clock.now(), rate: format.frameRate)
             var tick: Int64 = 0

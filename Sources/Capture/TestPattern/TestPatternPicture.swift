@@ -1,5 +1,6 @@
 import FrameDrawing
 import StudioCore
+import StudioSystem
 
 /// Layout and colours of the test-pattern picture, in fractions of the frame (any size):
 ///
@@ -8,10 +9,17 @@ import StudioCore
 ///     | IDENT  +-----------------------------------------+
 ///     | BLOCK  | sweep strip, a white box moving -> 0.10 |
 ///     | (cam   +-----------------------------------------+
-///     | colour)| CAM1                         (name)     |
+///     | colour)| CAM1          (name) 0.55 | sync  0.20 |
 ///     |        | 00:00:12:07                  (timecode) |
 ///     +--------+-----------------------------------------+
 ///       0.25                     0.75
+///
+/// The sync strip (`syncRegion`, black otherwise) marks the one frame whose capture time first reaches
+/// each whole second of the real wall clock (CLOCK_REALTIME, `WallClock.system`: never a node's injected
+/// shift), like a clapperboard: its first cell (`syncCells[0]`) is white, and the three others say the
+/// second modulo 8 in binary (cell 1 its lowest bit), so two cameras' files, decoded, show the same
+/// wall-clock second (`syncMark(in:)`) even when their clocks are whole seconds apart. That is how their
+/// placement on one timeline is checked.
 extension TestPatternCamera {
     /// The ident block: the left quarter of the frame, full height, filled with `identColor(for:)`.
     public static let identRegion = RelativeRect(x: 0, y: 0, width: 0.25, height: 1)
@@ -19,7 +27,14 @@ extension TestPatternCamera {
     /// The strip the moving box sweeps across (once every two seconds, left to right).
     public static let sweepRegion = RelativeRect(x: 0.25, y: 0.55, width: 0.75, height: 0.10)
     /// Where the camera's name is written (white on black).
-    public static let nameRegion = RelativeRect(x: 0.25, y: 0.65, width: 0.75, height: 0.17)
+    public static let nameRegion = RelativeRect(x: 0.25, y: 0.65, width: 0.55, height: 0.17)
+    /// The sync strip: on the first frame of each wall-clock second, its marker cell white and its three
+    /// bit cells the second modulo 8; black on the others.
+    public static let syncRegion = RelativeRect(x: 0.80, y: 0.65, width: 0.20, height: 0.17)
+    /// The strip's four cells, left to right: the marker, then bits 0, 1 and 2 of the second modulo 8.
+    public static let syncCells: [RelativeRect] = (0..<4).map { index in
+        RelativeRect(x: syncRegion.x + syncRegion.width * Double(index) / 4, y: syncRegion.y, width: syncRegion.width / 4, height: syncRegion.height)
+    }
     /// Where the running timecode HH:MM:SS:FF is written (white on black).
     public static let timecodeRegion = RelativeRect(x: 0.25, y: 0.82, width: 0.75, height: 0.18)
 
@@ -54,6 +69,20 @@ extension TestPatternCamera {
         return camera(showing: color, among: candidates, tolerance: tolerance)
     }
 
+    /// The wall-clock second modulo 8 a frame (decoded, any size) marks with the sync strip; nil for a
+    /// frame without it (judged by the centre of each of `syncCells`).
+    public static func syncMark(in frame: VideoFrame) -> Int? {
+        let colors = syncCells.compactMap { frame.averageColor(in: $0.centre(0.6)) }
+        return colors.count == syncCells.count ? syncMark(showing: colors) : nil
+    }
+
+    /// The second modulo 8 that colours sampled from the centres of `syncCells` (in order) mark: nil
+    /// unless the marker cell is white.
+    public static func syncMark(showing colors: [YUVColor]) -> Int? {
+        guard colors.count == syncCells.count, colors[0].y >= 128 else { return nil }
+        return (1..<4).reduce(0) { mark, bit in colors[bit].y >= 128 ? mark | 1 << (bit - 1) : mark }
+    }
+
     /// `HH:MM:SS:FF` of frame `frame` at `framesPerSecond` (non-drop-frame).
     public static func timecode(frame: Int64, framesPerSecond: Int) -> String {
         let fps = Int64(max(1, framesPerSecond))
@@ -78,6 +107,12 @@ final class TestPatternPicture {
     private let timecodeRows: Range<Int>
     /// Draw the capture time as a `CaptureStamp` bar code (at the bottom of the colour bars).
     private let stampsCaptureTime: Bool
+    private let sync: PixelRect
+    private let syncCells: [PixelRect]
+    /// A capture time (CLOCK_MONOTONIC ns, or the test's clock) on the wall clock, in µs.
+    private let wallTime: (UInt64) -> Int64
+    /// The wall-clock second of the last frame rendered (nil before the first).
+    private var lastSecond: Int64?
 
     static let barColors: [YUVColor] = [
         YUVColor(red: 191, green: 191, blue: 191), YUVColor(red: 191, green: 191, blue: 0),
@@ -89,7 +124,10 @@ final class TestPatternPicture {
     static let boxColor = YUVColor.white
     static let textColor = YUVColor.white
 
-    init(camera: CameraID, format: CameraFormat, stampsCaptureTime: Bool = false) {
+    /// - Parameter wallTime: a capture time on the wall clock (µs); the real one (`WallClock.system`) by default.
+    init(camera: CameraID, format: CameraFormat, stampsCaptureTime: Bool = false,
+         wallTime: @escaping (UInt64) -> Int64 = { WallClock.system.time(ofMonotonic: $0) }) {
+        self.wallTime = wallTime
         self.format = format
         self.stampsCaptureTime = stampsCaptureTime
         let w = format.width, h = format.height
@@ -103,6 +141,8 @@ final class TestPatternPicture {
             let x1 = index == Self.barColors.count - 1 ? bars.maxX : bars.x + ((bars.width * (index + 1) / Self.barColors.count) & ~1)
             background.fill(PixelRect(x: x0, y: bars.y, width: x1 - x0, height: bars.height), with: color)
         }
+        sync = TestPatternCamera.syncRegion.pixelRect(width: w, height: h)
+        syncCells = TestPatternCamera.syncCells.map { $0.pixelRect(width: w, height: h) }
         sweep = TestPatternCamera.sweepRegion.pixelRect(width: w, height: h)
         background.fill(sweep, with: Self.stripColor)
         boxWidth = max(2, (sweep.width / 12) & ~1)
@@ -142,6 +182,14 @@ final class TestPatternPicture {
         frame.fill(PixelRect(x: x, y: sweep.y, width: boxWidth, height: sweep.height), with: Self.boxColor)
         frame.drawText(TestPatternCamera.timecode(frame: tick, framesPerSecond: framesPerSecond),
                        x: timecodeOrigin.x, y: timecodeOrigin.y, scale: timecodeScale, color: Self.textColor)
+        // Drawn on every frame (a recycled buffer may hold an earlier white strip): a small rectangle.
+        let second = wallTime(captureTime) / 1_000_000
+        frame.fill(sync, with: .black)
+        if let lastSecond, second > lastSecond {
+            frame.fill(syncCells[0], with: Self.boxColor)
+            for bit in 0..<3 where (second >> Int64(bit)) & 1 == 1 { frame.fill(syncCells[bit + 1], with: Self.boxColor) }
+        }
+        lastSecond = second
         if stampsCaptureTime { CaptureStamp.draw(captureTime, into: frame) }
         return frame
     }

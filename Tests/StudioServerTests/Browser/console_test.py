@@ -5,6 +5,7 @@ Usage: console_test.py URL SCREENSHOT.png [SCENE]
        console_test.py --lost CAMERA URL READY_FILE
        console_test.py --history SESSION URL SCREENSHOT.png
        console_test.py --player NAME URL SCREENSHOT.png
+       console_test.py --tally CAMERA URL READY_FILE
 Run by BrowserConsoleTests (Tests/StudioServerTests), which starts the real server and checks what this
 reports, on stdout, as one JSON object.
 
@@ -22,6 +23,10 @@ data-state="lost" (the test unplugs the camera after READY_FILE appears); report
 play, and waits for the countdown to run down by a second; reports
   cued: {item, state, remaining, countdown}   the row's fields and the tile's countdown before play
   playing: [before, after]      the countdown once the row says playing, and a second later
+
+--tally (a node of cam1 and cam2 following its switcher): once CAMERA's tile is on program and the
+other's not, creates READY_FILE and waits for the reverse (the test switches the switcher); reports
+  flipped_at_ms                 when the page showed the other camera on program (ms since the epoch)
 
 Otherwise:
   colours: {camera: [r, g, b]}  the mean colour of each camera tile's ident block, read from the <img>'s
@@ -67,8 +72,9 @@ from selenium.webdriver.support.ui import Select
 LOST = sys.argv[2] if sys.argv[1] == "--lost" else None
 HISTORY = sys.argv[2] if sys.argv[1] == "--history" else None
 PLAYER = sys.argv[2] if sys.argv[1] == "--player" else None
-URL, OUTPUT = (sys.argv[3], sys.argv[4]) if LOST or HISTORY or PLAYER else (sys.argv[1], sys.argv[2])
-SCENE = sys.argv[3] if not LOST and not HISTORY and not PLAYER and len(sys.argv) > 3 else None
+TALLY = sys.argv[2] if sys.argv[1] == "--tally" else None
+URL, OUTPUT = (sys.argv[3], sys.argv[4]) if LOST or HISTORY or PLAYER or TALLY else (sys.argv[1], sys.argv[2])
+SCENE = sys.argv[3] if not LOST and not HISTORY and not PLAYER and not TALLY and len(sys.argv) > 3 else None
 CAMERAS = ["cam1", "cam2", "cam3"]
 
 
@@ -136,6 +142,16 @@ try:
         print(json.dumps(result))
         sys.exit(0)
     tile = lambda camera: driver.find_element(By.CSS_SELECTOR, f'#tiles [data-camera="{camera}"]')
+
+    if TALLY:
+        other = "cam1" if TALLY == "cam2" else "cam2"
+        lit = lambda on, off: tile(on).get_attribute("data-tally") == "program" and tile(off).get_attribute("data-tally") == "none"
+        wait(f"{TALLY}'s tile on program and {other}'s not", lambda: lit(TALLY, other), seconds=30)
+        open(OUTPUT, "w").close()
+        wait(f"{other}'s tile on program and {TALLY}'s not", lambda: lit(other, TALLY), seconds=30)
+        result["flipped_at_ms"] = driver.execute_script("return Date.now()")
+        print(json.dumps(result))
+        sys.exit(0)
 
     # Every camera's tile, live, with a picture shown.
     for camera in CAMERAS:

@@ -430,11 +430,11 @@ class Surfaces:
         self.usage = self.cli_usage()
 
     def cli_usage(self):
-        """Commands and their flags from `studio help` (those that would start something or never end left out)."""
+        """Commands and their flags from `studio help` (those that would start something, never end, or write files left out)."""
         text = subprocess.run([self.binary, "help"], capture_output=True, text=True, timeout=DEADLINE).stdout
         usage = {}
         for name, rest in re.findall(r"^  studio ([a-z]+)(.*)$", text, re.M):
-            if name not in ("serve", "doctor", "watch", "transcode", "export", "help"):
+            if name not in ("serve", "doctor", "watch", "transcode", "export", "collect", "help"):
                 usage[name] = sorted(set(re.findall(r"--[a-z-]+", rest)))
         return usage
 
