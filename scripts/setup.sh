@@ -79,3 +79,11 @@ if ! "$otio_venv/bin/python" -c 'import opentimelineio' >/dev/null 2>&1; then
     echo "setup: WARNING: could not install opentimelineio into $otio_venv; the OTIO export test will be skipped" >&2
   fi
 fi
+# test: OpenTimelineIO's own FCPXML reader (its `fcpx_xml` adapter plugin), in the same venv: the FCPXML
+# export's capture-node lanes are read back with it (FCPXMLNodeLanesTests). Left as it is once it imports.
+if "$otio_venv/bin/python" -c 'import opentimelineio' >/dev/null 2>&1 &&
+   ! "$otio_venv/bin/python" -c 'import otio_fcpx_xml_adapter' >/dev/null 2>&1; then
+  echo "setup: installing otio-fcpx-xml-adapter into $otio_venv"
+  "$otio_venv/bin/python" -m pip install --quiet --disable-pip-version-check 'otio-fcpx-xml-adapter==1.0.0' ||
+    echo "setup: WARNING: could not install otio-fcpx-xml-adapter into $otio_venv; the FCPXML read-back test will be skipped" >&2
+fi

@@ -13,7 +13,7 @@ public enum ExportFormat: String, Sendable, CaseIterable {
     public var summary: String {
         switch self {
         case .edl: "CMX3600 edit decision list (one video track, reels of at most 8 characters, dissolves and wipes)"
-        case .fcpxml: "Final Cut Pro XML 1.10 (assets with file URLs, a spine of asset-clips and transitions)"
+        case .fcpxml: "Final Cut Pro XML 1.10 (assets with file URLs, a spine of asset-clips and transitions, capture nodes' ISO files on lanes)"
         case .otio: "OpenTimelineIO JSON (a Timeline with one video Track of Clips and Transitions)"
         case .csv: "one row per program interval: source, from, to, duration, how it ended, file"
         }

@@ -29,6 +29,14 @@ enum CutListInterchange {
             lines.append("            <media-rep kind=\"original-media\" src=\"\(Markup.escaped(media.url))\"/>")
             lines.append("        </asset>")
         }
+        let lanes = nodeLanes(list)
+        for lane in lanes where lane.asset >= list.media.count {
+            let media = lane.media
+            lines.append("        <asset id=\"\(assetID(lane.asset))\" name=\"\(Markup.escaped(media.collectedPath))\" start=\"\(time(media.sourceStart))\""
+                         + " duration=\"\(time(media.duration))\" hasVideo=\"1\" hasAudio=\"1\" videoSources=\"1\" audioSources=\"1\" audioChannels=\"2\" audioRate=\"48000\">")
+            lines.append("            <media-rep kind=\"original-media\" src=\"\(Markup.escaped(media.collectedPath))\"/>")
+            lines.append("        </asset>")
+        }
         let start = list.timelineStart + list.programStart
         lines += ["    </resources>", "    <library>", "        <event name=\"\(Markup.escaped(list.title))\">",
                   "            <project name=\"\(Markup.escaped(list.title))\">",
@@ -36,7 +44,7 @@ enum CutListInterchange {
                   + " tcFormat=\"NDF\" audioLayout=\"stereo\" audioRate=\"48k\">",
                   "                    <spine>"]
         let indent = String(repeating: " ", count: 24)
-        for clip in list.timelineClips {
+        for (index, clip) in list.timelineClips.enumerated() {
             guard let media = clip.media else { continue }
             if let transition = clip.incoming {
                 lines.append(indent + "<transition name=\"\(transitionName(transition.kind))\" offset=\"\(time(list.timelineStart + clip.from))\""
@@ -44,13 +52,17 @@ enum CutListInterchange {
             }
             let head = indent + "<asset-clip ref=\"\(assetID(media))\" offset=\"\(time(list.timelineStart + clip.from))\" name=\"\(Markup.escaped(clip.source))\""
                 + " start=\"\(time(list.source(of: clip)))\" duration=\"\(time(clip.duration))\" tcFormat=\"NDF\""
-            if let note = clip.note {
-                lines.append(head + ">")
-                lines.append(indent + "    <marker start=\"\(time(list.source(of: clip)))\" duration=\"\(frameDuration)\" value=\"\(Markup.escaped(note))\"/>")
-                lines.append(indent + "</asset-clip>")
-            } else {
-                lines.append(head + "/>")
+            // The node files whose first frame falls in this clip, connected to it (before its marker, as
+            // the DTD orders them): `offset` in the clip's own time (its source time at that frame).
+            var inner = lanes.filter { $0.parent == index }.map { lane in
+                indent + "    <asset-clip ref=\"\(assetID(lane.asset))\" lane=\"\(lane.number)\" offset=\"\(time(list.source(of: clip, at: lane.from)))\""
+                    + " name=\"\(Markup.escaped(lane.media.camera))\" start=\"\(time(lane.media.sourceStart + lane.trimmed))\""
+                    + " duration=\"\(time(lane.duration))\" srcEnable=\"video\" tcFormat=\"NDF\"/>"
             }
+            if let note = clip.note {
+                inner.append(indent + "    <marker start=\"\(time(list.source(of: clip)))\" duration=\"\(frameDuration)\" value=\"\(Markup.escaped(note))\"/>")
+            }
+            lines += inner.isEmpty ? [head + "/>"] : [head + ">"] + inner + [indent + "</asset-clip>"]
         }
         lines += ["                    </spine>", "                </sequence>", "            </project>", "        </event>", "    </library>",
                   "</fcpxml>"]
@@ -58,6 +70,43 @@ enum CutListInterchange {
     }
 
     static func assetID(_ index: Int) -> String { "r\(index + 2)" }
+
+    /// A capture node's ISO file as FCPXML has it: a connected clip on the lane of its camera (from 1, in
+    /// the order `nodeMedia` first names each camera), attached to the spine clip (`parent`, an index into
+    /// `timelineClips`) under its first frame on the timeline (`from`, program frames; a file that began
+    /// before the program starts at its first frame, `trimmed` frames in). Its asset is the V1 clips' when
+    /// they take the same file, else one after theirs. Its sound is left out (`srcEnable="video"`): the
+    /// program's is on the spine.
+    struct NodeLane {
+        var media: CutList.NodeMedia
+        var number: Int
+        var asset: Int
+        var parent: Int
+        var from: FrameCount
+        var trimmed: FrameCount
+        var duration: FrameCount { max(FrameCount(1), media.duration - trimmed) }
+    }
+
+    /// The node files the timeline shows: those whose first frame falls within a clip of the spine (as OTIO's
+    /// node tracks place them: `CutListNodes.swift`).
+    static func nodeLanes(_ list: CutList) -> [NodeLane] {
+        let clips = list.timelineClips
+        var cameras: [String] = [], added = 0
+        return list.nodeMedia.compactMap { media in
+            let trimmed = max(FrameCount(0), list.programStart - media.start), from = media.start + trimmed
+            guard let parent = clips.lastIndex(where: { $0.from <= from }), from < clips[parent].to else { return nil }
+            if !cameras.contains(media.camera) { cameras.append(media.camera) }
+            let number = (cameras.firstIndex(of: media.camera) ?? 0) + 1
+            let asset: Int
+            if let shared = list.media.firstIndex(where: { $0.path == media.collectedPath && $0.camera == media.camera }) {
+                asset = shared
+            } else {
+                asset = list.media.count + added
+                added += 1
+            }
+            return NodeLane(media: media, number: number, asset: asset, parent: parent, from: from, trimmed: trimmed)
+        }
+    }
 
     /// The names Final Cut Pro (and DaVinci Resolve, importing it) know its built-in transitions by.
     static func transitionName(_ kind: String) -> String {

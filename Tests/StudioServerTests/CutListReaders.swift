@@ -212,6 +212,13 @@ enum OTIO {
         return python
     }()
 
+    /// The venv's python when it also imports OpenTimelineIO's FCPXML reader (`otio-fcpx-xml-adapter`).
+    static let fcpxmlReader: String? = {
+        guard let python, let child = try? ChildProcess(executable: python, arguments: ["-c", "import otio_fcpx_xml_adapter"]),
+              child.wait(timeout: 30) == .exited(0) else { return nil }
+        return python
+    }()
+
     /// What opentimelineio reads from `file`: the timeline's duration and rate, each item of its first track,
     /// every track's name and its clips' URLs.
     static func read(_ file: String) throws -> JSONValue {
