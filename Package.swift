@@ -116,7 +116,7 @@ let package = Package(
         // The command line: each command's options declared once (parsing, help, the overview), the
         // `studio serve` flags with the config keys whose values they take, and the engine library's loader.
         // Light: no media library (StudioCLITests checks the built `studio`).
-        .target(name: "StudioCLI", dependencies: ["StudioViews", "StudioConfig", "Control", "StudioCore", "StudioSystem"]),
+        .target(name: "StudioCLI", dependencies: ["StudioViews", "EventStore", "StudioConfig", "Control", "StudioCore", "StudioSystem"]),
         // `studio` itself: the client, history and export commands; the engine's commands through StudioEngine.
         .executableTarget(name: "studio", dependencies: ["StudioCLI", "StudioViews", "Control", "EventStore", "StudioConfig", "StudioCore", "StudioSystem"]),
         // The commands that need the media stack (`serve`, `doctor`, `transcode`), entered from `studio` by dlopen through

@@ -1,5 +1,6 @@
 import Foundation
 import Control
+import EventStore
 import StudioViews
 #if canImport(Glibc)
 import Glibc
@@ -33,5 +34,15 @@ public enum ClientLocations {
             return database
         }
         return DatabasePath.resolve(flag: nil, environment: environment)
+    }
+
+    /// The history a command reads after the show (`export`, `collect`, `transcode --session`): the database
+    /// `databasePath` finds, opened read only, so a server running on it is not disturbed; a database that
+    /// cannot be read is a failure naming `command` and the path.
+    public static func readOnlyHistory(_ arguments: ParsedArguments, _ environment: [String: String], command: String) throws -> EventStore {
+        let path = try databasePath(arguments, environment)
+        do { return try EventStore.openReadOnly(path: path) } catch {
+            throw ClientFailure("studio \(command): the database \(path) could not be read: \(error)")
+        }
     }
 }

@@ -27,14 +27,10 @@ enum CollectInEngine: Command {
         guard let text = arguments.positionals.first, let sessionID = Int64(text), sessionID > 0 else {
             throw UsageError("studio collect: expected a session id (see `studio sessions`)")
         }
-        let path = try ClientLocations.databasePath(arguments, environment)
-        let store: EventStore
-        do { store = try EventStore.openReadOnly(path: path) } catch {
-            throw ClientFailure("studio collect: the database \(path) could not be read: \(error)")
-        }
+        let store = try ClientLocations.readOnlyHistory(arguments, environment, command: "collect")
         defer { store.close() }
         guard let session = try store.session(id: sessionID), session.id == sessionID else {
-            throw ClientFailure("studio collect: the database \(path) has no session \(sessionID) (see `studio sessions`)")
+            throw ClientFailure("studio collect: the database \(store.path) has no session \(sessionID) (see `studio sessions`)")
         }
         let nodes = try store.nodeSessions(sessionID: sessionID)
         guard !nodes.isEmpty else {

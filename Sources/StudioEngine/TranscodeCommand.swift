@@ -114,11 +114,7 @@ enum TranscodeInEngine: Command {
 
     /// Where the session's ISO files are, from the database (read only).
     private static func sessionIsos(_ id: Int64, _ arguments: ParsedArguments, _ environment: [String: String]) throws -> [String] {
-        let path = try ClientLocations.databasePath(arguments, environment)
-        let store: EventStore
-        do { store = try EventStore.openReadOnly(path: path) } catch {
-            throw ClientFailure("studio transcode: the database \(path) could not be read: \(error)")
-        }
+        let store = try ClientLocations.readOnlyHistory(arguments, environment, command: "transcode")
         defer { store.close() }
         let isos = try store.recordings(sessionID: id).filter { $0.camera != nil }.map(\.path)
         guard !isos.isEmpty else { throw ClientFailure("studio transcode: session \(id) has no ISO recordings (see `studio recordings \(id)`)") }

@@ -44,11 +44,7 @@ enum ExportCommand: ClientCommand {
         }
         let exportArguments = ExportArguments(session: try sessionPositional(arguments, "export"), format: chosen,
                                               iso: arguments.flag(iso.name), timeOfDay: arguments.flag(timeOfDay.name))
-        let path = try ClientLocations.databasePath(arguments, environment)
-        let store: EventStore
-        do { store = try EventStore.openReadOnly(path: path) } catch {
-            throw ClientFailure("studio export: the database \(path) could not be read: \(error)")
-        }
+        let store = try ClientLocations.readOnlyHistory(arguments, environment, command: "export")
         defer { store.close() }
         let list: CutList
         do { list = try History.cutList(exportArguments, store: store) } catch let error as ControlError {
