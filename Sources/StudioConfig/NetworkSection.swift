@@ -45,12 +45,7 @@ public struct NetworkSettings: Sendable, Equatable, Codable {
 
 extension ValueSyntax where Value == String {
     /// A network camera's URL, of a kind in the pull-kind table (`PullKind`).
-    public static var pullURL: Self {
-        Self("a URL") { (url: String) throws(ValueError) -> String in
-            if let problem = PullKind.problem(with: url) { throw ValueError(problem) }
-            return url
-        }
-    }
+    public static var pullURL: Self { checked("a URL") { PullKind.problem(with: $0) } }
 }
 
 extension ValueSyntax where Value == Int {

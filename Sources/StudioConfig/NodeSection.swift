@@ -104,12 +104,7 @@ extension NodeSettings: Encodable {
 
 extension ValueSyntax where Value == String {
     /// Where a capture node sends its cameras: the switcher's SRT listener (`NodeSettings.problem`).
-    public static var nodeSend: Self {
-        Self("a string") { (url: String) throws(ValueError) -> String in
-            if let problem = NodeSettings.problem(withSend: url) { throw ValueError(problem) }
-            return url
-        }
-    }
+    public static var nodeSend: Self { checked("a string") { NodeSettings.problem(withSend: $0) } }
 }
 
 extension ValueSyntax where Value == ListenAddress {

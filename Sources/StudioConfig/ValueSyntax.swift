@@ -42,6 +42,15 @@ extension ValueSyntax where Value == String {
     /// Any text.
     public static func text(_ noun: String = "a string") -> Self { Self(noun) { $0 } }
 
+    /// Text that `problem` finds nothing wrong with (else its words are the refusal): a URL checked by its
+    /// kind's own table (`PullKind`, `NodeSettings`).
+    public static func checked(_ noun: String, by problem: @escaping @Sendable (String) -> String?) -> Self {
+        Self(noun) { (text: String) throws(ValueError) -> String in
+            if let problem = problem(text) { throw ValueError(problem) }
+            return text
+        }
+    }
+
     /// A file or directory path: any non-empty text.
     public static var path: Self {
         Self("a path") { (text: String) throws(ValueError) -> String in
