@@ -93,8 +93,7 @@ public final class SwitcherClockClient: Sendable {
                 }
                 usleep(20_000)
             }
-            let until = MonotonicClock.now() + UInt64(Self.periodSeconds * 1e9)
-            while !worker.isStopRequested, MonotonicClock.now() < until { usleep(50_000) }
+            MonotonicClock.monotonic.sleep(until: MonotonicClock.now() + UInt64(Self.periodSeconds * 1e9), unless: { worker.isStopRequested })
         }
     }
 

@@ -101,8 +101,7 @@ public final class SwitcherTallyClient: Sendable {
                     + "the node's cameras show no switcher tally (unknown) until it is back")
                 said = reason
             }
-            let until = MonotonicClock.now() + UInt64(backoff * 1e9)
-            while !worker.isStopRequested, MonotonicClock.now() < until { usleep(50_000) }
+            MonotonicClock.monotonic.sleep(until: MonotonicClock.now() + UInt64(backoff * 1e9), unless: { worker.isStopRequested })
             backoff = min(backoff * 2, Self.longestBackoff)
         }
     }
